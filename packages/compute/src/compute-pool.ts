@@ -1,0 +1,54 @@
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { withDefaults } from '@cairn/core';
+import { Piscina } from 'piscina';
+
+export interface ComputePoolOptions {
+  /** Worker threads. @defaultValue max(1, availableParallelism() - 1): one core stays with the event loop. */
+  maxThreads: number;
+  /** Tasks waiting for a thread before `run` rejects (backpressure, not unbounded memory). @defaultValue 1024 */
+  maxQueue: number;
+  /** Idle threads exit after this many ms. @defaultValue 30_000 */
+  idleTimeoutMs: number;
+}
+
+export const DEFAULT_COMPUTE_POOL_OPTIONS: Readonly<ComputePoolOptions> = Object.freeze({
+  maxThreads: Math.max(1, availableParallelism() - 1),
+  maxQueue: 1024,
+  idleTimeoutMs: 30_000,
+});
+
+/** Compiled task files, resolved through `../dist/` so they work from `src/` (tests) and `dist/` alike. */
+export const COSINE_TOP_K_TASK = fileURLToPath(new URL('../dist/tasks/cosine-top-k.js', import.meta.url));
+
+/**
+ * A piscina pool for CPU-heavy work that must not run on the serving thread: HNSW builds, exhaustive
+ * cosine scans, batch fusion. Tasks are ES modules with a default export; pass big inputs as
+ * SharedArrayBuffer-backed arrays so they are shared, not copied.
+ */
+export class ComputePool {
+  private readonly pool: Piscina;
+
+  constructor(opts: Partial<ComputePoolOptions> = {}) {
+    const o = withDefaults(DEFAULT_COMPUTE_POOL_OPTIONS, opts);
+    this.pool = new Piscina({
+      filename: COSINE_TOP_K_TASK,
+      minThreads: 0,
+      maxThreads: o.maxThreads,
+      maxQueue: o.maxQueue,
+      idleTimeout: o.idleTimeoutMs,
+    });
+  }
+
+  run<T>(taskFile: string, payload: unknown): Promise<T> {
+    return this.pool.run(payload, { filename: taskFile }) as Promise<T>;
+  }
+
+  get threads(): number {
+    return this.pool.threads.length;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.destroy();
+  }
+}

@@ -1,0 +1,41 @@
+import { CairnError } from './errors.js';
+
+/**
+ * Turns texts into vectors. Implementations must be deterministic for a given `modelId`: the id names an
+ * embedding space, and vectors from two different spaces are never compared.
+ */
+export interface Embedder {
+  /** Stable id of the model and its version, e.g. `cairn-hash-v1`. Changing the model means a new id. */
+  readonly modelId: string;
+  /** Length of every vector this embedder returns. */
+  readonly dimensions: number;
+  /** Embeds a batch; returns one L2-normalised vector per text, in order. */
+  embed(texts: readonly string[]): Promise<Float32Array[]>;
+}
+
+/** An embedding space: vectors are comparable only within one. */
+export interface EmbeddingSpace {
+  /** `${modelId}/${dimensions}`, the key under which vectors are stored. */
+  id: string;
+  modelId: string;
+  dimensions: number;
+}
+
+export function embeddingSpaceOf(embedder: Pick<Embedder, 'modelId' | 'dimensions'>): EmbeddingSpace {
+  return {
+    id: `${embedder.modelId}/${embedder.dimensions}`,
+    modelId: embedder.modelId,
+    dimensions: embedder.dimensions,
+  };
+}
+
+/** Refuses a vector whose length does not match its space, naming both. */
+export function assertDimensions(vector: ArrayLike<number>, space: EmbeddingSpace, what = 'vector'): void {
+  if (vector.length !== space.dimensions) {
+    throw new CairnError(
+      'DIMENSION_MISMATCH',
+      `${what} has ${vector.length} dimensions but embedding space ${space.id} expects ${space.dimensions}`,
+      { expected: space.dimensions, actual: vector.length, space: space.id },
+    );
+  }
+}

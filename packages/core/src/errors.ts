@@ -1,0 +1,51 @@
+/**
+ * The one error type of Cairn. Every failure that crosses a package boundary is a CairnError with a
+ * stable string code; apps map codes to exit codes, HTTP statuses or MCP errors in one exhaustive switch.
+ */
+export const CairnErrorCode = {
+  /** The caller sent something malformed: bad JSON, a missing or mistyped field, oversized text. */
+  INVALID_INPUT: 'INVALID_INPUT',
+  /** A memory, anchor or namespace the caller named does not exist. */
+  NOT_FOUND: 'NOT_FOUND',
+  /** A vector's length differs from its embedding space's dimensions. */
+  DIMENSION_MISMATCH: 'DIMENSION_MISMATCH',
+  /** The caller may not read or write that namespace. */
+  FORBIDDEN_NAMESPACE: 'FORBIDDEN_NAMESPACE',
+  /** A backend (embedder, vector index, Redis) cannot answer right now; the request may be retried. */
+  BACKEND_UNAVAILABLE: 'BACKEND_UNAVAILABLE',
+  /** The on-disk data is newer than this build, or damaged beyond automatic repair. */
+  STORAGE_ERROR: 'STORAGE_ERROR',
+  /** A bug: an invariant did not hold. */
+  INTERNAL: 'INTERNAL',
+} as const;
+
+export type CairnErrorCode = (typeof CairnErrorCode)[keyof typeof CairnErrorCode];
+
+export interface CairnErrorData {
+  /** The input field at fault, as a dotted path (`tags.3`), when there is one. */
+  field?: string;
+  [key: string]: unknown;
+}
+
+export class CairnError extends Error {
+  override readonly name = 'CairnError';
+
+  constructor(
+    readonly code: CairnErrorCode,
+    message: string,
+    readonly data: CairnErrorData = {},
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+
+  toJSON(): { code: CairnErrorCode; message: string; field?: string } {
+    return this.data.field === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, field: this.data.field };
+  }
+}
+
+export function isCairnError(err: unknown): err is CairnError {
+  return err instanceof CairnError;
+}

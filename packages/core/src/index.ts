@@ -1,0 +1,60 @@
+// This file is the public API of @cairn/core; named exports only.
+export { withDefaults } from './defaults.js';
+export { assertDimensions, type Embedder, type EmbeddingSpace, embeddingSpaceOf } from './embedder.js';
+export { type DecaySpec, DEFAULT_DECAY, type ResolvedDecay, recencyFactor, resolveDecay } from './decay.js';
+export { CairnError, CairnErrorCode, type CairnErrorData, isCairnError } from './errors.js';
+export type {
+  KeyedMemory,
+  LexicalCandidate,
+  LexicalLeg,
+  LexicalLegResult,
+  MemorySource,
+  VectorCandidate,
+  VectorLeg,
+  VectorLegResult,
+} from './legs.js';
+export { DEFAULT_INPUT_LIMITS, type InputLimits } from './limits.js';
+export {
+  BUILTIN_KINDS,
+  contentHash,
+  DEFAULT_IMPORTANCE,
+  generatedId,
+  type MemoryInput,
+  MemoryInputSchema,
+  type MemoryRecord,
+  NAMESPACE_PATTERN,
+  NamespaceSchema,
+  type NormalizedMemory,
+  normalizeMemory,
+  zodToCairnError,
+} from './memory.js';
+export { type DiversifyOptions, type DiversifyResult, diversify } from './mmr.js';
+export { importanceFactor, rrfTerm } from './rrf.js';
+export {
+  DEFAULT_SEARCH_OPTIONS,
+  type ExplainLevel,
+  hasFilters,
+  type LegWeights,
+  parseDecay,
+  parseSearchRequest,
+  type ResolvedSearch,
+  resolveSearch,
+  type SearchFilters,
+  SearchFiltersSchema,
+  type SearchOptions,
+  type SearchRequest,
+  SearchRequestSchema,
+  type SearchRequestWire,
+} from './search-options.js';
+export type {
+  CandidateFate,
+  CandidateTrace,
+  EmptyReason,
+  HitExplain,
+  SearchHit,
+  SearchResponse,
+} from './search-result.js';
+export { isStopWord, STOP_WORDS } from './stop-words.js';
+export { codeParts, identifierParts, rawTokens, tokenize } from './text-terms.js';
+export { MS_PER_DAY, parseDuration, parseTimestamp } from './time.js';
+export { cosine, dot, l2Normalize } from './vector-math.js';

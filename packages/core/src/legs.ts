@@ -1,0 +1,63 @@
+import type { EmbeddingSpace } from './embedder.js';
+import type { MemoryRecord } from './memory.js';
+import type { SearchFilters } from './search-options.js';
+
+/**
+ * The contracts the query router fuses over. Adapters implement them; the router knows none by name.
+ * `key` is the store's stable integer key for a memory (its SQLite rowid), shared by both legs.
+ */
+export interface LexicalCandidate {
+  key: number;
+  /** 1-based rank within the lexical leg. */
+  rank: number;
+  /** Raw bm25() score; lower is better in SQLite's convention. */
+  bm25: number;
+}
+
+export interface LexicalLegResult {
+  candidates: LexicalCandidate[];
+  /** The FTS5 MATCH expression that ran, or null when the query held no searchable term. */
+  ftsQuery: string | null;
+  /** Query terms pruned as stop words or as too frequent to discriminate. */
+  droppedTerms: string[];
+}
+
+export interface LexicalLeg {
+  searchLexical(req: { namespace: string; query: string; filters: SearchFilters; limit: number }): LexicalLegResult;
+}
+
+export interface VectorCandidate {
+  key: number;
+  rank: number;
+  cosine: number;
+}
+
+export type VectorLegResult =
+  | { status: 'ok'; candidates: VectorCandidate[]; exact: boolean }
+  | { status: 'unavailable'; reason: string };
+
+export interface VectorLeg {
+  readonly space: EmbeddingSpace;
+  searchVector(req: {
+    namespace: string;
+    vector: Float32Array;
+    filters: SearchFilters;
+    limit: number;
+  }): Promise<VectorLegResult>;
+  /** Stored vectors for the given keys (those without one are absent), for dedup and MMR. */
+  vectorsFor(namespace: string, keys: readonly number[]): Map<number, Float32Array>;
+}
+
+/** A live memory with its store key. */
+export interface KeyedMemory extends MemoryRecord {
+  key: number;
+}
+
+export interface MemorySource {
+  /** Live memories (neither superseded nor deleted) among `keys`, within `namespace` only. */
+  liveByKeys(namespace: string, keys: readonly number[]): Map<number, KeyedMemory>;
+  /** Live memories in the namespace. */
+  countLive(namespace: string): number;
+  /** Live memories in the namespace that pass `filters`. */
+  countMatching(namespace: string, filters: SearchFilters): number;
+}

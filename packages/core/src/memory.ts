@@ -1,0 +1,141 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { CairnError } from './errors.js';
+import { DEFAULT_INPUT_LIMITS } from './limits.js';
+import { parseTimestamp } from './time.js';
+
+const L = DEFAULT_INPUT_LIMITS;
+
+/** Built-in kinds. Callers may use their own kind names too; these are the ones Cairn treats specially. */
+export const BUILTIN_KINDS = ['turn', 'observation', 'summary', 'fact', 'prompt'] as const;
+
+/** Namespaces are path-like names so they can be derived from repos (`acme/api`) or tenants (`t:42`). */
+export const NAMESPACE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@/-]*$/;
+
+export const NamespaceSchema = z
+  .string({ error: 'namespace is required' })
+  .min(1, 'namespace must not be empty')
+  .max(L.maxNamespaceChars, `namespace must be at most ${L.maxNamespaceChars} characters`)
+  .regex(NAMESPACE_PATTERN, 'namespace may hold only letters, digits and . _ : @ / - and must start with a letter or digit');
+
+const shortText = (what: string, max: number) =>
+  z.string().min(1, `${what} must not be empty`).max(max, `${what} must be at most ${max} characters`);
+
+const utf8Bytes = (s: string) => Buffer.byteLength(s, 'utf8');
+
+/** What a caller sends to store one memory. Unknown fields are refused so a typo never drops data. */
+export const MemoryInputSchema = z.strictObject({
+  id: shortText('id', L.maxIdChars).optional(),
+  namespace: NamespaceSchema,
+  kind: shortText('kind', 64).default('observation'),
+  text: z
+    .string({ error: 'text is required' })
+    .refine((s) => s.trim().length > 0, 'text must not be blank')
+    .refine((s) => utf8Bytes(s) <= L.maxTextBytes, `text must be at most ${L.maxTextBytes} bytes of UTF-8`),
+  title: z.string().max(L.maxTitleChars, `title must be at most ${L.maxTitleChars} characters`).optional(),
+  session: shortText('session', L.maxIdChars).optional(),
+  agent: shortText('agent', L.maxIdChars).optional(),
+  ts: z.union([z.number(), z.string()]).optional(),
+  tags: z.array(shortText('tag', 64)).max(L.maxTags, `at most ${L.maxTags} tags`).optional(),
+  meta: z
+    .record(z.string(), z.unknown())
+    .refine((m) => utf8Bytes(JSON.stringify(m)) <= L.maxMetaBytes, `meta must serialise to at most ${L.maxMetaBytes} bytes`)
+    .optional(),
+  importance: z.number().min(0, 'importance must be in [0, 1]').max(1, 'importance must be in [0, 1]').optional(),
+  /** Ids of older memories in the same namespace that this one replaces; they stop appearing in search. */
+  supersedes: z.array(shortText('supersedes id', L.maxIdChars)).max(64).optional(),
+});
+
+export type MemoryInput = z.input<typeof MemoryInputSchema>;
+
+/** A validated memory, normalised and ready to store. */
+export interface NormalizedMemory {
+  id: string;
+  namespace: string;
+  kind: string;
+  text: string;
+  title: string | null;
+  session: string | null;
+  agent: string | null;
+  /** Epoch ms. */
+  ts: number;
+  tags: string[];
+  meta: Record<string, unknown>;
+  importance: number;
+  contentHash: string;
+  supersedes: string[];
+}
+
+/** A memory as stored, with the bookkeeping columns. */
+export interface MemoryRecord extends Omit<NormalizedMemory, 'supersedes' | 'contentHash'> {
+  contentHash: string;
+  /** Epoch ms when first stored. */
+  createdAt: number;
+  /** Epoch ms of the last change to content or metadata. */
+  updatedAt: number;
+  supersededBy: string | null;
+  accessCount: number;
+  lastAccessed: number | null;
+}
+
+/** Importance when the caller gives none: neutral, so it neither boosts nor buries. */
+export const DEFAULT_IMPORTANCE = 0.5;
+
+/**
+ * The content hash covers what a memory says (kind, title, text), not where or when it was said, so the
+ * same words are embedded once however many times they are stored.
+ */
+export function contentHash(kind: string, title: string | null, text: string): string {
+  return createHash('sha256').update(JSON.stringify([kind, title ?? '', text])).digest('hex').slice(0, 32);
+}
+
+/** Ids generated from content make a re-run of an id-less ingest file idempotent. */
+export function generatedId(hash: string): string {
+  return `m_${hash.slice(0, 24)}`;
+}
+
+function describeZodIssue(issue: z.core.$ZodIssue): { field: string; message: string } {
+  const field = issue.path.map(String).join('.');
+  if (issue.code === 'unrecognized_keys') {
+    return { field: issue.keys.join(','), message: `unknown field(s): ${issue.keys.join(', ')}` };
+  }
+  if (issue.code === 'invalid_type' && issue.input === undefined) {
+    return { field, message: `${field || 'value'} is required` };
+  }
+  const msg = issue.message.startsWith(field) ? issue.message : `${field}: ${issue.message}`;
+  return { field, message: field ? msg : issue.message };
+}
+
+/** Turns a zod failure into a CairnError that names the first offending field. */
+export function zodToCairnError(error: z.ZodError, context?: string): CairnError {
+  const first = error.issues[0];
+  const { field, message } = first ? describeZodIssue(first) : { field: '', message: 'invalid input' };
+  return new CairnError('INVALID_INPUT', context ? `${context}: ${message}` : message, field ? { field } : {});
+}
+
+/** Validates and normalises one memory. Throws CairnError(INVALID_INPUT) naming the field at fault. */
+export function normalizeMemory(input: unknown, now: number = Date.now()): NormalizedMemory {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw new CairnError('INVALID_INPUT', 'a memory must be a JSON object');
+  }
+  const parsed = MemoryInputSchema.safeParse(input);
+  if (!parsed.success) throw zodToCairnError(parsed.error);
+  const m = parsed.data;
+  const title = m.title?.trim() ? m.title : null;
+  const hash = contentHash(m.kind, title, m.text);
+  return {
+    id: m.id ?? generatedId(hash),
+    namespace: m.namespace,
+    kind: m.kind,
+    text: m.text,
+    title,
+    session: m.session ?? null,
+    agent: m.agent ?? null,
+    ts: m.ts === undefined ? now : parseTimestamp(m.ts),
+    tags: [...new Set(m.tags ?? [])],
+    meta: m.meta ?? {},
+    importance: m.importance ?? DEFAULT_IMPORTANCE,
+    contentHash: hash,
+    supersedes: m.supersedes ?? [],
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * Greedy selection with Maximal Marginal Relevance (Carbonell & Goldstein 1998) and near-duplicate
+ * suppression. Items arrive sorted by relevance; `similarity(i, j)` returns the cosine of two items or
+ * null when either has no vector (such pairs are treated as unrelated).
+ */
+export interface DiversifyOptions {
+  /** How many items to select. */
+  k: number;
+  /** 1 keeps relevance order (MMR off); lower values trade relevance for diversity. */
+  lambda: number;
+  /** An item whose similarity to an already-selected item is at or above this is dropped. >1 turns it off. */
+  duplicateThreshold: number;
+}
+
+export interface DiversifyResult {
+  /** Indices into the input, in selected order. */
+  selected: number[];
+  /** Index of a dropped item → index of the selected item it duplicated. */
+  duplicates: Map<number, number>;
+}
+
+export function diversify(
+  relevance: readonly number[],
+  similarity: (i: number, j: number) => number | null,
+  opts: DiversifyOptions,
+): DiversifyResult {
+  const selected: number[] = [];
+  const duplicates = new Map<number, number>();
+  const remaining = new Set(relevance.map((_, i) => i));
+  const maxRel = relevance.length > 0 ? Math.max(...relevance) : 1;
+  const norm = maxRel > 0 ? 1 / maxRel : 1;
+
+  while (selected.length < opts.k && remaining.size > 0) {
+    let best = -1;
+    let bestValue = Number.NEGATIVE_INFINITY;
+    for (const i of remaining) {
+      let maxSim = 0;
+      let dupOf = -1;
+      for (const j of selected) {
+        const s = similarity(i, j);
+        if (s === null) continue;
+        if (s > maxSim) maxSim = s;
+        if (s >= opts.duplicateThreshold && dupOf < 0) dupOf = j;
+      }
+      if (dupOf >= 0) {
+        duplicates.set(i, dupOf);
+        continue;
+      }
+      const value = opts.lambda * relevance[i]! * norm - (1 - opts.lambda) * maxSim;
+      // Ties keep input order, so lambda = 1 reproduces the relevance ranking exactly.
+      if (value > bestValue) {
+        bestValue = value;
+        best = i;
+      }
+    }
+    for (const d of duplicates.keys()) remaining.delete(d);
+    if (best < 0) break;
+    selected.push(best);
+    remaining.delete(best);
+  }
+  return { selected, duplicates };
+}

@@ -1,0 +1,185 @@
+import { z } from 'zod';
+import { type DecaySpec, DEFAULT_DECAY, type ResolvedDecay, resolveDecay } from './decay.js';
+import { withDefaults } from './defaults.js';
+import { CairnError } from './errors.js';
+import { DEFAULT_INPUT_LIMITS } from './limits.js';
+import { NamespaceSchema, zodToCairnError } from './memory.js';
+import { parseDuration, parseTimestamp } from './time.js';
+
+/** Restricts every leg of a search. Filters are ANDed; list filters match any of their values. */
+export interface SearchFilters {
+  kinds?: string[];
+  sessions?: string[];
+  agents?: string[];
+  /** A memory matches when it carries at least one of these tags. */
+  tags?: string[];
+  /** Epoch ms, inclusive. */
+  since?: number;
+  /** Epoch ms, exclusive. */
+  until?: number;
+}
+
+export interface LegWeights {
+  /** @defaultValue 1 (0 turns the leg off) */
+  lexical: number;
+  /** @defaultValue 1 (0 turns the leg off) */
+  vector: number;
+}
+
+/** Tunables of hybrid search. Every field has a default in DEFAULT_SEARCH_OPTIONS. */
+export interface SearchOptions {
+  /** Hits returned. @defaultValue 5 */
+  k: number;
+  /** Candidates each leg contributes to fusion. @defaultValue 50 */
+  candidatePool: number;
+  /** RRF weights per leg. @defaultValue `{ lexical: 1, vector: 1 }` */
+  weights: LegWeights;
+  /** RRF damping constant; 60 is the value of Cormack et al. 2009. @defaultValue 60 */
+  rrfK: number;
+  /** Recency decay. @defaultValue `{ halfLifeMs: 30 days }` */
+  decay: DecaySpec;
+  /** How far importance (0–1) moves the score: factor = 1 + w·(2·importance − 1). @defaultValue 0.3 */
+  importanceWeight: number;
+  /** MMR trade-off; 1 keeps pure relevance order. @defaultValue 1 */
+  mmrLambda: number;
+  /** Drop a hit whose cosine to a better hit is at least this (near-duplicate suppression). @defaultValue 0.97 */
+  duplicateThreshold: number;
+}
+
+export const DEFAULT_SEARCH_OPTIONS: Readonly<SearchOptions> = Object.freeze({
+  k: 5,
+  candidatePool: 50,
+  weights: Object.freeze({ lexical: 1, vector: 1 }),
+  rrfK: 60,
+  decay: DEFAULT_DECAY,
+  importanceWeight: 0.3,
+  mmrLambda: 1,
+  duplicateThreshold: 0.97,
+});
+
+export type ExplainLevel = 'hits' | 'full';
+
+export interface SearchRequest extends Partial<Omit<SearchOptions, 'weights'>> {
+  namespace: string;
+  query: string;
+  weights?: Partial<LegWeights>;
+  filters?: SearchFilters;
+  /** Overrides "now" for recency (epoch ms); for replaying history and benchmarks. */
+  now?: number;
+  /** `full` adds the whole candidate table. @defaultValue 'hits' */
+  explain?: ExplainLevel;
+}
+
+export interface ResolvedSearch extends Omit<SearchOptions, 'decay'> {
+  namespace: string;
+  query: string;
+  filters: SearchFilters;
+  now: number;
+  decay: ResolvedDecay;
+  explain: ExplainLevel;
+}
+
+const L = DEFAULT_INPUT_LIMITS;
+const stringList = z.array(z.string().min(1).max(256)).max(64);
+const timeLike = z.union([z.number(), z.string()]);
+
+export const SearchFiltersSchema = z.strictObject({
+  kinds: stringList.optional(),
+  sessions: stringList.optional(),
+  agents: stringList.optional(),
+  tags: stringList.optional(),
+  since: timeLike.optional(),
+  until: timeLike.optional(),
+});
+
+/** `"off"`, a duration string (`"30d"`, the half-life), or an object with halfLifeMs or tauMs. */
+export const DecaySchema = z.union([
+  z.literal('off'),
+  z.string(),
+  z.strictObject({ halfLifeMs: z.number().positive() }),
+  z.strictObject({ tauMs: z.number().positive() }),
+]);
+
+/** The wire shape of a search request (CLI query files, HTTP). */
+export const SearchRequestSchema = z.strictObject({
+  namespace: NamespaceSchema,
+  query: z.string({ error: 'query is required' }).max(L.maxQueryChars, `query must be at most ${L.maxQueryChars} characters`),
+  k: z.number().int().min(1).max(L.maxK, `k must be at most ${L.maxK}`).optional(),
+  candidatePool: z.number().int().min(1).max(L.maxCandidatePool, `candidatePool must be at most ${L.maxCandidatePool}`).optional(),
+  weights: z.strictObject({ lexical: z.number().min(0).max(100).optional(), vector: z.number().min(0).max(100).optional() }).optional(),
+  rrfK: z.number().min(0).max(10_000).optional(),
+  decay: DecaySchema.optional(),
+  importanceWeight: z.number().min(0).max(1).optional(),
+  mmrLambda: z.number().min(0).max(1).optional(),
+  duplicateThreshold: z.number().min(0).max(2).optional(),
+  now: timeLike.optional(),
+  filters: SearchFiltersSchema.optional(),
+  explain: z.enum(['hits', 'full']).optional(),
+});
+
+export type SearchRequestWire = z.input<typeof SearchRequestSchema>;
+
+/** Parses a wire request (from JSON) into a SearchRequest, naming the field at fault on error. */
+export function parseSearchRequest(input: unknown, context?: string): SearchRequest {
+  const parsed = SearchRequestSchema.safeParse(input);
+  if (!parsed.success) throw zodToCairnError(parsed.error, context);
+  const { decay, now, filters, ...rest } = parsed.data;
+  const req: SearchRequest = { ...rest };
+  if (decay !== undefined) req.decay = parseDecay(decay);
+  if (now !== undefined) req.now = parseTimestamp(now, 'now');
+  if (filters !== undefined) req.filters = parseFilters(filters);
+  return req;
+}
+
+export function parseDecay(value: z.infer<typeof DecaySchema>): DecaySpec {
+  if (value === 'off') return 'off';
+  if (typeof value === 'string') return { halfLifeMs: parseDuration(value, 'decay') };
+  return value;
+}
+
+function parseFilters(f: z.infer<typeof SearchFiltersSchema>): SearchFilters {
+  const out: SearchFilters = {};
+  if (f.kinds) out.kinds = f.kinds;
+  if (f.sessions) out.sessions = f.sessions;
+  if (f.agents) out.agents = f.agents;
+  if (f.tags) out.tags = f.tags;
+  if (f.since !== undefined) out.since = parseTimestamp(f.since, 'filters.since');
+  if (f.until !== undefined) out.until = parseTimestamp(f.until, 'filters.until');
+  return out;
+}
+
+export function hasFilters(f: SearchFilters): boolean {
+  return Boolean(
+    f.kinds?.length || f.sessions?.length || f.agents?.length || f.tags?.length || f.since !== undefined || f.until !== undefined,
+  );
+}
+
+/** Fills defaults and validates once; the router works only with resolved options. */
+export function resolveSearch(req: SearchRequest, defaults: SearchOptions = DEFAULT_SEARCH_OPTIONS): ResolvedSearch {
+  const opts = withDefaults(defaults, req as Partial<SearchOptions>);
+  const weights = withDefaults(defaults.weights, req.weights);
+  const bad = (field: string, message: string) => new CairnError('INVALID_INPUT', `${field}: ${message}`, { field });
+  if (!Number.isInteger(opts.k) || opts.k < 1 || opts.k > L.maxK) throw bad('k', `must be an integer in [1, ${L.maxK}]`);
+  if (!Number.isInteger(opts.candidatePool) || opts.candidatePool < 1 || opts.candidatePool > L.maxCandidatePool) {
+    throw bad('candidatePool', `must be an integer in [1, ${L.maxCandidatePool}]`);
+  }
+  if (!(weights.lexical >= 0) || !(weights.vector >= 0)) throw bad('weights', 'must be >= 0');
+  if (!(opts.rrfK >= 0)) throw bad('rrfK', 'must be >= 0');
+  if (typeof req.query !== 'string') throw bad('query', 'must be a string');
+  if (req.query.length > L.maxQueryChars) throw bad('query', `must be at most ${L.maxQueryChars} characters`);
+  const ns = NamespaceSchema.safeParse(req.namespace);
+  if (!ns.success) throw zodToCairnError(ns.error);
+  return {
+    ...opts,
+    weights,
+    namespace: req.namespace,
+    query: req.query,
+    filters: req.filters ?? {},
+    now: req.now ?? Date.now(),
+    decay: resolveDecay(opts.decay),
+    explain: req.explain ?? 'hits',
+    // The pool must be at least k, or fusion could not fill the page.
+    candidatePool: Math.max(opts.candidatePool, opts.k),
+  };
+}
+

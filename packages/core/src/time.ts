@@ -1,0 +1,42 @@
+import { CairnError } from './errors.js';
+
+export const MS_PER_DAY = 86_400_000;
+
+/**
+ * Parses a caller's timestamp: epoch milliseconds (number) or an ISO-8601 string. Numeric strings are
+ * refused on purpose: "1700000000" could be seconds or milliseconds, and guessing corrupts recency.
+ */
+export function parseTimestamp(value: unknown, field = 'ts'): number {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value) || value < 0) {
+      throw new CairnError('INVALID_INPUT', `${field}: epoch milliseconds must be a finite number >= 0`, {
+        field,
+      });
+    }
+    return Math.round(value);
+  }
+  if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}/.test(value)) {
+    const ms = Date.parse(value);
+    if (Number.isFinite(ms)) return ms;
+  }
+  throw new CairnError(
+    'INVALID_INPUT',
+    `${field}: expected an ISO-8601 date (2024-05-08T13:56:00Z) or epoch milliseconds, got ${JSON.stringify(value)}`,
+    { field },
+  );
+}
+
+/** Parses a duration such as `30d`, `12h`, `90m`, `45s` or plain milliseconds. */
+export function parseDuration(value: string | number, field = 'duration'): number {
+  if (typeof value === 'number' && Number.isFinite(value) && value > 0) return value;
+  const match = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?$/.exec(String(value).trim());
+  if (!match) {
+    throw new CairnError('INVALID_INPUT', `${field}: expected a duration like 30d, 12h or 5000, got ${value}`, {
+      field,
+    });
+  }
+  const unitMs: Record<string, number> = { ms: 1, s: 1e3, m: 6e4, h: 3.6e6, d: MS_PER_DAY, w: 7 * MS_PER_DAY };
+  const ms = Number(match[1]) * (unitMs[match[2] ?? 'ms'] ?? 1);
+  if (!(ms > 0)) throw new CairnError('INVALID_INPUT', `${field}: must be greater than zero`, { field });
+  return ms;
+}

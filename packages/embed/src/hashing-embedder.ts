@@ -1,0 +1,100 @@
+import { type Embedder, withDefaults, identifierParts, isStopWord, l2Normalize, rawTokens } from '@cairn/core';
+
+/** Options of the feature-hashing embedder. Changing any of them changes the model id. */
+export interface HashingEmbedderOptions {
+  /** Vector length. @defaultValue 384 */
+  dimensions: number;
+  /** Character n-gram sizes taken from each word (with `<` `>` boundary marks). @defaultValue [3, 4] */
+  ngrams: readonly number[];
+  /** Weight of a whole-word feature. @defaultValue 1 */
+  wordWeight: number;
+  /** Weight of each character n-gram; n-grams catch inflections and typos. @defaultValue 0.25 */
+  ngramWeight: number;
+  /** Weight of a stop word, which says little about topic. @defaultValue 0.1 */
+  stopWordWeight: number;
+}
+
+export const DEFAULT_HASHING_OPTIONS: Readonly<HashingEmbedderOptions> = Object.freeze({
+  dimensions: 384,
+  ngrams: Object.freeze([3, 4]),
+  wordWeight: 1,
+  ngramWeight: 0.25,
+  stopWordWeight: 0.1,
+});
+
+/** Bump when the feature extraction changes: stored vectors from another version are not comparable. */
+export const HASHING_EMBEDDER_VERSION = 1;
+
+/** 32-bit FNV-1a over UTF-16 code units, finished with a murmur3 avalanche so low bits mix well. */
+function hash32(s: string, seed: number): number {
+  let h = 0x811c9dc5 ^ seed;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+/**
+ * A deterministic embedder that needs no model download: word unigrams (plus the parts of compound
+ * identifiers) and character n-grams, hashed into a fixed number of buckets with a hashed sign
+ * (Weinberger et al. 2009, "feature hashing"), log-scaled term frequency, then L2-normalised.
+ * It is a lexical-semantic hybrid, not a learned model: it finds paraphrases only through shared word
+ * pieces. Real models plug in through the same Embedder interface.
+ */
+export class HashingEmbedder implements Embedder {
+  readonly modelId: string;
+  readonly dimensions: number;
+  private readonly opts: HashingEmbedderOptions;
+
+  constructor(opts: Partial<HashingEmbedderOptions> = {}) {
+    this.opts = withDefaults(DEFAULT_HASHING_OPTIONS, opts);
+    if (!Number.isInteger(this.opts.dimensions) || this.opts.dimensions < 8) {
+      throw new RangeError(`HashingEmbedder: dimensions must be an integer >= 8, got ${this.opts.dimensions}`);
+    }
+    this.dimensions = this.opts.dimensions;
+    const o = this.opts;
+    const isDefault =
+      o.ngrams.join(',') === DEFAULT_HASHING_OPTIONS.ngrams.join(',') &&
+      o.wordWeight === DEFAULT_HASHING_OPTIONS.wordWeight &&
+      o.ngramWeight === DEFAULT_HASHING_OPTIONS.ngramWeight &&
+      o.stopWordWeight === DEFAULT_HASHING_OPTIONS.stopWordWeight;
+    const variant = isDefault ? '' : `-n${o.ngrams.join('.')}-w${o.wordWeight}-g${o.ngramWeight}-s${o.stopWordWeight}`;
+    this.modelId = `cairn-hash-v${HASHING_EMBEDDER_VERSION}${variant}`;
+  }
+
+  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    return texts.map((t) => this.embedOne(t));
+  }
+
+  /** Synchronous form, for worker threads and benchmarks. */
+  embedOne(text: string): Float32Array {
+    const counts = new Map<string, number>();
+    const add = (feature: string, weight: number) => counts.set(feature, (counts.get(feature) ?? 0) + weight);
+    const { ngrams, wordWeight, ngramWeight, stopWordWeight } = this.opts;
+    for (const raw of rawTokens(text)) {
+      const word = raw.toLowerCase();
+      const stop = isStopWord(word);
+      add(`w:${word}`, stop ? stopWordWeight : wordWeight);
+      if (stop) continue;
+      for (const part of identifierParts(raw)) add(`w:${part}`, wordWeight * 0.5);
+      const marked = `<${word}>`;
+      for (const n of ngrams) {
+        for (let i = 0; i + n <= marked.length; i++) add(`g:${marked.slice(i, i + n)}`, ngramWeight);
+      }
+    }
+    const v = new Float32Array(this.dimensions);
+    for (const [feature, tf] of counts) {
+      const h = hash32(feature, 0x9e3779b9);
+      const sign = hash32(feature, 0x7f4a7c15) & 1 ? 1 : -1;
+      // log-scaled tf: a word said five times is more central, not five times more.
+      v[h % this.dimensions]! += sign * (1 + Math.log(tf > 1 ? tf : 1)) * Math.min(tf, 1);
+    }
+    return l2Normalize(v);
+  }
+}

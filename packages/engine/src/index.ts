@@ -1,0 +1,3 @@
+// This file is the public API of @cairn/engine; named exports only.
+export { CairnEngine, type EngineStats, type NamespaceStats } from './cairn-engine.js';
+export type { EngineLog, EngineOptions } from './engine-options.js';

@@ -1,0 +1,132 @@
+import { type Embedder, type EmbeddingSpace, withDefaults } from '@cairn/core';
+import { type CaptureResult, captureBatch } from './capture-stage.js';
+import { embedPending } from './embed-stage.js';
+import type { EmbeddingSink, IndexSink, RecordSink } from './stage-ports.js';
+
+export interface EmbeddedPipelineOptions {
+  /** Memories embedded per embedder call. @defaultValue 256 */
+  embedBatchSize: number;
+  /** First retry delay after an embedder failure, doubled per failure. @defaultValue 500 (ms) */
+  retryBaseMs: number;
+  /** Cap on the retry delay. @defaultValue 30_000 (ms) */
+  retryMaxMs: number;
+}
+
+export const DEFAULT_EMBEDDED_PIPELINE_OPTIONS: Readonly<EmbeddedPipelineOptions> = Object.freeze({
+  embedBatchSize: 256,
+  retryBaseMs: 500,
+  retryMaxMs: 30_000,
+});
+
+export interface PipelineStatus {
+  /** True while the embed/index loop has work in hand. */
+  running: boolean;
+  embedded: number;
+  reused: number;
+  /** The last embedder error, cleared by the next success. */
+  lastError: string | null;
+  /** Consecutive embedder failures. */
+  failures: number;
+}
+
+/**
+ * The embedded transport: capture → embed → index as direct calls in one process. Capture is synchronous
+ * and durable on return; embedding and indexing run behind it on the event loop, one batch per turn, so
+ * searches interleave with a large ingest. The distributed transport runs the same stage functions
+ * behind queues.
+ */
+export class EmbeddedPipeline {
+  private readonly opts: EmbeddedPipelineOptions;
+  private loop: Promise<void> | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+  private readonly drainWaiters: Array<() => void> = [];
+  readonly status: PipelineStatus = { running: false, embedded: 0, reused: 0, lastError: null, failures: 0 };
+
+  constructor(
+    private readonly records: RecordSink,
+    private readonly embeddings: EmbeddingSink,
+    private readonly index: IndexSink,
+    private readonly embedder: Embedder | null,
+    private readonly space: EmbeddingSpace | null,
+    opts: Partial<EmbeddedPipelineOptions> = {},
+  ) {
+    this.opts = withDefaults(DEFAULT_EMBEDDED_PIPELINE_OPTIONS, opts);
+  }
+
+  /** Stores a batch (durable on return) and schedules its embedding. */
+  ingest(inputs: readonly unknown[], now = Date.now()): CaptureResult {
+    const result = captureBatch(this.records, inputs, now);
+    if (result.counts.stored + result.counts.updated > 0) this.kick();
+    return result;
+  }
+
+  /** Starts the embed/index loop if it is idle (also picks up work left by an earlier process). */
+  kick(): void {
+    if (this.loop || this.closed || !this.embedder || !this.space || this.retryTimer) return;
+    this.status.running = true;
+    this.loop = this.run().finally(() => {
+      this.loop = null;
+      this.status.running = false;
+      if (!this.retryTimer) this.releaseWaiters();
+    });
+  }
+
+  /**
+   * Resolves when every stored memory is embedded and indexed, or rejects with the embedder's error after
+   * `maxFailures` consecutive failures (so a CLI does not hang on a dead embedder).
+   */
+  async drain(maxFailures = Number.POSITIVE_INFINITY): Promise<void> {
+    if (!this.embedder || !this.space) return;
+    for (;;) {
+      this.kick();
+      if (!this.loop && !this.retryTimer) return;
+      await new Promise<void>((r) => this.drainWaiters.push(r));
+      if (this.status.failures >= maxFailures) throw new Error(this.status.lastError ?? 'embedding failed');
+      if (!this.loop && !this.retryTimer && this.status.failures === 0) return;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    await this.loop;
+    this.releaseWaiters();
+  }
+
+  private async run(): Promise<void> {
+    const embedder = this.embedder!;
+    const space = this.space!;
+    while (!this.closed) {
+      let caughtUp: boolean;
+      try {
+        const r = await embedPending(this.embeddings, embedder, space, this.opts.embedBatchSize);
+        this.index.apply(r.stored);
+        this.status.embedded += r.stored.length;
+        this.status.reused += r.reused;
+        this.status.lastError = null;
+        this.status.failures = 0;
+        caughtUp = r.caughtUp;
+      } catch (err) {
+        this.status.failures += 1;
+        this.status.lastError = (err as Error).message;
+        const delay = Math.min(this.opts.retryMaxMs, this.opts.retryBaseMs * 2 ** (this.status.failures - 1));
+        this.retryTimer = setTimeout(() => {
+          this.retryTimer = null;
+          this.kick();
+        }, delay);
+        this.retryTimer.unref();
+        this.releaseWaiters();
+        return;
+      }
+      if (caughtUp) return;
+      // Yield between batches so searches are served during a large backlog.
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+
+  private releaseWaiters(): void {
+    for (const w of this.drainWaiters.splice(0)) w();
+  }
+}

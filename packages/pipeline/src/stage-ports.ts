@@ -1,0 +1,37 @@
+import type { EmbeddingSpace, NormalizedMemory } from '@cairn/core';
+
+/**
+ * What the stages need from storage, as contracts: @cairn/store and @cairn/vector satisfy them, and a
+ * distributed transport can hand the same stage functions other implementations.
+ */
+export interface RecordSink {
+  write(batch: readonly NormalizedMemory[]): Array<{ id: string; namespace: string; status: 'stored' | 'updated' | 'unchanged'; key: number }>;
+}
+
+export interface PendingMemory {
+  key: number;
+  namespace: string;
+  kind: string;
+  title: string | null;
+  text: string;
+  contentHash: string;
+  changeSeq: number;
+}
+
+export interface EmbeddedVector {
+  key: number;
+  namespace: string;
+  seq: number;
+  vector: Float32Array;
+}
+
+export interface EmbeddingSink {
+  pending(spaceId: string, limit: number): PendingMemory[];
+  vectorsByContentHash(space: EmbeddingSpace, hashes: readonly string[]): Map<string, Float32Array>;
+  put(space: EmbeddingSpace, items: ReadonlyArray<{ memory: PendingMemory; vector: Float32Array }>, cursor: number): EmbeddedVector[];
+  recordFailures(spaceId: string, failures: ReadonlyArray<{ key: number; error: string }>, cursor: number): void;
+}
+
+export interface IndexSink {
+  apply(entries: readonly EmbeddedVector[]): void;
+}

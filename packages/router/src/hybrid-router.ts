@@ -1,0 +1,218 @@
+import {
+  type CandidateTrace,
+  DEFAULT_SEARCH_OPTIONS,
+  diversify,
+  dot,
+  type Embedder,
+  type LexicalCandidate,
+  type LexicalLeg,
+  type MemorySource,
+  type SearchHit,
+  type SearchOptions,
+  type SearchRequest,
+  type SearchResponse,
+  resolveSearch,
+  tokenize,
+  type VectorCandidate,
+  type VectorLeg,
+} from '@cairn/core';
+import { explainEmpty } from './empty-reason.js';
+import { type FusedCandidate, fuseCandidates } from './fuse-candidates.js';
+
+export interface HybridRouterComponents {
+  lexical: LexicalLeg;
+  memories: MemorySource;
+  /** The vector leg; null serves lexical-only, flagged degraded. */
+  vector: VectorLeg | null;
+  /** Embeds queries; must be of the vector leg's embedding space. */
+  embedder: Embedder | null;
+  /** Defaults for every per-query option. @defaultValue DEFAULT_SEARCH_OPTIONS */
+  defaults?: SearchOptions;
+}
+
+const elapsed = (t0: number) => Math.round((performance.now() - t0) * 1000) / 1000;
+
+/**
+ * Plans and fuses hybrid searches. It knows the legs only by their contracts, so the same router serves
+ * the embedded engine and a distributed deployment. Both legs run for every query: lexical synchronously
+ * (SQLite), vector asynchronously (embedding may be remote); a leg that cannot answer is reported in
+ * `degraded` and the other still serves.
+ */
+export class HybridRouter {
+  private readonly defaults: SearchOptions;
+
+  constructor(private readonly c: HybridRouterComponents) {
+    this.defaults = c.defaults ?? DEFAULT_SEARCH_OPTIONS;
+    if (c.vector && c.embedder && c.vector.space.dimensions !== c.embedder.dimensions) {
+      throw new Error(
+        `embedder ${c.embedder.modelId} makes ${c.embedder.dimensions}-d vectors but the vector leg holds ${c.vector.space.id}`,
+      );
+    }
+  }
+
+  async search(request: SearchRequest): Promise<SearchResponse> {
+    const t0 = performance.now();
+    const opts = resolveSearch(request, this.defaults);
+    const degraded: SearchResponse['degraded'] = [];
+    const degradedReasons: Record<string, string> = {};
+    const blank = tokenize(opts.query).length === 0;
+
+    // Lexical leg.
+    const tLex = performance.now();
+    let lexical: LexicalCandidate[] = [];
+    let lexicalQuery: string | null = null;
+    let droppedTerms: string[] = [];
+    if (opts.weights.lexical > 0 && !blank) {
+      const r = this.c.lexical.searchLexical({
+        namespace: opts.namespace,
+        query: opts.query,
+        filters: opts.filters,
+        limit: opts.candidatePool,
+      });
+      lexical = r.candidates;
+      lexicalQuery = r.ftsQuery;
+      droppedTerms = r.droppedTerms;
+    }
+    const lexicalMs = elapsed(tLex);
+
+    // Vector leg.
+    const tVec = performance.now();
+    let vector: VectorCandidate[] = [];
+    let vectorExact: boolean | null = null;
+    if (opts.weights.vector > 0 && !blank) {
+      const { vector: leg, embedder } = this.c;
+      if (!leg || !embedder) {
+        degraded.push('vector');
+        degradedReasons.vector = 'no embedder is configured';
+      } else {
+        try {
+          const [qv] = await embedder.embed([opts.query]);
+          const r = await leg.searchVector({ namespace: opts.namespace, vector: qv!, filters: opts.filters, limit: opts.candidatePool });
+          if (r.status === 'ok') {
+            vector = r.candidates;
+            vectorExact = r.exact;
+          } else {
+            degraded.push('vector');
+            degradedReasons.vector = r.reason;
+          }
+        } catch (err) {
+          degraded.push('vector');
+          degradedReasons.vector = `embedder ${embedder.modelId} failed: ${(err as Error).message}`;
+        }
+      }
+    }
+    const vectorMs = elapsed(tVec);
+
+    // Fusion: drop dead memories, score, then diversify the top of the list.
+    const tFuse = performance.now();
+    const keys = [...new Set([...lexical.map((c) => c.key), ...vector.map((c) => c.key)])];
+    const live = this.c.memories.liveByKeys(opts.namespace, keys);
+    const fused = fuseCandidates(lexical, vector, live, opts);
+    const { selected, duplicates } = this.diversify(fused, opts);
+    const hits = selected.map((i) => toHit(fused[i]!));
+    const fusionMs = elapsed(tFuse);
+
+    const response: SearchResponse = {
+      namespace: opts.namespace,
+      query: opts.query,
+      hits,
+      degraded,
+      explain: {
+        lexicalQuery,
+        droppedTerms,
+        space: this.c.vector && opts.weights.vector > 0 ? this.c.vector.space.id : null,
+        vectorExact,
+        degradedReasons,
+        settings: {
+          k: opts.k,
+          candidatePool: opts.candidatePool,
+          weights: opts.weights,
+          rrfK: opts.rrfK,
+          halfLifeMs: opts.decay.enabled ? opts.decay.halfLifeMs : null,
+          tauMs: opts.decay.enabled ? opts.decay.tauMs : null,
+          now: opts.now,
+          importanceWeight: opts.importanceWeight,
+          mmrLambda: opts.mmrLambda,
+          duplicateThreshold: opts.duplicateThreshold,
+          filters: opts.filters,
+          explain: opts.explain,
+        },
+      },
+      tookMs: { lexical: lexicalMs, vector: vectorMs, fusion: fusionMs, total: 0 },
+    };
+    if (opts.explain === 'full') response.explain.candidates = trace(fused, selected, duplicates);
+    if (hits.length === 0) {
+      response.empty = explainEmpty(this.c.memories, opts.namespace, opts.filters, blank, () =>
+        this.c.lexical.searchLexical({ namespace: opts.namespace, query: opts.query, filters: {}, limit: 1 }).candidates.length > 0,
+      );
+    }
+    response.tookMs.total = elapsed(t0);
+    return response;
+  }
+
+  /**
+   * MMR and near-duplicate suppression need vectors; only the head of the fused list is considered
+   * (k × 4), since anything further down cannot reach the page. Without a vector leg the order stands.
+   */
+  private diversify(fused: FusedCandidate[], opts: { k: number; namespace: string; mmrLambda: number; duplicateThreshold: number }) {
+    const headSize = Math.min(fused.length, opts.k * 4);
+    const needVectors = this.c.vector && (opts.mmrLambda < 1 || opts.duplicateThreshold <= 1) && headSize > 1;
+    if (!needVectors) {
+      return { selected: fused.slice(0, opts.k).map((_, i) => i), duplicates: new Map<number, number>() };
+    }
+    const head = fused.slice(0, headSize);
+    const vectors = this.c.vector!.vectorsFor(opts.namespace, head.map((c) => c.key));
+    return diversify(
+      head.map((c) => c.score),
+      (i, j) => {
+        const a = vectors.get(head[i]!.key);
+        const b = vectors.get(head[j]!.key);
+        return a && b ? dot(a, b) : null;
+      },
+      { k: opts.k, lambda: opts.mmrLambda, duplicateThreshold: opts.duplicateThreshold },
+    );
+  }
+}
+
+function toHit(c: FusedCandidate): SearchHit {
+  const m = c.memory;
+  return {
+    id: m.id,
+    namespace: m.namespace,
+    kind: m.kind,
+    title: m.title,
+    text: m.text,
+    session: m.session,
+    agent: m.agent,
+    ts: m.ts,
+    tags: m.tags,
+    importance: m.importance,
+    score: c.score,
+    rrf: c.rrf,
+    bm25Rank: c.bm25Rank,
+    vecRank: c.vecRank,
+    bm25: c.bm25,
+    cosine: c.cosine,
+    recency: c.recency,
+    parts: c.parts,
+  };
+}
+
+function trace(fused: FusedCandidate[], selected: number[], duplicates: Map<number, number>): CandidateTrace[] {
+  const position = new Map(selected.map((idx, pos) => [idx, pos + 1]));
+  // A candidate ranked above the last hit but not taken was passed over for diversity (MMR).
+  const lastSelected = selected.length > 0 ? Math.max(...selected) : -1;
+  return fused.map((c, i) => {
+    const { memory, key: _key, ...explain } = c;
+    const pos = position.get(i) ?? null;
+    const dupOf = duplicates.get(i);
+    const row: CandidateTrace = {
+      id: memory.id,
+      ...explain,
+      position: pos,
+      fate: pos !== null ? 'hit' : dupOf !== undefined ? 'duplicate' : i < lastSelected ? 'diversity' : 'below_k',
+    };
+    if (dupOf !== undefined) row.duplicateOf = fused[dupOf]!.memory.id;
+    return row;
+  });
+}

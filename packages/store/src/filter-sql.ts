@@ -1,0 +1,36 @@
+import type { SearchFilters } from '@cairn/core';
+
+export interface SqlFragment {
+  sql: string;
+  params: unknown[];
+}
+
+/**
+ * SQL conditions over the `memories` table aliased `m`: live rows of one namespace that pass the filters.
+ * Every leg and every count goes through this one function, so no path can forget the namespace.
+ */
+export function liveFilterSql(namespace: string, filters: SearchFilters): SqlFragment {
+  const clauses = ['m.namespace = ?', 'm.superseded_by IS NULL', 'm.deleted_at IS NULL'];
+  const params: unknown[] = [namespace];
+  const inList = (column: string, values: string[] | undefined) => {
+    if (!values?.length) return;
+    clauses.push(`${column} IN (${values.map(() => '?').join(', ')})`);
+    params.push(...values);
+  };
+  inList('m.kind', filters.kinds);
+  inList('m.session', filters.sessions);
+  inList('m.agent', filters.agents);
+  if (filters.tags?.length) {
+    clauses.push(`EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value IN (${filters.tags.map(() => '?').join(', ')}))`);
+    params.push(...filters.tags);
+  }
+  if (filters.since !== undefined) {
+    clauses.push('m.ts >= ?');
+    params.push(filters.since);
+  }
+  if (filters.until !== undefined) {
+    clauses.push('m.ts < ?');
+    params.push(filters.until);
+  }
+  return { sql: clauses.join(' AND '), params };
+}

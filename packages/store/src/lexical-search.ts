@@ -1,0 +1,119 @@
+import { type LexicalCandidate, type LexicalLeg, type LexicalLegResult, type SearchFilters, withDefaults } from '@cairn/core';
+import type Database from 'better-sqlite3';
+import { liveFilterSql } from './filter-sql.js';
+import { DEFAULT_FTS_QUERY_OPTIONS, type FtsQueryOptions, planFtsQuery, renderFtsQuery } from './fts-query.js';
+import { scopeToken } from './scope-token.js';
+
+/** Tunables of the lexical leg. */
+export interface LexicalOptions extends FtsQueryOptions {
+  /**
+   * bm25() column weights for title, text, identifier parts and the namespace token. Titles are short and
+   * chosen by the writer, so a match there says more; parts are split identifiers, weaker evidence than
+   * the word itself. @defaultValue `[3, 1, 0.4, 0]`
+   */
+  columnWeights: readonly [number, number, number, number];
+  /**
+   * A term found in more than this share of all documents is dropped from the query when other terms
+   * remain: it barely moves BM25 (its IDF is near zero) but FTS5 must score every row it matches, which
+   * makes it the slow case on large corpora. @defaultValue 0.2
+   */
+  maxTermDocShare: number;
+  /** Pruning starts only above this many documents; small corpora are cheap to score in full. @defaultValue 20_000 */
+  pruneAboveDocs: number;
+}
+
+export const DEFAULT_LEXICAL_OPTIONS: Readonly<LexicalOptions> = Object.freeze({
+  ...DEFAULT_FTS_QUERY_OPTIONS,
+  columnWeights: Object.freeze([3, 1, 0.4, 0] as const),
+  maxTermDocShare: 0.2,
+  pruneAboveDocs: 20_000,
+});
+
+/** How often (in rows written) the document-frequency cache is considered stale. */
+const DF_CACHE_MAX_ENTRIES = 4096;
+
+export class LexicalSearch implements LexicalLeg {
+  private readonly opts: LexicalOptions;
+  private readonly stmtCache = new Map<string, Database.Statement>();
+  private readonly docFreq = new Map<string, number>();
+  private docCount = 0;
+  private docCountAt = 0;
+
+  constructor(
+    private readonly db: Database.Database,
+    opts: Partial<LexicalOptions> = {},
+  ) {
+    this.opts = withDefaults(DEFAULT_LEXICAL_OPTIONS, opts);
+  }
+
+  searchLexical(req: { namespace: string; query: string; filters: SearchFilters; limit: number }): LexicalLegResult {
+    const plan = planFtsQuery(req.query, this.opts);
+    const { kept, pruned } = this.pruneFrequent(plan.terms);
+    const droppedTerms = [...plan.stopWords, ...pruned];
+    const ftsQuery = renderFtsQuery(kept, scopeToken(req.namespace));
+    if (ftsQuery === null) return { candidates: [], ftsQuery: null, droppedTerms };
+    const where = liveFilterSql(req.namespace, req.filters);
+    const [wt, wx, wp, ws] = this.opts.columnWeights;
+    const sql = `
+      SELECT f.rowid AS key, bm25(memories_fts, ${wt}, ${wx}, ${wp}, ${ws}) AS bm25
+      FROM memories_fts f JOIN memories m ON m.key = f.rowid
+      WHERE memories_fts MATCH ? AND ${where.sql}
+      ORDER BY bm25 LIMIT ?`;
+    const rows = this.statement(sql).all(ftsQuery, ...where.params, req.limit) as Array<{ key: number; bm25: number }>;
+    const candidates: LexicalCandidate[] = rows.map((r, i) => ({ key: r.key, bm25: r.bm25, rank: i + 1 }));
+    return { candidates, ftsQuery, droppedTerms };
+  }
+
+  /** Drops very frequent single-word terms on large corpora, keeping at least the rarest term. */
+  private pruneFrequent(terms: string[]): { kept: string[]; pruned: string[] } {
+    if (terms.length <= 1) return { kept: terms, pruned: [] };
+    const total = this.totalDocs();
+    if (total <= this.opts.pruneAboveDocs) return { kept: terms, pruned: [] };
+    const limit = total * this.opts.maxTermDocShare;
+    const scored = terms.map((t) => ({ t, df: t.includes(' ') ? 0 : this.documentFrequency(t) }));
+    const kept = scored.filter((s) => s.df <= limit).map((s) => s.t);
+    if (kept.length === 0) {
+      const rarest = scored.reduce((a, b) => (b.df < a.df ? b : a));
+      kept.push(rarest.t);
+    }
+    const pruned = scored.filter((s) => !kept.includes(s.t)).map((s) => s.t.replaceAll('"', ''));
+    return { kept, pruned };
+  }
+
+  private totalDocs(): number {
+    const now = Date.now();
+    // Row counts drift slowly relative to query rates; refresh at most once a second.
+    if (now - this.docCountAt > 1000) {
+      this.docCount = (this.statement('SELECT count(*) AS n FROM memories').get() as { n: number }).n;
+      this.docCountAt = now;
+      if (this.docFreq.size > 0 && Math.abs(this.docCount - this.docFreqBase) > this.docFreqBase * 0.1) {
+        this.docFreq.clear();
+        this.docFreqBase = this.docCount;
+      }
+    }
+    return this.docCount;
+  }
+
+  private docFreqBase = 0;
+
+  private documentFrequency(term: string): number {
+    const cached = this.docFreq.get(term);
+    if (cached !== undefined) return cached;
+    if (this.docFreq.size === 0) this.docFreqBase = this.docCount;
+    const n = (this.statement('SELECT count(*) AS n FROM memories_fts WHERE memories_fts MATCH ?').get(term) as { n: number })
+      .n;
+    if (this.docFreq.size >= DF_CACHE_MAX_ENTRIES) this.docFreq.clear();
+    this.docFreq.set(term, n);
+    return n;
+  }
+
+  private statement(sql: string): Database.Statement {
+    let stmt = this.stmtCache.get(sql);
+    if (!stmt) {
+      stmt = this.db.prepare(sql);
+      if (this.stmtCache.size > 256) this.stmtCache.clear();
+      this.stmtCache.set(sql, stmt);
+    }
+    return stmt;
+  }
+}

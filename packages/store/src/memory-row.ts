@@ -1,0 +1,50 @@
+import type { KeyedMemory } from '@cairn/core';
+
+/** The columns every read selects, aliased `m`. */
+export const MEMORY_COLUMNS =
+  'm.key, m.namespace, m.id, m.kind, m.title, m.text, m.session, m.agent, m.ts, m.tags, m.meta, m.importance, ' +
+  'm.content_hash, m.created_at, m.updated_at, m.superseded_by, m.access_count, m.last_accessed';
+
+export interface MemoryRow {
+  key: number;
+  namespace: string;
+  id: string;
+  kind: string;
+  title: string | null;
+  text: string;
+  session: string | null;
+  agent: string | null;
+  ts: number;
+  tags: string;
+  meta: string;
+  importance: number;
+  content_hash: string;
+  created_at: number;
+  updated_at: number;
+  superseded_by: string | null;
+  access_count: number;
+  last_accessed: number | null;
+}
+
+export function toMemory(row: MemoryRow): KeyedMemory {
+  return {
+    key: row.key,
+    namespace: row.namespace,
+    id: row.id,
+    kind: row.kind,
+    title: row.title,
+    text: row.text,
+    session: row.session,
+    agent: row.agent,
+    ts: row.ts,
+    tags: JSON.parse(row.tags) as string[],
+    meta: JSON.parse(row.meta) as Record<string, unknown>,
+    importance: row.importance,
+    contentHash: row.content_hash,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    supersededBy: row.superseded_by,
+    accessCount: row.access_count,
+    lastAccessed: row.last_accessed,
+  };
+}

@@ -1,0 +1,170 @@
+import { CairnError, type KeyedMemory, type MemorySource, type NormalizedMemory, type SearchFilters } from '@cairn/core';
+import type Database from 'better-sqlite3';
+import { EmbeddingStore } from './embedding-store.js';
+import { liveFilterSql } from './filter-sql.js';
+import { LexicalSearch, type LexicalOptions } from './lexical-search.js';
+import { MEMORY_COLUMNS, type MemoryRow, toMemory } from './memory-row.js';
+import { MemoryWriter, type WriteResult } from './memory-writer.js';
+import { openDatabase } from './open-database.js';
+
+export interface MemoryStoreOptions {
+  /** Path of the SQLite file. */
+  path: string;
+  readonly?: boolean;
+  lexical?: Partial<LexicalOptions>;
+}
+
+export interface TimelineResult {
+  anchor: KeyedMemory;
+  /** `session` when the anchor has one, else `namespace`. */
+  scope: 'session' | 'namespace';
+  before: KeyedMemory[];
+  after: KeyedMemory[];
+}
+
+export interface NamespaceCounts {
+  namespace: string;
+  live: number;
+  superseded: number;
+  deleted: number;
+}
+
+/**
+ * The canonical store: records, their FTS5 index and their embeddings, in one SQLite file.
+ * Implements the router's MemorySource and LexicalLeg contracts.
+ */
+export class MemoryStore implements MemorySource {
+  readonly db: Database.Database;
+  readonly lexical: LexicalSearch;
+  readonly embeddings: EmbeddingStore;
+  private readonly writer: MemoryWriter | null;
+
+  constructor(opts: MemoryStoreOptions) {
+    this.db = openDatabase(opts.path, { readonly: opts.readonly ?? false });
+    this.lexical = new LexicalSearch(this.db, opts.lexical);
+    this.embeddings = new EmbeddingStore(this.db);
+    this.writer = opts.readonly ? null : new MemoryWriter(this.db);
+  }
+
+  /** Stores a batch in one transaction; durable (against process crashes) when this returns. */
+  write(batch: readonly NormalizedMemory[]): WriteResult[] {
+    if (!this.writer) throw new CairnError('STORAGE_ERROR', 'the store is open read-only');
+    return this.writer.write(batch);
+  }
+
+  /** Full records by id, in the order asked; unknown ids are listed in `missing`. Counts as an access. */
+  get(namespace: string, ids: readonly string[], opts: { touch?: boolean } = {}): { memories: KeyedMemory[]; missing: string[] } {
+    const found = new Map<string, KeyedMemory>();
+    const stmt = this.db.prepare(`SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.namespace = ? AND m.id = ? AND m.deleted_at IS NULL`);
+    for (const id of new Set(ids)) {
+      const row = stmt.get(namespace, id) as MemoryRow | undefined;
+      if (row) found.set(id, toMemory(row));
+    }
+    if ((opts.touch ?? true) && found.size > 0 && this.writer) {
+      const touch = this.db.prepare('UPDATE memories SET access_count = access_count + 1, last_accessed = ? WHERE key = ?');
+      const now = Date.now();
+      this.db.transaction(() => {
+        for (const m of found.values()) {
+          touch.run(now, m.key);
+          m.accessCount += 1;
+          m.lastAccessed = now;
+        }
+      })();
+    }
+    return {
+      memories: ids.filter((id) => found.has(id)).map((id) => found.get(id)!),
+      missing: ids.filter((id) => !found.has(id)),
+    };
+  }
+
+  /**
+   * The memories around one memory, in time order: within its session when it has one, else within its
+   * namespace. Superseded memories are shown (they are history); deleted ones are not.
+   */
+  timeline(namespace: string, anchorId: string, before: number, after: number): TimelineResult {
+    const anchorRow = this.db
+      .prepare(`SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.namespace = ? AND m.id = ? AND m.deleted_at IS NULL`)
+      .get(namespace, anchorId) as MemoryRow | undefined;
+    if (!anchorRow) {
+      throw new CairnError('NOT_FOUND', `no memory with id "${anchorId}" in namespace "${namespace}"`, { field: 'anchor' });
+    }
+    const anchor = toMemory(anchorRow);
+    const scope = anchor.session === null ? 'namespace' : 'session';
+    const sessionClause = scope === 'session' ? 'AND m.session = @session' : '';
+    const base = `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.namespace = @namespace ${sessionClause} AND m.deleted_at IS NULL`;
+    const params = { namespace, session: anchor.session, ts: anchor.ts, key: anchor.key };
+    const older = this.db
+      .prepare(`${base} AND (m.ts, m.key) < (@ts, @key) ORDER BY m.ts DESC, m.key DESC LIMIT @n`)
+      .all({ ...params, n: Math.max(0, before) }) as MemoryRow[];
+    const newer = this.db
+      .prepare(`${base} AND (m.ts, m.key) > (@ts, @key) ORDER BY m.ts ASC, m.key ASC LIMIT @n`)
+      .all({ ...params, n: Math.max(0, after) }) as MemoryRow[];
+    return { anchor, scope, before: older.reverse().map(toMemory), after: newer.map(toMemory) };
+  }
+
+  /** Tombstones a memory: it leaves search, get and timeline at once; its vector is dropped. */
+  delete(namespace: string, id: string): boolean {
+    const res = this.db.transaction(() => {
+      const row = this.db.prepare('SELECT key FROM memories WHERE namespace = ? AND id = ? AND deleted_at IS NULL').get(namespace, id) as
+        | { key: number }
+        | undefined;
+      if (!row) return false;
+      this.db.prepare('UPDATE memories SET deleted_at = ? WHERE key = ?').run(Date.now(), row.key);
+      this.db.prepare('DELETE FROM embeddings WHERE key = ?').run(row.key);
+      return true;
+    }).immediate();
+    return res;
+  }
+
+  liveByKeys(namespace: string, keys: readonly number[]): Map<number, KeyedMemory> {
+    return this.filterKeys(namespace, keys, {});
+  }
+
+  /** Live memories among `keys` that belong to `namespace` and pass `filters`. */
+  filterKeys(namespace: string, keys: readonly number[], filters: SearchFilters): Map<number, KeyedMemory> {
+    const out = new Map<number, KeyedMemory>();
+    const where = liveFilterSql(namespace, filters);
+    for (let i = 0; i < keys.length; i += 500) {
+      const chunk = keys.slice(i, i + 500);
+      const rows = this.db
+        .prepare(`SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.key IN (${chunk.map(() => '?').join(',')}) AND ${where.sql}`)
+        .all(...chunk, ...where.params) as MemoryRow[];
+      for (const r of rows) out.set(r.key, toMemory(r));
+    }
+    return out;
+  }
+
+  /** Keys of live memories in `namespace` passing `filters`, at most `limit`. */
+  keysMatching(namespace: string, filters: SearchFilters, limit: number): number[] {
+    const where = liveFilterSql(namespace, filters);
+    return this.db.prepare(`SELECT m.key FROM memories m WHERE ${where.sql} LIMIT ?`).pluck().all(...where.params, limit) as number[];
+  }
+
+  countLive(namespace: string): number {
+    return this.countMatching(namespace, {});
+  }
+
+  countMatching(namespace: string, filters: SearchFilters): number {
+    const where = liveFilterSql(namespace, filters);
+    return (this.db.prepare(`SELECT count(*) AS n FROM memories m WHERE ${where.sql}`).get(...where.params) as { n: number }).n;
+  }
+
+  namespaces(): NamespaceCounts[] {
+    return this.db
+      .prepare(
+        `SELECT namespace,
+           sum(superseded_by IS NULL AND deleted_at IS NULL) AS live,
+           sum(superseded_by IS NOT NULL AND deleted_at IS NULL) AS superseded,
+           sum(deleted_at IS NOT NULL) AS deleted
+         FROM memories GROUP BY namespace ORDER BY namespace`,
+      )
+      .all() as NamespaceCounts[];
+  }
+
+  close(): void {
+    if (this.db.open) {
+      if (!this.db.readonly) this.db.pragma('optimize');
+      this.db.close();
+    }
+  }
+}

@@ -1,0 +1,102 @@
+import { createHash } from 'node:crypto';
+import { codeParts, type NormalizedMemory } from '@cairn/core';
+import type Database from 'better-sqlite3';
+import { scopeToken } from './scope-token.js';
+
+export type WriteStatus = 'stored' | 'updated' | 'unchanged';
+
+export interface WriteResult {
+  id: string;
+  namespace: string;
+  status: WriteStatus;
+  key: number;
+}
+
+/** Everything a caller can change about a memory; equal fingerprints mean a re-ingest is a no-op. */
+function fingerprint(m: NormalizedMemory): string {
+  return createHash('sha256')
+    .update(JSON.stringify([m.contentHash, m.session, m.agent, m.ts, m.tags, m.meta, m.importance, m.supersedes]))
+    .digest('hex')
+    .slice(0, 32);
+}
+
+/**
+ * Writes batches of memories in one transaction each: all of a batch is durable when the call returns, or
+ * none of it is. Re-writing an id updates it in place; a write that changes nothing writes nothing.
+ * `change_seq` moves only when what a memory says changes, because that is what needs re-embedding.
+ */
+export class MemoryWriter {
+  private readonly select: Database.Statement<[string, string], { key: number; content_hash: string; fingerprint: string; deleted_at: number | null }>;
+  private readonly insert: Database.Statement;
+  private readonly updateContent: Database.Statement;
+  private readonly updateMeta: Database.Statement;
+  private readonly supersede: Database.Statement;
+  private readonly nextSeq: Database.Statement<[], { seq: number }>;
+  private readonly writeBatch: Database.Transaction<(batch: readonly NormalizedMemory[], now: number) => WriteResult[]>;
+
+  constructor(private readonly db: Database.Database) {
+    this.select = db.prepare('SELECT key, content_hash, fingerprint, deleted_at FROM memories WHERE namespace = ? AND id = ?');
+    this.nextSeq = db.prepare('SELECT coalesce(max(change_seq), 0) AS seq FROM memories');
+    this.insert = db.prepare(`
+      INSERT INTO memories (namespace, id, kind, title, text, parts, scope, session, agent, ts, tags, meta,
+        importance, content_hash, fingerprint, created_at, updated_at, change_seq)
+      VALUES (@namespace, @id, @kind, @title, @text, @parts, @scope, @session, @agent, @ts, @tags, @meta,
+        @importance, @contentHash, @fingerprint, @now, @now, @seq)`);
+    this.updateContent = db.prepare(`
+      UPDATE memories SET kind = @kind, title = @title, text = @text, parts = @parts, session = @session,
+        agent = @agent, ts = @ts, tags = @tags, meta = @meta, importance = @importance,
+        content_hash = @contentHash, fingerprint = @fingerprint, updated_at = @now, change_seq = @seq,
+        deleted_at = NULL, superseded_by = NULL
+      WHERE key = @key`);
+    this.updateMeta = db.prepare(`
+      UPDATE memories SET session = @session, agent = @agent, ts = @ts, tags = @tags, meta = @meta,
+        importance = @importance, fingerprint = @fingerprint, updated_at = @now, deleted_at = NULL
+      WHERE key = @key`);
+    this.supersede = db.prepare(
+      'UPDATE memories SET superseded_by = ? WHERE namespace = ? AND id = ? AND id <> ? AND superseded_by IS NULL',
+    );
+    this.writeBatch = db.transaction((batch: readonly NormalizedMemory[], now: number) => {
+      // Sequence numbers are taken inside the write transaction, so two processes writing one file
+      // still get distinct, increasing numbers.
+      let seq = this.nextSeq.get()!.seq;
+      return batch.map((m) => this.writeOne(m, now, () => ++seq));
+    });
+  }
+
+  write(batch: readonly NormalizedMemory[], now = Date.now()): WriteResult[] {
+    if (batch.length === 0) return [];
+    return this.writeBatch.immediate(batch, now);
+  }
+
+  private writeOne(m: NormalizedMemory, now: number, takeSeq: () => number): WriteResult {
+    const fp = fingerprint(m);
+    const existing = this.select.get(m.namespace, m.id);
+    const row = {
+      ...m,
+      parts: codeParts(`${m.title ?? ''} ${m.text}`),
+      scope: scopeToken(m.namespace),
+      tags: JSON.stringify(m.tags),
+      meta: JSON.stringify(m.meta),
+      fingerprint: fp,
+      now,
+    };
+    let status: WriteStatus;
+    let key: number;
+    if (!existing) {
+      key = Number(this.insert.run({ ...row, seq: takeSeq() }).lastInsertRowid);
+      status = 'stored';
+    } else if (existing.fingerprint === fp && existing.deleted_at === null) {
+      return { id: m.id, namespace: m.namespace, status: 'unchanged', key: existing.key };
+    } else {
+      key = existing.key;
+      if (existing.content_hash !== m.contentHash || existing.deleted_at !== null) {
+        this.updateContent.run({ ...row, key, seq: takeSeq() });
+      } else {
+        this.updateMeta.run({ ...row, key });
+      }
+      status = 'updated';
+    }
+    for (const old of m.supersedes) this.supersede.run(m.id, m.namespace, old, m.id);
+    return { id: m.id, namespace: m.namespace, status, key };
+  }
+}

@@ -1,0 +1,125 @@
+import type Database from 'better-sqlite3';
+import { CairnError } from '@cairn/core';
+
+/**
+ * Versioned schema migrations, applied in order inside one transaction each and recorded in
+ * `PRAGMA user_version`. Never edit a shipped migration: add a new one.
+ */
+export interface Migration {
+  version: number;
+  description: string;
+  up(db: Database.Database): void;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: 'memories, FTS5 lexical index with sync triggers, embeddings and embedding spaces',
+    up(db) {
+      db.exec(`
+        CREATE TABLE memories (
+          key            INTEGER PRIMARY KEY,
+          namespace      TEXT    NOT NULL,
+          id             TEXT    NOT NULL,
+          kind           TEXT    NOT NULL,
+          title          TEXT,
+          text           TEXT    NOT NULL,
+          parts          TEXT    NOT NULL DEFAULT '',
+          scope          TEXT    NOT NULL,
+          session        TEXT,
+          agent          TEXT,
+          ts             INTEGER NOT NULL,
+          tags           TEXT    NOT NULL DEFAULT '[]',
+          meta           TEXT    NOT NULL DEFAULT '{}',
+          importance     REAL    NOT NULL DEFAULT 0.5,
+          content_hash   TEXT    NOT NULL,
+          fingerprint    TEXT    NOT NULL,
+          created_at     INTEGER NOT NULL,
+          updated_at     INTEGER NOT NULL,
+          superseded_by  TEXT,
+          deleted_at     INTEGER,
+          access_count   INTEGER NOT NULL DEFAULT 0,
+          last_accessed  INTEGER,
+          change_seq     INTEGER NOT NULL,
+          UNIQUE (namespace, id)
+        );
+        CREATE INDEX memories_ns_session_ts ON memories (namespace, session, ts, key);
+        CREATE INDEX memories_ns_ts ON memories (namespace, ts, key);
+        CREATE INDEX memories_change_seq ON memories (change_seq);
+
+        -- External-content FTS5 over title, text and code parts. "scope" holds one token per namespace
+        -- so a MATCH can be confined to a namespace inside FTS5 itself; its bm25 weight is 0.
+        CREATE VIRTUAL TABLE memories_fts USING fts5 (
+          title, text, parts, scope,
+          content = 'memories', content_rowid = 'key',
+          tokenize = "porter unicode61 remove_diacritics 2 tokenchars '_'"
+        );
+        CREATE TRIGGER memories_fts_ai AFTER INSERT ON memories BEGIN
+          INSERT INTO memories_fts (rowid, title, text, parts, scope)
+          VALUES (new.key, new.title, new.text, new.parts, new.scope);
+        END;
+        CREATE TRIGGER memories_fts_ad AFTER DELETE ON memories BEGIN
+          INSERT INTO memories_fts (memories_fts, rowid, title, text, parts, scope)
+          VALUES ('delete', old.key, old.title, old.text, old.parts, old.scope);
+        END;
+        CREATE TRIGGER memories_fts_au AFTER UPDATE OF title, text, parts, scope ON memories BEGIN
+          INSERT INTO memories_fts (memories_fts, rowid, title, text, parts, scope)
+          VALUES ('delete', old.key, old.title, old.text, old.parts, old.scope);
+          INSERT INTO memories_fts (rowid, title, text, parts, scope)
+          VALUES (new.key, new.title, new.text, new.parts, new.scope);
+        END;
+
+        CREATE TABLE embedding_spaces (
+          id          TEXT    PRIMARY KEY,
+          model_id    TEXT    NOT NULL,
+          dimensions  INTEGER NOT NULL,
+          created_at  INTEGER NOT NULL,
+          active      INTEGER NOT NULL DEFAULT 0,
+          -- memories.change_seq up to which every memory has been embedded in this space
+          cursor      INTEGER NOT NULL DEFAULT 0
+        );
+
+        -- seq is the memory's change_seq when embedded: a vector index that has applied every
+        -- embedding up to seq S catches up by reading seq > S.
+        CREATE TABLE embeddings (
+          space         TEXT    NOT NULL REFERENCES embedding_spaces (id) ON DELETE CASCADE,
+          key           INTEGER NOT NULL REFERENCES memories (key) ON DELETE CASCADE,
+          namespace     TEXT    NOT NULL,
+          content_hash  TEXT    NOT NULL,
+          seq           INTEGER NOT NULL,
+          vector        BLOB    NOT NULL,
+          PRIMARY KEY (space, key)
+        ) WITHOUT ROWID;
+        CREATE INDEX embeddings_space_ns_seq ON embeddings (space, namespace, seq);
+        CREATE INDEX embeddings_space_hash ON embeddings (space, content_hash);
+
+        CREATE TABLE embed_failures (
+          space   TEXT    NOT NULL,
+          key     INTEGER NOT NULL REFERENCES memories (key) ON DELETE CASCADE,
+          error   TEXT    NOT NULL,
+          at      INTEGER NOT NULL,
+          PRIMARY KEY (space, key)
+        ) WITHOUT ROWID;
+      `);
+    },
+  },
+];
+
+export function migrate(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS): number {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  const latest = migrations.at(-1)?.version ?? 0;
+  if (current > latest) {
+    throw new CairnError(
+      'STORAGE_ERROR',
+      `the database schema is version ${current}, newer than this build of Cairn understands (${latest}); upgrade Cairn`,
+    );
+  }
+  for (const m of migrations) {
+    if (m.version <= current) continue;
+    db.transaction(() => {
+      m.up(db);
+      db.pragma(`user_version = ${m.version}`);
+    }).immediate();
+  }
+  return latest;
+}

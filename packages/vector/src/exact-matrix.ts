@@ -1,0 +1,60 @@
+import { exactSearch, MetricKind } from 'usearch';
+
+/**
+ * A growable row-major matrix searched exhaustively. Exact search beats HNSW on small namespaces (no graph
+ * to build, perfect recall) and serves filtered searches whose allowed set is small.
+ */
+export class ExactMatrix {
+  private data: Float32Array;
+  private keys: number[] = [];
+  private readonly rowOf = new Map<number, number>();
+
+  constructor(
+    readonly dimensions: number,
+    capacity = 1024,
+  ) {
+    this.data = new Float32Array(Math.max(1, capacity) * dimensions);
+  }
+
+  get size(): number {
+    return this.keys.length;
+  }
+
+  upsert(key: number, vector: Float32Array): void {
+    const row = this.rowOf.get(key);
+    if (row !== undefined) {
+      this.data.set(vector, row * this.dimensions);
+      return;
+    }
+    if ((this.keys.length + 1) * this.dimensions > this.data.length) {
+      const grown = new Float32Array(this.data.length * 2);
+      grown.set(this.data);
+      this.data = grown;
+    }
+    this.data.set(vector, this.keys.length * this.dimensions);
+    this.rowOf.set(key, this.keys.length);
+    this.keys.push(key);
+  }
+
+  /** Top `k` by cosine, best first. */
+  search(query: Float32Array, k: number): Array<{ key: number; cosine: number }> {
+    const n = this.keys.length;
+    if (n === 0 || k <= 0) return [];
+    // usearch 2.25–2.26 exactSearch ignores byteOffset, so every array it sees must start at offset 0.
+    // `data` is our own allocation, so a prefix view (offset 0, shorter length) is safe and copies
+    // nothing; a query that is a view into a larger buffer is copied.
+    const dataset = this.data.subarray(0, n * this.dimensions);
+    const q = query.byteOffset === 0 && query.length === this.dimensions ? query : query.slice();
+    const m = exactSearch(dataset, q, this.dimensions, Math.min(k, n), MetricKind.Cos) as {
+      keys: BigUint64Array;
+      distances: Float32Array;
+    };
+    const out: Array<{ key: number; cosine: number }> = [];
+    for (let i = 0; i < m.keys.length; i++) {
+      const row = Number(m.keys[i]);
+      const key = this.keys[row];
+      if (key !== undefined) out.push({ key, cosine: 1 - m.distances[i]! });
+    }
+    return out;
+  }
+}

@@ -1,0 +1,18 @@
+import { fileURLToPath } from 'node:url';
+import type { IndexBuilder, IndexBuildRequest } from './hnsw-params.js';
+
+/** Anything that runs a task module on a worker thread, such as @cairn/compute's ComputePool. */
+export interface TaskRunner {
+  run<T>(taskFile: string, payload: unknown): Promise<T>;
+}
+
+/**
+ * The compiled task file. Resolved relative to this module through `../dist/`, which names the same file
+ * whether this module runs from `src/` (tests) or from `dist/`: worker threads need compiled JavaScript.
+ */
+export const BUILD_TASK_FILE = fileURLToPath(new URL('../dist/build-task.js', import.meta.url));
+
+/** An IndexBuilder that builds on a worker thread; the shared buffers in the request are not copied. */
+export function workerIndexBuilder(runner: TaskRunner): IndexBuilder {
+  return { build: (req: IndexBuildRequest) => runner.run<{ count: number }>(BUILD_TASK_FILE, req) };
+}

@@ -1,0 +1,2 @@
+import type { UserConfig } from 'vitest/config';
+export declare function sharedVitestConfig(test?: UserConfig['test']): UserConfig;
