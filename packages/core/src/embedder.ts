@@ -9,6 +9,13 @@ export interface Embedder {
   readonly modelId: string;
   /** Length of every vector this embedder returns. */
   readonly dimensions: number;
+  /**
+   * Cosine below which this model's vectors are unrelated noise. Vector candidates under it are not
+   * fused: with rank fusion, a "nearest" neighbour at cosine 0 would otherwise score like a real match.
+   * Models differ widely (hashed features sit near 0 when unrelated, learned models often near 0.3).
+   * @defaultValue 0
+   */
+  readonly similarityFloor?: number;
   /** Embeds a batch; returns one L2-normalised vector per text, in order. */
   embed(texts: readonly string[]): Promise<Float32Array[]>;
 }

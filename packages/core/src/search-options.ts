@@ -68,6 +68,8 @@ export interface SearchRequest extends Partial<Omit<SearchOptions, 'weights'>> {
   now?: number;
   /** `full` adds the whole candidate table. @defaultValue 'hits' */
   explain?: ExplainLevel;
+  /** Vector candidates below this cosine are not fused. @defaultValue the embedder's similarityFloor */
+  minCosine?: number;
 }
 
 export interface ResolvedSearch extends Omit<SearchOptions, 'decay'> {
@@ -115,6 +117,7 @@ export const SearchRequestSchema = z.strictObject({
   now: timeLike.optional(),
   filters: SearchFiltersSchema.optional(),
   explain: z.enum(['hits', 'full']).optional(),
+  minCosine: z.number().min(-1).max(1).optional(),
 });
 
 export type SearchRequestWire = z.input<typeof SearchRequestSchema>;

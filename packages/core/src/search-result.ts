@@ -73,6 +73,8 @@ export interface SearchResponse {
       importanceWeight: number;
       mmrLambda: number;
       duplicateThreshold: number;
+      /** Vector candidates below this cosine were not fused. */
+      minCosine: number;
       filters: SearchFilters;
       explain: ExplainLevel;
     };

@@ -50,6 +50,11 @@ function hash32(s: string, seed: number): number {
 export class HashingEmbedder implements Embedder {
   readonly modelId: string;
   readonly dimensions: number;
+  /**
+   * Unrelated texts share only hash collisions and stray n-grams: their cosine sits within about ±0.05
+   * of 0 at 384 dimensions, so 0.08 keeps shared-word matches and drops collisions.
+   */
+  readonly similarityFloor = 0.08;
   private readonly opts: HashingEmbedderOptions;
 
   constructor(opts: Partial<HashingEmbedderOptions> = {}) {

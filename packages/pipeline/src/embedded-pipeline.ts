@@ -40,6 +40,7 @@ export class EmbeddedPipeline {
   private loop: Promise<void> | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
   private closed = false;
+  private rerun = false;
   private readonly drainWaiters: Array<() => void> = [];
   readonly status: PipelineStatus = { running: false, embedded: 0, reused: 0, lastError: null, failures: 0 };
 
@@ -63,12 +64,17 @@ export class EmbeddedPipeline {
 
   /** Starts the embed/index loop if it is idle (also picks up work left by an earlier process). */
   kick(): void {
+    // Set even when a pass is under way: that pass may have read the backlog before this write landed.
+    this.rerun = true;
     if (this.loop || this.closed || !this.embedder || !this.space || this.retryTimer) return;
     this.status.running = true;
+    this.rerun = false;
     this.loop = this.run().finally(() => {
       this.loop = null;
       this.status.running = false;
-      if (!this.retryTimer) this.releaseWaiters();
+      // A kick that landed after the last pass read its batch, but before this callback, restarts the loop.
+      if (this.rerun && !this.retryTimer && !this.closed) this.kick();
+      else if (!this.retryTimer) this.releaseWaiters();
     });
   }
 
@@ -120,7 +126,8 @@ export class EmbeddedPipeline {
         this.releaseWaiters();
         return;
       }
-      if (caughtUp) return;
+      if (caughtUp && !this.rerun) return;
+      this.rerun = false;
       // Yield between batches so searches are served during a large backlog.
       await new Promise((r) => setImmediate(r));
     }

@@ -89,7 +89,9 @@ export class HybridRouter {
           const [qv] = await embedder.embed([opts.query]);
           const r = await leg.searchVector({ namespace: opts.namespace, vector: qv!, filters: opts.filters, limit: opts.candidatePool });
           if (r.status === 'ok') {
-            vector = r.candidates;
+            const floor = request.minCosine ?? embedder.similarityFloor ?? 0;
+            // Ranks are re-dealt after the floor so they stay dense (1, 2, 3…) as RRF expects.
+            vector = r.candidates.filter((c) => c.cosine >= floor).map((c, i) => ({ ...c, rank: i + 1 }));
             vectorExact = r.exact;
           } else {
             degraded.push('vector');
@@ -134,6 +136,7 @@ export class HybridRouter {
           importanceWeight: opts.importanceWeight,
           mmrLambda: opts.mmrLambda,
           duplicateThreshold: opts.duplicateThreshold,
+          minCosine: request.minCosine ?? this.c.embedder?.similarityFloor ?? 0,
           filters: opts.filters,
           explain: opts.explain,
         },

@@ -1,0 +1,108 @@
+import { SingleBar } from 'cli-progress';
+import type { CliEnv } from '../env.js';
+import { fileSize, readJsonl } from '../jsonl.js';
+import { withEngine } from '../open-engine.js';
+import { EXIT, warn, writeJson } from '../output.js';
+
+export interface IngestFlags {
+  dataDir?: string;
+  json?: boolean;
+  batchSize: string;
+  embed: boolean;
+  progress?: boolean;
+}
+
+export interface IngestSummary {
+  file: string;
+  read: number;
+  stored: number;
+  updated: number;
+  unchanged: number;
+  rejected: number;
+  /** The first 100 rejections, with their line numbers. */
+  errors: Array<{ line: number; code: string; message: string; field?: string }>;
+  embedded: boolean;
+  seconds: number;
+  perSecond: number;
+}
+
+/** Files above this size get a progress bar. */
+const PROGRESS_MIN_BYTES = 1_000_000;
+const MAX_REPORTED_ERRORS = 100;
+
+export async function ingestCommand(file: string, flags: IngestFlags, env: CliEnv): Promise<void> {
+  const batchSize = Math.max(1, Math.min(50_000, Number.parseInt(flags.batchSize, 10) || 1000));
+  const size = fileSize(file);
+  const showBar = flags.progress ?? (size !== null && size >= PROGRESS_MIN_BYTES);
+  const bar = showBar
+    ? new SingleBar({
+        stream: process.stderr,
+        format: 'ingest [{bar}] {percentage}% | {value}/{total} KiB | {lines} lines | {rate}/s',
+        noTTYOutput: true,
+        notTTYSchedule: 2000,
+      })
+    : null;
+  const started = performance.now();
+  const summary: IngestSummary = {
+    file,
+    read: 0,
+    stored: 0,
+    updated: 0,
+    unchanged: 0,
+    rejected: 0,
+    errors: [],
+    embedded: false,
+    seconds: 0,
+    perSecond: 0,
+  };
+  const reject = (line: number, code: string, message: string, field?: string) => {
+    summary.rejected++;
+    if (summary.errors.length < MAX_REPORTED_ERRORS) summary.errors.push(field ? { line, code, message, field } : { line, code, message });
+    if (!flags.json) warn(`line ${line}: ${message}`);
+  };
+
+  await withEngine(flags.dataDir, env, async (engine) => {
+    let bytes = 0;
+    bar?.start(Math.ceil((size ?? 0) / 1024), 0, { lines: 0, rate: 0 });
+    let batch: Array<{ line: number; value: unknown }> = [];
+    const flush = () => {
+      if (batch.length === 0) return;
+      const res = engine.ingest(batch.map((b) => b.value));
+      for (const item of res.items) {
+        const line = batch[item.index]!.line;
+        if (item.status === 'rejected') reject(line, item.error!.code, item.error!.message, item.error!.field);
+        else summary[item.status]++;
+      }
+      batch = [];
+      const secs = (performance.now() - started) / 1000;
+      bar?.update(Math.ceil(bytes / 1024), { lines: summary.read, rate: Math.round(summary.read / Math.max(secs, 1e-3)) });
+    };
+    for await (const l of readJsonl(file, (n) => {
+      bytes += n;
+    })) {
+      summary.read++;
+      if (l.error !== undefined) reject(l.line, 'INVALID_INPUT', l.error);
+      else batch.push({ line: l.line, value: l.value });
+      if (batch.length >= batchSize) flush();
+    }
+    flush();
+    bar?.stop();
+    summary.seconds = (performance.now() - started) / 1000;
+    summary.perSecond = Math.round(summary.read / Math.max(summary.seconds, 1e-3));
+    if (flags.embed) {
+      // Stored memories are already durable and searchable lexically; this waits for their vectors.
+      await engine.drain(5);
+      summary.embedded = true;
+    }
+  });
+
+  if (flags.json) writeJson(summary);
+  else {
+    process.stdout.write(
+      `read ${summary.read}, stored ${summary.stored}, updated ${summary.updated}, unchanged ${summary.unchanged}, ` +
+        `rejected ${summary.rejected} in ${summary.seconds.toFixed(2)} s (${summary.perSecond}/s)` +
+        `${summary.embedded ? '; all embedded and indexed' : ''}\n`,
+    );
+  }
+  if (summary.rejected > 0) process.exitCode = EXIT.partial;
+}

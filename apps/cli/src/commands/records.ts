@@ -1,0 +1,74 @@
+import { CairnError } from '@cairn/core';
+import type { CliEnv } from '../env.js';
+import { withEngine } from '../open-engine.js';
+import { EXIT, warn, writeJson } from '../output.js';
+import { renderMemories } from '../render.js';
+
+interface NsFlags {
+  namespace?: string;
+  dataDir?: string;
+  json?: boolean;
+}
+
+const requireNamespace = (f: NsFlags) => {
+  if (!f.namespace) throw new CairnError('INVALID_INPUT', '--namespace is required', { field: 'namespace' });
+  return f.namespace;
+};
+
+export async function getCommand(ids: string[], flags: NsFlags, env: CliEnv): Promise<void> {
+  const ns = requireNamespace(flags);
+  const res = await withEngine(flags.dataDir, env, async (e) => e.get(ns, ids));
+  if (flags.json) writeJson({ memories: res.memories.map(({ key: _k, ...m }) => m), missing: res.missing });
+  else {
+    for (const m of res.memories) {
+      process.stdout.write(`── ${m.id} (${m.kind}, ${new Date(m.ts).toISOString()}${m.session ? `, session ${m.session}` : ''})\n`);
+      if (m.title) process.stdout.write(`${m.title}\n`);
+      process.stdout.write(`${m.text}\n`);
+      if (m.tags.length) process.stdout.write(`tags: ${m.tags.join(', ')}\n`);
+    }
+    if (res.missing.length) warn(`not found in namespace "${ns}": ${res.missing.join(', ')}`);
+  }
+  if (res.missing.length > 0) process.exitCode = EXIT.usage;
+}
+
+export async function timelineCommand(
+  anchor: string,
+  flags: NsFlags & { before: string; after: string },
+  env: CliEnv,
+): Promise<void> {
+  const ns = requireNamespace(flags);
+  const res = await withEngine(flags.dataDir, env, async (e) =>
+    e.timeline(ns, anchor, Number.parseInt(flags.before, 10) || 0, Number.parseInt(flags.after, 10) || 0),
+  );
+  const strip = <T extends { key: number }>({ key: _k, ...m }: T) => m;
+  if (flags.json) {
+    writeJson({ scope: res.scope, anchor: strip(res.anchor), before: res.before.map(strip), after: res.after.map(strip) });
+  } else {
+    process.stdout.write(`timeline around ${anchor} (within its ${res.scope})\n`);
+    process.stdout.write(renderMemories([...res.before, res.anchor, ...res.after], anchor));
+  }
+}
+
+export async function statsCommand(flags: { dataDir?: string; json?: boolean }, env: CliEnv): Promise<void> {
+  const stats = await withEngine(flags.dataDir, env, async (e) => e.stats());
+  if (flags.json) {
+    writeJson(stats);
+    return;
+  }
+  process.stdout.write(`data dir: ${stats.dataDir}\nembedding space: ${stats.space ?? '(none)'}\n`);
+  for (const [ns, s] of Object.entries(stats.namespaces)) {
+    process.stdout.write(
+      `${ns}: stored ${s.stored}, embedded ${s.embedded}, indexed ${s.indexed ?? '?'} (${s.index}), pending ${s.pending}, failed ${s.failed}` +
+        `${s.superseded ? `, superseded ${s.superseded}` : ''}${s.deleted ? `, deleted ${s.deleted}` : ''}\n`,
+    );
+  }
+  if (Object.keys(stats.namespaces).length === 0) process.stdout.write('no memories yet\n');
+}
+
+export async function deleteCommand(id: string, flags: NsFlags, env: CliEnv): Promise<void> {
+  const ns = requireNamespace(flags);
+  const ok = await withEngine(flags.dataDir, env, async (e) => e.delete(ns, id));
+  if (!ok) throw new CairnError('NOT_FOUND', `no memory with id "${id}" in namespace "${ns}"`);
+  if (flags.json) writeJson({ deleted: id });
+  else process.stdout.write(`deleted ${id}\n`);
+}

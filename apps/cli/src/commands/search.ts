@@ -1,0 +1,112 @@
+import {
+  CairnError,
+  parseDecay,
+  parseSearchRequest,
+  parseTimestamp,
+  type SearchFilters,
+  type SearchRequest,
+  type SearchResponse,
+} from '@cairn/core';
+import type { CairnEngine } from '@cairn/engine';
+import type { CliEnv } from '../env.js';
+import { readJsonl } from '../jsonl.js';
+import { withEngine } from '../open-engine.js';
+import { EXIT, writeJson } from '../output.js';
+import { renderHits } from '../render.js';
+
+export interface SearchFlags {
+  namespace?: string;
+  k?: string;
+  pool?: string;
+  rrfK?: string;
+  weights?: string;
+  decay?: string;
+  now?: string;
+  kind?: string[];
+  session?: string[];
+  agent?: string[];
+  tag?: string[];
+  since?: string;
+  until?: string;
+  explain?: 'hits' | 'full';
+  mmr?: string;
+  queries?: string;
+  json?: boolean;
+  dataDir?: string;
+}
+
+const int = (v: string | undefined, field: string) => {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n)) throw new CairnError('INVALID_INPUT', `--${field} must be an integer, got ${v}`, { field });
+  return n;
+};
+
+/** `lexical=1,vector=0.5` → weights. */
+function parseWeights(v: string): { lexical?: number; vector?: number } {
+  const out: { lexical?: number; vector?: number } = {};
+  for (const pair of v.split(',')) {
+    const [leg, w] = pair.split('=');
+    const n = Number(w);
+    if ((leg !== 'lexical' && leg !== 'vector') || !Number.isFinite(n)) {
+      throw new CairnError('INVALID_INPUT', `--weights takes lexical=N,vector=N, got ${v}`, { field: 'weights' });
+    }
+    out[leg] = n;
+  }
+  return out;
+}
+
+export function requestFromFlags(query: string, f: SearchFlags): SearchRequest {
+  if (!f.namespace) throw new CairnError('INVALID_INPUT', '--namespace is required', { field: 'namespace' });
+  const filters: SearchFilters = {};
+  if (f.kind?.length) filters.kinds = f.kind;
+  if (f.session?.length) filters.sessions = f.session;
+  if (f.agent?.length) filters.agents = f.agent;
+  if (f.tag?.length) filters.tags = f.tag;
+  if (f.since) filters.since = parseTimestamp(/^\d+$/.test(f.since) ? Number(f.since) : f.since, 'since');
+  if (f.until) filters.until = parseTimestamp(/^\d+$/.test(f.until) ? Number(f.until) : f.until, 'until');
+  const req: SearchRequest = { namespace: f.namespace, query, filters, explain: f.explain ?? 'hits' };
+  const k = int(f.k, 'k');
+  const pool = int(f.pool, 'pool');
+  if (k !== undefined) req.k = k;
+  if (pool !== undefined) req.candidatePool = pool;
+  if (f.rrfK !== undefined) req.rrfK = Number(f.rrfK);
+  if (f.weights) req.weights = parseWeights(f.weights);
+  if (f.decay) req.decay = parseDecay(f.decay);
+  if (f.mmr !== undefined) req.mmrLambda = Number(f.mmr);
+  if (f.now) req.now = parseTimestamp(/^\d+$/.test(f.now) ? Number(f.now) : f.now, 'now');
+  return req;
+}
+
+export async function searchCommand(query: string | undefined, flags: SearchFlags, env: CliEnv): Promise<void> {
+  if (flags.queries) {
+    await withEngine(flags.dataDir, env, (engine) => batchSearch(engine, flags.queries!));
+    return;
+  }
+  if (query === undefined) throw new CairnError('INVALID_INPUT', 'give a query, or --queries <file.jsonl>', { field: 'query' });
+  const req = requestFromFlags(query, flags);
+  const res = await withEngine(flags.dataDir, env, (engine) => engine.search(req));
+  if (flags.json) writeJson(res);
+  else process.stdout.write(renderHits(res));
+}
+
+/** One JSON line per input query, in input order; a bad line yields an error line, not an abort. */
+async function batchSearch(engine: CairnEngine, file: string): Promise<void> {
+  let failed = 0;
+  for await (const l of readJsonl(file)) {
+    const raw = (l.value ?? {}) as Record<string, unknown>;
+    const id = raw.id ?? l.line;
+    try {
+      if (l.error !== undefined) throw new CairnError('INVALID_INPUT', `line ${l.line}: ${l.error}`);
+      const { id: _id, ...rest } = raw;
+      const req = parseSearchRequest(rest, `line ${l.line}`);
+      const res: SearchResponse = await engine.search(req);
+      writeJson({ id, hits: res.hits, degraded: res.degraded, ...(res.empty ? { empty: res.empty } : {}), tookMs: res.tookMs.total });
+    } catch (err) {
+      failed++;
+      const e = err instanceof CairnError ? err : new CairnError('INTERNAL', (err as Error).message);
+      writeJson({ id, error: e.toJSON() });
+    }
+  }
+  if (failed > 0) process.exitCode = EXIT.partial;
+}

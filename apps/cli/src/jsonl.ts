@@ -1,0 +1,47 @@
+import { createReadStream, statSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { CairnError } from '@cairn/core';
+
+export interface JsonlLine {
+  /** 1-based line number in the file. */
+  line: number;
+  value?: unknown;
+  /** Set when the line is not valid JSON. */
+  error?: string;
+}
+
+/** Lines longer than this are refused without parsing: no memory's JSON can be this large. */
+export const MAX_LINE_BYTES = 1_048_576;
+
+export function fileSize(path: string): number | null {
+  if (path === '-') return null;
+  try {
+    return statSync(path).size;
+  } catch (err) {
+    throw new CairnError('NOT_FOUND', `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, {
+      field: 'file',
+    });
+  }
+}
+
+/** Streams a JSONL file (or stdin for "-"), skipping blank lines, reporting bytes read for progress. */
+export async function* readJsonl(path: string, onBytes?: (bytes: number) => void): AsyncGenerator<JsonlLine> {
+  if (path !== '-') fileSize(path);
+  const input = path === '-' ? process.stdin : createReadStream(path, { encoding: 'utf8' });
+  const rl = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
+  let line = 0;
+  for await (const text of rl) {
+    line++;
+    onBytes?.(Buffer.byteLength(text) + 1);
+    if (text.trim() === '') continue;
+    if (text.length > MAX_LINE_BYTES) {
+      yield { line, error: `line is longer than ${MAX_LINE_BYTES} bytes` };
+      continue;
+    }
+    try {
+      yield { line, value: JSON.parse(text) };
+    } catch (err) {
+      yield { line, error: `malformed JSON (${(err as Error).message})` };
+    }
+  }
+}

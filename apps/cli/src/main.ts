@@ -1,0 +1,107 @@
+#!/usr/bin/env node
+import { Command, Option } from 'commander';
+import { demoCommand } from './commands/demo.js';
+import { ingestCommand } from './commands/ingest.js';
+import { deleteCommand, getCommand, statsCommand, timelineCommand } from './commands/records.js';
+import { searchCommand } from './commands/search.js';
+import { loadEnv } from './env.js';
+import { fail } from './output.js';
+
+const collect = (v: string, prev: string[] = []) => [...prev, v];
+
+export function buildProgram(): Command {
+  const env = loadEnv();
+  const program = new Command('cairn')
+    .description('Cairn: hybrid (BM25 + vector) memory for AI agents, with explained rankings')
+    .showHelpAfterError()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  const dataDir = () => new Option('--data-dir <dir>', 'data folder (default: $CAIRN_DATA_DIR or ./.cairn)');
+  const json = () => new Option('--json', 'print JSON on stdout (logs stay on stderr)');
+  const run = (fn: (...args: never[]) => Promise<void>) =>
+    async (...args: unknown[]) => {
+      const opts = args.find((a) => a && typeof a === 'object' && !Array.isArray(a) && !(a instanceof Command)) as
+        | { json?: boolean }
+        | undefined;
+      try {
+        await (fn as (...a: unknown[]) => Promise<void>)(...args.slice(0, -1), env);
+      } catch (err) {
+        fail(err, Boolean(opts?.json));
+      }
+    };
+
+  program
+    .command('ingest')
+    .description('store memories from a JSONL file (one memory object per line; "-" reads stdin)')
+    .argument('<file>')
+    .addOption(dataDir())
+    .addOption(json())
+    .option('--batch-size <n>', 'memories per transaction', '1000')
+    .option('--no-embed', 'return once stored; embedding resumes on the next open')
+    .option('--progress', 'force the progress bar (default: files over 1 MB)')
+    .action(run(ingestCommand));
+
+  program
+    .command('search')
+    .description('hybrid search of one namespace, or a batch with --queries')
+    .argument('[query]')
+    .option('-n, --namespace <ns>', 'namespace to search')
+    .option('-k, --k <n>', 'hits to return (default 5)')
+    .option('--pool <n>', 'candidates per leg (default 50)')
+    .option('--rrf-k <n>', 'RRF constant (default 60)')
+    .option('--weights <spec>', 'leg weights, e.g. lexical=1,vector=0.5 (0 turns a leg off)')
+    .option('--decay <spec>', 'off, or a half-life such as 30d or 12h')
+    .option('--now <time>', 'evaluate recency as of this time (ISO-8601 or epoch ms)')
+    .option('--kind <kind>', 'only this kind (repeatable)', collect)
+    .option('--session <id>', 'only this session (repeatable)', collect)
+    .option('--agent <id>', 'only this agent (repeatable)', collect)
+    .option('--tag <tag>', 'only memories with this tag (repeatable, any of)', collect)
+    .option('--since <time>', 'only memories at or after this time')
+    .option('--until <time>', 'only memories before this time')
+    .option('--mmr <lambda>', 'MMR diversity, 0..1 (1 = off)')
+    .addOption(new Option('--explain <level>', 'hits, or full for the whole candidate table').choices(['hits', 'full']))
+    .option('--queries <file>', 'JSONL of queries; prints one JSON line per query, in order')
+    .addOption(dataDir())
+    .addOption(json())
+    .action(run(searchCommand));
+
+  program
+    .command('get')
+    .description('full records by id')
+    .argument('<ids...>')
+    .option('-n, --namespace <ns>', 'namespace')
+    .addOption(dataDir())
+    .addOption(json())
+    .action(run(getCommand));
+
+  program
+    .command('timeline')
+    .description('memories around one memory, in time order (within its session, else its namespace)')
+    .argument('<anchorId>')
+    .option('-n, --namespace <ns>', 'namespace')
+    .option('--before <n>', 'memories before the anchor', '5')
+    .option('--after <n>', 'memories after the anchor', '5')
+    .addOption(dataDir())
+    .addOption(json())
+    .action(run(timelineCommand));
+
+  program
+    .command('delete')
+    .description('tombstone a memory')
+    .argument('<id>')
+    .option('-n, --namespace <ns>', 'namespace')
+    .addOption(dataDir())
+    .addOption(json())
+    .action(run(deleteCommand));
+
+  program.command('stats').description('per-namespace counts').addOption(dataDir()).addOption(json()).action(run(statsCommand));
+
+  program
+    .command('demo')
+    .description('ingest the sample corpus and show explained hybrid searches')
+    .addOption(dataDir())
+    .action(run(demoCommand));
+
+  return program;
+}
+
+await buildProgram().parseAsync(process.argv);

@@ -1,0 +1,48 @@
+import { CairnError, type CairnErrorCode } from '@cairn/core';
+import { pino } from 'pino';
+
+/**
+ * stdout carries only results (JSON with --json); logs, progress and warnings go to stderr, so
+ * `cairn search --json | jq` always parses.
+ */
+export function createLogger(level: string) {
+  return pino({ level, base: undefined }, pino.destination(2));
+}
+
+export function writeJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+export function warn(message: string): void {
+  process.stderr.write(`${message}\n`);
+}
+
+/** Exit codes: 0 ok, 1 internal/backend failure, 2 bad input or not found, 3 some ingest lines rejected. */
+export const EXIT = { ok: 0, failure: 1, usage: 2, partial: 3 } as const;
+
+export function exitCodeFor(code: CairnErrorCode): number {
+  switch (code) {
+    case 'INVALID_INPUT':
+    case 'NOT_FOUND':
+    case 'DIMENSION_MISMATCH':
+    case 'FORBIDDEN_NAMESPACE':
+      return EXIT.usage;
+    case 'BACKEND_UNAVAILABLE':
+    case 'STORAGE_ERROR':
+    case 'INTERNAL':
+      return EXIT.failure;
+    default: {
+      const unreachable: never = code;
+      return unreachable;
+    }
+  }
+}
+
+/** Reports an error on stderr (and as JSON on stdout with --json) and sets the exit code. */
+export function fail(err: unknown, json: boolean): void {
+  const e =
+    err instanceof CairnError ? err : new CairnError('INTERNAL', err instanceof Error ? err.message : String(err), {}, { cause: err });
+  if (json) writeJson({ error: e.toJSON() });
+  warn(`cairn: error [${e.code}]: ${e.message}`);
+  process.exitCode = exitCodeFor(e.code);
+}
