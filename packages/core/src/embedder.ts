@@ -20,6 +20,22 @@ export interface Embedder {
   embed(texts: readonly string[]): Promise<Float32Array[]>;
 }
 
+/**
+ * An embedder whose features are words (such as the hashing embedder) can weight a query's words, e.g. by
+ * their rarity in the namespace. Documents stay unweighted, so stored vectors never depend on corpus
+ * statistics; only the query side adapts. Learned models do not need this and do not implement it.
+ */
+export interface TermWeightedEmbedder extends Embedder {
+  /** The words of `text` that carry a weight (lower-cased, as the embedder tokenizes them). */
+  weightableTerms(text: string): string[];
+  /** Embeds one query with each word's features scaled by `weights` (missing words keep weight 1). */
+  embedWeighted(text: string, weights: ReadonlyMap<string, number>): Promise<Float32Array>;
+}
+
+export function isTermWeighted(e: Embedder): e is TermWeightedEmbedder {
+  return typeof (e as Partial<TermWeightedEmbedder>).embedWeighted === 'function';
+}
+
 /** An embedding space: vectors are comparable only within one. */
 export interface EmbeddingSpace {
   /** `${modelId}/${dimensions}`, the key under which vectors are stored. */

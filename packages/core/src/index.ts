@@ -1,6 +1,13 @@
 // This file is the public API of @cairn/core; named exports only.
 export { withDefaults } from './defaults.js';
-export { assertDimensions, type Embedder, type EmbeddingSpace, embeddingSpaceOf } from './embedder.js';
+export {
+  assertDimensions,
+  type Embedder,
+  type EmbeddingSpace,
+  embeddingSpaceOf,
+  isTermWeighted,
+  type TermWeightedEmbedder,
+} from './embedder.js';
 export { type DecaySpec, DEFAULT_DECAY, type ResolvedDecay, recencyFactor, resolveDecay } from './decay.js';
 export { CairnError, CairnErrorCode, type CairnErrorData, isCairnError } from './errors.js';
 export type {

@@ -1,24 +1,24 @@
-import { type Embedder, withDefaults, identifierParts, isStopWord, l2Normalize, rawTokens } from '@cairn/core';
+import { identifierParts, isStopWord, l2Normalize, rawTokens, type TermWeightedEmbedder, withDefaults } from '@cairn/core';
 
 /** Options of the feature-hashing embedder. Changing any of them changes the model id. */
 export interface HashingEmbedderOptions {
-  /** Vector length. @defaultValue 384 */
+  /** Vector length; fewer dimensions mean more hash collisions (LoCoMo recall@10 of the vector leg: 0.54 at 512, 0.58 at 768). @defaultValue 768 */
   dimensions: number;
   /** Character n-gram sizes taken from each word (with `<` `>` boundary marks). @defaultValue [3, 4] */
   ngrams: readonly number[];
   /** Weight of a whole-word feature. @defaultValue 1 */
   wordWeight: number;
-  /** Weight of each character n-gram; n-grams catch inflections and typos. @defaultValue 0.25 */
+  /** Weight of each character n-gram; n-grams catch inflections and typos. @defaultValue 0.5 */
   ngramWeight: number;
   /** Weight of a stop word, which says little about topic. @defaultValue 0.1 */
   stopWordWeight: number;
 }
 
 export const DEFAULT_HASHING_OPTIONS: Readonly<HashingEmbedderOptions> = Object.freeze({
-  dimensions: 384,
+  dimensions: 768,
   ngrams: Object.freeze([3, 4]),
   wordWeight: 1,
-  ngramWeight: 0.25,
+  ngramWeight: 0.5,
   stopWordWeight: 0.1,
 });
 
@@ -47,12 +47,12 @@ function hash32(s: string, seed: number): number {
  * It is a lexical-semantic hybrid, not a learned model: it finds paraphrases only through shared word
  * pieces. Real models plug in through the same Embedder interface.
  */
-export class HashingEmbedder implements Embedder {
+export class HashingEmbedder implements TermWeightedEmbedder {
   readonly modelId: string;
   readonly dimensions: number;
   /**
    * Unrelated texts share only hash collisions and stray n-grams: their cosine sits within about ±0.05
-   * of 0 at 384 dimensions, so 0.08 keeps shared-word matches and drops collisions.
+   * of 0 at 768 dimensions, so 0.08 keeps shared-word matches and drops collisions.
    */
   readonly similarityFloor = 0.08;
   private readonly opts: HashingEmbedderOptions;
@@ -77,28 +77,44 @@ export class HashingEmbedder implements Embedder {
     return texts.map((t) => this.embedOne(t));
   }
 
-  /** Synchronous form, for worker threads and benchmarks. */
-  embedOne(text: string): Float32Array {
-    const counts = new Map<string, number>();
-    const add = (feature: string, weight: number) => counts.set(feature, (counts.get(feature) ?? 0) + weight);
+  weightableTerms(text: string): string[] {
+    return [...new Set(rawTokens(text).map((t) => t.toLowerCase()))].filter((t) => !isStopWord(t));
+  }
+
+  async embedWeighted(text: string, weights: ReadonlyMap<string, number>): Promise<Float32Array> {
+    return this.embedOne(text, weights);
+  }
+
+  /** Synchronous form, for worker threads and benchmarks. `weights` scales each word and its n-grams. */
+  embedOne(text: string, weights?: ReadonlyMap<string, number>): Float32Array {
+    // feature → [accumulated weight, the largest query-side scale among the words that produced it]
+    const features = new Map<string, [number, number]>();
+    const add = (feature: string, weight: number, scale: number) => {
+      const f = features.get(feature);
+      if (f) {
+        f[0] += weight;
+        if (scale > f[1]) f[1] = scale;
+      } else features.set(feature, [weight, scale]);
+    };
     const { ngrams, wordWeight, ngramWeight, stopWordWeight } = this.opts;
     for (const raw of rawTokens(text)) {
       const word = raw.toLowerCase();
       const stop = isStopWord(word);
-      add(`w:${word}`, stop ? stopWordWeight : wordWeight);
+      const scale = weights?.get(word) ?? 1;
+      add(`w:${word}`, stop ? stopWordWeight : wordWeight, scale);
       if (stop) continue;
-      for (const part of identifierParts(raw)) add(`w:${part}`, wordWeight * 0.5);
+      for (const part of identifierParts(raw)) add(`w:${part}`, wordWeight * 0.5, scale);
       const marked = `<${word}>`;
       for (const n of ngrams) {
-        for (let i = 0; i + n <= marked.length; i++) add(`g:${marked.slice(i, i + n)}`, ngramWeight);
+        for (let i = 0; i + n <= marked.length; i++) add(`g:${marked.slice(i, i + n)}`, ngramWeight, scale);
       }
     }
     const v = new Float32Array(this.dimensions);
-    for (const [feature, tf] of counts) {
+    for (const [feature, [tf, scale]] of features) {
       const h = hash32(feature, 0x9e3779b9);
       const sign = hash32(feature, 0x7f4a7c15) & 1 ? 1 : -1;
       // log-scaled tf: a word said five times is more central, not five times more.
-      v[h % this.dimensions]! += sign * (1 + Math.log(tf > 1 ? tf : 1)) * Math.min(tf, 1);
+      v[h % this.dimensions]! += sign * (tf > 1 ? 1 + Math.log(tf) : tf) * scale;
     }
     return l2Normalize(v);
   }

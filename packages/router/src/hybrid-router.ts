@@ -4,6 +4,7 @@ import {
   diversify,
   dot,
   type Embedder,
+  isTermWeighted,
   type LexicalCandidate,
   type LexicalLeg,
   type MemorySource,
@@ -86,7 +87,7 @@ export class HybridRouter {
         degradedReasons.vector = 'no embedder is configured';
       } else {
         try {
-          const [qv] = await embedder.embed([opts.query]);
+          const qv = await this.embedQuery(embedder, opts.namespace, opts.query);
           const r = await leg.searchVector({ namespace: opts.namespace, vector: qv!, filters: opts.filters, limit: opts.candidatePool });
           if (r.status === 'ok') {
             const floor = request.minCosine ?? embedder.similarityFloor ?? 0;
@@ -151,6 +152,19 @@ export class HybridRouter {
     }
     response.tookMs.total = elapsed(t0);
     return response;
+  }
+
+  /**
+   * A term-weighted embedder gets each query word's idf in the namespace, so rare words steer the query
+   * vector and words found everywhere (a speaker's name, "error") barely move it.
+   */
+  private async embedQuery(embedder: Embedder, namespace: string, query: string): Promise<Float32Array> {
+    if (isTermWeighted(embedder) && this.c.lexical.termIdf) {
+      const idf = this.c.lexical.termIdf(namespace, embedder.weightableTerms(query));
+      return embedder.embedWeighted(query, idf);
+    }
+    const [v] = await embedder.embed([query]);
+    return v!;
   }
 
   /**

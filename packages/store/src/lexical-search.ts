@@ -107,6 +107,46 @@ export class LexicalSearch implements LexicalLeg {
     return n;
   }
 
+  /**
+   * BM25's idf of each term within the namespace: `ln(1 + (N − df + 0.5) / (df + 0.5))`. Counts are cached
+   * per namespace and dropped when the namespace has grown or shrunk by a tenth, since idf moves slowly.
+   */
+  termIdf(namespace: string, terms: readonly string[]): Map<string, number> {
+    const stats = this.namespaceStats(namespace);
+    const out = new Map<string, number>();
+    const scope = scopeToken(namespace);
+    for (const term of terms) {
+      let df = stats.df.get(term);
+      if (df === undefined) {
+        const q = renderFtsQuery([`"${term.replaceAll('"', '')}"`], scope);
+        df = q === null ? 0 : (this.statement('SELECT count(*) AS n FROM memories_fts WHERE memories_fts MATCH ?').get(q) as { n: number }).n;
+        if (stats.df.size >= DF_CACHE_MAX_ENTRIES) stats.df.clear();
+        stats.df.set(term, df);
+      }
+      out.set(term, Math.log(1 + (stats.n - df + 0.5) / (df + 0.5)));
+    }
+    return out;
+  }
+
+  private readonly nsStats = new Map<string, { n: number; base: number; at: number; df: Map<string, number> }>();
+
+  private namespaceStats(namespace: string): { n: number; df: Map<string, number> } {
+    let s = this.nsStats.get(namespace);
+    const now = Date.now();
+    if (!s || now - s.at > 1000) {
+      const n = (this.statement('SELECT count(*) AS n FROM memories WHERE namespace = ? AND deleted_at IS NULL').get(namespace) as { n: number }).n;
+      if (!s || Math.abs(n - s.base) > s.base * 0.1) {
+        s = { n, base: n, at: now, df: new Map() };
+        if (this.nsStats.size > 1024) this.nsStats.clear();
+        this.nsStats.set(namespace, s);
+      } else {
+        s.n = n;
+        s.at = now;
+      }
+    }
+    return s;
+  }
+
   private statement(sql: string): Database.Statement {
     let stmt = this.stmtCache.get(sql);
     if (!stmt) {

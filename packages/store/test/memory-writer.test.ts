@@ -1,0 +1,170 @@
+import { embeddingSpaceOf, type NormalizedMemory } from '@cairn/core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mem, openTempStore, rawRow, searchIds, type TempStore } from './helpers.js';
+
+let t: TempStore;
+beforeEach(() => {
+  t = openTempStore('cairn-writer-');
+});
+afterEach(() => {
+  t.cleanup();
+});
+
+const space = embeddingSpaceOf({ modelId: 'test', dimensions: 3 });
+
+/** Embeds everything pending with a constant vector and returns how many memories were pending. */
+function embedPending(): number {
+  const pending = t.store.embeddings.pending(space.id, 1000);
+  if (pending.length === 0) return 0;
+  t.store.embeddings.put(
+    space,
+    pending.map((memory) => ({ memory, vector: new Float32Array([1, 0, 0]) })),
+    pending.at(-1)!.changeSeq,
+  );
+  return pending.length;
+}
+
+describe('MemoryWriter: idempotent ingest', () => {
+  const batch = () => [
+    mem({ id: 'a', text: 'first memory', tags: ['x'] }),
+    mem({ id: 'b', text: 'second memory', session: 's1' }),
+    mem({ text: 'an id-less memory gets its id from its content' }),
+  ];
+
+  it('stores new memories', () => {
+    const res = t.store.write(batch());
+    expect(res.map((r) => r.status)).toEqual(['stored', 'stored', 'stored']);
+    expect(new Set(res.map((r) => r.key)).size).toBe(3);
+    expect(t.store.countLive('ns')).toBe(3);
+  });
+
+  it('reports every memory unchanged when the same batch is written again, and writes nothing', () => {
+    const first = t.store.write(batch());
+    const before = first.map((r) => rawRow(t.store, 'ns', r.id));
+    const changesBefore = t.store.db.prepare('SELECT total_changes()').pluck().get();
+    const second = t.store.write(batch());
+    expect(second.map((r) => r.status)).toEqual(['unchanged', 'unchanged', 'unchanged']);
+    expect(second.map((r) => r.key)).toEqual(first.map((r) => r.key));
+    expect(first.map((r) => rawRow(t.store, 'ns', r.id))).toEqual(before);
+    expect(t.store.db.prepare('SELECT total_changes()').pluck().get()).toBe(changesBefore);
+    expect(t.store.countLive('ns')).toBe(3);
+  });
+
+  it('reports updated and moves change_seq when the text changes', () => {
+    t.store.write(batch());
+    const before = rawRow(t.store, 'ns', 'a');
+    const [res] = t.store.write([mem({ id: 'a', text: 'first memory, corrected', tags: ['x'] })]);
+    expect(res?.status).toBe('updated');
+    expect(res?.key).toBe(before.key);
+    expect(rawRow(t.store, 'ns', 'a').change_seq).toBeGreaterThan(before.change_seq);
+    expect(t.store.get('ns', ['a']).memories[0]?.text).toBe('first memory, corrected');
+  });
+
+  it('reports updated without a new change_seq when only metadata changes', () => {
+    t.store.write(batch());
+    const before = rawRow(t.store, 'ns', 'a');
+    const changes: Array<Partial<NormalizedMemory>> = [
+      { tags: ['x', 'y'] },
+      { importance: 0.9 },
+      { session: 's9' },
+      { agent: 'bot' },
+      { meta: { source: 'slack' } },
+      { ts: 12345 },
+    ];
+    for (const change of changes) {
+      const [res] = t.store.write([{ ...mem({ id: 'a', text: 'first memory', tags: ['x'] }), ...change }]);
+      expect(res?.status).toBe('updated');
+      expect(rawRow(t.store, 'ns', 'a').change_seq).toBe(before.change_seq);
+    }
+    const stored = t.store.get('ns', ['a']).memories[0]!;
+    expect(stored).toMatchObject({ ts: 12345, meta: {}, tags: ['x'], importance: 0.5 });
+  });
+
+  it('does not re-embed a memory whose metadata alone changed, but does re-embed changed text', () => {
+    t.store.embeddings.ensureSpace(space);
+    t.store.write(batch());
+    expect(embedPending()).toBe(3);
+    t.store.write([mem({ id: 'a', text: 'first memory', tags: ['x', 'new-tag'], importance: 1 })]);
+    expect(t.store.embeddings.pending(space.id, 10)).toEqual([]);
+    t.store.write([mem({ id: 'a', text: 'first memory, reworded', tags: ['x', 'new-tag'], importance: 1 })]);
+    expect(t.store.embeddings.pending(space.id, 10).map((p) => p.key)).toEqual([rawRow(t.store, 'ns', 'a').key]);
+  });
+
+  it('treats the same id in two namespaces as two memories', () => {
+    const res = t.store.write([mem({ id: 'same', text: 'one' }), mem({ id: 'same', namespace: 'other', text: 'one' })]);
+    expect(res.map((r) => r.status)).toEqual(['stored', 'stored']);
+    expect(res[0]?.key).not.toBe(res[1]?.key);
+  });
+
+  it('applies a repeated id within one batch as an update to the first', () => {
+    const res = t.store.write([mem({ id: 'a', text: 'draft' }), mem({ id: 'a', text: 'final' })]);
+    expect(res.map((r) => r.status)).toEqual(['stored', 'updated']);
+    expect(t.store.get('ns', ['a']).memories[0]?.text).toBe('final');
+  });
+
+  it('gives later writes larger change_seq values, also across batches', () => {
+    t.store.write([mem({ id: 'a', text: 'one' }), mem({ id: 'b', text: 'two' })]);
+    t.store.write([mem({ id: 'c', text: 'three' })]);
+    const seqs = ['a', 'b', 'c'].map((id) => rawRow(t.store, 'ns', id).change_seq);
+    expect(seqs[0]).toBeLessThan(seqs[1]!);
+    expect(seqs[1]).toBeLessThan(seqs[2]!);
+  });
+
+  it('writes a batch atomically: a failing memory leaves none of the batch behind', () => {
+    const bad = { ...mem({ id: 'bad', text: 'x' }), text: null } as unknown as NormalizedMemory;
+    expect(() => t.store.write([mem({ id: 'good', text: 'fine' }), bad])).toThrow();
+    expect(t.store.countLive('ns')).toBe(0);
+    expect(t.store.get('ns', ['good']).missing).toEqual(['good']);
+  });
+
+  it('returns an empty result for an empty batch', () => {
+    expect(t.store.write([])).toEqual([]);
+  });
+
+  it('revives a deleted memory when it is written again, even unchanged, and queues it for embedding', () => {
+    t.store.embeddings.ensureSpace(space);
+    t.store.write([mem({ id: 'a', text: 'come back' })]);
+    embedPending();
+    expect(t.store.delete('ns', 'a')).toBe(true);
+    expect(t.store.get('ns', ['a']).missing).toEqual(['a']);
+    const [res] = t.store.write([mem({ id: 'a', text: 'come back' })]);
+    expect(res?.status).toBe('updated');
+    expect(t.store.get('ns', ['a']).memories).toHaveLength(1);
+    expect(searchIds(t.store, 'ns', 'come back')).toEqual(['a']);
+    expect(t.store.embeddings.pending(space.id, 10)).toHaveLength(1);
+  });
+});
+
+describe('MemoryWriter: supersedes', () => {
+  it('marks the superseded memory with the id of its replacement', () => {
+    t.store.write([mem({ id: 'old', text: 'the deploy target is heroku' })]);
+    t.store.write([mem({ id: 'new', text: 'the deploy target is fly', supersedes: ['old'] })]);
+    expect(rawRow(t.store, 'ns', 'old').superseded_by).toBe('new');
+    expect(rawRow(t.store, 'ns', 'new').superseded_by).toBeNull();
+  });
+
+  it('supersedes within the writer’s namespace only', () => {
+    t.store.write([mem({ id: 'old', text: 'x' }), mem({ id: 'old', namespace: 'other', text: 'x' })]);
+    t.store.write([mem({ id: 'new', text: 'y', supersedes: ['old'] })]);
+    expect(rawRow(t.store, 'ns', 'old').superseded_by).toBe('new');
+    expect(rawRow(t.store, 'other', 'old').superseded_by).toBeNull();
+  });
+
+  it('never lets a memory supersede itself', () => {
+    t.store.write([mem({ id: 'self', text: 'x', supersedes: ['self'] })]);
+    expect(rawRow(t.store, 'ns', 'self').superseded_by).toBeNull();
+  });
+
+  it('keeps the first replacement when a memory is superseded twice', () => {
+    t.store.write([mem({ id: 'old', text: 'v1' })]);
+    t.store.write([mem({ id: 'v2', text: 'v2', supersedes: ['old'] })]);
+    t.store.write([mem({ id: 'v3', text: 'v3', supersedes: ['old'] })]);
+    expect(rawRow(t.store, 'ns', 'old').superseded_by).toBe('v2');
+  });
+
+  it('ignores supersedes ids that do not exist', () => {
+    const [res] = t.store.write([mem({ id: 'new', text: 'x', supersedes: ['ghost'] })]);
+    expect(res?.status).toBe('stored');
+    expect(t.store.countLive('ns')).toBe(1);
+  });
+});

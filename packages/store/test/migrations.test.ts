@@ -1,0 +1,154 @@
+import { existsSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CairnError } from '@cairn/core';
+import { type Migration, MIGRATIONS, MemoryStore, migrate, openDatabase } from '@cairn/store';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { cairnErrorFrom, mem } from './helpers.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'cairn-migrations-'));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const LATEST = MIGRATIONS.at(-1)!.version;
+
+describe('migrate', () => {
+  it('creates the schema and sets user_version to the latest migration', () => {
+    const db = openDatabase(join(dir, 'a.db'));
+    try {
+      expect(db.pragma('user_version', { simple: true })).toBe(LATEST);
+      const tables = db.prepare("SELECT name FROM sqlite_master WHERE type IN ('table') ORDER BY name").pluck().all();
+      expect(tables).toEqual(expect.arrayContaining(['memories', 'memories_fts', 'embeddings', 'embedding_spaces', 'embed_failures']));
+    } finally {
+      db.close();
+    }
+  });
+
+  it('creates parent folders of the database path', () => {
+    const path = join(dir, 'deep', 'er', 'c.db');
+    openDatabase(path).close();
+    expect(existsSync(path)).toBe(true);
+  });
+
+  it('opens in WAL mode', () => {
+    const db = openDatabase(join(dir, 'a.db'));
+    try {
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('reopens an existing database without re-running migrations or losing data', () => {
+    const path = join(dir, 'a.db');
+    const s1 = new MemoryStore({ path });
+    s1.write([mem({ id: 'x', text: 'kept across reopen' })]);
+    s1.close();
+    const s2 = new MemoryStore({ path });
+    try {
+      expect(s2.db.pragma('user_version', { simple: true })).toBe(LATEST);
+      expect(s2.get('ns', ['x']).memories[0]?.text).toBe('kept across reopen');
+    } finally {
+      s2.close();
+    }
+  });
+
+  it('refuses a database whose schema is newer than this build, with STORAGE_ERROR', () => {
+    const path = join(dir, 'future.db');
+    const raw = new Database(path);
+    raw.pragma(`user_version = ${LATEST + 1}`);
+    raw.close();
+    const err = cairnErrorFrom(() => openDatabase(path));
+    expect(err).toBeInstanceOf(CairnError);
+    expect(err.code).toBe('STORAGE_ERROR');
+    expect(err.message).toContain(String(LATEST + 1));
+    expect(cairnErrorFrom(() => new MemoryStore({ path })).code).toBe('STORAGE_ERROR');
+  });
+
+  it('applies only migrations newer than user_version, in order', () => {
+    const db = new Database(join(dir, 'custom.db'));
+    try {
+      const ran: number[] = [];
+      const steps: Migration[] = [1, 2, 3].map((version) => ({
+        version,
+        description: `step ${version}`,
+        up(d) {
+          ran.push(version);
+          d.exec(`CREATE TABLE t${version} (x)`);
+        },
+      }));
+      expect(migrate(db, steps.slice(0, 2))).toBe(2);
+      expect(ran).toEqual([1, 2]);
+      expect(migrate(db, steps)).toBe(3);
+      expect(ran).toEqual([1, 2, 3]);
+      expect(db.pragma('user_version', { simple: true })).toBe(3);
+      expect(migrate(db, steps)).toBe(3);
+      expect(ran).toEqual([1, 2, 3]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('rolls a failing migration back entirely, leaving user_version at the last good step', () => {
+    const db = new Database(join(dir, 'failing.db'));
+    try {
+      const steps: Migration[] = [
+        { version: 1, description: 'ok', up: (d) => d.exec('CREATE TABLE good (x)') },
+        {
+          version: 2,
+          description: 'fails halfway',
+          up(d) {
+            d.exec('CREATE TABLE half (x)');
+            throw new Error('boom');
+          },
+        },
+      ];
+      expect(() => migrate(db, steps)).toThrow('boom');
+      expect(db.pragma('user_version', { simple: true })).toBe(1);
+      const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all();
+      expect(tables).toContain('good');
+      expect(tables).not.toContain('half');
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('openDatabase', () => {
+  it('refuses to open a missing file read-only, with STORAGE_ERROR', () => {
+    expect(cairnErrorFrom(() => openDatabase(join(dir, 'missing.db'), { readonly: true })).code).toBe('STORAGE_ERROR');
+  });
+
+  it('refuses writes through a read-only store', () => {
+    const path = join(dir, 'ro.db');
+    new MemoryStore({ path }).close();
+    const ro = new MemoryStore({ path, readonly: true });
+    try {
+      expect(cairnErrorFrom(() => ro.write([mem({ text: 'x' })])).code).toBe('STORAGE_ERROR');
+    } finally {
+      ro.close();
+    }
+  });
+
+  it('lets a read-only store read and search without bumping access counts', () => {
+    const path = join(dir, 'ro.db');
+    const rw = new MemoryStore({ path });
+    rw.write([mem({ id: 'a', text: 'readable from a read-only handle' })]);
+    rw.close();
+    const ro = new MemoryStore({ path, readonly: true });
+    try {
+      const got = ro.get('ns', ['a']);
+      expect(got.memories[0]?.accessCount).toBe(0);
+      expect(ro.lexical.searchLexical({ namespace: 'ns', query: 'readable', filters: {}, limit: 5 }).candidates).toHaveLength(1);
+    } finally {
+      ro.close();
+    }
+  });
+});
