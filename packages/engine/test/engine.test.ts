@@ -1,37 +1,209 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CairnEngine } from '../src/index.js';
+import type { Embedder } from '@cairn/core';
+import { describe, expect, it } from 'vitest';
+import { DAY, useEngines } from './helpers.js';
 
-let dir: string;
-let engine: CairnEngine;
+const engines = useEngines();
 
-beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'cairn-engine-'));
-  engine = await CairnEngine.open({ dataDir: dir, waitForIndex: true });
-});
-afterEach(async () => {
-  await engine.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const corpus = [
+  { namespace: 'a', id: '1', text: 'We fixed the parseConfig crash in src/auth/middleware.ts', ts: '2024-01-01T00:00:00Z' },
+  { namespace: 'a', id: '2', text: 'Lunch was pizza again', ts: '2024-01-02T00:00:00Z' },
+  { namespace: 'a', id: '3', text: 'The config loader now validates unknown keys', ts: '2024-01-03T00:00:00Z', session: 's1' },
+  { namespace: 'b', id: '4', text: 'parseConfig is also in namespace b', ts: '2024-01-02T00:00:00Z' },
+];
 
-describe('CairnEngine', () => {
-  it('ingests, embeds and returns explained hybrid hits', async () => {
-    const r = engine.ingest([
-      { namespace: 'a', id: '1', text: 'We fixed the parseConfig crash in src/auth/middleware.ts', ts: '2024-01-01T00:00:00Z' },
-      { namespace: 'a', id: '2', text: 'Lunch was pizza again', ts: '2024-01-02T00:00:00Z' },
-      { namespace: 'b', id: '3', text: 'parseConfig is also in namespace b', ts: '2024-01-02T00:00:00Z' },
-    ]);
-    expect(r.counts).toEqual({ stored: 3, updated: 0, unchanged: 0, rejected: 0 });
+describe('CairnEngine hybrid search', () => {
+  it('ingests, embeds and returns hits that carry every explain field', async () => {
+    const engine = await engines.open();
+    const r = engine.ingest(corpus);
+    expect(r.counts).toEqual({ stored: 4, updated: 0, unchanged: 0, rejected: 0 });
     await engine.drain();
-    const res = await engine.search({ namespace: 'a', query: 'config parse', decay: 'off' });
+    const res = await engine.search({ namespace: 'a', query: 'parseConfig crash', decay: 'off' });
     expect(res.degraded).toEqual([]);
     expect(res.hits[0]?.id).toBe('1');
-    expect(res.hits.every((h) => h.namespace === 'a')).toBe(true);
-    expect(res.hits[0]?.bm25Rank).toBe(1);
-    expect(res.hits[0]?.vecRank).toBe(1);
-    expect(res.hits[0]?.cosine).toBeGreaterThan(0);
-    expect(engine.stats().namespaces.a).toMatchObject({ stored: 2, embedded: 2, pending: 0 });
+    const top = res.hits[0]!;
+    expect(top.bm25Rank).toBe(1);
+    expect(top.vecRank).toBe(1);
+    expect(top.cosine).toBeGreaterThan(0.1);
+    expect(top.recency).toBe(1);
+    expect(top.rrf).toBeCloseTo(1 / 61 + 1 / 61, 10);
+    expect(top.score).toBeCloseTo(top.rrf * top.recency * top.parts.importance, 12);
+    expect(engine.stats().namespaces.a).toMatchObject({ stored: 3, embedded: 3, pending: 0, failed: 0 });
+  });
+
+  it('returns the whole candidate table with explain: full', async () => {
+    const engine = await engines.open();
+    engine.ingest(corpus);
+    await engine.drain();
+    const res = await engine.search({ namespace: 'a', query: 'config', k: 1, explain: 'full', decay: 'off' });
+    const table = res.explain.candidates!;
+    expect(table.length).toBeGreaterThan(1);
+    expect(table.filter((c) => c.fate === 'hit')).toHaveLength(1);
+    expect(table[0]!.position).toBe(1);
+    expect(table.slice(1).every((c) => c.position === null && c.fate !== 'hit')).toBe(true);
+    for (let i = 1; i < table.length; i++) expect(table[i - 1]!.score).toBeGreaterThanOrEqual(table[i]!.score);
+  });
+
+  it('drops superseded memories before fusion', async () => {
+    const engine = await engines.open();
+    engine.ingest([{ namespace: 'a', id: 'old', text: 'the deploy key rotates every 30 days' }]);
+    engine.ingest([{ namespace: 'a', id: 'new', text: 'the deploy key rotates every 7 days', supersedes: ['old'] }]);
+    await engine.drain();
+    const res = await engine.search({ namespace: 'a', query: 'deploy key rotates', explain: 'full' });
+    expect(res.hits.map((h) => h.id)).toEqual(['new']);
+    expect(res.explain.candidates!.map((c) => c.id)).toEqual(['new']);
+    expect(engine.stats().namespaces.a).toMatchObject({ stored: 1, superseded: 1 });
+  });
+
+  it('decays older memories, and decay off or a past `now` changes the order', async () => {
+    const engine = await engines.open();
+    const now = Date.UTC(2025, 0, 1);
+    engine.ingest([
+      { namespace: 'a', id: 'old', text: 'redis timeout in the worker', ts: now - 60 * DAY },
+      { namespace: 'a', id: 'new', text: 'redis timeout in the worker pool', ts: now - DAY },
+    ]);
+    await engine.drain();
+    const decayed = await engine.search({ namespace: 'a', query: 'redis timeout worker', now, decay: { halfLifeMs: 30 * DAY } });
+    expect(decayed.hits[0]!.id).toBe('new');
+    const old = decayed.hits.find((h) => h.id === 'old')!;
+    expect(old.recency).toBeCloseTo(0.25, 5);
+    const off = await engine.search({ namespace: 'a', query: 'redis timeout worker', now, decay: 'off' });
+    expect(off.hits.every((h) => h.recency === 1)).toBe(true);
+    expect(off.explain.settings.halfLifeMs).toBeNull();
+    const tau = await engine.search({ namespace: 'a', query: 'redis timeout worker', now, decay: { tauMs: 10 * DAY } });
+    expect(tau.explain.settings.halfLifeMs).toBeCloseTo(10 * DAY * Math.LN2, 3);
+  });
+
+  it('turns a leg off with a weight of 0', async () => {
+    const engine = await engines.open();
+    engine.ingest(corpus);
+    await engine.drain();
+    const lex = await engine.search({ namespace: 'a', query: 'config', weights: { vector: 0 } });
+    expect(lex.hits.length).toBeGreaterThan(0);
+    expect(lex.hits.every((h) => h.vecRank === null && h.bm25Rank !== null)).toBe(true);
+    const vec = await engine.search({ namespace: 'a', query: 'config', weights: { lexical: 0 } });
+    expect(vec.hits.length).toBeGreaterThan(0);
+    expect(vec.hits.every((h) => h.bm25Rank === null && h.vecRank !== null)).toBe(true);
+  });
+
+  it('applies filters to every leg', async () => {
+    const engine = await engines.open();
+    engine.ingest(corpus);
+    await engine.drain();
+    const res = await engine.search({ namespace: 'a', query: 'config', filters: { sessions: ['s1'] } });
+    expect(res.hits.map((h) => h.id)).toEqual(['3']);
+    const since = await engine.search({ namespace: 'a', query: 'config crash pizza', filters: { since: Date.UTC(2024, 0, 2) } });
+    expect(since.hits.every((h) => h.ts >= Date.UTC(2024, 0, 2))).toBe(true);
+  });
+
+  it('says why a result is empty', async () => {
+    const engine = await engines.open();
+    engine.ingest(corpus);
+    await engine.drain();
+    expect((await engine.search({ namespace: 'nobody', query: 'config' })).empty?.reason).toBe('empty_namespace');
+    expect((await engine.search({ namespace: 'a', query: 'zebra xylophone' })).empty?.reason).toBe('no_match');
+    expect((await engine.search({ namespace: 'a', query: 'pizza', filters: { kinds: ['fact'] } })).empty?.reason).toBe('filtered_out');
+    expect((await engine.search({ namespace: 'a', query: 'pizza', filters: { sessions: ['s1'] } })).empty?.reason).toBe('filtered_out');
+    expect((await engine.search({ namespace: 'a', query: '?!… ---' })).empty?.reason).toBe('blank_query');
+  });
+
+  it('re-ingesting a file is idempotent and the same id updates in place', async () => {
+    const engine = await engines.open();
+    engine.ingest(corpus);
+    expect(engine.ingest(corpus).counts).toEqual({ stored: 0, updated: 0, unchanged: 4, rejected: 0 });
+    const changed = engine.ingest([{ ...corpus[1]!, text: 'Lunch was sushi' }]);
+    expect(changed.counts.updated).toBe(1);
+    await engine.drain();
+    expect((await engine.search({ namespace: 'a', query: 'pizza' })).hits).toHaveLength(0);
+    expect((await engine.search({ namespace: 'a', query: 'sushi' })).hits[0]?.id).toBe('2');
+    // Id-less memories get a content-derived id, so the same content is stored once.
+    const twice = engine.ingest([
+      { namespace: 'a', text: 'no id here' },
+      { namespace: 'a', text: 'no id here' },
+    ]);
+    expect(twice.items[0]!.id).toBe(twice.items[1]!.id);
+    expect(engine.stats().namespaces.a!.stored).toBe(4);
+  });
+
+  it('rejects bad items by name and stores the good ones of the same batch', async () => {
+    const engine = await engines.open();
+    const r = engine.ingest([
+      { namespace: 'a', id: 'ok', text: 'fine' },
+      { id: 'no-ns', text: 'missing namespace' },
+      { namespace: 'a', id: 'no-text' },
+      { namespace: 'a', text: 'x'.repeat(70_000) },
+      { namespace: 'a', text: 'typo', tag: ['x'] },
+      'not an object',
+    ]);
+    expect(r.counts).toEqual({ stored: 1, updated: 0, unchanged: 0, rejected: 5 });
+    expect(r.items[1]!.error).toMatchObject({ code: 'INVALID_INPUT', field: 'namespace' });
+    expect(r.items[2]!.error).toMatchObject({ field: 'text' });
+    expect(r.items[3]!.error?.message).toMatch(/65536 bytes/);
+    expect(r.items[4]!.error?.message).toMatch(/unknown field.*tag/);
+    expect(engine.get('a', ['ok']).memories).toHaveLength(1);
+  });
+});
+
+describe('CairnEngine degraded mode', () => {
+  it('serves lexical-only and says degraded when there is no embedder', async () => {
+    const engine = await engines.open({ embedder: null });
+    engine.ingest(corpus);
+    await engine.drain();
+    const res = await engine.search({ namespace: 'a', query: 'config' });
+    expect(res.degraded).toEqual(['vector']);
+    expect(res.explain.degradedReasons.vector).toMatch(/no embedder/);
+    expect(res.hits.length).toBeGreaterThan(0);
+  });
+
+  it('keeps memories pending while the embedder is down and indexes them once it is back', async () => {
+    // Stands in for a remote embedding service that is unreachable, then recovers.
+    let up = false;
+    const real = (await import('@cairn/embed')).HashingEmbedder;
+    const inner = new real();
+    const flaky: Embedder = {
+      modelId: inner.modelId,
+      dimensions: inner.dimensions,
+      async embed(texts) {
+        if (!up) throw new Error('connect ECONNREFUSED 127.0.0.1:11434');
+        return inner.embed(texts);
+      },
+    };
+    const engine = await engines.open({ embedder: flaky });
+    engine.ingest(corpus);
+    await expect(engine.drain(2)).rejects.toThrow(/ECONNREFUSED/);
+    const res = await engine.search({ namespace: 'a', query: 'config' });
+    expect(res.degraded).toEqual(['vector']);
+    expect(res.explain.degradedReasons.vector).toMatch(/ECONNREFUSED/);
+    expect(res.hits.length).toBeGreaterThan(0);
+    expect(engine.stats().namespaces.a!.pending).toBe(3);
+    up = true;
+    await engine.drain();
+    expect(engine.stats().namespaces.a).toMatchObject({ pending: 0, embedded: 3 });
+    expect((await engine.search({ namespace: 'a', query: 'config' })).degraded).toEqual([]);
+  });
+
+  it('records vectors of the wrong dimension as failures instead of retrying forever', async () => {
+    const bad: Embedder = { modelId: 'broken', dimensions: 8, embed: async (t) => t.map(() => new Float32Array(7)) };
+    const engine = await engines.open({ embedder: bad });
+    engine.ingest([{ namespace: 'a', id: 'x', text: 'hello' }]);
+    await engine.drain();
+    expect(engine.stats().namespaces.a).toMatchObject({ failed: 1, pending: 0, embedded: 0 });
+  });
+});
+
+describe('CairnEngine records', () => {
+  it('gets full records and walks a timeline within a session', async () => {
+    const engine = await engines.open();
+    const t0 = Date.UTC(2024, 0, 1);
+    engine.ingest(
+      Array.from({ length: 9 }, (_, i) => ({ namespace: 'a', id: `t${i}`, session: i < 6 ? 's' : 'other', ts: t0 + i * 1000, text: `turn ${i}` })),
+    );
+    const tl = engine.timeline('a', 't3', 2, 5);
+    expect(tl.scope).toBe('session');
+    expect(tl.before.map((m) => m.id)).toEqual(['t1', 't2']);
+    expect(tl.after.map((m) => m.id)).toEqual(['t4', 't5']);
+    expect(() => engine.timeline('b', 't3', 1, 1)).toThrow(/no memory with id "t3" in namespace "b"/);
+    const got = engine.get('a', ['t8', 'nope', 't0']);
+    expect(got.memories.map((m) => m.id)).toEqual(['t8', 't0']);
+    expect(got.missing).toEqual(['nope']);
   });
 });

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import {
@@ -13,6 +13,7 @@ import {
 } from '@cairn/core';
 import type { Index } from 'usearch';
 import { ExactMatrix } from './exact-matrix.js';
+import { checkIndexFile } from './index-file-check.js';
 import { DEFAULT_HNSW_PARAMS, type HnswParams, type IndexBuilder } from './hnsw-params.js';
 import type { EmbeddingSource, KeyFilter, LogFn } from './sources.js';
 import { createHnswIndex, inProcessIndexBuilder, saveIndexAtomically } from './usearch-index.js';
@@ -56,6 +57,8 @@ interface Sidecar {
   params: HnswParams;
   watermark: number;
   count: number;
+  /** Size of the index file this sidecar describes, checked before loading. */
+  bytes: number;
 }
 
 /** Filtered searches over HNSW fetch this many times `limit`, since filters remove candidates after search. */
@@ -250,6 +253,8 @@ export class VectorIndexManager implements VectorLeg {
     if (!existsSync(path) || !side) return why(existsSync(path) ? 'sidecar missing or unreadable' : 'index file missing');
     if (side.dimensions !== this.space.dimensions || side.space !== this.space.id) return why('index file belongs to another embedding space');
     if (JSON.stringify(side.params) !== JSON.stringify(this.opts.hnsw)) return why('HNSW parameters changed');
+    const damage = checkIndexFile(path, { count: side.count, dimensions: this.space.dimensions, bytes: side.bytes });
+    if (damage) return why(damage);
     const index = createHnswIndex(this.space.dimensions, this.opts.hnsw);
     try {
       index.load(path);
@@ -352,7 +357,16 @@ export class VectorIndexManager implements VectorLeg {
 
   private writeSidecar(namespace: string, watermark: number, count: number): void {
     const path = `${this.indexPath(namespace)}.json`;
-    const side: Sidecar = { format: 1, space: this.space.id, namespace, dimensions: this.space.dimensions, params: this.opts.hnsw, watermark, count };
+    const side: Sidecar = {
+      format: 1,
+      space: this.space.id,
+      namespace,
+      dimensions: this.space.dimensions,
+      params: this.opts.hnsw,
+      watermark,
+      count,
+      bytes: statSync(this.indexPath(namespace)).size,
+    };
     writeFileSync(`${path}.tmp`, JSON.stringify(side));
     renameSync(`${path}.tmp`, path);
   }

@@ -1,0 +1,54 @@
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { useEngines } from './helpers.js';
+
+const engines = useEngines();
+
+function indexFiles(dataDir: string): string[] {
+  const root = join(dataDir, 'vectors');
+  return readdirSync(root, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.usearch'))
+    .map((f) => join(root, f));
+}
+
+describe('vector index rebuild', () => {
+  it('serves lexical-only, flagged degraded, while a lost index is rebuilt off-thread, then serves hybrid', async () => {
+    const dir = engines.tempDir();
+    const first = await engines.open({ exactThreshold: 20 }, dir);
+    first.ingest(Array.from({ length: 300 }, (_, i) => ({ namespace: 'big', id: `m${i}`, text: `note ${i} about topic${i % 17}` })));
+    await first.drain();
+    await first.search({ namespace: 'big', query: 'topic3' });
+    await first.close();
+    const files = indexFiles(dir);
+    expect(files).toHaveLength(1);
+    rmSync(files[0]!);
+
+    const logs: string[] = [];
+    const engine = await engines.open({ exactThreshold: 20, waitForIndex: false, log: (_l, msg, data) => logs.push(`${msg} ${JSON.stringify(data)}`) }, dir);
+    const during = await engine.search({ namespace: 'big', query: 'topic3' });
+    expect(during.degraded).toEqual(['vector']);
+    expect(during.explain.degradedReasons.vector).toMatch(/being built/);
+    expect(during.hits.length).toBeGreaterThan(0);
+    await engine.vectors!.warm('big');
+    const after = await engine.search({ namespace: 'big', query: 'topic3' });
+    expect(after.degraded).toEqual([]);
+    expect(logs.some((l) => l.includes('rebuilding vector index') && l.includes('index file missing'))).toBe(true);
+  });
+
+  it('rebuilds a corrupt index file from the embeddings kept in SQLite', async () => {
+    const dir = engines.tempDir();
+    const first = await engines.open({ exactThreshold: 20 }, dir);
+    first.ingest(Array.from({ length: 100 }, (_, i) => ({ namespace: 'big', id: `m${i}`, text: `entry ${i} subject${i}` })));
+    await first.drain();
+    await first.search({ namespace: 'big', query: 'subject1' });
+    await first.close();
+    writeFileSync(indexFiles(dir)[0]!, 'not an index');
+    const logs: string[] = [];
+    const engine = await engines.open({ exactThreshold: 20, log: (_l, msg, data) => logs.push(`${msg} ${JSON.stringify(data)}`) }, dir);
+    const res = await engine.search({ namespace: 'big', query: 'subject42', weights: { lexical: 0 } });
+    expect(res.degraded).toEqual([]);
+    expect(res.hits[0]?.id).toBe('m42');
+    expect(logs.some((l) => l.includes('rebuilding vector index'))).toBe(true);
+  });
+});
