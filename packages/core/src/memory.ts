@@ -59,6 +59,8 @@ export interface NormalizedMemory {
   agent: string | null;
   /** Epoch ms. */
   ts: number;
+  /** False when the caller gave no ts and `ts` is the ingest time: a re-ingest then keeps the stored ts. */
+  tsGiven: boolean;
   tags: string[];
   meta: Record<string, unknown>;
   importance: number;
@@ -67,7 +69,7 @@ export interface NormalizedMemory {
 }
 
 /** A memory as stored, with the bookkeeping columns. */
-export interface MemoryRecord extends Omit<NormalizedMemory, 'supersedes' | 'contentHash'> {
+export interface MemoryRecord extends Omit<NormalizedMemory, 'supersedes' | 'contentHash' | 'tsGiven'> {
   contentHash: string;
   /** Epoch ms when first stored. */
   createdAt: number;
@@ -132,6 +134,7 @@ export function normalizeMemory(input: unknown, now: number = Date.now()): Norma
     session: m.session ?? null,
     agent: m.agent ?? null,
     ts: m.ts === undefined ? now : parseTimestamp(m.ts),
+    tsGiven: m.ts !== undefined,
     tags: [...new Set(m.tags ?? [])],
     meta: m.meta ?? {},
     importance: m.importance ?? DEFAULT_IMPORTANCE,

@@ -13,9 +13,9 @@ export interface WriteResult {
 }
 
 /** Everything a caller can change about a memory; equal fingerprints mean a re-ingest is a no-op. */
-function fingerprint(m: NormalizedMemory): string {
+function fingerprint(m: NormalizedMemory, ts: number): string {
   return createHash('sha256')
-    .update(JSON.stringify([m.contentHash, m.session, m.agent, m.ts, m.tags, m.meta, m.importance, m.supersedes]))
+    .update(JSON.stringify([m.contentHash, m.session, m.agent, ts, m.tags, m.meta, m.importance, m.supersedes]))
     .digest('hex')
     .slice(0, 32);
 }
@@ -26,7 +26,10 @@ function fingerprint(m: NormalizedMemory): string {
  * `change_seq` moves only when what a memory says changes, because that is what needs re-embedding.
  */
 export class MemoryWriter {
-  private readonly select: Database.Statement<[string, string], { key: number; content_hash: string; fingerprint: string; deleted_at: number | null }>;
+  private readonly select: Database.Statement<
+    [string, string],
+    { key: number; ts: number; content_hash: string; fingerprint: string; deleted_at: number | null }
+  >;
   private readonly insert: Database.Statement;
   private readonly updateContent: Database.Statement;
   private readonly updateMeta: Database.Statement;
@@ -35,7 +38,7 @@ export class MemoryWriter {
   private readonly writeBatch: Database.Transaction<(batch: readonly NormalizedMemory[], now: number) => WriteResult[]>;
 
   constructor(private readonly db: Database.Database) {
-    this.select = db.prepare('SELECT key, content_hash, fingerprint, deleted_at FROM memories WHERE namespace = ? AND id = ?');
+    this.select = db.prepare('SELECT key, ts, content_hash, fingerprint, deleted_at FROM memories WHERE namespace = ? AND id = ?');
     this.nextSeq = db.prepare('SELECT coalesce(max(change_seq), 0) AS seq FROM memories');
     this.insert = db.prepare(`
       INSERT INTO memories (namespace, id, kind, title, text, parts, scope, session, agent, ts, tags, meta,
@@ -69,10 +72,13 @@ export class MemoryWriter {
   }
 
   private writeOne(m: NormalizedMemory, now: number, takeSeq: () => number): WriteResult {
-    const fp = fingerprint(m);
     const existing = this.select.get(m.namespace, m.id);
+    // A memory re-sent without a ts keeps the time it was first stored, so re-running a file is a no-op.
+    const ts = !m.tsGiven && existing ? existing.ts : m.ts;
+    const fp = fingerprint(m, ts);
     const row = {
       ...m,
+      ts,
       parts: codeParts(`${m.title ?? ''} ${m.text}`),
       scope: scopeToken(m.namespace),
       tags: JSON.stringify(m.tags),

@@ -1,0 +1,147 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+let dir: string;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'cairn-cli-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+function cairn(args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync(process.execPath, [MAIN, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, CAIRN_DATA_DIR: join(dir, 'data'), ...env },
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function file(name: string, lines: unknown[]): string {
+  const p = join(dir, name);
+  writeFileSync(p, lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n'));
+  return p;
+}
+
+const memories = [
+  { namespace: 'proj', id: 'a1', kind: 'observation', session: 's1', ts: '2025-01-01T10:00:00Z', text: 'parseConfig drops unknown keys silently' },
+  { namespace: 'proj', id: 'a2', kind: 'turn', session: 's1', ts: '2025-01-01T10:05:00Z', text: 'user asked to fix the redis timeout' },
+  { namespace: 'proj', id: 'a3', kind: 'fact', session: 's1', ts: '2025-01-01T10:10:00Z', text: 'redis runs with appendonly yes', tags: ['infra'] },
+  { namespace: 'other', id: 'b1', text: 'redis in another tenant' },
+];
+
+describe('cairn ingest', () => {
+  it('reports bad lines by number and reason, stores every good line, and exits 3', () => {
+    const p = file('in.jsonl', [memories[0], '{not json', { id: 'x', text: 'no namespace' }, '', { namespace: 'proj', id: 'y' }, memories[1]]);
+    const r = cairn(['ingest', p, '--json']);
+    expect(r.code).toBe(3);
+    const summary = JSON.parse(r.stdout);
+    expect(summary).toMatchObject({ read: 5, stored: 2, rejected: 3 });
+    expect(summary.errors.map((e: { line: number }) => e.line)).toEqual([2, 3, 5]);
+    expect(summary.errors[0].message).toMatch(/malformed JSON/);
+    expect(summary.errors[1]).toMatchObject({ field: 'namespace', message: expect.stringMatching(/namespace is required/) });
+    expect(summary.errors[2]).toMatchObject({ field: 'text' });
+  });
+
+  it('is idempotent when the same file is ingested twice', () => {
+    const p = file('in.jsonl', memories);
+    expect(JSON.parse(cairn(['ingest', p, '--json']).stdout)).toMatchObject({ stored: 4, unchanged: 0 });
+    const again = cairn(['ingest', p, '--json']);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ stored: 0, updated: 0, unchanged: 4, rejected: 0 });
+  });
+
+  it('prints a human summary without --json and honours --data-dir', () => {
+    const p = file('in.jsonl', memories);
+    const r = cairn(['ingest', p, '--data-dir', join(dir, 'elsewhere')]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/read 4, stored 4, updated 0, unchanged 0, rejected 0/);
+    const stats = JSON.parse(cairn(['stats', '--json', '--data-dir', join(dir, 'elsewhere')]).stdout);
+    expect(stats.namespaces.proj).toMatchObject({ stored: 3, embedded: 3, pending: 0, failed: 0 });
+  });
+
+  it('fails with a clear error when the file does not exist', () => {
+    const r = cairn(['ingest', join(dir, 'missing.jsonl')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/cannot read .*missing\.jsonl: ENOENT/);
+  });
+});
+
+describe('cairn search', () => {
+  it('prints only JSON on stdout with --json, with explain fields on every hit', () => {
+    cairn(['ingest', file('in.jsonl', memories)]);
+    const r = cairn(['search', 'redis timeout', '--namespace', 'proj', '--json', '--decay', 'off']);
+    expect(r.code).toBe(0);
+    const res = JSON.parse(r.stdout);
+    expect(res.hits[0].id).toBe('a2');
+    for (const h of res.hits) {
+      expect(h.namespace).toBe('proj');
+      for (const f of ['bm25Rank', 'vecRank', 'cosine', 'recency', 'rrf', 'score']) expect(h).toHaveProperty(f);
+    }
+  });
+
+  it('prints a readable table by default', () => {
+    cairn(['ingest', file('in.jsonl', memories)]);
+    const r = cairn(['search', 'parseConfig', '-n', 'proj', '--k', '2']);
+    expect(r.stdout).toMatch(/bm25#/);
+    expect(r.stdout).toMatch(/a1/);
+  });
+
+  it('answers a batch of queries with one JSON line each, in input order, errors included', () => {
+    cairn(['ingest', file('in.jsonl', memories)]);
+    const q = file('q.jsonl', [
+      { id: 'q1', namespace: 'proj', query: 'redis', k: 2, decay: 'off' },
+      { id: 'q2', namespace: 'proj', query: 'redis', filters: { kinds: ['fact'] } },
+      { id: 'q3', namespace: 'proj', query: 'x', k: 'ten' },
+      { id: 'q4', namespace: 'nobody', query: 'redis' },
+      '{broken',
+    ]);
+    const r = cairn(['search', '--queries', q, '--json']);
+    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.id)).toEqual(['q1', 'q2', 'q3', 'q4', 5]);
+    expect(lines[0].hits).toHaveLength(2);
+    expect(lines[1].hits.map((h: { id: string }) => h.id)).toEqual(['a3']);
+    expect(lines[2].error).toMatchObject({ code: 'INVALID_INPUT', field: 'k' });
+    expect(lines[3].empty.reason).toBe('empty_namespace');
+    expect(lines[4].error.code).toBe('INVALID_INPUT');
+    expect(r.code).toBe(3);
+  });
+
+  it('refuses a search without a namespace, naming the flag', () => {
+    const r = cairn(['search', 'redis', '--json']);
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout).error).toMatchObject({ code: 'INVALID_INPUT', field: 'namespace' });
+  });
+});
+
+describe('cairn get, timeline and stats', () => {
+  it('returns full records, the timeline around one memory and per-namespace counts', () => {
+    cairn(['ingest', file('in.jsonl', memories)]);
+    const got = JSON.parse(cairn(['get', 'a3', 'zz', '-n', 'proj', '--json']).stdout);
+    expect(got.memories[0]).toMatchObject({ id: 'a3', tags: ['infra'], kind: 'fact' });
+    expect(got.missing).toEqual(['zz']);
+    const tl = JSON.parse(cairn(['timeline', 'a2', '-n', 'proj', '--before', '1', '--after', '1', '--json']).stdout);
+    expect(tl.before.map((m: { id: string }) => m.id)).toEqual(['a1']);
+    expect(tl.after.map((m: { id: string }) => m.id)).toEqual(['a3']);
+    const stats = JSON.parse(cairn(['stats', '--json']).stdout);
+    expect(Object.keys(stats.namespaces).sort()).toEqual(['other', 'proj']);
+    expect(stats.namespaces.other).toMatchObject({ stored: 1, embedded: 1, pending: 0, failed: 0 });
+    const missing = cairn(['timeline', 'a2', '-n', 'other']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/no memory with id "a2" in namespace "other"/);
+  });
+});
+
+describe('cairn demo', () => {
+  it('ingests the sample corpus and prints explained hybrid searches', () => {
+    const r = cairn(['demo']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/Ingested 31 memories/);
+    expect(r.stdout).toMatch(/"bm25Rank"/);
+    expect(r.stdout).toMatch(/"vecRank"/);
+  });
+});
