@@ -18,9 +18,13 @@ export function fileSize(path: string): number | null {
   try {
     return statSync(path).size;
   } catch (err) {
-    throw new CairnError('NOT_FOUND', `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, {
-      field: 'file',
-    });
+    throw new CairnError(
+      'NOT_FOUND',
+      `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      {
+        field: 'file',
+      },
+    );
   }
 }
 

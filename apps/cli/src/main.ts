@@ -17,11 +17,12 @@ export function buildProgram(): Command {
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   const dataDir = () => new Option('--data-dir <dir>', 'data folder (default: $CAIRN_DATA_DIR or ./.cairn)');
   const json = () => new Option('--json', 'print JSON on stdout (logs stay on stderr)');
-  const run = (fn: (...args: never[]) => Promise<void>) =>
+  const run =
+    (fn: (...args: never[]) => Promise<void>) =>
     async (...args: unknown[]) => {
-      const opts = args.find((a) => a && typeof a === 'object' && !Array.isArray(a) && !(a instanceof Command)) as
-        | { json?: boolean }
-        | undefined;
+      const opts = args.find(
+        (a) => a && typeof a === 'object' && !Array.isArray(a) && !(a instanceof Command),
+      ) as { json?: boolean } | undefined;
       try {
         await (fn as (...a: unknown[]) => Promise<void>)(...args.slice(0, -1), env);
       } catch (err) {
@@ -58,7 +59,12 @@ export function buildProgram(): Command {
     .option('--since <time>', 'only memories at or after this time')
     .option('--until <time>', 'only memories before this time')
     .option('--mmr <lambda>', 'MMR diversity, 0..1 (1 = off)')
-    .addOption(new Option('--explain <level>', 'hits, or full for the whole candidate table').choices(['hits', 'full']))
+    .addOption(
+      new Option('--explain <level>', 'hits, or full for the whole candidate table').choices([
+        'hits',
+        'full',
+      ]),
+    )
     .option('--queries <file>', 'JSONL of queries; prints one JSON line per query, in order')
     .addOption(dataDir())
     .addOption(json())
@@ -93,7 +99,12 @@ export function buildProgram(): Command {
     .addOption(json())
     .action(run(deleteCommand));
 
-  program.command('stats').description('per-namespace counts').addOption(dataDir()).addOption(json()).action(run(statsCommand));
+  program
+    .command('stats')
+    .description('per-namespace counts')
+    .addOption(dataDir())
+    .addOption(json())
+    .action(run(statsCommand));
 
   program
     .command('demo')

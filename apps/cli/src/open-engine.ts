@@ -14,7 +14,11 @@ export async function openEngine(dataDirFlag: string | undefined, env: CliEnv): 
   });
 }
 
-export async function withEngine<T>(dataDir: string | undefined, env: CliEnv, fn: (e: CairnEngine) => Promise<T>): Promise<T> {
+export async function withEngine<T>(
+  dataDir: string | undefined,
+  env: CliEnv,
+  fn: (e: CairnEngine) => Promise<T>,
+): Promise<T> {
   const engine = await openEngine(dataDir, env);
   try {
     return await fn(engine);

@@ -41,7 +41,9 @@ export function exitCodeFor(code: CairnErrorCode): number {
 /** Reports an error on stderr (and as JSON on stdout with --json) and sets the exit code. */
 export function fail(err: unknown, json: boolean): void {
   const e =
-    err instanceof CairnError ? err : new CairnError('INTERNAL', err instanceof Error ? err.message : String(err), {}, { cause: err });
+    err instanceof CairnError
+      ? err
+      : new CairnError('INTERNAL', err instanceof Error ? err.message : String(err), {}, { cause: err });
   if (json) writeJson({ error: e.toJSON() });
   warn(`cairn: error [${e.code}]: ${e.message}`);
   process.exitCode = exitCodeFor(e.code);

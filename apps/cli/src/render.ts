@@ -12,7 +12,9 @@ const date = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace('T'
 export function renderHits(res: SearchResponse): string {
   const lines: string[] = [];
   if (res.degraded.length > 0) {
-    lines.push(`degraded: ${res.degraded.join(', ')} (${Object.values(res.explain.degradedReasons).join('; ')})`);
+    lines.push(
+      `degraded: ${res.degraded.join(', ')} (${Object.values(res.explain.degradedReasons).join('; ')})`,
+    );
   }
   if (res.hits.length === 0) {
     lines.push(`no results: ${res.empty?.reason} — ${res.empty?.message}`);
@@ -48,9 +50,18 @@ export function renderHits(res: SearchResponse): string {
 }
 
 export function renderMemories(memories: readonly KeyedMemory[], marker?: string): string {
-  const table = new Table({ head: ['id', 'kind', 'when', 'session', 'text'], style: { head: [], border: [] } });
+  const table = new Table({
+    head: ['id', 'kind', 'when', 'session', 'text'],
+    style: { head: [], border: [] },
+  });
   for (const m of memories) {
-    table.push([`${m.id === marker ? '▶ ' : ''}${oneLine(m.id, 24)}`, m.kind, date(m.ts), m.session ?? '–', oneLine(m.text, 70)]);
+    table.push([
+      `${m.id === marker ? '▶ ' : ''}${oneLine(m.id, 24)}`,
+      m.kind,
+      date(m.ts),
+      m.session ?? '–',
+      oneLine(m.text, 70),
+    ]);
   }
   return `${table.toString()}\n`;
 }

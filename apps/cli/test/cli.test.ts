@@ -28,22 +28,54 @@ function file(name: string, lines: unknown[]): string {
 }
 
 const memories = [
-  { namespace: 'proj', id: 'a1', kind: 'observation', session: 's1', ts: '2025-01-01T10:00:00Z', text: 'parseConfig drops unknown keys silently' },
-  { namespace: 'proj', id: 'a2', kind: 'turn', session: 's1', ts: '2025-01-01T10:05:00Z', text: 'user asked to fix the redis timeout' },
-  { namespace: 'proj', id: 'a3', kind: 'fact', session: 's1', ts: '2025-01-01T10:10:00Z', text: 'redis runs with appendonly yes', tags: ['infra'] },
+  {
+    namespace: 'proj',
+    id: 'a1',
+    kind: 'observation',
+    session: 's1',
+    ts: '2025-01-01T10:00:00Z',
+    text: 'parseConfig drops unknown keys silently',
+  },
+  {
+    namespace: 'proj',
+    id: 'a2',
+    kind: 'turn',
+    session: 's1',
+    ts: '2025-01-01T10:05:00Z',
+    text: 'user asked to fix the redis timeout',
+  },
+  {
+    namespace: 'proj',
+    id: 'a3',
+    kind: 'fact',
+    session: 's1',
+    ts: '2025-01-01T10:10:00Z',
+    text: 'redis runs with appendonly yes',
+    tags: ['infra'],
+  },
   { namespace: 'other', id: 'b1', text: 'redis in another tenant' },
 ];
 
 describe('cairn ingest', () => {
   it('reports bad lines by number and reason, stores every good line, and exits 3', () => {
-    const p = file('in.jsonl', [memories[0], '{not json', { id: 'x', text: 'no namespace' }, '', { namespace: 'proj', id: 'y' }, memories[1]]);
+    const p = file('in.jsonl', [
+      memories[0],
+      '{not json',
+      { id: 'x', text: 'no namespace' },
+      '',
+      { namespace: 'proj', id: 'y' },
+      memories[1],
+    ]);
     const r = cairn(['ingest', p, '--json']);
     expect(r.code).toBe(3);
     const summary = JSON.parse(r.stdout);
     expect(summary).toMatchObject({ read: 5, stored: 2, rejected: 3 });
     expect(summary.errors.map((e: { line: number }) => e.line)).toEqual([2, 3, 5]);
     expect(summary.errors[0].message).toMatch(/malformed JSON/);
-    expect(summary.errors[1]).toMatchObject({ field: 'namespace', message: expect.stringMatching(/namespace is required/) });
+    expect(summary.errors[1]).toMatchObject({
+      field: 'namespace',
+      message: expect.stringMatching(/namespace is required/),
+    });
     expect(summary.errors[2]).toMatchObject({ field: 'text' });
   });
 
@@ -80,7 +112,8 @@ describe('cairn search', () => {
     expect(res.hits[0].id).toBe('a2');
     for (const h of res.hits) {
       expect(h.namespace).toBe('proj');
-      for (const f of ['bm25Rank', 'vecRank', 'cosine', 'recency', 'rrf', 'score']) expect(h).toHaveProperty(f);
+      for (const f of ['bm25Rank', 'vecRank', 'cosine', 'recency', 'rrf', 'score'])
+        expect(h).toHaveProperty(f);
     }
   });
 
@@ -101,7 +134,10 @@ describe('cairn search', () => {
       '{broken',
     ]);
     const r = cairn(['search', '--queries', q, '--json']);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.id)).toEqual(['q1', 'q2', 'q3', 'q4', 5]);
     expect(lines[0].hits).toHaveLength(2);
     expect(lines[1].hits.map((h: { id: string }) => h.id)).toEqual(['a3']);
@@ -124,7 +160,9 @@ describe('cairn get, timeline and stats', () => {
     const got = JSON.parse(cairn(['get', 'a3', 'zz', '-n', 'proj', '--json']).stdout);
     expect(got.memories[0]).toMatchObject({ id: 'a3', tags: ['infra'], kind: 'fact' });
     expect(got.missing).toEqual(['zz']);
-    const tl = JSON.parse(cairn(['timeline', 'a2', '-n', 'proj', '--before', '1', '--after', '1', '--json']).stdout);
+    const tl = JSON.parse(
+      cairn(['timeline', 'a2', '-n', 'proj', '--before', '1', '--after', '1', '--json']).stdout,
+    );
     expect(tl.before.map((m: { id: string }) => m.id)).toEqual(['a1']);
     expect(tl.after.map((m: { id: string }) => m.id)).toEqual(['a3']);
     const stats = JSON.parse(cairn(['stats', '--json']).stdout);

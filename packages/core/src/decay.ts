@@ -19,18 +19,27 @@ export interface ResolvedDecay {
 }
 
 export function resolveDecay(spec: DecaySpec = DEFAULT_DECAY): ResolvedDecay {
-  if (spec === 'off') return { enabled: false, tauMs: Number.POSITIVE_INFINITY, halfLifeMs: Number.POSITIVE_INFINITY };
+  if (spec === 'off')
+    return { enabled: false, tauMs: Number.POSITIVE_INFINITY, halfLifeMs: Number.POSITIVE_INFINITY };
   const has = (k: string) => Object.hasOwn(spec, k);
   if (has('halfLifeMs') && has('tauMs')) {
-    throw new CairnError('INVALID_INPUT', 'decay: give halfLifeMs or tauMs, not both (one is derived from the other)', {
-      field: 'decay',
-    });
+    throw new CairnError(
+      'INVALID_INPUT',
+      'decay: give halfLifeMs or tauMs, not both (one is derived from the other)',
+      {
+        field: 'decay',
+      },
+    );
   }
   const halfLifeMs = 'halfLifeMs' in spec ? spec.halfLifeMs : spec.tauMs * Math.LN2;
   if (!(halfLifeMs > 0) || !Number.isFinite(halfLifeMs)) {
-    throw new CairnError('INVALID_INPUT', 'decay: the half-life or tau must be a positive number of milliseconds', {
-      field: 'decay',
-    });
+    throw new CairnError(
+      'INVALID_INPUT',
+      'decay: the half-life or tau must be a positive number of milliseconds',
+      {
+        field: 'decay',
+      },
+    );
   }
   return { enabled: true, halfLifeMs, tauMs: halfLifeMs / Math.LN2 };
 }

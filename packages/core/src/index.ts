@@ -1,4 +1,6 @@
 // This file is the public API of @cairn/core; named exports only.
+
+export { DEFAULT_DECAY, type DecaySpec, type ResolvedDecay, recencyFactor, resolveDecay } from './decay.js';
 export { withDefaults } from './defaults.js';
 export {
   assertDimensions,
@@ -8,7 +10,6 @@ export {
   isTermWeighted,
   type TermWeightedEmbedder,
 } from './embedder.js';
-export { type DecaySpec, DEFAULT_DECAY, type ResolvedDecay, recencyFactor, resolveDecay } from './decay.js';
 export { CairnError, CairnErrorCode, type CairnErrorData, isCairnError } from './errors.js';
 export type {
   KeyedMemory,

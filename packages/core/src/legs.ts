@@ -23,7 +23,12 @@ export interface LexicalLegResult {
 }
 
 export interface LexicalLeg {
-  searchLexical(req: { namespace: string; query: string; filters: SearchFilters; limit: number }): LexicalLegResult;
+  searchLexical(req: {
+    namespace: string;
+    query: string;
+    filters: SearchFilters;
+    limit: number;
+  }): LexicalLegResult;
   /**
    * Inverse document frequency of each term within the namespace (BM25's idf), for weighting the query
    * side of a term-weighted embedder. Optional: legs without corpus statistics leave it out.

@@ -16,7 +16,10 @@ export const NamespaceSchema = z
   .string({ error: 'namespace is required' })
   .min(1, 'namespace must not be empty')
   .max(L.maxNamespaceChars, `namespace must be at most ${L.maxNamespaceChars} characters`)
-  .regex(NAMESPACE_PATTERN, 'namespace may hold only letters, digits and . _ : @ / - and must start with a letter or digit');
+  .regex(
+    NAMESPACE_PATTERN,
+    'namespace may hold only letters, digits and . _ : @ / - and must start with a letter or digit',
+  );
 
 const shortText = (what: string, max: number) =>
   z.string().min(1, `${what} must not be empty`).max(max, `${what} must be at most ${max} characters`);
@@ -39,9 +42,16 @@ export const MemoryInputSchema = z.strictObject({
   tags: z.array(shortText('tag', 64)).max(L.maxTags, `at most ${L.maxTags} tags`).optional(),
   meta: z
     .record(z.string(), z.unknown())
-    .refine((m) => utf8Bytes(JSON.stringify(m)) <= L.maxMetaBytes, `meta must serialise to at most ${L.maxMetaBytes} bytes`)
+    .refine(
+      (m) => utf8Bytes(JSON.stringify(m)) <= L.maxMetaBytes,
+      `meta must serialise to at most ${L.maxMetaBytes} bytes`,
+    )
     .optional(),
-  importance: z.number().min(0, 'importance must be in [0, 1]').max(1, 'importance must be in [0, 1]').optional(),
+  importance: z
+    .number()
+    .min(0, 'importance must be in [0, 1]')
+    .max(1, 'importance must be in [0, 1]')
+    .optional(),
   /** Ids of older memories in the same namespace that this one replaces; they stop appearing in search. */
   supersedes: z.array(shortText('supersedes id', L.maxIdChars)).max(64).optional(),
 });
@@ -88,7 +98,10 @@ export const DEFAULT_IMPORTANCE = 0.5;
  * same words are embedded once however many times they are stored.
  */
 export function contentHash(kind: string, title: string | null, text: string): string {
-  return createHash('sha256').update(JSON.stringify([kind, title ?? '', text])).digest('hex').slice(0, 32);
+  return createHash('sha256')
+    .update(JSON.stringify([kind, title ?? '', text]))
+    .digest('hex')
+    .slice(0, 32);
 }
 
 /** Ids generated from content make a re-run of an id-less ingest file idempotent. */
@@ -112,7 +125,11 @@ function describeZodIssue(issue: z.core.$ZodIssue): { field: string; message: st
 export function zodToCairnError(error: z.ZodError, context?: string): CairnError {
   const first = error.issues[0];
   const { field, message } = first ? describeZodIssue(first) : { field: '', message: 'invalid input' };
-  return new CairnError('INVALID_INPUT', context ? `${context}: ${message}` : message, field ? { field } : {});
+  return new CairnError(
+    'INVALID_INPUT',
+    context ? `${context}: ${message}` : message,
+    field ? { field } : {},
+  );
 }
 
 /** Validates and normalises one memory. Throws CairnError(INVALID_INPUT) naming the field at fault. */

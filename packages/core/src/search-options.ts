@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type DecaySpec, DEFAULT_DECAY, type ResolvedDecay, resolveDecay } from './decay.js';
+import { DEFAULT_DECAY, type DecaySpec, type ResolvedDecay, resolveDecay } from './decay.js';
 import { withDefaults } from './defaults.js';
 import { CairnError } from './errors.js';
 import { DEFAULT_INPUT_LIMITS } from './limits.js';
@@ -105,10 +105,22 @@ export const DecaySchema = z.union([
 /** The wire shape of a search request (CLI query files, HTTP). */
 export const SearchRequestSchema = z.strictObject({
   namespace: NamespaceSchema,
-  query: z.string({ error: 'query is required' }).max(L.maxQueryChars, `query must be at most ${L.maxQueryChars} characters`),
+  query: z
+    .string({ error: 'query is required' })
+    .max(L.maxQueryChars, `query must be at most ${L.maxQueryChars} characters`),
   k: z.number().int().min(1).max(L.maxK, `k must be at most ${L.maxK}`).optional(),
-  candidatePool: z.number().int().min(1).max(L.maxCandidatePool, `candidatePool must be at most ${L.maxCandidatePool}`).optional(),
-  weights: z.strictObject({ lexical: z.number().min(0).max(100).optional(), vector: z.number().min(0).max(100).optional() }).optional(),
+  candidatePool: z
+    .number()
+    .int()
+    .min(1)
+    .max(L.maxCandidatePool, `candidatePool must be at most ${L.maxCandidatePool}`)
+    .optional(),
+  weights: z
+    .strictObject({
+      lexical: z.number().min(0).max(100).optional(),
+      vector: z.number().min(0).max(100).optional(),
+    })
+    .optional(),
   rrfK: z.number().min(0).max(10_000).optional(),
   decay: DecaySchema.optional(),
   importanceWeight: z.number().min(0).max(1).optional(),
@@ -153,17 +165,31 @@ function parseFilters(f: z.infer<typeof SearchFiltersSchema>): SearchFilters {
 
 export function hasFilters(f: SearchFilters): boolean {
   return Boolean(
-    f.kinds?.length || f.sessions?.length || f.agents?.length || f.tags?.length || f.since !== undefined || f.until !== undefined,
+    f.kinds?.length ||
+      f.sessions?.length ||
+      f.agents?.length ||
+      f.tags?.length ||
+      f.since !== undefined ||
+      f.until !== undefined,
   );
 }
 
 /** Fills defaults and validates once; the router works only with resolved options. */
-export function resolveSearch(req: SearchRequest, defaults: SearchOptions = DEFAULT_SEARCH_OPTIONS): ResolvedSearch {
+export function resolveSearch(
+  req: SearchRequest,
+  defaults: SearchOptions = DEFAULT_SEARCH_OPTIONS,
+): ResolvedSearch {
   const opts = withDefaults(defaults, req as Partial<SearchOptions>);
   const weights = withDefaults(defaults.weights, req.weights);
-  const bad = (field: string, message: string) => new CairnError('INVALID_INPUT', `${field}: ${message}`, { field });
-  if (!Number.isInteger(opts.k) || opts.k < 1 || opts.k > L.maxK) throw bad('k', `must be an integer in [1, ${L.maxK}]`);
-  if (!Number.isInteger(opts.candidatePool) || opts.candidatePool < 1 || opts.candidatePool > L.maxCandidatePool) {
+  const bad = (field: string, message: string) =>
+    new CairnError('INVALID_INPUT', `${field}: ${message}`, { field });
+  if (!Number.isInteger(opts.k) || opts.k < 1 || opts.k > L.maxK)
+    throw bad('k', `must be an integer in [1, ${L.maxK}]`);
+  if (
+    !Number.isInteger(opts.candidatePool) ||
+    opts.candidatePool < 1 ||
+    opts.candidatePool > L.maxCandidatePool
+  ) {
     throw bad('candidatePool', `must be an integer in [1, ${L.maxCandidatePool}]`);
   }
   if (!(weights.lexical >= 0) || !(weights.vector >= 0)) throw bad('weights', 'must be >= 0');
@@ -185,4 +211,3 @@ export function resolveSearch(req: SearchRequest, defaults: SearchOptions = DEFA
     candidatePool: Math.max(opts.candidatePool, opts.k),
   };
 }
-

@@ -31,11 +31,22 @@ export function parseDuration(value: string | number, field = 'duration'): numbe
   if (typeof value === 'number' && Number.isFinite(value) && value > 0) return value;
   const match = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?$/.exec(String(value).trim());
   if (!match) {
-    throw new CairnError('INVALID_INPUT', `${field}: expected a duration like 30d, 12h or 5000, got ${value}`, {
-      field,
-    });
+    throw new CairnError(
+      'INVALID_INPUT',
+      `${field}: expected a duration like 30d, 12h or 5000, got ${value}`,
+      {
+        field,
+      },
+    );
   }
-  const unitMs: Record<string, number> = { ms: 1, s: 1e3, m: 6e4, h: 3.6e6, d: MS_PER_DAY, w: 7 * MS_PER_DAY };
+  const unitMs: Record<string, number> = {
+    ms: 1,
+    s: 1e3,
+    m: 6e4,
+    h: 3.6e6,
+    d: MS_PER_DAY,
+    w: 7 * MS_PER_DAY,
+  };
   const ms = Number(match[1]) * (unitMs[match[2] ?? 'ms'] ?? 1);
   if (!(ms > 0)) throw new CairnError('INVALID_INPUT', `${field}: must be greater than zero`, { field });
   return ms;

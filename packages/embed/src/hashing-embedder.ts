@@ -1,4 +1,11 @@
-import { identifierParts, isStopWord, l2Normalize, rawTokens, type TermWeightedEmbedder, withDefaults } from '@cairn/core';
+import {
+  identifierParts,
+  isStopWord,
+  l2Normalize,
+  rawTokens,
+  type TermWeightedEmbedder,
+  withDefaults,
+} from '@cairn/core';
 
 /** Options of the feature-hashing embedder. Changing any of them changes the model id. */
 export interface HashingEmbedderOptions {
@@ -60,7 +67,9 @@ export class HashingEmbedder implements TermWeightedEmbedder {
   constructor(opts: Partial<HashingEmbedderOptions> = {}) {
     this.opts = withDefaults(DEFAULT_HASHING_OPTIONS, opts);
     if (!Number.isInteger(this.opts.dimensions) || this.opts.dimensions < 8) {
-      throw new RangeError(`HashingEmbedder: dimensions must be an integer >= 8, got ${this.opts.dimensions}`);
+      throw new RangeError(
+        `HashingEmbedder: dimensions must be an integer >= 8, got ${this.opts.dimensions}`,
+      );
     }
     this.dimensions = this.opts.dimensions;
     const o = this.opts;
@@ -69,7 +78,9 @@ export class HashingEmbedder implements TermWeightedEmbedder {
       o.wordWeight === DEFAULT_HASHING_OPTIONS.wordWeight &&
       o.ngramWeight === DEFAULT_HASHING_OPTIONS.ngramWeight &&
       o.stopWordWeight === DEFAULT_HASHING_OPTIONS.stopWordWeight;
-    const variant = isDefault ? '' : `-n${o.ngrams.join('.')}-w${o.wordWeight}-g${o.ngramWeight}-s${o.stopWordWeight}`;
+    const variant = isDefault
+      ? ''
+      : `-n${o.ngrams.join('.')}-w${o.wordWeight}-g${o.ngramWeight}-s${o.stopWordWeight}`;
     this.modelId = `cairn-hash-v${HASHING_EMBEDDER_VERSION}${variant}`;
   }
 

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { ComputePool } from '@cairn/compute';
 import {
   DEFAULT_SEARCH_OPTIONS,
   type Embedder,
@@ -8,7 +9,6 @@ import {
   type SearchResponse,
   withDefaults,
 } from '@cairn/core';
-import { ComputePool } from '@cairn/compute';
 import { HashingEmbedder } from '@cairn/embed';
 import { type CaptureResult, EmbeddedPipeline } from '@cairn/pipeline';
 import { HybridRouter } from '@cairn/router';

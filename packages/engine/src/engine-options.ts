@@ -2,7 +2,11 @@ import type { Embedder, SearchOptions } from '@cairn/core';
 import type { LexicalOptions } from '@cairn/store';
 import type { HnswParams } from '@cairn/vector';
 
-export type EngineLog = (level: 'debug' | 'info' | 'warn' | 'error', msg: string, data?: Record<string, unknown>) => void;
+export type EngineLog = (
+  level: 'debug' | 'info' | 'warn' | 'error',
+  msg: string,
+  data?: Record<string, unknown>,
+) => void;
 
 export interface EngineOptions {
   /** The data folder: `cairn.db` (SQLite) and `vectors/` (index files). */

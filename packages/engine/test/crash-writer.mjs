@@ -3,7 +3,11 @@
 import { CairnEngine } from '../dist/index.js';
 
 const [dataDir, exactThreshold] = process.argv.slice(2);
-const engine = await CairnEngine.open({ dataDir, exactThreshold: Number(exactThreshold), persistIntervalMs: 20 });
+const engine = await CairnEngine.open({
+  dataDir,
+  exactThreshold: Number(exactThreshold),
+  persistIntervalMs: 20,
+});
 let batch = 0;
 const tick = () => {
   const items = Array.from({ length: 200 }, (_, i) => ({

@@ -9,7 +9,9 @@ const WRITER = fileURLToPath(new URL('./crash-writer.mjs', import.meta.url));
 /** Runs the writer until it has acknowledged `acks` batches, then SIGKILLs it. Returns the acknowledged batches. */
 function runAndKill(dataDir: string, acks: number, exactThreshold: number): Promise<number[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [WRITER, dataDir, String(exactThreshold)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [WRITER, dataDir, String(exactThreshold)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const acked: number[] = [];
     let buf = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -19,7 +21,11 @@ function runAndKill(dataDir: string, acks: number, exactThreshold: number): Prom
       for (const l of lines) if (l.startsWith('ack ')) acked.push(Number(l.slice(4)));
       if (acked.length >= acks && !child.killed) child.kill('SIGKILL');
     });
-    child.on('exit', (_code, signal) => (signal === 'SIGKILL' ? resolve(acked) : reject(new Error(`writer exited without being killed (${signal})`))));
+    child.on('exit', (_code, signal) =>
+      signal === 'SIGKILL'
+        ? resolve(acked)
+        : reject(new Error(`writer exited without being killed (${signal})`)),
+    );
   });
 }
 
@@ -37,13 +43,21 @@ describe('durability', () => {
     expect(got.missing).toEqual([]);
     // Durable means searchable: lexically at once, by vector once the resumed pipeline catches up.
     const last = acked.at(-1)!;
-    const lexical = await engine.search({ namespace: 'crash', query: `token${last}x7`, weights: { vector: 0 } });
+    const lexical = await engine.search({
+      namespace: 'crash',
+      query: `token${last}x7`,
+      weights: { vector: 0 },
+    });
     expect(lexical.hits[0]?.id).toBe(`b${last}-7`);
     await engine.drain();
     const stats = engine.stats().namespaces.crash!;
     expect(stats.pending).toBe(0);
     expect(stats.embedded).toBe(stats.stored);
-    const vector = await engine.search({ namespace: 'crash', query: `token${last}x7`, weights: { lexical: 0 } });
+    const vector = await engine.search({
+      namespace: 'crash',
+      query: `token${last}x7`,
+      weights: { lexical: 0 },
+    });
     expect(vector.degraded).toEqual([]);
     expect(vector.hits[0]?.id).toBe(`b${last}-7`);
     // Nothing is stored twice: every id appears once.

@@ -5,9 +5,20 @@ import { DAY, useEngines } from './helpers.js';
 const engines = useEngines();
 
 const corpus = [
-  { namespace: 'a', id: '1', text: 'We fixed the parseConfig crash in src/auth/middleware.ts', ts: '2024-01-01T00:00:00Z' },
+  {
+    namespace: 'a',
+    id: '1',
+    text: 'We fixed the parseConfig crash in src/auth/middleware.ts',
+    ts: '2024-01-01T00:00:00Z',
+  },
   { namespace: 'a', id: '2', text: 'Lunch was pizza again', ts: '2024-01-02T00:00:00Z' },
-  { namespace: 'a', id: '3', text: 'The config loader now validates unknown keys', ts: '2024-01-03T00:00:00Z', session: 's1' },
+  {
+    namespace: 'a',
+    id: '3',
+    text: 'The config loader now validates unknown keys',
+    ts: '2024-01-03T00:00:00Z',
+    session: 's1',
+  },
   { namespace: 'b', id: '4', text: 'parseConfig is also in namespace b', ts: '2024-01-02T00:00:00Z' },
 ];
 
@@ -40,13 +51,16 @@ describe('CairnEngine hybrid search', () => {
     expect(table.filter((c) => c.fate === 'hit')).toHaveLength(1);
     expect(table[0]!.position).toBe(1);
     expect(table.slice(1).every((c) => c.position === null && c.fate !== 'hit')).toBe(true);
-    for (let i = 1; i < table.length; i++) expect(table[i - 1]!.score).toBeGreaterThanOrEqual(table[i]!.score);
+    for (let i = 1; i < table.length; i++)
+      expect(table[i - 1]!.score).toBeGreaterThanOrEqual(table[i]!.score);
   });
 
   it('drops superseded memories before fusion', async () => {
     const engine = await engines.open();
     engine.ingest([{ namespace: 'a', id: 'old', text: 'the deploy key rotates every 30 days' }]);
-    engine.ingest([{ namespace: 'a', id: 'new', text: 'the deploy key rotates every 7 days', supersedes: ['old'] }]);
+    engine.ingest([
+      { namespace: 'a', id: 'new', text: 'the deploy key rotates every 7 days', supersedes: ['old'] },
+    ]);
     await engine.drain();
     const res = await engine.search({ namespace: 'a', query: 'deploy key rotates', explain: 'full' });
     expect(res.hits.map((h) => h.id)).toEqual(['new']);
@@ -62,14 +76,24 @@ describe('CairnEngine hybrid search', () => {
       { namespace: 'a', id: 'new', text: 'redis timeout in the worker pool', ts: now - DAY },
     ]);
     await engine.drain();
-    const decayed = await engine.search({ namespace: 'a', query: 'redis timeout worker', now, decay: { halfLifeMs: 30 * DAY } });
+    const decayed = await engine.search({
+      namespace: 'a',
+      query: 'redis timeout worker',
+      now,
+      decay: { halfLifeMs: 30 * DAY },
+    });
     expect(decayed.hits[0]!.id).toBe('new');
     const old = decayed.hits.find((h) => h.id === 'old')!;
     expect(old.recency).toBeCloseTo(0.25, 5);
     const off = await engine.search({ namespace: 'a', query: 'redis timeout worker', now, decay: 'off' });
     expect(off.hits.every((h) => h.recency === 1)).toBe(true);
     expect(off.explain.settings.halfLifeMs).toBeNull();
-    const tau = await engine.search({ namespace: 'a', query: 'redis timeout worker', now, decay: { tauMs: 10 * DAY } });
+    const tau = await engine.search({
+      namespace: 'a',
+      query: 'redis timeout worker',
+      now,
+      decay: { tauMs: 10 * DAY },
+    });
     expect(tau.explain.settings.halfLifeMs).toBeCloseTo(10 * DAY * Math.LN2, 3);
   });
 
@@ -91,7 +115,11 @@ describe('CairnEngine hybrid search', () => {
     await engine.drain();
     const res = await engine.search({ namespace: 'a', query: 'config', filters: { sessions: ['s1'] } });
     expect(res.hits.map((h) => h.id)).toEqual(['3']);
-    const since = await engine.search({ namespace: 'a', query: 'config crash pizza', filters: { since: Date.UTC(2024, 0, 2) } });
+    const since = await engine.search({
+      namespace: 'a',
+      query: 'config crash pizza',
+      filters: { since: Date.UTC(2024, 0, 2) },
+    });
     expect(since.hits.every((h) => h.ts >= Date.UTC(2024, 0, 2))).toBe(true);
   });
 
@@ -99,10 +127,18 @@ describe('CairnEngine hybrid search', () => {
     const engine = await engines.open();
     engine.ingest(corpus);
     await engine.drain();
-    expect((await engine.search({ namespace: 'nobody', query: 'config' })).empty?.reason).toBe('empty_namespace');
-    expect((await engine.search({ namespace: 'a', query: 'zebra xylophone' })).empty?.reason).toBe('no_match');
-    expect((await engine.search({ namespace: 'a', query: 'pizza', filters: { kinds: ['fact'] } })).empty?.reason).toBe('filtered_out');
-    expect((await engine.search({ namespace: 'a', query: 'pizza', filters: { sessions: ['s1'] } })).empty?.reason).toBe('filtered_out');
+    expect((await engine.search({ namespace: 'nobody', query: 'config' })).empty?.reason).toBe(
+      'empty_namespace',
+    );
+    expect((await engine.search({ namespace: 'a', query: 'zebra xylophone' })).empty?.reason).toBe(
+      'no_match',
+    );
+    expect(
+      (await engine.search({ namespace: 'a', query: 'pizza', filters: { kinds: ['fact'] } })).empty?.reason,
+    ).toBe('filtered_out');
+    expect(
+      (await engine.search({ namespace: 'a', query: 'pizza', filters: { sessions: ['s1'] } })).empty?.reason,
+    ).toBe('filtered_out');
     expect((await engine.search({ namespace: 'a', query: '?!… ---' })).empty?.reason).toBe('blank_query');
   });
 
@@ -182,7 +218,11 @@ describe('CairnEngine degraded mode', () => {
   });
 
   it('records vectors of the wrong dimension as failures instead of retrying forever', async () => {
-    const bad: Embedder = { modelId: 'broken', dimensions: 8, embed: async (t) => t.map(() => new Float32Array(7)) };
+    const bad: Embedder = {
+      modelId: 'broken',
+      dimensions: 8,
+      embed: async (t) => t.map(() => new Float32Array(7)),
+    };
     const engine = await engines.open({ embedder: bad });
     engine.ingest([{ namespace: 'a', id: 'x', text: 'hello' }]);
     await engine.drain();
@@ -195,7 +235,13 @@ describe('CairnEngine records', () => {
     const engine = await engines.open();
     const t0 = Date.UTC(2024, 0, 1);
     engine.ingest(
-      Array.from({ length: 9 }, (_, i) => ({ namespace: 'a', id: `t${i}`, session: i < 6 ? 's' : 'other', ts: t0 + i * 1000, text: `turn ${i}` })),
+      Array.from({ length: 9 }, (_, i) => ({
+        namespace: 'a',
+        id: `t${i}`,
+        session: i < 6 ? 's' : 'other',
+        ts: t0 + i * 1000,
+        text: `turn ${i}`,
+      })),
     );
     const tl = engine.timeline('a', 't3', 2, 5);
     expect(tl.scope).toBe('session');

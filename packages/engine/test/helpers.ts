@@ -15,7 +15,12 @@ export function useEngines() {
   });
   return {
     async open(opts: Partial<EngineOptions> = {}, dir = mkdtempSync(join(tmpdir(), 'cairn-engine-'))) {
-      const engine = await CairnEngine.open({ dataDir: dir, waitForIndex: true, persistIntervalMs: 0, ...opts });
+      const engine = await CairnEngine.open({
+        dataDir: dir,
+        waitForIndex: true,
+        persistIntervalMs: 0,
+        ...opts,
+      });
       open.push({ engine, dir });
       return engine;
     },

@@ -16,7 +16,13 @@ describe('vector index rebuild', () => {
   it('serves lexical-only, flagged degraded, while a lost index is rebuilt off-thread, then serves hybrid', async () => {
     const dir = engines.tempDir();
     const first = await engines.open({ exactThreshold: 20 }, dir);
-    first.ingest(Array.from({ length: 300 }, (_, i) => ({ namespace: 'big', id: `m${i}`, text: `note ${i} about topic${i % 17}` })));
+    first.ingest(
+      Array.from({ length: 300 }, (_, i) => ({
+        namespace: 'big',
+        id: `m${i}`,
+        text: `note ${i} about topic${i % 17}`,
+      })),
+    );
     await first.drain();
     await first.search({ namespace: 'big', query: 'topic3' });
     await first.close();
@@ -25,7 +31,14 @@ describe('vector index rebuild', () => {
     rmSync(files[0]!);
 
     const logs: string[] = [];
-    const engine = await engines.open({ exactThreshold: 20, waitForIndex: false, log: (_l, msg, data) => logs.push(`${msg} ${JSON.stringify(data)}`) }, dir);
+    const engine = await engines.open(
+      {
+        exactThreshold: 20,
+        waitForIndex: false,
+        log: (_l, msg, data) => logs.push(`${msg} ${JSON.stringify(data)}`),
+      },
+      dir,
+    );
     const during = await engine.search({ namespace: 'big', query: 'topic3' });
     expect(during.degraded).toEqual(['vector']);
     expect(during.explain.degradedReasons.vector).toMatch(/being built/);
@@ -33,19 +46,30 @@ describe('vector index rebuild', () => {
     await engine.vectors!.warm('big');
     const after = await engine.search({ namespace: 'big', query: 'topic3' });
     expect(after.degraded).toEqual([]);
-    expect(logs.some((l) => l.includes('rebuilding vector index') && l.includes('index file missing'))).toBe(true);
+    expect(logs.some((l) => l.includes('rebuilding vector index') && l.includes('index file missing'))).toBe(
+      true,
+    );
   });
 
   it('rebuilds a corrupt index file from the embeddings kept in SQLite', async () => {
     const dir = engines.tempDir();
     const first = await engines.open({ exactThreshold: 20 }, dir);
-    first.ingest(Array.from({ length: 100 }, (_, i) => ({ namespace: 'big', id: `m${i}`, text: `entry ${i} subject${i}` })));
+    first.ingest(
+      Array.from({ length: 100 }, (_, i) => ({
+        namespace: 'big',
+        id: `m${i}`,
+        text: `entry ${i} subject${i}`,
+      })),
+    );
     await first.drain();
     await first.search({ namespace: 'big', query: 'subject1' });
     await first.close();
     writeFileSync(indexFiles(dir)[0]!, 'not an index');
     const logs: string[] = [];
-    const engine = await engines.open({ exactThreshold: 20, log: (_l, msg, data) => logs.push(`${msg} ${JSON.stringify(data)}`) }, dir);
+    const engine = await engines.open(
+      { exactThreshold: 20, log: (_l, msg, data) => logs.push(`${msg} ${JSON.stringify(data)}`) },
+      dir,
+    );
     const res = await engine.search({ namespace: 'big', query: 'subject42', weights: { lexical: 0 } });
     expect(res.degraded).toEqual([]);
     expect(res.hits[0]?.id).toBe('m42');

@@ -3,7 +3,19 @@ import { describe, expect, it } from 'vitest';
 import { useEngines } from './helpers.js';
 
 const engines = useEngines();
-const words = ['alpha', 'beta', 'gamma', 'delta', 'redis', 'auth', 'config', 'parseConfig', 'src/app.ts', 'error', 'the'];
+const words = [
+  'alpha',
+  'beta',
+  'gamma',
+  'delta',
+  'redis',
+  'auth',
+  'config',
+  'parseConfig',
+  'src/app.ts',
+  'error',
+  'the',
+];
 
 describe('tenant isolation', () => {
   it('never returns, gets or walks another namespace’s memories, whatever the data and query', async () => {
@@ -28,7 +40,8 @@ describe('tenant isolation', () => {
           expect(res.hits.every((h) => h.namespace === ns)).toBe(true);
           const own = new Set(engine.get(ns, ['m1', 'm2', 'm3', 'm4', 'm5']).memories.map((m) => m.id));
           expect(res.explain.candidates!.every((c) => own.has(c.id))).toBe(true);
-          for (const m of engine.get(ns, ['m1', 'm2', 'm3', 'm4', 'm5']).memories) expect(m.namespace).toBe(ns);
+          for (const m of engine.get(ns, ['m1', 'm2', 'm3', 'm4', 'm5']).memories)
+            expect(m.namespace).toBe(ns);
           const anchor = [...own][0];
           if (anchor) {
             const tl = engine.timeline(ns, anchor, 10, 10);
@@ -47,16 +60,45 @@ describe('search robustness', () => {
     engine.ingest(words.map((w, i) => ({ namespace: 'a', id: `w${i}`, text: `${w} and more ${w}` })));
     await engine.drain();
     const operatorSoup = fc
-      .array(fc.constantFrom('AND', 'OR', 'NOT', 'NEAR', 'NEAR(', '-', '+', '*', ':', '^', '"', '(', ')', '{', '}', 'title:', ' ', 'é', '🙂', '\u0000', '\\', "'"), {
-        maxLength: 20,
-      })
+      .array(
+        fc.constantFrom(
+          'AND',
+          'OR',
+          'NOT',
+          'NEAR',
+          'NEAR(',
+          '-',
+          '+',
+          '*',
+          ':',
+          '^',
+          '"',
+          '(',
+          ')',
+          '{',
+          '}',
+          'title:',
+          ' ',
+          'é',
+          '🙂',
+          '\u0000',
+          '\\',
+          "'",
+        ),
+        {
+          maxLength: 20,
+        },
+      )
       .map((a) => a.join(''));
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.string({ maxLength: 200 }), fc.string({ unit: 'grapheme', maxLength: 60 }), operatorSoup), async (q) => {
-        const res = await engine.search({ namespace: 'a', query: q, explain: 'full' });
-        expect(Array.isArray(res.hits)).toBe(true);
-        if (res.hits.length === 0) expect(res.empty).toBeDefined();
-      }),
+      fc.asyncProperty(
+        fc.oneof(fc.string({ maxLength: 200 }), fc.string({ unit: 'grapheme', maxLength: 60 }), operatorSoup),
+        async (q) => {
+          const res = await engine.search({ namespace: 'a', query: q, explain: 'full' });
+          expect(Array.isArray(res.hits)).toBe(true);
+          if (res.hits.length === 0) expect(res.empty).toBeDefined();
+        },
+      ),
       { numRuns: 400 },
     );
   });

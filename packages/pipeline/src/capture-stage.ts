@@ -36,7 +36,9 @@ export function captureBatch(sink: RecordSink, inputs: readonly unknown[], now =
   });
   // Two copies of one id in a batch: the later one wins, as it would across two batches.
   const written = sink.write(valid.map((v) => v.memory));
-  written.forEach((w, i) => items.push({ index: valid[i]!.index, status: w.status, id: w.id, namespace: w.namespace }));
+  for (const [i, w] of written.entries()) {
+    items.push({ index: valid[i]!.index, status: w.status, id: w.id, namespace: w.namespace });
+  }
   items.sort((a, b) => a.index - b.index);
   const counts: Record<CaptureStatus, number> = { stored: 0, updated: 0, unchanged: 0, rejected: 0 };
   for (const it of items) counts[it.status]++;

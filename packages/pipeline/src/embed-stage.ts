@@ -30,11 +30,15 @@ export async function embedPending(
 ): Promise<EmbedStageResult> {
   const pending = sink.pending(space.id, batchSize);
   if (pending.length === 0) return { stored: [], reused: 0, examined: 0, caughtUp: true };
-  const cached = sink.vectorsByContentHash(space, pending.map((p) => p.contentHash));
+  const cached = sink.vectorsByContentHash(
+    space,
+    pending.map((p) => p.contentHash),
+  );
   const toEmbed = new Map<string, PendingMemory>();
-  for (const p of pending) if (!cached.has(p.contentHash) && !toEmbed.has(p.contentHash)) toEmbed.set(p.contentHash, p);
+  for (const p of pending)
+    if (!cached.has(p.contentHash) && !toEmbed.has(p.contentHash)) toEmbed.set(p.contentHash, p);
   const fresh = toEmbed.size > 0 ? await embedder.embed([...toEmbed.values()].map(embeddingText)) : [];
-  [...toEmbed.keys()].forEach((hash, i) => cached.set(hash, fresh[i]!));
+  for (const [i, hash] of [...toEmbed.keys()].entries()) cached.set(hash, fresh[i]!);
   const items = pending.map((memory) => ({ memory, vector: cached.get(memory.contentHash)! }));
   const cursor = pending.at(-1)!.changeSeq;
   // A vector of the wrong length can never be stored; record it as a failure instead of retrying forever.
@@ -49,6 +53,15 @@ export async function embedPending(
       0,
     );
   }
-  const stored = sink.put(space, items.filter((it) => !bad.includes(it)), cursor);
-  return { stored, reused: pending.length - toEmbed.size, examined: pending.length, caughtUp: pending.length < batchSize };
+  const stored = sink.put(
+    space,
+    items.filter((it) => !bad.includes(it)),
+    cursor,
+  );
+  return {
+    stored,
+    reused: pending.length - toEmbed.size,
+    examined: pending.length,
+    caughtUp: pending.length < batchSize,
+  };
 }

@@ -1,5 +1,10 @@
 // This file is the public API of @cairn/pipeline; named exports only.
-export { type CaptureItemResult, type CaptureResult, type CaptureStatus, captureBatch } from './capture-stage.js';
+export {
+  type CaptureItemResult,
+  type CaptureResult,
+  type CaptureStatus,
+  captureBatch,
+} from './capture-stage.js';
 export { type EmbedStageResult, embeddingText, embedPending } from './embed-stage.js';
 export {
   DEFAULT_EMBEDDED_PIPELINE_OPTIONS,

@@ -5,7 +5,9 @@ import type { EmbeddingSpace, NormalizedMemory } from '@cairn/core';
  * distributed transport can hand the same stage functions other implementations.
  */
 export interface RecordSink {
-  write(batch: readonly NormalizedMemory[]): Array<{ id: string; namespace: string; status: 'stored' | 'updated' | 'unchanged'; key: number }>;
+  write(
+    batch: readonly NormalizedMemory[],
+  ): Array<{ id: string; namespace: string; status: 'stored' | 'updated' | 'unchanged'; key: number }>;
 }
 
 export interface PendingMemory {
@@ -28,8 +30,16 @@ export interface EmbeddedVector {
 export interface EmbeddingSink {
   pending(spaceId: string, limit: number): PendingMemory[];
   vectorsByContentHash(space: EmbeddingSpace, hashes: readonly string[]): Map<string, Float32Array>;
-  put(space: EmbeddingSpace, items: ReadonlyArray<{ memory: PendingMemory; vector: Float32Array }>, cursor: number): EmbeddedVector[];
-  recordFailures(spaceId: string, failures: ReadonlyArray<{ key: number; error: string }>, cursor: number): void;
+  put(
+    space: EmbeddingSpace,
+    items: ReadonlyArray<{ memory: PendingMemory; vector: Float32Array }>,
+    cursor: number,
+  ): EmbeddedVector[];
+  recordFailures(
+    spaceId: string,
+    failures: ReadonlyArray<{ key: number; error: string }>,
+    cursor: number,
+  ): void;
 }
 
 export interface IndexSink {

@@ -18,7 +18,10 @@ export function explainEmpty(
       return { reason: 'filtered_out', message: `no memory in namespace "${namespace}" passes the filters` };
     }
     if (matchesUnfiltered()) {
-      return { reason: 'filtered_out', message: 'memories match the query, but the filters exclude all of them' };
+      return {
+        reason: 'filtered_out',
+        message: 'memories match the query, but the filters exclude all of them',
+      };
     }
   }
   return { reason: 'no_match', message: `no memory in namespace "${namespace}" matches the query` };

@@ -8,11 +8,11 @@ import {
   type LexicalCandidate,
   type LexicalLeg,
   type MemorySource,
+  resolveSearch,
   type SearchHit,
   type SearchOptions,
   type SearchRequest,
   type SearchResponse,
-  resolveSearch,
   tokenize,
   type VectorCandidate,
   type VectorLeg,
@@ -88,7 +88,12 @@ export class HybridRouter {
       } else {
         try {
           const qv = await this.embedQuery(embedder, opts.namespace, opts.query);
-          const r = await leg.searchVector({ namespace: opts.namespace, vector: qv!, filters: opts.filters, limit: opts.candidatePool });
+          const r = await leg.searchVector({
+            namespace: opts.namespace,
+            vector: qv!,
+            filters: opts.filters,
+            limit: opts.candidatePool,
+          });
           if (r.status === 'ok') {
             const floor = request.minCosine ?? embedder.similarityFloor ?? 0;
             // Ranks are re-dealt after the floor so they stay dense (1, 2, 3…) as RRF expects.
@@ -146,8 +151,18 @@ export class HybridRouter {
     };
     if (opts.explain === 'full') response.explain.candidates = trace(fused, selected, duplicates);
     if (hits.length === 0) {
-      response.empty = explainEmpty(this.c.memories, opts.namespace, opts.filters, blank, () =>
-        this.c.lexical.searchLexical({ namespace: opts.namespace, query: opts.query, filters: {}, limit: 1 }).candidates.length > 0,
+      response.empty = explainEmpty(
+        this.c.memories,
+        opts.namespace,
+        opts.filters,
+        blank,
+        () =>
+          this.c.lexical.searchLexical({
+            namespace: opts.namespace,
+            query: opts.query,
+            filters: {},
+            limit: 1,
+          }).candidates.length > 0,
       );
     }
     response.tookMs.total = elapsed(t0);
@@ -171,14 +186,20 @@ export class HybridRouter {
    * MMR and near-duplicate suppression need vectors; only the head of the fused list is considered
    * (k × 4), since anything further down cannot reach the page. Without a vector leg the order stands.
    */
-  private diversify(fused: FusedCandidate[], opts: { k: number; namespace: string; mmrLambda: number; duplicateThreshold: number }) {
+  private diversify(
+    fused: FusedCandidate[],
+    opts: { k: number; namespace: string; mmrLambda: number; duplicateThreshold: number },
+  ) {
     const headSize = Math.min(fused.length, opts.k * 4);
     const needVectors = this.c.vector && (opts.mmrLambda < 1 || opts.duplicateThreshold <= 1) && headSize > 1;
     if (!needVectors) {
       return { selected: fused.slice(0, opts.k).map((_, i) => i), duplicates: new Map<number, number>() };
     }
     const head = fused.slice(0, headSize);
-    const vectors = this.c.vector!.vectorsFor(opts.namespace, head.map((c) => c.key));
+    const vectors = this.c.vector!.vectorsFor(
+      opts.namespace,
+      head.map((c) => c.key),
+    );
     return diversify(
       head.map((c) => c.score),
       (i, j) => {
@@ -215,7 +236,11 @@ function toHit(c: FusedCandidate): SearchHit {
   };
 }
 
-function trace(fused: FusedCandidate[], selected: number[], duplicates: Map<number, number>): CandidateTrace[] {
+function trace(
+  fused: FusedCandidate[],
+  selected: number[],
+  duplicates: Map<number, number>,
+): CandidateTrace[] {
   const position = new Map(selected.map((idx, pos) => [idx, pos + 1]));
   // A candidate ranked above the last hit but not taken was passed over for diversity (MMR).
   const lastSelected = selected.length > 0 ? Math.max(...selected) : -1;
@@ -227,7 +252,8 @@ function trace(fused: FusedCandidate[], selected: number[], duplicates: Map<numb
       id: memory.id,
       ...explain,
       position: pos,
-      fate: pos !== null ? 'hit' : dupOf !== undefined ? 'duplicate' : i < lastSelected ? 'diversity' : 'below_k',
+      fate:
+        pos !== null ? 'hit' : dupOf !== undefined ? 'duplicate' : i < lastSelected ? 'diversity' : 'below_k',
     };
     if (dupOf !== undefined) row.duplicateOf = fused[dupOf]!.memory.id;
     return row;

@@ -40,31 +40,57 @@ export class EmbeddingStore {
     const existing = this.getSpace(space.id);
     if (existing) {
       if (existing.dimensions !== space.dimensions) {
-        throw new CairnError('DIMENSION_MISMATCH', `embedding space ${space.id} is stored with ${existing.dimensions} dimensions, not ${space.dimensions}`);
+        throw new CairnError(
+          'DIMENSION_MISMATCH',
+          `embedding space ${space.id} is stored with ${existing.dimensions} dimensions, not ${space.dimensions}`,
+        );
       }
       return existing;
     }
     const anyActive = this.db.prepare('SELECT 1 FROM embedding_spaces WHERE active = 1').get();
     this.db
-      .prepare('INSERT INTO embedding_spaces (id, model_id, dimensions, created_at, active) VALUES (?, ?, ?, ?, ?)')
+      .prepare(
+        'INSERT INTO embedding_spaces (id, model_id, dimensions, created_at, active) VALUES (?, ?, ?, ?, ?)',
+      )
       .run(space.id, space.modelId, space.dimensions, Date.now(), anyActive ? 0 : 1);
     return this.getSpace(space.id)!;
   }
 
   getSpace(id: string): SpaceInfo | undefined {
     const row = this.db.prepare('SELECT * FROM embedding_spaces WHERE id = ?').get(id) as
-      | { id: string; model_id: string; dimensions: number; active: number; cursor: number; created_at: number }
+      | {
+          id: string;
+          model_id: string;
+          dimensions: number;
+          active: number;
+          cursor: number;
+          created_at: number;
+        }
       | undefined;
-    return row && { id: row.id, modelId: row.model_id, dimensions: row.dimensions, active: row.active === 1, cursor: row.cursor, createdAt: row.created_at };
+    return (
+      row && {
+        id: row.id,
+        modelId: row.model_id,
+        dimensions: row.dimensions,
+        active: row.active === 1,
+        cursor: row.cursor,
+        createdAt: row.created_at,
+      }
+    );
   }
 
   listSpaces(): SpaceInfo[] {
-    const ids = this.db.prepare('SELECT id FROM embedding_spaces ORDER BY created_at').pluck().all() as string[];
+    const ids = this.db
+      .prepare('SELECT id FROM embedding_spaces ORDER BY created_at')
+      .pluck()
+      .all() as string[];
     return ids.map((id) => this.getSpace(id)!);
   }
 
   activeSpace(): SpaceInfo | undefined {
-    const id = this.db.prepare('SELECT id FROM embedding_spaces WHERE active = 1').pluck().get() as string | undefined;
+    const id = this.db.prepare('SELECT id FROM embedding_spaces WHERE active = 1').pluck().get() as
+      | string
+      | undefined;
     return id === undefined ? undefined : this.getSpace(id);
   }
 
@@ -83,7 +109,9 @@ export class EmbeddingStore {
   /** Vectors already computed in this space for these content hashes (embedding cache hits). */
   vectorsByContentHash(space: EmbeddingSpace, hashes: readonly string[]): Map<string, Float32Array> {
     const out = new Map<string, Float32Array>();
-    const stmt = this.db.prepare('SELECT vector FROM embeddings WHERE space = ? AND content_hash = ? LIMIT 1').pluck();
+    const stmt = this.db
+      .prepare('SELECT vector FROM embeddings WHERE space = ? AND content_hash = ? LIMIT 1')
+      .pluck();
     for (const h of new Set(hashes)) {
       const blob = stmt.get(space.id, h) as Buffer | undefined;
       if (blob) out.set(h, blobToVector(blob));
@@ -96,7 +124,11 @@ export class EmbeddingStore {
    * neither. A memory changed again since it was read (its change_seq moved) is skipped: the newer text
    * is still pending and will be embedded on the next pass.
    */
-  put(space: EmbeddingSpace, items: ReadonlyArray<{ memory: PendingMemory; vector: Float32Array }>, cursor: number): StoredEmbedding[] {
+  put(
+    space: EmbeddingSpace,
+    items: ReadonlyArray<{ memory: PendingMemory; vector: Float32Array }>,
+    cursor: number,
+  ): StoredEmbedding[] {
     const upsert = this.db.prepare(
       `INSERT INTO embeddings (space, key, namespace, content_hash, seq, vector)
        SELECT ?, key, namespace, content_hash, change_seq, ? FROM memories WHERE key = ? AND change_seq = ?
@@ -105,29 +137,45 @@ export class EmbeddingStore {
     );
     const advance = this.db.prepare('UPDATE embedding_spaces SET cursor = max(cursor, ?) WHERE id = ?');
     const clearFailure = this.db.prepare('DELETE FROM embed_failures WHERE space = ? AND key = ?');
-    return this.db.transaction(() => {
-      const stored: StoredEmbedding[] = [];
-      for (const { memory, vector } of items) {
-        assertDimensions(vector, space, `vector for memory ${memory.namespace}/${memory.key}`);
-        const res = upsert.run(space.id, vectorToBlob(vector), memory.key, memory.changeSeq);
-        if (res.changes > 0) {
-          clearFailure.run(space.id, memory.key);
-          stored.push({ key: memory.key, namespace: memory.namespace, contentHash: memory.contentHash, seq: memory.changeSeq, vector });
+    return this.db
+      .transaction(() => {
+        const stored: StoredEmbedding[] = [];
+        for (const { memory, vector } of items) {
+          assertDimensions(vector, space, `vector for memory ${memory.namespace}/${memory.key}`);
+          const res = upsert.run(space.id, vectorToBlob(vector), memory.key, memory.changeSeq);
+          if (res.changes > 0) {
+            clearFailure.run(space.id, memory.key);
+            stored.push({
+              key: memory.key,
+              namespace: memory.namespace,
+              contentHash: memory.contentHash,
+              seq: memory.changeSeq,
+              vector,
+            });
+          }
         }
-      }
-      advance.run(cursor, space.id);
-      return stored;
-    }).immediate();
+        advance.run(cursor, space.id);
+        return stored;
+      })
+      .immediate();
   }
 
   /** Records that a memory could not be embedded and moves past it. */
-  recordFailures(spaceId: string, failures: ReadonlyArray<{ key: number; error: string }>, cursor: number): void {
-    const ins = this.db.prepare('INSERT OR REPLACE INTO embed_failures (space, key, error, at) VALUES (?, ?, ?, ?)');
+  recordFailures(
+    spaceId: string,
+    failures: ReadonlyArray<{ key: number; error: string }>,
+    cursor: number,
+  ): void {
+    const ins = this.db.prepare(
+      'INSERT OR REPLACE INTO embed_failures (space, key, error, at) VALUES (?, ?, ?, ?)',
+    );
     const advance = this.db.prepare('UPDATE embedding_spaces SET cursor = max(cursor, ?) WHERE id = ?');
-    this.db.transaction(() => {
-      for (const f of failures) ins.run(spaceId, f.key, f.error, Date.now());
-      advance.run(cursor, spaceId);
-    }).immediate();
+    this.db
+      .transaction(() => {
+        for (const f of failures) ins.run(spaceId, f.key, f.error, Date.now());
+        advance.run(cursor, spaceId);
+      })
+      .immediate();
   }
 
   /** Iterates a namespace's vectors in seq order, starting after `afterSeq`, copying each BLOB. */
@@ -136,7 +184,13 @@ export class EmbeddingStore {
       `SELECT key, namespace, content_hash AS contentHash, seq, vector FROM embeddings
        WHERE space = ? AND namespace = ? AND seq > ? ORDER BY seq`,
     );
-    for (const row of stmt.iterate(spaceId, namespace, afterSeq) as Iterable<{ key: number; namespace: string; contentHash: string; seq: number; vector: Buffer }>) {
+    for (const row of stmt.iterate(spaceId, namespace, afterSeq) as Iterable<{
+      key: number;
+      namespace: string;
+      contentHash: string;
+      seq: number;
+      vector: Buffer;
+    }>) {
       yield { ...row, vector: blobToVector(row.vector) };
     }
   }
@@ -148,7 +202,9 @@ export class EmbeddingStore {
     for (let i = 0; i < keys.length; i += 500) {
       const chunk = keys.slice(i, i + 500);
       const rows = this.db
-        .prepare(`SELECT key, vector FROM embeddings WHERE space = ? AND namespace = ? AND key IN (${chunk.map(() => '?').join(',')})`)
+        .prepare(
+          `SELECT key, vector FROM embeddings WHERE space = ? AND namespace = ? AND key IN (${chunk.map(() => '?').join(',')})`,
+        )
         .all(spaceId, namespace, ...chunk) as Array<{ key: number; vector: Buffer }>;
       for (const r of rows) out.set(r.key, blobToVector(r.vector));
     }
@@ -156,17 +212,27 @@ export class EmbeddingStore {
   }
 
   count(spaceId: string, namespace: string): number {
-    return (this.db.prepare('SELECT count(*) AS n FROM embeddings WHERE space = ? AND namespace = ?').get(spaceId, namespace) as { n: number }).n;
+    return (
+      this.db
+        .prepare('SELECT count(*) AS n FROM embeddings WHERE space = ? AND namespace = ?')
+        .get(spaceId, namespace) as { n: number }
+    ).n;
   }
 
   maxSeq(spaceId: string, namespace: string): number {
-    return (this.db.prepare('SELECT coalesce(max(seq), 0) AS s FROM embeddings WHERE space = ? AND namespace = ?').get(spaceId, namespace) as { s: number }).s;
+    return (
+      this.db
+        .prepare('SELECT coalesce(max(seq), 0) AS s FROM embeddings WHERE space = ? AND namespace = ?')
+        .get(spaceId, namespace) as { s: number }
+    ).s;
   }
 
   failures(spaceId: string, namespace: string): number {
     return (
       this.db
-        .prepare('SELECT count(*) AS n FROM embed_failures f JOIN memories m ON m.key = f.key WHERE f.space = ? AND m.namespace = ?')
+        .prepare(
+          'SELECT count(*) AS n FROM embed_failures f JOIN memories m ON m.key = f.key WHERE f.space = ? AND m.namespace = ?',
+        )
         .get(spaceId, namespace) as { n: number }
     ).n;
   }

@@ -21,7 +21,9 @@ export function liveFilterSql(namespace: string, filters: SearchFilters): SqlFra
   inList('m.session', filters.sessions);
   inList('m.agent', filters.agents);
   if (filters.tags?.length) {
-    clauses.push(`EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value IN (${filters.tags.map(() => '?').join(', ')}))`);
+    clauses.push(
+      `EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value IN (${filters.tags.map(() => '?').join(', ')}))`,
+    );
     params.push(...filters.tags);
   }
   if (filters.since !== undefined) {

@@ -1,11 +1,27 @@
 // This file is the public API of @cairn/store; named exports only.
-export { EmbeddingStore, type PendingMemory, type SpaceInfo, type StoredEmbedding } from './embedding-store.js';
+export {
+  EmbeddingStore,
+  type PendingMemory,
+  type SpaceInfo,
+  type StoredEmbedding,
+} from './embedding-store.js';
 export { liveFilterSql, type SqlFragment } from './filter-sql.js';
-export { DEFAULT_FTS_QUERY_OPTIONS, type FtsQueryOptions, type FtsQueryPlan, planFtsQuery, renderFtsQuery } from './fts-query.js';
-export { DEFAULT_LEXICAL_OPTIONS, LexicalSearch, type LexicalOptions } from './lexical-search.js';
-export { MemoryStore, type MemoryStoreOptions, type NamespaceCounts, type TimelineResult } from './memory-store.js';
+export {
+  DEFAULT_FTS_QUERY_OPTIONS,
+  type FtsQueryOptions,
+  type FtsQueryPlan,
+  planFtsQuery,
+  renderFtsQuery,
+} from './fts-query.js';
+export { DEFAULT_LEXICAL_OPTIONS, type LexicalOptions, LexicalSearch } from './lexical-search.js';
+export {
+  MemoryStore,
+  type MemoryStoreOptions,
+  type NamespaceCounts,
+  type TimelineResult,
+} from './memory-store.js';
 export type { WriteResult, WriteStatus } from './memory-writer.js';
-export { type Migration, MIGRATIONS, migrate } from './migrations.js';
-export { openDatabase, type OpenDatabaseOptions } from './open-database.js';
+export { MIGRATIONS, type Migration, migrate } from './migrations.js';
+export { type OpenDatabaseOptions, openDatabase } from './open-database.js';
 export { scopeToken } from './scope-token.js';
 export { blobToVector, vectorToBlob } from './vector-blob.js';

@@ -1,7 +1,18 @@
-import { type LexicalCandidate, type LexicalLeg, type LexicalLegResult, type SearchFilters, withDefaults } from '@cairn/core';
+import {
+  type LexicalCandidate,
+  type LexicalLeg,
+  type LexicalLegResult,
+  type SearchFilters,
+  withDefaults,
+} from '@cairn/core';
 import type Database from 'better-sqlite3';
 import { liveFilterSql } from './filter-sql.js';
-import { DEFAULT_FTS_QUERY_OPTIONS, type FtsQueryOptions, planFtsQuery, renderFtsQuery } from './fts-query.js';
+import {
+  DEFAULT_FTS_QUERY_OPTIONS,
+  type FtsQueryOptions,
+  planFtsQuery,
+  renderFtsQuery,
+} from './fts-query.js';
 import { scopeToken } from './scope-token.js';
 
 /** Tunables of the lexical leg. */
@@ -46,7 +57,12 @@ export class LexicalSearch implements LexicalLeg {
     this.opts = withDefaults(DEFAULT_LEXICAL_OPTIONS, opts);
   }
 
-  searchLexical(req: { namespace: string; query: string; filters: SearchFilters; limit: number }): LexicalLegResult {
+  searchLexical(req: {
+    namespace: string;
+    query: string;
+    filters: SearchFilters;
+    limit: number;
+  }): LexicalLegResult {
     const plan = planFtsQuery(req.query, this.opts);
     const { kept, pruned } = this.pruneFrequent(plan.terms);
     const droppedTerms = [...plan.stopWords, ...pruned];
@@ -59,7 +75,10 @@ export class LexicalSearch implements LexicalLeg {
       FROM memories_fts f JOIN memories m ON m.key = f.rowid
       WHERE memories_fts MATCH ? AND ${where.sql}
       ORDER BY bm25 LIMIT ?`;
-    const rows = this.statement(sql).all(ftsQuery, ...where.params, req.limit) as Array<{ key: number; bm25: number }>;
+    const rows = this.statement(sql).all(ftsQuery, ...where.params, req.limit) as Array<{
+      key: number;
+      bm25: number;
+    }>;
     const candidates: LexicalCandidate[] = rows.map((r, i) => ({ key: r.key, bm25: r.bm25, rank: i + 1 }));
     return { candidates, ftsQuery, droppedTerms };
   }
@@ -100,8 +119,11 @@ export class LexicalSearch implements LexicalLeg {
     const cached = this.docFreq.get(term);
     if (cached !== undefined) return cached;
     if (this.docFreq.size === 0) this.docFreqBase = this.docCount;
-    const n = (this.statement('SELECT count(*) AS n FROM memories_fts WHERE memories_fts MATCH ?').get(term) as { n: number })
-      .n;
+    const n = (
+      this.statement('SELECT count(*) AS n FROM memories_fts WHERE memories_fts MATCH ?').get(term) as {
+        n: number;
+      }
+    ).n;
     if (this.docFreq.size >= DF_CACHE_MAX_ENTRIES) this.docFreq.clear();
     this.docFreq.set(term, n);
     return n;
@@ -119,7 +141,14 @@ export class LexicalSearch implements LexicalLeg {
       let df = stats.df.get(term);
       if (df === undefined) {
         const q = renderFtsQuery([`"${term.replaceAll('"', '')}"`], scope);
-        df = q === null ? 0 : (this.statement('SELECT count(*) AS n FROM memories_fts WHERE memories_fts MATCH ?').get(q) as { n: number }).n;
+        df =
+          q === null
+            ? 0
+            : (
+                this.statement('SELECT count(*) AS n FROM memories_fts WHERE memories_fts MATCH ?').get(
+                  q,
+                ) as { n: number }
+              ).n;
         if (stats.df.size >= DF_CACHE_MAX_ENTRIES) stats.df.clear();
         stats.df.set(term, df);
       }
@@ -128,13 +157,20 @@ export class LexicalSearch implements LexicalLeg {
     return out;
   }
 
-  private readonly nsStats = new Map<string, { n: number; base: number; at: number; df: Map<string, number> }>();
+  private readonly nsStats = new Map<
+    string,
+    { n: number; base: number; at: number; df: Map<string, number> }
+  >();
 
   private namespaceStats(namespace: string): { n: number; df: Map<string, number> } {
     let s = this.nsStats.get(namespace);
     const now = Date.now();
     if (!s || now - s.at > 1000) {
-      const n = (this.statement('SELECT count(*) AS n FROM memories WHERE namespace = ? AND deleted_at IS NULL').get(namespace) as { n: number }).n;
+      const n = (
+        this.statement('SELECT count(*) AS n FROM memories WHERE namespace = ? AND deleted_at IS NULL').get(
+          namespace,
+        ) as { n: number }
+      ).n;
       if (!s || Math.abs(n - s.base) > s.base * 0.1) {
         s = { n, base: n, at: now, df: new Map() };
         if (this.nsStats.size > 1024) this.nsStats.clear();

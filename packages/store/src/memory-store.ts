@@ -1,8 +1,14 @@
-import { CairnError, type KeyedMemory, type MemorySource, type NormalizedMemory, type SearchFilters } from '@cairn/core';
+import {
+  CairnError,
+  type KeyedMemory,
+  type MemorySource,
+  type NormalizedMemory,
+  type SearchFilters,
+} from '@cairn/core';
 import type Database from 'better-sqlite3';
 import { EmbeddingStore } from './embedding-store.js';
 import { liveFilterSql } from './filter-sql.js';
-import { LexicalSearch, type LexicalOptions } from './lexical-search.js';
+import { type LexicalOptions, LexicalSearch } from './lexical-search.js';
 import { MEMORY_COLUMNS, type MemoryRow, toMemory } from './memory-row.js';
 import { MemoryWriter, type WriteResult } from './memory-writer.js';
 import { openDatabase } from './open-database.js';
@@ -53,15 +59,23 @@ export class MemoryStore implements MemorySource {
   }
 
   /** Full records by id, in the order asked; unknown ids are listed in `missing`. Counts as an access. */
-  get(namespace: string, ids: readonly string[], opts: { touch?: boolean } = {}): { memories: KeyedMemory[]; missing: string[] } {
+  get(
+    namespace: string,
+    ids: readonly string[],
+    opts: { touch?: boolean } = {},
+  ): { memories: KeyedMemory[]; missing: string[] } {
     const found = new Map<string, KeyedMemory>();
-    const stmt = this.db.prepare(`SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.namespace = ? AND m.id = ? AND m.deleted_at IS NULL`);
+    const stmt = this.db.prepare(
+      `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.namespace = ? AND m.id = ? AND m.deleted_at IS NULL`,
+    );
     for (const id of new Set(ids)) {
       const row = stmt.get(namespace, id) as MemoryRow | undefined;
       if (row) found.set(id, toMemory(row));
     }
     if ((opts.touch ?? true) && found.size > 0 && this.writer) {
-      const touch = this.db.prepare('UPDATE memories SET access_count = access_count + 1, last_accessed = ? WHERE key = ?');
+      const touch = this.db.prepare(
+        'UPDATE memories SET access_count = access_count + 1, last_accessed = ? WHERE key = ?',
+      );
       const now = Date.now();
       this.db.transaction(() => {
         for (const m of found.values()) {
@@ -83,10 +97,14 @@ export class MemoryStore implements MemorySource {
    */
   timeline(namespace: string, anchorId: string, before: number, after: number): TimelineResult {
     const anchorRow = this.db
-      .prepare(`SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.namespace = ? AND m.id = ? AND m.deleted_at IS NULL`)
+      .prepare(
+        `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.namespace = ? AND m.id = ? AND m.deleted_at IS NULL`,
+      )
       .get(namespace, anchorId) as MemoryRow | undefined;
     if (!anchorRow) {
-      throw new CairnError('NOT_FOUND', `no memory with id "${anchorId}" in namespace "${namespace}"`, { field: 'anchor' });
+      throw new CairnError('NOT_FOUND', `no memory with id "${anchorId}" in namespace "${namespace}"`, {
+        field: 'anchor',
+      });
     }
     const anchor = toMemory(anchorRow);
     const scope = anchor.session === null ? 'namespace' : 'session';
@@ -104,15 +122,17 @@ export class MemoryStore implements MemorySource {
 
   /** Tombstones a memory: it leaves search, get and timeline at once; its vector is dropped. */
   delete(namespace: string, id: string): boolean {
-    const res = this.db.transaction(() => {
-      const row = this.db.prepare('SELECT key FROM memories WHERE namespace = ? AND id = ? AND deleted_at IS NULL').get(namespace, id) as
-        | { key: number }
-        | undefined;
-      if (!row) return false;
-      this.db.prepare('UPDATE memories SET deleted_at = ? WHERE key = ?').run(Date.now(), row.key);
-      this.db.prepare('DELETE FROM embeddings WHERE key = ?').run(row.key);
-      return true;
-    }).immediate();
+    const res = this.db
+      .transaction(() => {
+        const row = this.db
+          .prepare('SELECT key FROM memories WHERE namespace = ? AND id = ? AND deleted_at IS NULL')
+          .get(namespace, id) as { key: number } | undefined;
+        if (!row) return false;
+        this.db.prepare('UPDATE memories SET deleted_at = ? WHERE key = ?').run(Date.now(), row.key);
+        this.db.prepare('DELETE FROM embeddings WHERE key = ?').run(row.key);
+        return true;
+      })
+      .immediate();
     return res;
   }
 
@@ -127,7 +147,9 @@ export class MemoryStore implements MemorySource {
     for (let i = 0; i < keys.length; i += 500) {
       const chunk = keys.slice(i, i + 500);
       const rows = this.db
-        .prepare(`SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.key IN (${chunk.map(() => '?').join(',')}) AND ${where.sql}`)
+        .prepare(
+          `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.key IN (${chunk.map(() => '?').join(',')}) AND ${where.sql}`,
+        )
         .all(...chunk, ...where.params) as MemoryRow[];
       for (const r of rows) out.set(r.key, toMemory(r));
     }
@@ -137,7 +159,10 @@ export class MemoryStore implements MemorySource {
   /** Keys of live memories in `namespace` passing `filters`, at most `limit`. */
   keysMatching(namespace: string, filters: SearchFilters, limit: number): number[] {
     const where = liveFilterSql(namespace, filters);
-    return this.db.prepare(`SELECT m.key FROM memories m WHERE ${where.sql} LIMIT ?`).pluck().all(...where.params, limit) as number[];
+    return this.db
+      .prepare(`SELECT m.key FROM memories m WHERE ${where.sql} LIMIT ?`)
+      .pluck()
+      .all(...where.params, limit) as number[];
   }
 
   countLive(namespace: string): number {
@@ -146,7 +171,11 @@ export class MemoryStore implements MemorySource {
 
   countMatching(namespace: string, filters: SearchFilters): number {
     const where = liveFilterSql(namespace, filters);
-    return (this.db.prepare(`SELECT count(*) AS n FROM memories m WHERE ${where.sql}`).get(...where.params) as { n: number }).n;
+    return (
+      this.db.prepare(`SELECT count(*) AS n FROM memories m WHERE ${where.sql}`).get(...where.params) as {
+        n: number;
+      }
+    ).n;
   }
 
   namespaces(): NamespaceCounts[] {

@@ -15,7 +15,9 @@ export interface WriteResult {
 /** Everything a caller can change about a memory; equal fingerprints mean a re-ingest is a no-op. */
 function fingerprint(m: NormalizedMemory, ts: number): string {
   return createHash('sha256')
-    .update(JSON.stringify([m.contentHash, m.session, m.agent, ts, m.tags, m.meta, m.importance, m.supersedes]))
+    .update(
+      JSON.stringify([m.contentHash, m.session, m.agent, ts, m.tags, m.meta, m.importance, m.supersedes]),
+    )
     .digest('hex')
     .slice(0, 32);
 }
@@ -35,10 +37,14 @@ export class MemoryWriter {
   private readonly updateMeta: Database.Statement;
   private readonly supersede: Database.Statement;
   private readonly nextSeq: Database.Statement<[], { seq: number }>;
-  private readonly writeBatch: Database.Transaction<(batch: readonly NormalizedMemory[], now: number) => WriteResult[]>;
+  private readonly writeBatch: Database.Transaction<
+    (batch: readonly NormalizedMemory[], now: number) => WriteResult[]
+  >;
 
-  constructor(private readonly db: Database.Database) {
-    this.select = db.prepare('SELECT key, ts, content_hash, fingerprint, deleted_at FROM memories WHERE namespace = ? AND id = ?');
+  constructor(db: Database.Database) {
+    this.select = db.prepare(
+      'SELECT key, ts, content_hash, fingerprint, deleted_at FROM memories WHERE namespace = ? AND id = ?',
+    );
     this.nextSeq = db.prepare('SELECT coalesce(max(change_seq), 0) AS seq FROM memories');
     this.insert = db.prepare(`
       INSERT INTO memories (namespace, id, kind, title, text, parts, scope, session, agent, ts, tags, meta,

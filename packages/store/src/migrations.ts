@@ -1,5 +1,5 @@
-import type Database from 'better-sqlite3';
 import { CairnError } from '@cairn/core';
+import type Database from 'better-sqlite3';
 
 /**
  * Versioned schema migrations, applied in order inside one transaction each and recorded in

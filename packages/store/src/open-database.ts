@@ -22,7 +22,12 @@ export function openDatabase(path: string, opts: OpenDatabaseOptions = {}): Data
   try {
     db = new Database(path, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false });
   } catch (err) {
-    throw new CairnError('STORAGE_ERROR', `cannot open database ${path}: ${(err as Error).message}`, {}, { cause: err });
+    throw new CairnError(
+      'STORAGE_ERROR',
+      `cannot open database ${path}: ${(err as Error).message}`,
+      {},
+      { cause: err },
+    );
   }
   db.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 5000}`);
   if (!opts.readonly) {

@@ -6,7 +6,10 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
  * (`rows: u32, bytesPerRow: u32`, then the rows) followed by the graph, whose header starts with the
  * ASCII magic "usearch". Returns null when the file looks whole, else the reason it does not.
  */
-export function checkIndexFile(path: string, expected: { count: number; dimensions: number; bytes: number }): string | null {
+export function checkIndexFile(
+  path: string,
+  expected: { count: number; dimensions: number; bytes: number },
+): string | null {
   let size: number;
   try {
     size = statSync(path).size;
@@ -25,7 +28,8 @@ export function checkIndexFile(path: string, expected: { count: number; dimensio
     }
     const magicAt = 8 + rows * bytesPerRow;
     const magic = Buffer.alloc(7);
-    if (readSync(fd, magic, 0, 7, magicAt) !== 7 || magic.toString('latin1') !== 'usearch') return 'index file has no usearch header';
+    if (readSync(fd, magic, 0, 7, magicAt) !== 7 || magic.toString('latin1') !== 'usearch')
+      return 'index file has no usearch header';
     return null;
   } finally {
     closeSync(fd);

@@ -1,6 +1,11 @@
 // This file is the public API of @cairn/vector; named exports only.
 export { ExactMatrix } from './exact-matrix.js';
-export { DEFAULT_HNSW_PARAMS, type HnswParams, type IndexBuilder, type IndexBuildRequest } from './hnsw-params.js';
+export {
+  DEFAULT_HNSW_PARAMS,
+  type HnswParams,
+  type IndexBuilder,
+  type IndexBuildRequest,
+} from './hnsw-params.js';
 export type { EmbeddingSource, KeyFilter, LogFn } from './sources.js';
 export { createHnswIndex, inProcessIndexBuilder, saveIndexAtomically } from './usearch-index.js';
 export { VectorIndexManager, type VectorIndexOptions } from './vector-index-manager.js';

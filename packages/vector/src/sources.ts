@@ -3,7 +3,11 @@ import type { SearchFilters } from '@cairn/core';
 /** What the vector leg reads from the record store. @cairn/store's MemoryStore satisfies both. */
 export interface EmbeddingSource {
   /** Stored vectors of a namespace in seq order, after `afterSeq`. Each vector must be an own copy. */
-  iterate(spaceId: string, namespace: string, afterSeq?: number): Iterable<{ key: number; seq: number; vector: Float32Array }>;
+  iterate(
+    spaceId: string,
+    namespace: string,
+    afterSeq?: number,
+  ): Iterable<{ key: number; seq: number; vector: Float32Array }>;
   byKeys(spaceId: string, namespace: string, keys: readonly number[]): Map<number, Float32Array>;
   count(spaceId: string, namespace: string): number;
 }
@@ -16,4 +20,8 @@ export interface KeyFilter {
 }
 
 /** Structured log lines; apps wire pino or similar. */
-export type LogFn = (level: 'debug' | 'info' | 'warn' | 'error', msg: string, data?: Record<string, unknown>) => void;
+export type LogFn = (
+  level: 'debug' | 'info' | 'warn' | 'error',
+  msg: string,
+  data?: Record<string, unknown>,
+) => void;

@@ -16,7 +16,13 @@ export function createHnswIndex(dimensions: number, params: HnswParams): Index {
 }
 
 /** Adds vectors in chunks so one call never holds a huge native batch. */
-export function addInChunks(index: Index, keys: BigUint64Array, vectors: Float32Array, dimensions: number, chunk = 8192): void {
+export function addInChunks(
+  index: Index,
+  keys: BigUint64Array,
+  vectors: Float32Array,
+  dimensions: number,
+  chunk = 8192,
+): void {
   for (let i = 0; i < keys.length; i += chunk) {
     const end = Math.min(keys.length, i + chunk);
     // slice (a copy), not subarray: native code must see offset-0 buffers.

@@ -1,6 +1,6 @@
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createHash } from 'node:crypto';
 import {
   assertDimensions,
   type EmbeddingSpace,
@@ -13,8 +13,8 @@ import {
 } from '@cairn/core';
 import type { Index } from 'usearch';
 import { ExactMatrix } from './exact-matrix.js';
-import { checkIndexFile } from './index-file-check.js';
 import { DEFAULT_HNSW_PARAMS, type HnswParams, type IndexBuilder } from './hnsw-params.js';
+import { checkIndexFile } from './index-file-check.js';
 import type { EmbeddingSource, KeyFilter, LogFn } from './sources.js';
 import { createHnswIndex, inProcessIndexBuilder, saveIndexAtomically } from './usearch-index.js';
 
@@ -77,12 +77,18 @@ const MAX_EXACT_FILTERED = 50_000;
 export class VectorIndexManager implements VectorLeg {
   readonly space: EmbeddingSpace;
   private readonly slots = new Map<string, Slot>();
-  private readonly opts: Required<Omit<VectorIndexOptions, 'hnsw' | 'log'>> & { hnsw: HnswParams; log: LogFn };
+  private readonly opts: Required<Omit<VectorIndexOptions, 'hnsw' | 'log'>> & {
+    hnsw: HnswParams;
+    log: LogFn;
+  };
 
   constructor(opts: VectorIndexOptions) {
     this.space = opts.space;
     this.opts = {
-      ...withDefaults({ builder: inProcessIndexBuilder, exactThreshold: 5_000, maxCatchUp: 20_000, waitForBuild: false }, opts),
+      ...withDefaults(
+        { builder: inProcessIndexBuilder, exactThreshold: 5_000, maxCatchUp: 20_000, waitForBuild: false },
+        opts,
+      ),
       dir: opts.dir,
       space: opts.space,
       embeddings: opts.embeddings,
@@ -93,22 +99,35 @@ export class VectorIndexManager implements VectorLeg {
     mkdirSync(this.spaceDir(), { recursive: true });
   }
 
-  async searchVector(req: { namespace: string; vector: Float32Array; filters: SearchFilters; limit: number }): Promise<VectorLegResult> {
+  async searchVector(req: {
+    namespace: string;
+    vector: Float32Array;
+    filters: SearchFilters;
+    limit: number;
+  }): Promise<VectorLegResult> {
     assertDimensions(req.vector, this.space, 'query vector');
     const ready = await this.acquire(req.namespace, this.opts.waitForBuild);
     if (!ready.ok) return { status: 'unavailable', reason: ready.reason };
     const idx = ready.value;
     const filtered = hasFilters(req.filters);
     const size = idx.kind === 'exact' ? idx.matrix.size : idx.size;
-    const fetch = Math.min(size, Math.ceil(req.limit * (filtered ? FILTERED_OVERSAMPLE : UNFILTERED_OVERSAMPLE)) + 8);
+    const fetch = Math.min(
+      size,
+      Math.ceil(req.limit * (filtered ? FILTERED_OVERSAMPLE : UNFILTERED_OVERSAMPLE)) + 8,
+    );
     let raw = this.rawSearch(idx, req.vector, fetch);
-    let allowed = this.opts.keys.filterKeys(req.namespace, raw.map((r) => r.key), req.filters);
+    let allowed = this.opts.keys.filterKeys(
+      req.namespace,
+      raw.map((r) => r.key),
+      req.filters,
+    );
     let exact = idx.kind === 'exact';
     if (filtered && allowed.size < req.limit && fetch < size) {
       // The filter removed too much of the approximate top list: scan exactly the allowed set instead.
       const keys = this.opts.keys.keysMatching(req.namespace, req.filters, MAX_EXACT_FILTERED);
       const matrix = new ExactMatrix(this.space.dimensions, keys.length);
-      for (const [k, v] of this.opts.embeddings.byKeys(this.space.id, req.namespace, keys)) matrix.upsert(k, v);
+      for (const [k, v] of this.opts.embeddings.byKeys(this.space.id, req.namespace, keys))
+        matrix.upsert(k, v);
       raw = matrix.search(req.vector, req.limit);
       allowed = new Map(raw.map((r) => [r.key, true]));
       exact = true;
@@ -136,7 +155,8 @@ export class VectorIndexManager implements VectorLeg {
       if (!ready || e.seq <= ready.watermark) continue;
       this.applyOne(ready, e.key, e.vector);
       ready.watermark = e.seq;
-      if (ready.kind === 'exact' && ready.matrix.size > this.opts.exactThreshold * 1.25) this.promote(e.namespace);
+      if (ready.kind === 'exact' && ready.matrix.size > this.opts.exactThreshold * 1.25)
+        this.promote(e.namespace);
     }
   }
 
@@ -149,7 +169,11 @@ export class VectorIndexManager implements VectorLeg {
   /** Per-namespace index state, for stats. */
   status(namespace: string): { state: 'unloaded' | 'building' | 'exact' | 'hnsw'; size: number | null } {
     const slot = this.slots.get(namespace);
-    if (slot?.ready) return { state: slot.ready.kind, size: slot.ready.kind === 'exact' ? slot.ready.matrix.size : slot.ready.size };
+    if (slot?.ready)
+      return {
+        state: slot.ready.kind,
+        size: slot.ready.kind === 'exact' ? slot.ready.matrix.size : slot.ready.size,
+      };
     if (slot?.building) return { state: 'building', size: null };
     const side = this.readSidecar(namespace);
     return { state: 'unloaded', size: side?.count ?? null };
@@ -195,7 +219,10 @@ export class VectorIndexManager implements VectorLeg {
     ready.dirty += 1;
   }
 
-  private async acquire(namespace: string, wait: boolean): Promise<{ ok: true; value: Ready } | { ok: false; reason: string }> {
+  private async acquire(
+    namespace: string,
+    wait: boolean,
+  ): Promise<{ ok: true; value: Ready } | { ok: false; reason: string }> {
     let slot = this.slots.get(namespace);
     if (!slot) {
       slot = {};
@@ -207,13 +234,19 @@ export class VectorIndexManager implements VectorLeg {
       try {
         return { ok: true, value: await slot.building };
       } catch (err) {
-        return { ok: false, reason: `vector index for namespace "${namespace}" failed to build: ${(err as Error).message}` };
+        return {
+          ok: false,
+          reason: `vector index for namespace "${namespace}" failed to build: ${(err as Error).message}`,
+        };
       }
     }
     if (slot.error) {
       // Try again on the next search rather than staying broken forever.
       this.slots.delete(namespace);
-      return { ok: false, reason: `vector index for namespace "${namespace}" failed to load: ${slot.error.message}` };
+      return {
+        ok: false,
+        reason: `vector index for namespace "${namespace}" failed to load: ${slot.error.message}`,
+      };
     }
     return { ok: false, reason: `vector index for namespace "${namespace}" is being built` };
   }
@@ -250,10 +283,16 @@ export class VectorIndexManager implements VectorLeg {
       this.opts.log('warn', `rebuilding vector index: ${reason}`, { namespace, space: this.space.id, path });
       return null;
     };
-    if (!existsSync(path) || !side) return why(existsSync(path) ? 'sidecar missing or unreadable' : 'index file missing');
-    if (side.dimensions !== this.space.dimensions || side.space !== this.space.id) return why('index file belongs to another embedding space');
+    if (!existsSync(path) || !side)
+      return why(existsSync(path) ? 'sidecar missing or unreadable' : 'index file missing');
+    if (side.dimensions !== this.space.dimensions || side.space !== this.space.id)
+      return why('index file belongs to another embedding space');
     if (JSON.stringify(side.params) !== JSON.stringify(this.opts.hnsw)) return why('HNSW parameters changed');
-    const damage = checkIndexFile(path, { count: side.count, dimensions: this.space.dimensions, bytes: side.bytes });
+    const damage = checkIndexFile(path, {
+      count: side.count,
+      dimensions: this.space.dimensions,
+      bytes: side.bytes,
+    });
     if (damage) return why(damage);
     const index = createHnswIndex(this.space.dimensions, this.opts.hnsw);
     try {
@@ -261,11 +300,13 @@ export class VectorIndexManager implements VectorLeg {
     } catch (err) {
       return why(`index file unreadable (${(err as Error).message})`);
     }
-    if (index.size() !== side.count || index.dimensions() !== this.space.dimensions) return why('index file does not match its sidecar');
+    if (index.size() !== side.count || index.dimensions() !== this.space.dimensions)
+      return why('index file does not match its sidecar');
     const ready: Ready = { kind: 'hnsw', index, watermark: side.watermark, dirty: 0, size: index.size() };
     let applied = 0;
     for (const e of this.opts.embeddings.iterate(this.space.id, namespace, side.watermark)) {
-      if (++applied > this.opts.maxCatchUp) return why(`more than ${this.opts.maxCatchUp} vectors newer than the saved file`);
+      if (++applied > this.opts.maxCatchUp)
+        return why(`more than ${this.opts.maxCatchUp} vectors newer than the saved file`);
       this.applyOne(ready, e.key, e.vector);
       ready.watermark = e.seq;
     }
@@ -278,11 +319,22 @@ export class VectorIndexManager implements VectorLeg {
     slot.building = (async () => {
       const { keys, vectors, watermark } = await this.collect(namespace);
       const path = this.indexPath(namespace);
-      await this.opts.builder.build({ keys, vectors, dimensions: this.space.dimensions, params: this.opts.hnsw, path });
+      await this.opts.builder.build({
+        keys,
+        vectors,
+        dimensions: this.space.dimensions,
+        params: this.opts.hnsw,
+        path,
+      });
       this.writeSidecar(namespace, watermark, keys.length);
       const loaded = this.tryLoadFile(namespace);
       if (!loaded) throw new Error('the freshly built index could not be loaded');
-      this.opts.log('info', 'vector index built', { namespace, space: this.space.id, vectors: keys.length, ms: Date.now() - started });
+      this.opts.log('info', 'vector index built', {
+        namespace,
+        space: this.space.id,
+        vectors: keys.length,
+        ms: Date.now() - started,
+      });
       return loaded;
     })();
     slot.building.then(
@@ -308,7 +360,9 @@ export class VectorIndexManager implements VectorLeg {
   }
 
   /** Reads a namespace's vectors into shared buffers, yielding to the event loop between chunks. */
-  private async collect(namespace: string): Promise<{ keys: BigUint64Array; vectors: Float32Array; watermark: number }> {
+  private async collect(
+    namespace: string,
+  ): Promise<{ keys: BigUint64Array; vectors: Float32Array; watermark: number }> {
     const dims = this.space.dimensions;
     const expected = this.opts.embeddings.count(this.space.id, namespace);
     let cap = Math.max(1, expected);

@@ -6,7 +6,9 @@ import { withEngine } from '../open-engine.js';
 import { renderHits } from '../render.js';
 
 /** The sample corpus shipped in the repo: a coding agent's memories of one project. */
-export const SAMPLE_CORPUS = fileURLToPath(new URL('../../../../examples/agent-memories.jsonl', import.meta.url));
+export const SAMPLE_CORPUS = fileURLToPath(
+  new URL('../../../../examples/agent-memories.jsonl', import.meta.url),
+);
 
 const DEMO_QUERIES = [
   'why did the auth middleware crash?',
@@ -26,7 +28,9 @@ export async function demoCommand(flags: { dataDir?: string }, env: CliEnv): Pro
     await engine.drain(5);
     const ns = (inputs[0] as { namespace: string }).namespace;
     out(`Ingested ${inputs.length} memories from ${file} into ${engine.dataDir} (namespace "${ns}"): `);
-    out(`${res.counts.stored} stored, ${res.counts.updated} updated, ${res.counts.unchanged} unchanged, ${res.counts.rejected} rejected.\n`);
+    out(
+      `${res.counts.stored} stored, ${res.counts.updated} updated, ${res.counts.unchanged} unchanged, ${res.counts.rejected} rejected.\n`,
+    );
     for (const query of DEMO_QUERIES) {
       out(`\n$ cairn search ${JSON.stringify(query)} --namespace ${ns}\n`);
       out(renderHits(await engine.search({ namespace: ns, query, k: 5 })));
@@ -37,7 +41,9 @@ export async function demoCommand(flags: { dataDir?: string }, env: CliEnv): Pro
       out(`\nWhy "${top.id}" ranked first (explain fields of the top hit):\n`);
       const { text: _t, ...explained } = top;
       out(`${JSON.stringify(explained, null, 2)}\n`);
-      out(`\n${full.explain.candidates?.length ?? 0} candidates were fused; see them all with --explain full --json.\n`);
+      out(
+        `\n${full.explain.candidates?.length ?? 0} candidates were fused; see them all with --explain full --json.\n`,
+      );
     }
     out(`\nTry: pnpm cairn search "redis timeout" --namespace ${ns}   |   pnpm cairn stats\n`);
   });

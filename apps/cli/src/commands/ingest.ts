@@ -57,7 +57,8 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
   };
   const reject = (line: number, code: string, message: string, field?: string) => {
     summary.rejected++;
-    if (summary.errors.length < MAX_REPORTED_ERRORS) summary.errors.push(field ? { line, code, message, field } : { line, code, message });
+    if (summary.errors.length < MAX_REPORTED_ERRORS)
+      summary.errors.push(field ? { line, code, message, field } : { line, code, message });
     if (!flags.json) warn(`line ${line}: ${message}`);
   };
 
@@ -70,12 +71,16 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
       const res = engine.ingest(batch.map((b) => b.value));
       for (const item of res.items) {
         const line = batch[item.index]!.line;
-        if (item.status === 'rejected') reject(line, item.error!.code, item.error!.message, item.error!.field);
+        if (item.status === 'rejected')
+          reject(line, item.error!.code, item.error!.message, item.error!.field);
         else summary[item.status]++;
       }
       batch = [];
       const secs = (performance.now() - started) / 1000;
-      bar?.update(Math.ceil(bytes / 1024), { lines: summary.read, rate: Math.round(summary.read / Math.max(secs, 1e-3)) });
+      bar?.update(Math.ceil(bytes / 1024), {
+        lines: summary.read,
+        rate: Math.round(summary.read / Math.max(secs, 1e-3)),
+      });
     };
     for await (const l of readJsonl(file, (n) => {
       bytes += n;

@@ -21,7 +21,9 @@ export async function getCommand(ids: string[], flags: NsFlags, env: CliEnv): Pr
   if (flags.json) writeJson({ memories: res.memories.map(({ key: _k, ...m }) => m), missing: res.missing });
   else {
     for (const m of res.memories) {
-      process.stdout.write(`── ${m.id} (${m.kind}, ${new Date(m.ts).toISOString()}${m.session ? `, session ${m.session}` : ''})\n`);
+      process.stdout.write(
+        `── ${m.id} (${m.kind}, ${new Date(m.ts).toISOString()}${m.session ? `, session ${m.session}` : ''})\n`,
+      );
       if (m.title) process.stdout.write(`${m.title}\n`);
       process.stdout.write(`${m.text}\n`);
       if (m.tags.length) process.stdout.write(`tags: ${m.tags.join(', ')}\n`);
@@ -42,7 +44,12 @@ export async function timelineCommand(
   );
   const strip = <T extends { key: number }>({ key: _k, ...m }: T) => m;
   if (flags.json) {
-    writeJson({ scope: res.scope, anchor: strip(res.anchor), before: res.before.map(strip), after: res.after.map(strip) });
+    writeJson({
+      scope: res.scope,
+      anchor: strip(res.anchor),
+      before: res.before.map(strip),
+      after: res.after.map(strip),
+    });
   } else {
     process.stdout.write(`timeline around ${anchor} (within its ${res.scope})\n`);
     process.stdout.write(renderMemories([...res.before, res.anchor, ...res.after], anchor));

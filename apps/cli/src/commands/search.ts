@@ -38,7 +38,8 @@ export interface SearchFlags {
 const int = (v: string | undefined, field: string) => {
   if (v === undefined) return undefined;
   const n = Number(v);
-  if (!Number.isInteger(n)) throw new CairnError('INVALID_INPUT', `--${field} must be an integer, got ${v}`, { field });
+  if (!Number.isInteger(n))
+    throw new CairnError('INVALID_INPUT', `--${field} must be an integer, got ${v}`, { field });
   return n;
 };
 
@@ -49,7 +50,9 @@ function parseWeights(v: string): { lexical?: number; vector?: number } {
     const [leg, w] = pair.split('=');
     const n = Number(w);
     if ((leg !== 'lexical' && leg !== 'vector') || !Number.isFinite(n)) {
-      throw new CairnError('INVALID_INPUT', `--weights takes lexical=N,vector=N, got ${v}`, { field: 'weights' });
+      throw new CairnError('INVALID_INPUT', `--weights takes lexical=N,vector=N, got ${v}`, {
+        field: 'weights',
+      });
     }
     out[leg] = n;
   }
@@ -78,12 +81,17 @@ export function requestFromFlags(query: string, f: SearchFlags): SearchRequest {
   return req;
 }
 
-export async function searchCommand(query: string | undefined, flags: SearchFlags, env: CliEnv): Promise<void> {
+export async function searchCommand(
+  query: string | undefined,
+  flags: SearchFlags,
+  env: CliEnv,
+): Promise<void> {
   if (flags.queries) {
     await withEngine(flags.dataDir, env, (engine) => batchSearch(engine, flags.queries!));
     return;
   }
-  if (query === undefined) throw new CairnError('INVALID_INPUT', 'give a query, or --queries <file.jsonl>', { field: 'query' });
+  if (query === undefined)
+    throw new CairnError('INVALID_INPUT', 'give a query, or --queries <file.jsonl>', { field: 'query' });
   const req = requestFromFlags(query, flags);
   const res = await withEngine(flags.dataDir, env, (engine) => engine.search(req));
   if (flags.json) writeJson(res);
@@ -101,7 +109,13 @@ async function batchSearch(engine: CairnEngine, file: string): Promise<void> {
       const { id: _id, ...rest } = raw;
       const req = parseSearchRequest(rest, `line ${l.line}`);
       const res: SearchResponse = await engine.search(req);
-      writeJson({ id, hits: res.hits, degraded: res.degraded, ...(res.empty ? { empty: res.empty } : {}), tookMs: res.tookMs.total });
+      writeJson({
+        id,
+        hits: res.hits,
+        degraded: res.degraded,
+        ...(res.empty ? { empty: res.empty } : {}),
+        tookMs: res.tookMs.total,
+      });
     } catch (err) {
       failed++;
       const e = err instanceof CairnError ? err : new CairnError('INTERNAL', (err as Error).message);
