@@ -1,0 +1,99 @@
+import { type KeyedMemory, resolveDecay } from '@cairn/core';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { fuseCandidates } from '../src/index.js';
+
+const memory = (key: number, over: Partial<KeyedMemory> = {}): KeyedMemory => ({
+  key,
+  id: `m${key}`,
+  namespace: 'ns',
+  kind: 'observation',
+  text: 't',
+  title: null,
+  session: null,
+  agent: null,
+  ts: 0,
+  tags: [],
+  meta: {},
+  importance: 0.5,
+  contentHash: 'h',
+  createdAt: 0,
+  updatedAt: 0,
+  supersededBy: null,
+  accessCount: 0,
+  lastAccessed: null,
+  ...over,
+});
+const opts = {
+  weights: { lexical: 1, vector: 1 },
+  rrfK: 60,
+  decay: resolveDecay('off'),
+  now: 0,
+  importanceWeight: 0.3,
+};
+const ranked = (keys: number[]) =>
+  keys.map((key, i) => ({ key, rank: i + 1, bm25: -10 + i, cosine: 1 - i / 100 }));
+
+describe('fuseCandidates', () => {
+  it('scores by weighted RRF, counts each document once and sorts best first', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.integer({ min: 1, max: 60 }), { maxLength: 30 }),
+        fc.uniqueArray(fc.integer({ min: 1, max: 60 }), { maxLength: 30 }),
+        (lexKeys, vecKeys) => {
+          const live = new Map([...lexKeys, ...vecKeys].map((k) => [k, memory(k)]));
+          const fused = fuseCandidates(ranked(lexKeys), ranked(vecKeys), live, opts);
+          expect(new Set(fused.map((f) => f.key)).size).toBe(fused.length);
+          expect(fused.length).toBe(new Set([...lexKeys, ...vecKeys]).size);
+          for (const f of fused) {
+            const expected =
+              (f.bm25Rank ? 1 / (60 + f.bm25Rank) : 0) + (f.vecRank ? 1 / (60 + f.vecRank) : 0);
+            expect(f.rrf).toBeCloseTo(expected, 12);
+          }
+          for (let i = 1; i < fused.length; i++)
+            expect(fused[i - 1]!.score).toBeGreaterThanOrEqual(fused[i]!.score);
+        },
+      ),
+    );
+  });
+
+  it('is monotonic in rank: a better rank in one leg, all else equal, never scores lower', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.integer({ min: 1, max: 100 }), { minLength: 2, maxLength: 40 }),
+        (keys) => {
+          const live = new Map(keys.map((k) => [k, memory(k)]));
+          const fused = fuseCandidates(ranked(keys), [], live, opts);
+          const byKey = new Map(fused.map((f) => [f.key, f.score]));
+          for (let i = 1; i < keys.length; i++)
+            expect(byKey.get(keys[i - 1]!)!).toBeGreaterThan(byKey.get(keys[i]!)!);
+        },
+      ),
+    );
+  });
+
+  it('drops candidates that are not live before scoring them', () => {
+    const live = new Map([[1, memory(1)]]);
+    const fused = fuseCandidates(ranked([1, 2]), ranked([3, 1]), live, opts);
+    expect(fused.map((f) => f.key)).toEqual([1]);
+  });
+
+  it('multiplies by recency and importance, and a zero weight removes a leg', () => {
+    const day = 86_400_000;
+    const live = new Map([
+      [1, memory(1, { ts: 0, importance: 1 })],
+      [2, memory(2, { ts: 30 * day, importance: 0.5 })],
+    ]);
+    const decayed = fuseCandidates(ranked([1, 2]), [], live, {
+      ...opts,
+      now: 30 * day,
+      decay: resolveDecay({ halfLifeMs: 30 * day }),
+    });
+    const one = decayed.find((f) => f.key === 1)!;
+    expect(one.recency).toBeCloseTo(0.5, 10);
+    expect(one.parts.importance).toBeCloseTo(1.3, 10);
+    expect(one.score).toBeCloseTo((1 / 61) * 0.5 * 1.3, 12);
+    const noVector = fuseCandidates([], ranked([1]), live, { ...opts, weights: { lexical: 1, vector: 0 } });
+    expect(noVector).toEqual([]);
+  });
+});
