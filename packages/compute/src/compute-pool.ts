@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { withDefaults } from '@cairn/core';
+import { CairnError, withDefaults } from '@cairn/core';
 import { Piscina } from 'piscina';
 
 export interface ComputePoolOptions {
@@ -28,6 +28,7 @@ export const COSINE_TOP_K_TASK = fileURLToPath(new URL('../dist/tasks/cosine-top
  */
 export class ComputePool {
   private readonly pool: Piscina;
+  private closed = false;
 
   constructor(opts: Partial<ComputePoolOptions> = {}) {
     const o = withDefaults(DEFAULT_COMPUTE_POOL_OPTIONS, opts);
@@ -41,6 +42,9 @@ export class ComputePool {
   }
 
   run<T>(taskFile: string, payload: unknown): Promise<T> {
+    if (this.closed) {
+      return Promise.reject(new CairnError('BACKEND_UNAVAILABLE', 'the compute pool is closed'));
+    }
     return this.pool.run(payload, { filename: taskFile }) as Promise<T>;
   }
 
@@ -49,6 +53,8 @@ export class ComputePool {
   }
 
   async close(): Promise<void> {
+    // piscina's destroy() leaves the pool usable (a later run() would start threads again), so refuse here.
+    this.closed = true;
     await this.pool.destroy();
   }
 }

@@ -13,7 +13,7 @@ export const BUILTIN_KINDS = ['turn', 'observation', 'summary', 'fact', 'prompt'
 export const NAMESPACE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@/-]*$/;
 
 export const NamespaceSchema = z
-  .string({ error: 'namespace is required' })
+  .string()
   .min(1, 'namespace must not be empty')
   .max(L.maxNamespaceChars, `namespace must be at most ${L.maxNamespaceChars} characters`)
   .regex(
@@ -32,7 +32,7 @@ export const MemoryInputSchema = z.strictObject({
   namespace: NamespaceSchema,
   kind: shortText('kind', 64).default('observation'),
   text: z
-    .string({ error: 'text is required' })
+    .string()
     .refine((s) => s.trim().length > 0, 'text must not be blank')
     .refine((s) => utf8Bytes(s) <= L.maxTextBytes, `text must be at most ${L.maxTextBytes} bytes of UTF-8`),
   title: z.string().max(L.maxTitleChars, `title must be at most ${L.maxTitleChars} characters`).optional(),
@@ -109,22 +109,30 @@ export function generatedId(hash: string): string {
   return `m_${hash.slice(0, 24)}`;
 }
 
-function describeZodIssue(issue: z.core.$ZodIssue): { field: string; message: string } {
-  const field = issue.path.map(String).join('.');
+function describeZodIssue(issue: z.core.$ZodIssue, fieldPrefix?: string): { field: string; message: string } {
+  const path = [...(fieldPrefix ? [fieldPrefix] : []), ...issue.path.map(String)];
+  const field = path.join('.');
   if (issue.code === 'unrecognized_keys') {
-    return { field: issue.keys.join(','), message: `unknown field(s): ${issue.keys.join(', ')}` };
+    const keys = issue.keys.map((k) => [...path, k].join('.'));
+    return { field: keys.join(','), message: `unknown field(s): ${keys.join(', ')}` };
   }
-  if (issue.code === 'invalid_type' && issue.input === undefined) {
-    return { field, message: `${field || 'value'} is required` };
+  if (issue.code === 'invalid_type') {
+    // zod 4 does not keep the input on the issue; its message says what was received.
+    const received = /received (\w+)/.exec(issue.message)?.[1];
+    const name = field || 'value';
+    if (received === 'undefined') return { field, message: `${name} is required` };
+    return { field, message: `${name} must be ${issue.expected}${received ? `, got ${received}` : ''}` };
   }
   const msg = issue.message.startsWith(field) ? issue.message : `${field}: ${issue.message}`;
   return { field, message: field ? msg : issue.message };
 }
 
 /** Turns a zod failure into a CairnError that names the first offending field. */
-export function zodToCairnError(error: z.ZodError, context?: string): CairnError {
+export function zodToCairnError(error: z.ZodError, context?: string, fieldPrefix?: string): CairnError {
   const first = error.issues[0];
-  const { field, message } = first ? describeZodIssue(first) : { field: '', message: 'invalid input' };
+  const { field, message } = first
+    ? describeZodIssue(first, fieldPrefix)
+    : { field: fieldPrefix ?? '', message: 'invalid input' };
   return new CairnError(
     'INVALID_INPUT',
     context ? `${context}: ${message}` : message,

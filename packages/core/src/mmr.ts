@@ -28,7 +28,8 @@ export function diversify(
   const duplicates = new Map<number, number>();
   const remaining = new Set(relevance.map((_, i) => i));
   const maxRel = relevance.length > 0 ? Math.max(...relevance) : 1;
-  const norm = maxRel > 0 ? 1 / maxRel : 1;
+  // Relevance is scaled to [0, 1] to be comparable with cosine; a subnormal maximum would overflow.
+  const norm = maxRel > 0 && Number.isFinite(1 / maxRel) ? 1 / maxRel : 1;
 
   while (selected.length < opts.k && remaining.size > 0) {
     let best = -1;

@@ -105,9 +105,7 @@ export const DecaySchema = z.union([
 /** The wire shape of a search request (CLI query files, HTTP). */
 export const SearchRequestSchema = z.strictObject({
   namespace: NamespaceSchema,
-  query: z
-    .string({ error: 'query is required' })
-    .max(L.maxQueryChars, `query must be at most ${L.maxQueryChars} characters`),
+  query: z.string().max(L.maxQueryChars, `query must be at most ${L.maxQueryChars} characters`),
   k: z.number().int().min(1).max(L.maxK, `k must be at most ${L.maxK}`).optional(),
   candidatePool: z
     .number()
@@ -197,7 +195,7 @@ export function resolveSearch(
   if (typeof req.query !== 'string') throw bad('query', 'must be a string');
   if (req.query.length > L.maxQueryChars) throw bad('query', `must be at most ${L.maxQueryChars} characters`);
   const ns = NamespaceSchema.safeParse(req.namespace);
-  if (!ns.success) throw zodToCairnError(ns.error);
+  if (!ns.success) throw zodToCairnError(ns.error, undefined, 'namespace');
   return {
     ...opts,
     weights,

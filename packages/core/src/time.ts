@@ -15,9 +15,13 @@ export function parseTimestamp(value: unknown, field = 'ts'): number {
     }
     return Math.round(value);
   }
-  if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}/.test(value)) {
-    const ms = Date.parse(value);
-    if (Number.isFinite(ms)) return ms;
+  const ymd = typeof value === 'string' ? /^(\d{4})-(\d{2})-(\d{2})/.exec(value) : null;
+  if (ymd) {
+    const ms = Date.parse(value as string);
+    // Date.parse rolls impossible days over (2024-02-30 → March 1); refuse them instead.
+    const [y, m, d] = [Number(ymd[1]), Number(ymd[2]), Number(ymd[3])];
+    const realDay = new Date(Date.UTC(y, m - 1, d)).getUTCDate() === d && m >= 1 && m <= 12;
+    if (Number.isFinite(ms) && realDay) return ms;
   }
   throw new CairnError(
     'INVALID_INPUT',

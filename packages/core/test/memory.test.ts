@@ -96,8 +96,11 @@ describe('normalizeMemory: timestamps', () => {
     expect(m.ts).toBe(1_715_176_560_000);
   });
 
-  it('uses now when ts is absent', () => {
-    expect(normalizeMemory({ namespace: 'a', text: 'x' }, NOW).ts).toBe(NOW);
+  it('uses now when ts is absent, and records that no ts was given', () => {
+    const m = normalizeMemory({ namespace: 'a', text: 'x' }, NOW);
+    expect(m.ts).toBe(NOW);
+    expect(m.tsGiven).toBe(false);
+    expect(normalizeMemory({ namespace: 'a', text: 'x', ts: 0 }, NOW).tsGiven).toBe(true);
   });
 
   it('refuses a numeric-string ts, since seconds and milliseconds cannot be told apart', () => {

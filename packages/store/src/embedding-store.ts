@@ -33,7 +33,13 @@ export interface SpaceInfo extends EmbeddingSpace {
  * embed stage resumes exactly where it stopped after a crash.
  */
 export class EmbeddingStore {
-  constructor(private readonly db: Database.Database) {}
+  private readonly byKeysStmt: Database.Statement;
+
+  constructor(private readonly db: Database.Database) {
+    this.byKeysStmt = db.prepare(
+      'SELECT key, vector FROM embeddings WHERE space = ? AND namespace = ? AND key IN (SELECT value FROM json_each(?))',
+    );
+  }
 
   /** Registers a space (idempotent). The first space registered becomes active. */
   ensureSpace(space: EmbeddingSpace): SpaceInfo {
@@ -109,13 +115,16 @@ export class EmbeddingStore {
   /** Vectors already computed in this space for these content hashes (embedding cache hits). */
   vectorsByContentHash(space: EmbeddingSpace, hashes: readonly string[]): Map<string, Float32Array> {
     const out = new Map<string, Float32Array>();
-    const stmt = this.db
-      .prepare('SELECT vector FROM embeddings WHERE space = ? AND content_hash = ? LIMIT 1')
-      .pluck();
-    for (const h of new Set(hashes)) {
-      const blob = stmt.get(space.id, h) as Buffer | undefined;
-      if (blob) out.set(h, blobToVector(blob));
-    }
+    if (hashes.length === 0) return out;
+    // INDEXED BY: without statistics SQLite prefers the primary key's (space) prefix, which scans every
+    // vector of the space per lookup and made ingest quadratic.
+    const rows = this.db
+      .prepare(
+        `SELECT content_hash AS h, vector FROM embeddings INDEXED BY embeddings_space_hash
+         WHERE space = ? AND content_hash IN (SELECT value FROM json_each(?))`,
+      )
+      .all(space.id, JSON.stringify([...new Set(hashes)])) as Array<{ h: string; vector: Buffer }>;
+    for (const r of rows) if (!out.has(r.h)) out.set(r.h, blobToVector(r.vector));
     return out;
   }
 
@@ -199,15 +208,11 @@ export class EmbeddingStore {
   byKeys(spaceId: string, namespace: string, keys: readonly number[]): Map<number, Float32Array> {
     const out = new Map<number, Float32Array>();
     if (keys.length === 0) return out;
-    for (let i = 0; i < keys.length; i += 500) {
-      const chunk = keys.slice(i, i + 500);
-      const rows = this.db
-        .prepare(
-          `SELECT key, vector FROM embeddings WHERE space = ? AND namespace = ? AND key IN (${chunk.map(() => '?').join(',')})`,
-        )
-        .all(spaceId, namespace, ...chunk) as Array<{ key: number; vector: Buffer }>;
-      for (const r of rows) out.set(r.key, blobToVector(r.vector));
-    }
+    const rows = this.byKeysStmt.all(spaceId, namespace, JSON.stringify(keys)) as Array<{
+      key: number;
+      vector: Buffer;
+    }>;
+    for (const r of rows) out.set(r.key, blobToVector(r.vector));
     return out;
   }
 

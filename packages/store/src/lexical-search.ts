@@ -14,6 +14,7 @@ import {
   renderFtsQuery,
 } from './fts-query.js';
 import { scopeToken } from './scope-token.js';
+import { StatementCache } from './statement-cache.js';
 
 /** Tunables of the lexical leg. */
 export interface LexicalOptions extends FtsQueryOptions {
@@ -40,21 +41,21 @@ export const DEFAULT_LEXICAL_OPTIONS: Readonly<LexicalOptions> = Object.freeze({
   pruneAboveDocs: 20_000,
 });
 
-/** How often (in rows written) the document-frequency cache is considered stale. */
+/** Bound on cached document frequencies per namespace; the cache is dropped whole when full. */
 const DF_CACHE_MAX_ENTRIES = 4096;
+/** How long corpus and namespace row counts are reused before being counted again (ms). */
+const STATS_TTL_MS = 10_000;
 
 export class LexicalSearch implements LexicalLeg {
   private readonly opts: LexicalOptions;
-  private readonly stmtCache = new Map<string, Database.Statement>();
+  private readonly statements: StatementCache;
   private readonly docFreq = new Map<string, number>();
   private docCount = 0;
   private docCountAt = 0;
 
-  constructor(
-    private readonly db: Database.Database,
-    opts: Partial<LexicalOptions> = {},
-  ) {
+  constructor(db: Database.Database, opts: Partial<LexicalOptions> = {}) {
     this.opts = withDefaults(DEFAULT_LEXICAL_OPTIONS, opts);
+    this.statements = new StatementCache(db);
   }
 
   searchLexical(req: {
@@ -66,13 +67,18 @@ export class LexicalSearch implements LexicalLeg {
     const plan = planFtsQuery(req.query, this.opts);
     const { kept, pruned } = this.pruneFrequent(plan.terms);
     const droppedTerms = [...plan.stopWords, ...pruned];
-    const ftsQuery = renderFtsQuery(kept, scopeToken(req.namespace));
+    // Confining the MATCH to the namespace's token pays off when the namespace is a minority of the
+    // corpus (other tenants' rows are never scored); when it holds most rows it is pure overhead.
+    const confine = this.namespaceStats(req.namespace).n < this.totalDocs() * 0.5;
+    const ftsQuery = renderFtsQuery(kept, confine ? scopeToken(req.namespace) : undefined);
     if (ftsQuery === null) return { candidates: [], ftsQuery: null, droppedTerms };
     const where = liveFilterSql(req.namespace, req.filters);
     const [wt, wx, wp, ws] = this.opts.columnWeights;
+    // CROSS JOIN pins FTS5 as the outer loop: with a selective filter (a time window, a kind) SQLite would
+    // otherwise walk the memories index and probe FTS5 once per row, which is orders of magnitude slower.
     const sql = `
       SELECT f.rowid AS key, bm25(memories_fts, ${wt}, ${wx}, ${wp}, ${ws}) AS bm25
-      FROM memories_fts f JOIN memories m ON m.key = f.rowid
+      FROM memories_fts f CROSS JOIN memories m ON m.key = f.rowid
       WHERE memories_fts MATCH ? AND ${where.sql}
       ORDER BY bm25 LIMIT ?`;
     const rows = this.statement(sql).all(ftsQuery, ...where.params, req.limit) as Array<{
@@ -101,8 +107,8 @@ export class LexicalSearch implements LexicalLeg {
 
   private totalDocs(): number {
     const now = Date.now();
-    // Row counts drift slowly relative to query rates; refresh at most once a second.
-    if (now - this.docCountAt > 1000) {
+    // Row counts drift slowly relative to query rates, and counting 100k rows costs milliseconds.
+    if (now - this.docCountAt > STATS_TTL_MS) {
       this.docCount = (this.statement('SELECT count(*) AS n FROM memories').get() as { n: number }).n;
       this.docCountAt = now;
       if (this.docFreq.size > 0 && Math.abs(this.docCount - this.docFreqBase) > this.docFreqBase * 0.1) {
@@ -184,12 +190,6 @@ export class LexicalSearch implements LexicalLeg {
   }
 
   private statement(sql: string): Database.Statement {
-    let stmt = this.stmtCache.get(sql);
-    if (!stmt) {
-      stmt = this.db.prepare(sql);
-      if (this.stmtCache.size > 256) this.stmtCache.clear();
-      this.stmtCache.set(sql, stmt);
-    }
-    return stmt;
+    return this.statements.get(sql);
   }
 }

@@ -12,6 +12,7 @@ import { type LexicalOptions, LexicalSearch } from './lexical-search.js';
 import { MEMORY_COLUMNS, type MemoryRow, toMemory } from './memory-row.js';
 import { MemoryWriter, type WriteResult } from './memory-writer.js';
 import { openDatabase } from './open-database.js';
+import { StatementCache } from './statement-cache.js';
 
 export interface MemoryStoreOptions {
   /** Path of the SQLite file. */
@@ -44,12 +45,14 @@ export class MemoryStore implements MemorySource {
   readonly lexical: LexicalSearch;
   readonly embeddings: EmbeddingStore;
   private readonly writer: MemoryWriter | null;
+  private readonly statements: StatementCache;
 
   constructor(opts: MemoryStoreOptions) {
     this.db = openDatabase(opts.path, { readonly: opts.readonly ?? false });
     this.lexical = new LexicalSearch(this.db, opts.lexical);
     this.embeddings = new EmbeddingStore(this.db);
     this.writer = opts.readonly ? null : new MemoryWriter(this.db);
+    this.statements = new StatementCache(this.db);
   }
 
   /** Stores a batch in one transaction; durable (against process crashes) when this returns. */
@@ -143,24 +146,33 @@ export class MemoryStore implements MemorySource {
   /** Live memories among `keys` that belong to `namespace` and pass `filters`. */
   filterKeys(namespace: string, keys: readonly number[], filters: SearchFilters): Map<number, KeyedMemory> {
     const out = new Map<number, KeyedMemory>();
+    if (keys.length === 0) return out;
     const where = liveFilterSql(namespace, filters);
-    for (let i = 0; i < keys.length; i += 500) {
-      const chunk = keys.slice(i, i + 500);
-      const rows = this.db
-        .prepare(
-          `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.key IN (${chunk.map(() => '?').join(',')}) AND ${where.sql}`,
-        )
-        .all(...chunk, ...where.params) as MemoryRow[];
-      for (const r of rows) out.set(r.key, toMemory(r));
-    }
+    // Keys travel as one JSON array so the statement's shape does not depend on how many there are.
+    const rows = this.statements
+      .get(
+        `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.key IN (SELECT value FROM json_each(?)) AND ${where.sql}`,
+      )
+      .all(JSON.stringify(keys), ...where.params) as MemoryRow[];
+    for (const r of rows) out.set(r.key, toMemory(r));
     return out;
+  }
+
+  /** The subset of `keys` that are live memories of `namespace` passing `filters` (keys only: cheap). */
+  allowedKeys(namespace: string, keys: readonly number[], filters: SearchFilters): Set<number> {
+    if (keys.length === 0) return new Set();
+    const where = liveFilterSql(namespace, filters);
+    const stmt = this.statements.get(
+      `SELECT m.key FROM memories m WHERE m.key IN (SELECT value FROM json_each(?)) AND ${where.sql}`,
+    );
+    return new Set(stmt.pluck().all(JSON.stringify(keys), ...where.params) as number[]);
   }
 
   /** Keys of live memories in `namespace` passing `filters`, at most `limit`. */
   keysMatching(namespace: string, filters: SearchFilters, limit: number): number[] {
     const where = liveFilterSql(namespace, filters);
-    return this.db
-      .prepare(`SELECT m.key FROM memories m WHERE ${where.sql} LIMIT ?`)
+    return this.statements
+      .get(`SELECT m.key FROM memories m WHERE ${where.sql} LIMIT ?`)
       .pluck()
       .all(...where.params, limit) as number[];
   }

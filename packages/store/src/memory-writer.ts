@@ -55,7 +55,7 @@ export class MemoryWriter {
       UPDATE memories SET kind = @kind, title = @title, text = @text, parts = @parts, session = @session,
         agent = @agent, ts = @ts, tags = @tags, meta = @meta, importance = @importance,
         content_hash = @contentHash, fingerprint = @fingerprint, updated_at = @now, change_seq = @seq,
-        deleted_at = NULL, superseded_by = NULL
+        deleted_at = NULL
       WHERE key = @key`);
     this.updateMeta = db.prepare(`
       UPDATE memories SET session = @session, agent = @agent, ts = @ts, tags = @tags, meta = @meta,
@@ -82,6 +82,11 @@ export class MemoryWriter {
     // A memory re-sent without a ts keeps the time it was first stored, so re-running a file is a no-op.
     const ts = !m.tsGiven && existing ? existing.ts : m.ts;
     const fp = fingerprint(m, ts);
+    if (existing && existing.fingerprint === fp && existing.deleted_at === null) {
+      // Still re-assert supersession: it is idempotent, and a re-run must restore what the file says.
+      for (const old of m.supersedes) this.supersede.run(m.id, m.namespace, old, m.id);
+      return { id: m.id, namespace: m.namespace, status: 'unchanged', key: existing.key };
+    }
     const row = {
       ...m,
       ts,
@@ -97,8 +102,6 @@ export class MemoryWriter {
     if (!existing) {
       key = Number(this.insert.run({ ...row, seq: takeSeq() }).lastInsertRowid);
       status = 'stored';
-    } else if (existing.fingerprint === fp && existing.deleted_at === null) {
-      return { id: m.id, namespace: m.namespace, status: 'unchanged', key: existing.key };
     } else {
       key = existing.key;
       if (existing.content_hash !== m.contentHash || existing.deleted_at !== null) {

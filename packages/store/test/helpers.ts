@@ -51,9 +51,17 @@ export function rawRow(
   store: MemoryStore,
   namespace: string,
   id: string,
-): { key: number; change_seq: number; updated_at: number; deleted_at: number | null; superseded_by: string | null } {
+): {
+  key: number;
+  change_seq: number;
+  updated_at: number;
+  deleted_at: number | null;
+  superseded_by: string | null;
+} {
   return store.db
-    .prepare('SELECT key, change_seq, updated_at, deleted_at, superseded_by FROM memories WHERE namespace = ? AND id = ?')
+    .prepare(
+      'SELECT key, change_seq, updated_at, deleted_at, superseded_by FROM memories WHERE namespace = ? AND id = ?',
+    )
     .get(namespace, id) as {
     key: number;
     change_seq: number;

@@ -1,6 +1,6 @@
-import { embeddingSpaceOf, type NormalizedMemory } from '@cairn/core';
+import { embeddingSpaceOf, type MemoryInput, type NormalizedMemory, normalizeMemory } from '@cairn/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mem, openTempStore, rawRow, searchIds, type TempStore } from './helpers.js';
+import { mem, openTempStore, rawRow, searchIds, T0, type TempStore } from './helpers.js';
 
 let t: TempStore;
 beforeEach(() => {
@@ -63,7 +63,7 @@ describe('MemoryWriter: idempotent ingest', () => {
   it('reports updated without a new change_seq when only metadata changes', () => {
     t.store.write(batch());
     const before = rawRow(t.store, 'ns', 'a');
-    const changes: Array<Partial<NormalizedMemory>> = [
+    const changes: Array<Omit<MemoryInput, 'namespace' | 'text'>> = [
       { tags: ['x', 'y'] },
       { importance: 0.9 },
       { session: 's9' },
@@ -72,7 +72,7 @@ describe('MemoryWriter: idempotent ingest', () => {
       { ts: 12345 },
     ];
     for (const change of changes) {
-      const [res] = t.store.write([{ ...mem({ id: 'a', text: 'first memory', tags: ['x'] }), ...change }]);
+      const [res] = t.store.write([mem({ id: 'a', text: 'first memory', tags: ['x'], ...change })]);
       expect(res?.status).toBe('updated');
       expect(rawRow(t.store, 'ns', 'a').change_seq).toBe(before.change_seq);
     }
@@ -87,11 +87,32 @@ describe('MemoryWriter: idempotent ingest', () => {
     t.store.write([mem({ id: 'a', text: 'first memory', tags: ['x', 'new-tag'], importance: 1 })]);
     expect(t.store.embeddings.pending(space.id, 10)).toEqual([]);
     t.store.write([mem({ id: 'a', text: 'first memory, reworded', tags: ['x', 'new-tag'], importance: 1 })]);
-    expect(t.store.embeddings.pending(space.id, 10).map((p) => p.key)).toEqual([rawRow(t.store, 'ns', 'a').key]);
+    expect(t.store.embeddings.pending(space.id, 10).map((p) => p.key)).toEqual([
+      rawRow(t.store, 'ns', 'a').key,
+    ]);
+  });
+
+  it('keeps the stored ts when a memory is re-sent without one, so re-running a file is a no-op', () => {
+    t.store.write([normalizeMemory({ namespace: 'ns', id: 'a', text: 'no ts given' }, T0)]);
+    const [res] = t.store.write([
+      normalizeMemory({ namespace: 'ns', id: 'a', text: 'no ts given' }, T0 + 60_000),
+    ]);
+    expect(res?.status).toBe('unchanged');
+    expect(t.store.get('ns', ['a']).memories[0]?.ts).toBe(T0);
+  });
+
+  it('takes an explicitly given ts over the stored one', () => {
+    t.store.write([normalizeMemory({ namespace: 'ns', id: 'a', text: 'x' }, T0)]);
+    const [res] = t.store.write([mem({ id: 'a', text: 'x', ts: T0 + 5 })]);
+    expect(res?.status).toBe('updated');
+    expect(t.store.get('ns', ['a']).memories[0]?.ts).toBe(T0 + 5);
   });
 
   it('treats the same id in two namespaces as two memories', () => {
-    const res = t.store.write([mem({ id: 'same', text: 'one' }), mem({ id: 'same', namespace: 'other', text: 'one' })]);
+    const res = t.store.write([
+      mem({ id: 'same', text: 'one' }),
+      mem({ id: 'same', namespace: 'other', text: 'one' }),
+    ]);
     expect(res.map((r) => r.status)).toEqual(['stored', 'stored']);
     expect(res[0]?.key).not.toBe(res[1]?.key);
   });

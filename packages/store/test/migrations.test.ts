@@ -1,9 +1,8 @@
-import { existsSync } from 'node:fs';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CairnError } from '@cairn/core';
-import { type Migration, MIGRATIONS, MemoryStore, migrate, openDatabase } from '@cairn/store';
+import { MemoryStore, MIGRATIONS, type Migration, migrate, openDatabase } from '@cairn/store';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cairnErrorFrom, mem } from './helpers.js';
@@ -23,8 +22,19 @@ describe('migrate', () => {
     const db = openDatabase(join(dir, 'a.db'));
     try {
       expect(db.pragma('user_version', { simple: true })).toBe(LATEST);
-      const tables = db.prepare("SELECT name FROM sqlite_master WHERE type IN ('table') ORDER BY name").pluck().all();
-      expect(tables).toEqual(expect.arrayContaining(['memories', 'memories_fts', 'embeddings', 'embedding_spaces', 'embed_failures']));
+      const tables = db
+        .prepare("SELECT name FROM sqlite_master WHERE type IN ('table') ORDER BY name")
+        .pluck()
+        .all();
+      expect(tables).toEqual(
+        expect.arrayContaining([
+          'memories',
+          'memories_fts',
+          'embeddings',
+          'embedding_spaces',
+          'embed_failures',
+        ]),
+      );
     } finally {
       db.close();
     }
@@ -123,7 +133,9 @@ describe('migrate', () => {
 
 describe('openDatabase', () => {
   it('refuses to open a missing file read-only, with STORAGE_ERROR', () => {
-    expect(cairnErrorFrom(() => openDatabase(join(dir, 'missing.db'), { readonly: true })).code).toBe('STORAGE_ERROR');
+    expect(cairnErrorFrom(() => openDatabase(join(dir, 'missing.db'), { readonly: true })).code).toBe(
+      'STORAGE_ERROR',
+    );
   });
 
   it('refuses writes through a read-only store', () => {
@@ -146,7 +158,9 @@ describe('openDatabase', () => {
     try {
       const got = ro.get('ns', ['a']);
       expect(got.memories[0]?.accessCount).toBe(0);
-      expect(ro.lexical.searchLexical({ namespace: 'ns', query: 'readable', filters: {}, limit: 5 }).candidates).toHaveLength(1);
+      expect(
+        ro.lexical.searchLexical({ namespace: 'ns', query: 'readable', filters: {}, limit: 5 }).candidates,
+      ).toHaveLength(1);
     } finally {
       ro.close();
     }

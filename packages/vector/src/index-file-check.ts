@@ -8,7 +8,7 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
  */
 export function checkIndexFile(
   path: string,
-  expected: { count: number; dimensions: number; bytes: number },
+  expected: { count: number; dimensions: number; bytes: number; bytesPerScalar: number },
 ): string | null {
   let size: number;
   try {
@@ -23,8 +23,9 @@ export function checkIndexFile(
     if (readSync(fd, head, 0, 8, 0) !== 8) return 'index file truncated';
     const rows = head.readUInt32LE(0);
     const bytesPerRow = head.readUInt32LE(4);
-    if (rows !== expected.count || bytesPerRow !== expected.dimensions * 4) {
-      return `index file holds ${rows} rows of ${bytesPerRow} bytes, expected ${expected.count} of ${expected.dimensions * 4}`;
+    const rowBytes = expected.dimensions * expected.bytesPerScalar;
+    if (rows !== expected.count || bytesPerRow !== rowBytes) {
+      return `index file holds ${rows} rows of ${bytesPerRow} bytes, expected ${expected.count} of ${rowBytes}`;
     }
     const magicAt = 8 + rows * bytesPerRow;
     const magic = Buffer.alloc(7);

@@ -13,8 +13,8 @@ export interface EmbeddingSource {
 }
 
 export interface KeyFilter {
-  /** Live memories among `keys` in `namespace` that pass `filters` (the map's values are unused here). */
-  filterKeys(namespace: string, keys: readonly number[], filters: SearchFilters): Map<number, unknown>;
+  /** The subset of `keys` that are live memories of `namespace` passing `filters`. */
+  allowedKeys(namespace: string, keys: readonly number[], filters: SearchFilters): Set<number>;
   /** Keys of live memories in `namespace` passing `filters`, at most `limit`. */
   keysMatching(namespace: string, filters: SearchFilters, limit: number): number[];
 }

@@ -7,7 +7,7 @@ export function createHnswIndex(dimensions: number, params: HnswParams): Index {
   return new Index({
     dimensions,
     metric: MetricKind.Cos,
-    quantization: ScalarKind.F32,
+    quantization: { f32: ScalarKind.F32, f16: ScalarKind.F16, i8: ScalarKind.I8 }[params.quantization],
     connectivity: params.connectivity,
     expansion_add: params.expansionAdd,
     expansion_search: params.expansionSearch,
@@ -15,7 +15,11 @@ export function createHnswIndex(dimensions: number, params: HnswParams): Index {
   });
 }
 
-/** Adds vectors in chunks so one call never holds a huge native batch. */
+/**
+ * Adds vectors in chunks so one call never holds a huge native batch. Single-threaded on purpose: usearch
+ * 2.26's multi-threaded batch add leaves a few nodes unreachable (a stored vector then cannot be found
+ * even by itself), which packages/vector/test/index-builder.test.ts demonstrates.
+ */
 export function addInChunks(
   index: Index,
   keys: BigUint64Array,
@@ -26,7 +30,7 @@ export function addInChunks(
   for (let i = 0; i < keys.length; i += chunk) {
     const end = Math.min(keys.length, i + chunk);
     // slice (a copy), not subarray: native code must see offset-0 buffers.
-    index.add(keys.slice(i, end), vectors.slice(i * dimensions, end * dimensions));
+    index.add(keys.slice(i, end), vectors.slice(i * dimensions, end * dimensions), 1);
   }
 }
 

@@ -13,7 +13,7 @@ import {
 } from '@cairn/core';
 import type { Index } from 'usearch';
 import { ExactMatrix } from './exact-matrix.js';
-import { DEFAULT_HNSW_PARAMS, type HnswParams, type IndexBuilder } from './hnsw-params.js';
+import { BYTES_PER_SCALAR, DEFAULT_HNSW_PARAMS, type HnswParams, type IndexBuilder } from './hnsw-params.js';
 import { checkIndexFile } from './index-file-check.js';
 import type { EmbeddingSource, KeyFilter, LogFn } from './sources.js';
 import { createHnswIndex, inProcessIndexBuilder, saveIndexAtomically } from './usearch-index.js';
@@ -65,8 +65,10 @@ interface Sidecar {
 const FILTERED_OVERSAMPLE = 4;
 /** Unfiltered searches still oversample a little: superseded and deleted memories are dropped after search. */
 const UNFILTERED_OVERSAMPLE = 1.5;
-/** Upper bound on the allowed set for an exact filtered fallback scan. */
-const MAX_EXACT_FILTERED = 50_000;
+/** A filter allowing at most this many memories is served by an exact scan of just those vectors. */
+const MAX_EXACT_FILTERED = 2_000;
+/** Otherwise the approximate search is widened by this factor once. */
+const WIDE_OVERSAMPLE = 10;
 
 /**
  * The vector leg: one index per namespace and embedding space, loaded lazily. Small namespaces are held as
@@ -111,26 +113,37 @@ export class VectorIndexManager implements VectorLeg {
     const idx = ready.value;
     const filtered = hasFilters(req.filters);
     const size = idx.kind === 'exact' ? idx.matrix.size : idx.size;
-    const fetch = Math.min(
+    let fetch = Math.min(
       size,
       Math.ceil(req.limit * (filtered ? FILTERED_OVERSAMPLE : UNFILTERED_OVERSAMPLE)) + 8,
     );
     let raw = this.rawSearch(idx, req.vector, fetch);
-    let allowed = this.opts.keys.filterKeys(
+    let allowed = this.opts.keys.allowedKeys(
       req.namespace,
       raw.map((r) => r.key),
       req.filters,
     );
     let exact = idx.kind === 'exact';
     if (filtered && allowed.size < req.limit && fetch < size) {
-      // The filter removed too much of the approximate top list: scan exactly the allowed set instead.
-      const keys = this.opts.keys.keysMatching(req.namespace, req.filters, MAX_EXACT_FILTERED);
-      const matrix = new ExactMatrix(this.space.dimensions, keys.length);
-      for (const [k, v] of this.opts.embeddings.byKeys(this.space.id, req.namespace, keys))
-        matrix.upsert(k, v);
-      raw = matrix.search(req.vector, req.limit);
-      allowed = new Map(raw.map((r) => [r.key, true]));
-      exact = true;
+      // The filter removed too much of the top list. A small allowed set is scanned exactly; otherwise a
+      // much wider approximate search usually finds enough (HNSW cost grows slowly with k).
+      const keys = this.opts.keys.keysMatching(req.namespace, req.filters, MAX_EXACT_FILTERED + 1);
+      if (keys.length <= MAX_EXACT_FILTERED) {
+        const matrix = new ExactMatrix(this.space.dimensions, keys.length);
+        for (const [k, v] of this.opts.embeddings.byKeys(this.space.id, req.namespace, keys))
+          matrix.upsert(k, v);
+        raw = matrix.search(req.vector, req.limit);
+        allowed = new Set(raw.map((r) => r.key));
+        exact = true;
+      } else {
+        fetch = Math.min(size, fetch * WIDE_OVERSAMPLE);
+        raw = this.rawSearch(idx, req.vector, fetch);
+        allowed = this.opts.keys.allowedKeys(
+          req.namespace,
+          raw.map((r) => r.key),
+          req.filters,
+        );
+      }
     }
     const candidates: VectorCandidate[] = [];
     for (const r of raw) {
@@ -292,6 +305,7 @@ export class VectorIndexManager implements VectorLeg {
       count: side.count,
       dimensions: this.space.dimensions,
       bytes: side.bytes,
+      bytesPerScalar: BYTES_PER_SCALAR[this.opts.hnsw.quantization],
     });
     if (damage) return why(damage);
     const index = createHnswIndex(this.space.dimensions, this.opts.hnsw);
@@ -390,7 +404,9 @@ export class VectorIndexManager implements VectorLeg {
   }
 
   private spaceDir(): string {
-    return join(this.opts.dir, this.space.id.replace(/[^A-Za-z0-9._-]/g, '_'));
+    // A readable prefix plus a hash: `org/model` and `org_model` must not share a folder.
+    const h = createHash('sha256').update(this.space.id).digest('hex').slice(0, 8);
+    return join(this.opts.dir, `${this.space.id.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 60)}-${h}`);
   }
 
   private indexPath(namespace: string): string {

@@ -1,0 +1,279 @@
+import { embeddingSpaceOf } from '@cairn/core';
+import { blobToVector, type PendingMemory, vectorToBlob } from '@cairn/store';
+import fc from 'fast-check';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { cairnErrorFrom, mem, openTempStore, rawRow, type TempStore } from './helpers.js';
+
+let t: TempStore;
+beforeEach(() => {
+  t = openTempStore('cairn-embeddings-');
+});
+afterEach(() => {
+  t.cleanup();
+});
+
+const space = embeddingSpaceOf({ modelId: 'test-model', dimensions: 4 });
+const vec = (...xs: number[]) => new Float32Array(xs);
+
+/** Embeds pending memories with vector [key, 0, 0, 1] and returns what `put` stored. */
+function embedAll(items: PendingMemory[] = t.store.embeddings.pending(space.id, 1000)) {
+  return t.store.embeddings.put(
+    space,
+    items.map((memory) => ({ memory, vector: vec(memory.key, 0, 0, 1) })),
+    Math.max(0, ...items.map((m) => m.changeSeq)),
+  );
+}
+
+describe('EmbeddingStore: spaces', () => {
+  it('registers a space idempotently and makes the first one active', () => {
+    const a = t.store.embeddings.ensureSpace(space);
+    expect(a).toMatchObject({ id: 'test-model/4', dimensions: 4, active: true, cursor: 0 });
+    expect(t.store.embeddings.ensureSpace(space)).toEqual(a);
+    const b = t.store.embeddings.ensureSpace(embeddingSpaceOf({ modelId: 'other', dimensions: 8 }));
+    expect(b.active).toBe(false);
+    expect(t.store.embeddings.activeSpace()?.id).toBe(space.id);
+    expect(t.store.embeddings.listSpaces().map((s) => s.id)).toEqual([space.id, 'other/8']);
+  });
+
+  it('refuses to re-register a space id with other dimensions', () => {
+    t.store.embeddings.ensureSpace(space);
+    const err = cairnErrorFrom(() => t.store.embeddings.ensureSpace({ ...space, dimensions: 5 }));
+    expect(err.code).toBe('DIMENSION_MISMATCH');
+  });
+});
+
+describe('EmbeddingStore: pending and put', () => {
+  beforeEach(() => {
+    t.store.embeddings.ensureSpace(space);
+  });
+
+  it('lists memories changed after the cursor, oldest change first, up to the limit', () => {
+    t.store.write([
+      mem({ id: 'a', text: 'one' }),
+      mem({ id: 'b', text: 'two' }),
+      mem({ id: 'c', text: 'three' }),
+    ]);
+    const pending = t.store.embeddings.pending(space.id, 10);
+    expect(pending.map((p) => p.text)).toEqual(['one', 'two', 'three']);
+    expect(pending.map((p) => p.changeSeq)).toEqual(
+      [...pending.map((p) => p.changeSeq)].sort((x, y) => x - y),
+    );
+    expect(t.store.embeddings.pending(space.id, 2)).toHaveLength(2);
+  });
+
+  it('advances the cursor on put so stored memories are no longer pending', () => {
+    t.store.write([mem({ id: 'a', text: 'one' }), mem({ id: 'b', text: 'two' })]);
+    const pending = t.store.embeddings.pending(space.id, 10);
+    const stored = embedAll(pending);
+    expect(stored.map((s) => s.key)).toEqual(pending.map((p) => p.key));
+    expect(t.store.embeddings.getSpace(space.id)?.cursor).toBe(pending.at(-1)!.changeSeq);
+    expect(t.store.embeddings.pending(space.id, 10)).toEqual([]);
+    expect(t.store.embeddings.count(space.id, 'ns')).toBe(2);
+  });
+
+  it('never moves the cursor backwards', () => {
+    t.store.write([mem({ id: 'a', text: 'one' })]);
+    embedAll();
+    const cursor = t.store.embeddings.getSpace(space.id)!.cursor;
+    t.store.embeddings.put(space, [], 0);
+    expect(t.store.embeddings.getSpace(space.id)?.cursor).toBe(cursor);
+  });
+
+  it('resumes from the cursor in batches', () => {
+    t.store.write(Array.from({ length: 7 }, (_, i) => mem({ id: `m${i}`, text: `text ${i}` })));
+    let batches = 0;
+    for (;;) {
+      const batch = t.store.embeddings.pending(space.id, 3);
+      if (batch.length === 0) break;
+      embedAll(batch);
+      batches++;
+    }
+    expect(batches).toBe(3);
+    expect(t.store.embeddings.count(space.id, 'ns')).toBe(7);
+  });
+
+  it('skips a memory whose change_seq moved since it was read, leaving its new text pending', () => {
+    t.store.write([mem({ id: 'a', text: 'first draft' }), mem({ id: 'b', text: 'stable' })]);
+    const stale = t.store.embeddings.pending(space.id, 10);
+    t.store.write([mem({ id: 'a', text: 'second draft' })]);
+    const stored = embedAll(stale);
+    expect(stored.map((s) => s.key)).toEqual([rawRow(t.store, 'ns', 'b').key]);
+    const still = t.store.embeddings.pending(space.id, 10);
+    expect(still.map((p) => p.text)).toEqual(['second draft']);
+    expect(t.store.embeddings.byKeys(space.id, 'ns', [rawRow(t.store, 'ns', 'a').key]).size).toBe(0);
+  });
+
+  it('replaces a memory’s vector when its new text is embedded', () => {
+    t.store.write([mem({ id: 'a', text: 'v1' })]);
+    embedAll();
+    t.store.write([mem({ id: 'a', text: 'v2' })]);
+    const [p] = t.store.embeddings.pending(space.id, 10);
+    t.store.embeddings.put(space, [{ memory: p!, vector: vec(9, 9, 9, 9) }], p!.changeSeq);
+    expect([...t.store.embeddings.byKeys(space.id, 'ns', [p!.key]).get(p!.key)!]).toEqual([9, 9, 9, 9]);
+    expect(t.store.embeddings.count(space.id, 'ns')).toBe(1);
+    expect(t.store.embeddings.maxSeq(space.id, 'ns')).toBe(p!.changeSeq);
+  });
+
+  it('refuses a vector of the wrong length and stores nothing of the batch', () => {
+    t.store.write([mem({ id: 'a', text: 'one' }), mem({ id: 'b', text: 'two' })]);
+    const [a, b] = t.store.embeddings.pending(space.id, 10);
+    const err = cairnErrorFrom(() =>
+      t.store.embeddings.put(
+        space,
+        [
+          { memory: a!, vector: vec(1, 0, 0, 0) },
+          { memory: b!, vector: vec(1, 0, 0) },
+        ],
+        b!.changeSeq,
+      ),
+    );
+    expect(err.code).toBe('DIMENSION_MISMATCH');
+    expect(t.store.embeddings.count(space.id, 'ns')).toBe(0);
+    expect(t.store.embeddings.getSpace(space.id)?.cursor).toBe(0);
+  });
+
+  it('does not list deleted memories as pending and drops their vectors', () => {
+    t.store.write([mem({ id: 'a', text: 'one' }), mem({ id: 'b', text: 'two' })]);
+    embedAll();
+    t.store.delete('ns', 'a');
+    expect(t.store.embeddings.count(space.id, 'ns')).toBe(1);
+    t.store.write([mem({ id: 'c', text: 'three' })]);
+    t.store.delete('ns', 'c');
+    expect(t.store.embeddings.pending(space.id, 10)).toEqual([]);
+  });
+
+  it('records failures, moves past them, and clears them once embedded', () => {
+    t.store.write([mem({ id: 'a', text: 'unembeddable' })]);
+    const [p] = t.store.embeddings.pending(space.id, 10);
+    t.store.embeddings.recordFailures(space.id, [{ key: p!.key, error: 'model refused' }], p!.changeSeq);
+    expect(t.store.embeddings.failures(space.id, 'ns')).toBe(1);
+    expect(t.store.embeddings.pending(space.id, 10)).toEqual([]);
+    t.store.embeddings.put(space, [{ memory: p!, vector: vec(1, 1, 1, 1) }], p!.changeSeq);
+    expect(t.store.embeddings.failures(space.id, 'ns')).toBe(0);
+  });
+});
+
+describe('EmbeddingStore: reading vectors', () => {
+  beforeEach(() => {
+    t.store.embeddings.ensureSpace(space);
+  });
+
+  it('reuses a vector for the same content hash, whatever the namespace', () => {
+    t.store.write([mem({ id: 'a', text: 'the same words' })]);
+    const [p] = t.store.embeddings.pending(space.id, 10);
+    t.store.embeddings.put(space, [{ memory: p!, vector: vec(0.5, 0.5, 0.5, 0.5) }], p!.changeSeq);
+    const other = t.store.write([mem({ namespace: 'elsewhere', id: 'z', text: 'the same words' })]);
+    const [q] = t.store.embeddings.pending(space.id, 10);
+    expect(q?.key).toBe(other[0]!.key);
+    expect(q?.contentHash).toBe(p!.contentHash);
+    const hits = t.store.embeddings.vectorsByContentHash(space, [
+      q!.contentHash,
+      'no-such-hash',
+      q!.contentHash,
+    ]);
+    expect([...hits.keys()]).toEqual([q!.contentHash]);
+    expect([...hits.get(q!.contentHash)!]).toEqual([0.5, 0.5, 0.5, 0.5]);
+    expect(
+      t.store.embeddings.vectorsByContentHash({ ...space, id: 'unknown/4' }, [q!.contentHash]).size,
+    ).toBe(0);
+  });
+
+  it('iterates a namespace in seq order, after a given seq', () => {
+    t.store.write([
+      mem({ id: 'a', text: '1' }),
+      mem({ id: 'b', text: '2' }),
+      mem({ namespace: 'x', id: 'c', text: '3' }),
+    ]);
+    embedAll();
+    const all = [...t.store.embeddings.iterate(space.id, 'ns')];
+    expect(all.map((e) => e.key)).toEqual([rawRow(t.store, 'ns', 'a').key, rawRow(t.store, 'ns', 'b').key]);
+    expect(all.every((e) => e.namespace === 'ns')).toBe(true);
+    expect([...t.store.embeddings.iterate(space.id, 'ns', all[0]!.seq)].map((e) => e.key)).toEqual([
+      all[1]!.key,
+    ]);
+    expect([...all[0]!.vector]).toEqual([all[0]!.key, 0, 0, 1]);
+  });
+
+  it('reads vectors by key within one namespace only', () => {
+    const res = t.store.write([mem({ id: 'a', text: '1' }), mem({ namespace: 'x', id: 'b', text: '2' })]);
+    embedAll();
+    const keys = res.map((r) => r.key);
+    expect([...t.store.embeddings.byKeys(space.id, 'ns', keys).keys()]).toEqual([keys[0]]);
+    expect(t.store.embeddings.byKeys(space.id, 'ns', []).size).toBe(0);
+  });
+
+  it('hands out vectors that own their memory, at offset 0', () => {
+    t.store.write(Array.from({ length: 5 }, (_, i) => mem({ id: `m${i}`, text: `t${i}` })));
+    embedAll();
+    const vectors = [
+      ...[...t.store.embeddings.iterate(space.id, 'ns')].map((e) => e.vector),
+      ...t.store.embeddings.byKeys(space.id, 'ns', [1, 2, 3]).values(),
+    ];
+    for (const v of vectors) {
+      expect(v.byteOffset).toBe(0);
+      expect(v.buffer.byteLength).toBe(v.byteLength);
+    }
+  });
+
+  it('stores a vector that is a view into a larger buffer by its own bytes', () => {
+    t.store.write([mem({ id: 'a', text: 'view' })]);
+    const [p] = t.store.embeddings.pending(space.id, 10);
+    const pool = new Float32Array([9, 9, 1, 2, 3, 4, 9, 9]);
+    const view = pool.subarray(2, 6);
+    t.store.embeddings.put(space, [{ memory: p!, vector: view }], p!.changeSeq);
+    expect([...t.store.embeddings.byKeys(space.id, 'ns', [p!.key]).get(p!.key)!]).toEqual([1, 2, 3, 4]);
+  });
+});
+
+describe('blobToVector and vectorToBlob', () => {
+  it('copies a Buffer slice of a larger pool into a fresh offset-0 Float32Array', () => {
+    const pool = new ArrayBuffer(4096);
+    const all = new Float32Array(pool);
+    for (let i = 0; i < all.length; i++) all[i] = i;
+    const offset = 1000; // bytes: 250 floats in, and deliberately not the start of the pool
+    const blob = Buffer.from(pool, offset, 16);
+    expect(blob.byteOffset).toBe(offset);
+    const v = blobToVector(blob);
+    expect([...v]).toEqual([250, 251, 252, 253]);
+    expect(v.byteOffset).toBe(0);
+    expect(v.buffer).not.toBe(pool);
+    expect(v.buffer.byteLength).toBe(16);
+  });
+
+  it('copies even when the slice is not 4-byte aligned in the pool', () => {
+    const pool = new ArrayBuffer(64);
+    const bytes = Buffer.from(vectorToBlob(new Float32Array([1.5, -2.25, 3])));
+    new Uint8Array(pool).set(bytes, 7);
+    const v = blobToVector(Buffer.from(pool, 7, 12));
+    expect([...v]).toEqual([1.5, -2.25, 3]);
+    expect(v.byteOffset).toBe(0);
+  });
+
+  it('returns an independent copy: later writes to the pool do not change it', () => {
+    const pool = new ArrayBuffer(64);
+    new Float32Array(pool, 16, 2).set([1, 2]);
+    const blob = Buffer.from(pool, 16, 8);
+    const v = blobToVector(blob);
+    new Float32Array(pool).fill(7);
+    expect([...v]).toEqual([1, 2]);
+  });
+
+  it('round-trips any vector, including views with a non-zero offset', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.float({ noNaN: true }), { minLength: 1, maxLength: 64 }),
+        fc.nat({ max: 8 }),
+        (xs, pad) => {
+          const backing = new Float32Array(xs.length + 2 * pad);
+          backing.set(xs, pad);
+          const view = backing.subarray(pad, pad + xs.length);
+          const blob = vectorToBlob(view);
+          expect(blob.byteLength).toBe(xs.length * 4);
+          const back = blobToVector(blob);
+          expect([...back]).toEqual([...new Float32Array(xs)]);
+          expect(back.byteOffset).toBe(0);
+        },
+      ),
+    );
+  });
+});

@@ -1,0 +1,181 @@
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import {
+  BUILD_TASK_FILE,
+  createHnswIndex,
+  DEFAULT_HNSW_PARAMS,
+  inProcessIndexBuilder,
+  saveIndexAtomically,
+  type TaskRunner,
+  workerIndexBuilder,
+} from '@cairn/vector';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DIMS, randomUnitVectors, VectorFixture } from './helpers.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'cairn-builder-'));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Packs vectors into SharedArrayBuffer-backed arrays, as VectorIndexManager hands them to a builder. */
+function sharedRequest(vectors: readonly Float32Array[], firstKey = 1) {
+  const keys = new BigUint64Array(new SharedArrayBuffer((vectors.length + 3) * 8)).subarray(
+    0,
+    vectors.length,
+  );
+  const flat = new Float32Array(new SharedArrayBuffer((vectors.length + 3) * DIMS * 4)).subarray(
+    0,
+    vectors.length * DIMS,
+  );
+  vectors.forEach((v, i) => {
+    keys[i] = BigInt(firstKey + i);
+    flat.set(v, i * DIMS);
+  });
+  return { keys, vectors: flat };
+}
+
+function loadAndSearch(path: string, query: Float32Array): number {
+  const index = createHnswIndex(DIMS, DEFAULT_HNSW_PARAMS);
+  index.load(path);
+  return Number(index.search(query, 1, 0).keys[0]);
+}
+
+/**
+ * Share of vectors that are their own nearest neighbour in the saved index. HNSW is approximate, and
+ * usearch's multi-threaded batch insert leaves a few nodes unreachable at random, so tests bound recall
+ * rather than demand it of every vector.
+ */
+function selfRecall(path: string, vectors: readonly Float32Array[], firstKey: number): number {
+  const index = createHnswIndex(DIMS, DEFAULT_HNSW_PARAMS);
+  index.load(path);
+  let hits = 0;
+  for (const [i, v] of vectors.entries()) if (Number(index.search(v, 1, 0).keys[0]) === firstKey + i) hits++;
+  return hits / vectors.length;
+}
+
+describe('inProcessIndexBuilder', () => {
+  it('builds an HNSW file from shared buffers that loads and finds each vector', async () => {
+    const vectors = randomUnitVectors(300, DIMS, 5);
+    const path = join(dir, 'ns.usearch');
+    const res = await inProcessIndexBuilder.build({
+      ...sharedRequest(vectors, 1000),
+      dimensions: DIMS,
+      params: DEFAULT_HNSW_PARAMS,
+      path,
+    });
+    expect(res).toEqual({ count: 300 });
+    expect(selfRecall(path, vectors, 1000)).toBeGreaterThanOrEqual(0.97);
+    expect(readdirSync(dir)).toEqual(['ns.usearch']);
+  });
+
+  it('builds an empty index for an empty request', async () => {
+    const path = join(dir, 'empty.usearch');
+    const res = await inProcessIndexBuilder.build({
+      keys: new BigUint64Array(0),
+      vectors: new Float32Array(0),
+      dimensions: DIMS,
+      params: DEFAULT_HNSW_PARAMS,
+      path,
+    });
+    expect(res.count).toBe(0);
+    expect(existsSync(path)).toBe(true);
+  });
+});
+
+describe('saveIndexAtomically', () => {
+  it('replaces an existing file and leaves no temporary file behind', () => {
+    const path = join(dir, 'x.usearch');
+    writeFileSync(path, 'old contents');
+    const index = createHnswIndex(DIMS, DEFAULT_HNSW_PARAMS);
+    const [v] = randomUnitVectors(1, DIMS, 1);
+    index.add(7n, v!);
+    saveIndexAtomically(index, path);
+    expect(readdirSync(dir)).toEqual(['x.usearch']);
+    expect(loadAndSearch(path, v!)).toBe(7);
+  });
+});
+
+/**
+ * A minimal TaskRunner on node:worker_threads: it loads the task module in a fresh worker and calls its
+ * default export, the contract @cairn/compute's pool fulfils. SharedArrayBuffers in the payload are shared.
+ */
+class ThreadRunner implements TaskRunner {
+  readonly files: string[] = [];
+
+  run<T>(taskFile: string, payload: unknown): Promise<T> {
+    this.files.push(taskFile);
+    // An ES module worker (a data: URL, so the test needs no extra file) that imports the task by file URL.
+    const source = `
+      import { parentPort, workerData } from 'node:worker_threads';
+      try {
+        const task = await import(workerData.url);
+        parentPort.postMessage({ ok: true, r: await task.default(workerData.payload) });
+      } catch (e) {
+        parentPort.postMessage({ ok: false, e: String(e) });
+      }
+    `;
+    return new Promise<T>((resolve, reject) => {
+      const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(source)}`), {
+        workerData: { url: pathToFileURL(taskFile).href, payload },
+      });
+      worker.once('message', (msg: { ok: boolean; r?: T; e?: string }) => {
+        void worker.terminate();
+        if (msg.ok) resolve(msg.r as T);
+        else reject(new Error(msg.e));
+      });
+      worker.once('error', reject);
+    });
+  }
+}
+
+describe('workerIndexBuilder', () => {
+  it('names the compiled build task, which exists after `pnpm build`', () => {
+    expect(BUILD_TASK_FILE).toMatch(/dist[\\/]build-task\.js$/);
+    expect(existsSync(BUILD_TASK_FILE)).toBe(true);
+  });
+
+  it('builds an index file on a worker thread', async () => {
+    const runner = new ThreadRunner();
+    const vectors = randomUnitVectors(150, DIMS, 9);
+    const path = join(dir, 'worker.usearch');
+    const res = await workerIndexBuilder(runner).build({
+      ...sharedRequest(vectors),
+      dimensions: DIMS,
+      params: DEFAULT_HNSW_PARAMS,
+      path,
+    });
+    expect(res).toEqual({ count: 150 });
+    expect(runner.files).toEqual([BUILD_TASK_FILE]);
+    expect(selfRecall(path, vectors, 1)).toBeGreaterThanOrEqual(0.97);
+  });
+
+  it('builds the index a VectorIndexManager then loads and serves', async () => {
+    const fx = new VectorFixture();
+    try {
+      const runner = new ThreadRunner();
+      const vectors = randomUnitVectors(120, DIMS, 10);
+      const { keys } = fx.add('ns', vectors);
+      const m = fx.manager({ exactThreshold: 10, builder: workerIndexBuilder(runner) });
+      let hits = 0;
+      for (const [i, v] of vectors.entries()) {
+        const res = await m.searchVector({ namespace: 'ns', vector: v, filters: {}, limit: 1 });
+        expect(res.status).toBe('ok');
+        if (res.status === 'ok') {
+          expect(res.exact).toBe(false);
+          if (res.candidates[0]?.key === keys[i]) hits++;
+        }
+      }
+      expect(hits / vectors.length).toBeGreaterThanOrEqual(0.97);
+      expect(runner.files).toHaveLength(1);
+      expect(m.status('ns')).toEqual({ state: 'hnsw', size: 120 });
+    } finally {
+      await fx.cleanup();
+    }
+  });
+});

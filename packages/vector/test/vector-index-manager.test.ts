@@ -1,0 +1,547 @@
+import { existsSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CairnError, normalizeMemory, type SearchFilters } from '@cairn/core';
+import type { VectorIndexManager } from '@cairn/vector';
+import fc from 'fast-check';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { cosineOf, DIMS, randomUnitVectors, T0, VectorFixture } from './helpers.js';
+
+let fx: VectorFixture;
+beforeEach(() => {
+  fx = new VectorFixture();
+});
+afterEach(async () => {
+  await fx.cleanup();
+});
+
+/** Every file under the space's index folder. */
+function indexFiles(): string[] {
+  if (!existsSync(fx.indexDir)) return [];
+  return readdirSync(fx.indexDir, { recursive: true, encoding: 'utf8' }).filter((f) =>
+    /\.usearch(\.json)?$/.test(f),
+  );
+}
+
+function indexFile(): string {
+  const file = indexFiles().find((f) => f.endsWith('.usearch'));
+  if (!file) throw new Error('no index file was written');
+  return join(fx.indexDir, file);
+}
+
+function sidecar(): { watermark: number; count: number; namespace: string; dimensions: number } {
+  return JSON.parse(readFileSync(`${indexFile()}.json`, 'utf8'));
+}
+
+async function okSearch(
+  m: VectorIndexManager,
+  namespace: string,
+  vector: Float32Array,
+  limit = 5,
+  filters: SearchFilters = {},
+) {
+  const res = await m.searchVector({ namespace, vector, filters, limit });
+  if (res.status !== 'ok') throw new Error(`vector leg unavailable: ${res.reason}`);
+  return res;
+}
+
+function rebuildWarnings(): string[] {
+  return fx.warnings().map((l) => l.msg);
+}
+
+describe('VectorIndexManager: exact mode', () => {
+  it('searches a small namespace exactly, with no graph and no index file', async () => {
+    const vectors = randomUnitVectors(50, DIMS, 1);
+    const { keys } = fx.add('ns', vectors);
+    const m = fx.manager();
+    const res = await okSearch(m, 'ns', vectors[17]!);
+    expect(res.exact).toBe(true);
+    expect(res.candidates[0]?.key).toBe(keys[17]);
+    expect(res.candidates[0]?.cosine).toBeCloseTo(1, 5);
+    expect(m.status('ns')).toEqual({ state: 'exact', size: 50 });
+    await m.flush();
+    expect(indexFiles()).toEqual([]);
+    expect(fx.builder.builds).toBe(0);
+  });
+
+  it('returns candidates ranked 1..n by descending cosine, matching brute force', async () => {
+    const vectors = randomUnitVectors(80, DIMS, 2);
+    const { keys } = fx.add('ns', vectors);
+    const q = randomUnitVectors(1, DIMS, 3)[0]!;
+    const res = await okSearch(fx.manager(), 'ns', q, 10);
+    const expected = vectors
+      .map((v, i) => ({ key: keys[i]!, cosine: cosineOf(v, q) }))
+      .sort((a, b) => b.cosine - a.cosine)
+      .slice(0, 10);
+    expect(res.candidates.map((c) => c.key)).toEqual(expected.map((e) => e.key));
+    expect(res.candidates.map((c) => c.rank)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  });
+
+  it('answers an empty namespace with no candidates', async () => {
+    const res = await okSearch(fx.manager(), 'empty', randomUnitVectors(1, DIMS, 1)[0]!);
+    expect(res.candidates).toEqual([]);
+  });
+
+  it('uses exact search up to and including exactThreshold vectors', async () => {
+    fx.add('ns', randomUnitVectors(10, DIMS, 4));
+    const m = fx.manager({ exactThreshold: 10 });
+    await m.warm('ns');
+    expect(m.status('ns').state).toBe('exact');
+  });
+
+  it('applies new embeddings to a loaded namespace and ignores ones it already has', async () => {
+    const m = fx.manager();
+    const first = fx.add('ns', randomUnitVectors(5, DIMS, 5));
+    await m.warm('ns');
+    const fresh = randomUnitVectors(3, DIMS, 6);
+    const second = fx.add('ns', fresh, () => ({}), 'n');
+    m.apply(second.stored);
+    m.apply(first.stored); // older than the watermark: ignored
+    expect(m.status('ns')).toEqual({ state: 'exact', size: 8 });
+    expect((await okSearch(m, 'ns', fresh[1]!)).candidates[0]?.key).toBe(second.keys[1]);
+  });
+
+  it('does not load a namespace just because embeddings for it were applied', () => {
+    const m = fx.manager();
+    const { stored } = fx.add('cold', randomUnitVectors(3, DIMS, 7));
+    m.apply(stored);
+    expect(m.status('cold')).toEqual({ state: 'unloaded', size: null });
+  });
+
+  it('returns stored vectors for keys of one namespace', () => {
+    const vectors = randomUnitVectors(3, DIMS, 8);
+    const { keys } = fx.add('ns', vectors);
+    const other = fx.add('other', randomUnitVectors(1, DIMS, 9));
+    const got = fx.manager().vectorsFor('ns', [...keys, ...other.keys]);
+    expect([...got.keys()].sort()).toEqual([...keys].sort());
+    expect([...got.get(keys[0]!)!]).toEqual([...vectors[0]!]);
+  });
+});
+
+describe('VectorIndexManager: query validation', () => {
+  it('refuses a query vector of the wrong length with DIMENSION_MISMATCH', async () => {
+    fx.add('ns', randomUnitVectors(5, DIMS, 1));
+    const m = fx.manager();
+    for (const len of [DIMS - 1, DIMS + 1, 0]) {
+      const err = await m
+        .searchVector({ namespace: 'ns', vector: new Float32Array(len), filters: {}, limit: 5 })
+        .then(
+          () => null,
+          (e: unknown) => e,
+        );
+      expect(err).toBeInstanceOf(CairnError);
+      expect((err as CairnError).code).toBe('DIMENSION_MISMATCH');
+      expect((err as CairnError).data).toMatchObject({ expected: DIMS, actual: len });
+    }
+  });
+});
+
+describe('VectorIndexManager: HNSW mode', () => {
+  const N = 200;
+  let vectors: Float32Array[];
+  let keys: number[];
+  beforeEach(() => {
+    vectors = randomUnitVectors(N, DIMS, 42);
+    keys = fx.add('big', vectors).keys;
+  });
+
+  it('builds an HNSW index when the namespace exceeds exactThreshold, and saves it with a sidecar', async () => {
+    const m = fx.manager({ exactThreshold: 10 });
+    const res = await okSearch(m, 'big', vectors[123]!);
+    expect(res.exact).toBe(false);
+    expect(res.candidates[0]?.key).toBe(keys[123]);
+    expect(res.candidates[0]?.cosine).toBeCloseTo(1, 4);
+    expect(m.status('big')).toEqual({ state: 'hnsw', size: N });
+    expect(fx.builder.builds).toBe(1);
+    expect(existsSync(indexFile())).toBe(true);
+    expect(sidecar()).toMatchObject({ namespace: 'big', dimensions: DIMS, count: N });
+    expect(fx.logs.some((l) => l.level === 'info' && l.msg === 'vector index built')).toBe(true);
+  });
+
+  it('finds every stored vector as its own nearest neighbour', async () => {
+    const m = fx.manager({ exactThreshold: 10 });
+    await m.warm('big');
+    let hits = 0;
+    for (let i = 0; i < N; i++) {
+      const res = await okSearch(m, 'big', vectors[i]!, 1);
+      if (res.candidates[0]?.key === keys[i]) hits++;
+    }
+    expect(hits).toBe(N);
+  });
+
+  it('loads a saved index in a new manager without rebuilding', async () => {
+    const m1 = fx.manager({ exactThreshold: 10 });
+    await m1.warm('big');
+    await m1.close();
+    fx.logs.length = 0;
+    fx.builder.builds = 0;
+
+    const m2 = fx.manager({ exactThreshold: 10, waitForBuild: false });
+    expect(m2.status('big')).toEqual({ state: 'unloaded', size: N });
+    // Loaded synchronously from the file: no build, so even waitForBuild: false answers at once.
+    const res = await okSearch(m2, 'big', vectors[5]!);
+    expect(res.candidates[0]?.key).toBe(keys[5]);
+    expect(fx.builder.builds).toBe(0);
+    expect(fx.logs).toEqual([]);
+  });
+
+  it('writes applied changes to the index file on flush', async () => {
+    const m1 = fx.manager({ exactThreshold: 10 });
+    await m1.warm('big');
+    const before = sidecar();
+    const fresh = randomUnitVectors(5, DIMS, 43);
+    const added = fx.add('big', fresh, () => ({}), 'late');
+    m1.apply(added.stored);
+    expect((await okSearch(m1, 'big', fresh[2]!)).candidates[0]?.key).toBe(added.keys[2]);
+    expect(sidecar()).toEqual(before);
+    await m1.flush();
+    const after = sidecar();
+    expect(after.count).toBe(N + 5);
+    expect(after.watermark).toBe(Math.max(...added.stored.map((s) => s.seq)));
+
+    fx.logs.length = 0;
+    fx.builder.builds = 0;
+    const m2 = fx.manager({ exactThreshold: 10 });
+    expect((await okSearch(m2, 'big', fresh[4]!)).candidates[0]?.key).toBe(added.keys[4]);
+    expect(m2.status('big')).toEqual({ state: 'hnsw', size: N + 5 });
+    expect(fx.builder.builds).toBe(0);
+    expect(rebuildWarnings()).toEqual([]);
+  });
+
+  it('re-indexes a re-embedded memory in place', async () => {
+    const m = fx.manager({ exactThreshold: 10 });
+    await m.warm('big');
+    const moved = randomUnitVectors(1, DIMS, 44)[0]!;
+    fx.store.write([normalizeMemory({ namespace: 'big', id: 'm7', text: 'rewritten' }, T0)]);
+    const [p] = fx.store.embeddings.pending(fx.space.id, 10);
+    const stored = fx.store.embeddings.put(fx.space, [{ memory: p!, vector: moved }], p!.changeSeq);
+    m.apply(stored);
+    expect((await okSearch(m, 'big', moved)).candidates[0]?.key).toBe(keys[7]);
+    expect(m.status('big').size).toBe(N);
+  });
+
+  it('rebuilds a deleted index file from SQLite embeddings, and logs the rebuild', async () => {
+    const m1 = fx.manager({ exactThreshold: 10 });
+    await m1.warm('big');
+    await m1.close();
+    const path = indexFile();
+    rmSync(path);
+    fx.logs.length = 0;
+    fx.builder.builds = 0;
+
+    const m2 = fx.manager({ exactThreshold: 10 });
+    const res = await okSearch(m2, 'big', vectors[77]!);
+    expect(res.candidates[0]?.key).toBe(keys[77]);
+    expect(fx.builder.builds).toBe(1);
+    expect(existsSync(path)).toBe(true);
+    const warn = fx.warnings()[0];
+    expect(warn?.msg).toBe('rebuilding vector index: index file missing');
+    expect(warn?.data).toMatchObject({ namespace: 'big', space: fx.space.id, path });
+    expect(fx.logs.some((l) => l.level === 'info' && l.msg === 'vector index built')).toBe(true);
+  });
+
+  // usearch 2.26 aborts the process (std::bad_alloc) or hangs on some damaged files instead of throwing, so
+  // these also cover damage that must be caught before usearch reads the file.
+  it.each([
+    ['truncated to half', (p: string) => truncateSync(p, Math.floor(readFileSync(p).length / 2))],
+    ['emptied', (p: string) => truncateSync(p, 0)],
+    [
+      'overwritten with text of the same size',
+      (p: string) => writeFileSync(p, Buffer.alloc(readFileSync(p).length, 'not an index; ')),
+    ],
+    ['overwritten with a few bytes of text', (p: string) => writeFileSync(p, 'garbage')],
+    [
+      'stripped of its header',
+      (p: string) => {
+        const bytes = readFileSync(p);
+        bytes.fill(0, 64);
+        writeFileSync(p, bytes);
+      },
+    ],
+  ])('rebuilds an index file that was %s, and logs why', async (_what, damage) => {
+    const m1 = fx.manager({ exactThreshold: 10 });
+    await m1.warm('big');
+    await m1.close();
+    damage(indexFile());
+    fx.logs.length = 0;
+    fx.builder.builds = 0;
+
+    const m2 = fx.manager({ exactThreshold: 10 });
+    expect((await okSearch(m2, 'big', vectors[9]!)).candidates[0]?.key).toBe(keys[9]);
+    expect(fx.builder.builds).toBe(1);
+    expect(rebuildWarnings()).toEqual([expect.stringMatching(/^rebuilding vector index: /)]);
+    expect(sidecar().count).toBe(N);
+  });
+
+  it('rebuilds when the sidecar is missing or unreadable', async () => {
+    const m1 = fx.manager({ exactThreshold: 10 });
+    await m1.warm('big');
+    await m1.close();
+    writeFileSync(`${indexFile()}.json`, '{ not json');
+    fx.logs.length = 0;
+    fx.builder.builds = 0;
+    const m2 = fx.manager({ exactThreshold: 10 });
+    await m2.warm('big');
+    expect(fx.builder.builds).toBe(1);
+    expect(rebuildWarnings()).toEqual(['rebuilding vector index: sidecar missing or unreadable']);
+  });
+
+  it('rebuilds when the sidecar disagrees with the file', async () => {
+    const m1 = fx.manager({ exactThreshold: 10 });
+    await m1.warm('big');
+    await m1.close();
+    writeFileSync(`${indexFile()}.json`, JSON.stringify({ ...sidecar(), count: N + 1 }));
+    fx.logs.length = 0;
+    const m2 = fx.manager({ exactThreshold: 10 });
+    await m2.warm('big');
+    expect(rebuildWarnings()).toEqual([expect.stringMatching(/^rebuilding vector index: /)]);
+    expect(fx.builder.builds).toBe(2);
+  });
+
+  it('rebuilds when the HNSW parameters changed', async () => {
+    const m1 = fx.manager({ exactThreshold: 10 });
+    await m1.warm('big');
+    await m1.close();
+    fx.logs.length = 0;
+    fx.builder.builds = 0;
+    const m2 = fx.manager({ exactThreshold: 10, hnsw: { connectivity: 8 } });
+    expect((await okSearch(m2, 'big', vectors[3]!)).candidates[0]?.key).toBe(keys[3]);
+    expect(fx.builder.builds).toBe(1);
+    expect(rebuildWarnings()).toEqual(['rebuilding vector index: HNSW parameters changed']);
+  });
+
+  it('catches a stale file up from SQLite when more embeddings were added after the flush', async () => {
+    const m1 = fx.manager({ exactThreshold: 10 });
+    await m1.warm('big');
+    await m1.close();
+    const saved = sidecar();
+    const fresh = randomUnitVectors(20, DIMS, 45);
+    const added = fx.add('big', fresh, () => ({}), 'late'); // stored in SQLite, never applied to a manager
+    fx.logs.length = 0;
+    fx.builder.builds = 0;
+
+    const m2 = fx.manager({ exactThreshold: 10 });
+    const res = await okSearch(m2, 'big', fresh[11]!);
+    expect(res.candidates[0]?.key).toBe(added.keys[11]);
+    expect(m2.status('big')).toEqual({ state: 'hnsw', size: N + 20 });
+    expect(fx.builder.builds).toBe(0);
+    expect(rebuildWarnings()).toEqual([]);
+    // The caught-up index is dirty: flushing brings the file up to date.
+    expect(sidecar()).toEqual(saved);
+    await m2.flush();
+    expect(sidecar()).toMatchObject({
+      count: N + 20,
+      watermark: Math.max(...added.stored.map((s) => s.seq)),
+    });
+  });
+
+  it('rebuilds instead of catching up when more than maxCatchUp embeddings are newer than the file', async () => {
+    const m1 = fx.manager({ exactThreshold: 10 });
+    await m1.warm('big');
+    await m1.close();
+    const fresh = randomUnitVectors(20, DIMS, 46);
+    const added = fx.add('big', fresh, () => ({}), 'late');
+    fx.logs.length = 0;
+    fx.builder.builds = 0;
+    const m2 = fx.manager({ exactThreshold: 10, maxCatchUp: 5 });
+    expect((await okSearch(m2, 'big', fresh[0]!)).candidates[0]?.key).toBe(added.keys[0]);
+    expect(fx.builder.builds).toBe(1);
+    expect(rebuildWarnings()).toEqual([
+      'rebuilding vector index: more than 5 vectors newer than the saved file',
+    ]);
+  });
+
+  it("answers 'unavailable' at once while the index builds when waitForBuild is false", async () => {
+    fx.builder.hold();
+    const m = fx.manager({ exactThreshold: 10, waitForBuild: false });
+    const first = await m.searchVector({ namespace: 'big', vector: vectors[0]!, filters: {}, limit: 5 });
+    expect(first.status).toBe('unavailable');
+    if (first.status === 'unavailable') expect(first.reason).toMatch(/being built/);
+    expect(m.status('big')).toEqual({ state: 'building', size: null });
+    const again = await m.searchVector({ namespace: 'big', vector: vectors[0]!, filters: {}, limit: 5 });
+    expect(again.status).toBe('unavailable');
+    expect(fx.builder.builds).toBe(1);
+
+    fx.builder.open();
+    await m.warm('big');
+    const res = await okSearch(m, 'big', vectors[0]!);
+    expect(res.candidates[0]?.key).toBe(keys[0]);
+    expect(res.exact).toBe(false);
+  });
+
+  it('waits for a build in progress when waitForBuild is true', async () => {
+    fx.builder.hold();
+    const m = fx.manager({ exactThreshold: 10, waitForBuild: true });
+    const pending = m.searchVector({ namespace: 'big', vector: vectors[1]!, filters: {}, limit: 5 });
+    fx.builder.open();
+    const res = await pending;
+    expect(res.status).toBe('ok');
+    if (res.status === 'ok') expect(res.candidates[0]?.key).toBe(keys[1]);
+  });
+
+  it('reports a failed build as unavailable and logs it, then recovers on a later search', async () => {
+    fx.builder.failNext = 1;
+    const m = fx.manager({ exactThreshold: 10 });
+    const failed = await m.searchVector({ namespace: 'big', vector: vectors[2]!, filters: {}, limit: 5 });
+    expect(failed.status).toBe('unavailable');
+    if (failed.status === 'unavailable') expect(failed.reason).toMatch(/simulated build failure/);
+    expect(fx.logs.some((l) => l.level === 'error' && l.msg === 'vector index build failed')).toBe(true);
+    let res = failed;
+    for (let attempt = 0; attempt < 3 && res.status !== 'ok'; attempt++) {
+      res = await m.searchVector({ namespace: 'big', vector: vectors[2]!, filters: {}, limit: 5 });
+    }
+    expect(res.status).toBe('ok');
+    expect(fx.builder.builds).toBe(2);
+  });
+
+  it('promotes an exact namespace that outgrows exactThreshold to HNSW, serving exactly meanwhile', async () => {
+    const m = fx.manager({ exactThreshold: 10 });
+    const small = randomUnitVectors(8, DIMS, 47);
+    const first = fx.add('grow', small);
+    await m.warm('grow');
+    expect(m.status('grow').state).toBe('exact');
+    fx.builder.hold();
+    const more = fx.add('grow', randomUnitVectors(6, DIMS, 48), () => ({}), 'more');
+    m.apply(more.stored);
+    const during = await okSearch(m, 'grow', small[3]!);
+    expect(during.exact).toBe(true);
+    expect(during.candidates[0]?.key).toBe(first.keys[3]);
+    fx.builder.open();
+    await m.flush();
+    expect(fx.builder.builds).toBe(1);
+    expect(m.status('grow')).toEqual({ state: 'hnsw', size: 14 });
+    expect((await okSearch(m, 'grow', small[3]!)).exact).toBe(false);
+  });
+
+  it('keeps spaces whose names differ only in punctuation in separate index folders', async () => {
+    // `org/model` and `org_model` sanitise to the same readable name; the folder's hash keeps them apart.
+    const a = new VectorFixture(DIMS, 'org/model');
+    const b = new VectorFixture(DIMS, 'org_model');
+    try {
+      a.add('ns', randomUnitVectors(50, DIMS, 1));
+      b.add('ns', randomUnitVectors(50, DIMS, 2));
+      const shared = join(fx.dir, 'shared-index');
+      const ma = a.manager({ dir: shared, exactThreshold: 10 });
+      await ma.warm('ns');
+      const mb = b.manager({ dir: shared, exactThreshold: 10 });
+      await mb.warm('ns');
+      expect(b.warnings().map((l) => l.msg)).toEqual(['rebuilding vector index: index file missing']);
+      expect(a.warnings().map((l) => l.msg)).toEqual(['rebuilding vector index: index file missing']);
+    } finally {
+      await a.cleanup();
+      await b.cleanup();
+    }
+  });
+});
+
+describe('VectorIndexManager: filters and liveness', () => {
+  const N = 200;
+  let vectors: Float32Array[];
+  let keys: number[];
+  beforeEach(() => {
+    vectors = randomUnitVectors(N, DIMS, 11);
+    keys = fx.add('ns', vectors, (i) => ({
+      kind: i % 2 === 0 ? 'fact' : 'turn',
+      tags: i % 50 === 0 ? ['rare'] : [],
+      session: `s${i % 4}`,
+    })).keys;
+  });
+
+  for (const mode of ['exact', 'hnsw'] as const) {
+    const threshold = mode === 'exact' ? 10_000 : 10;
+
+    it(`never returns a memory that fails the filters (${mode})`, async () => {
+      const m = fx.manager({ exactThreshold: threshold });
+      await m.warm('ns');
+      expect(m.status('ns').state).toBe(mode);
+      const filters = fc.record(
+        {
+          kinds: fc.subarray(['fact', 'turn', 'summary']),
+          sessions: fc.subarray(['s0', 's1', 's2', 's3']),
+          tags: fc.subarray(['rare', 'none']),
+        },
+        { requiredKeys: [] },
+      );
+      await fc.assert(
+        fc.asyncProperty(
+          filters,
+          fc.integer({ min: 0, max: N - 1 }),
+          fc.integer({ min: 1, max: 30 }),
+          async (f, qi, limit) => {
+            const res = await okSearch(m, 'ns', vectors[qi]!, limit, f);
+            const allowed = fx.store.filterKeys(
+              'ns',
+              res.candidates.map((c) => c.key),
+              f,
+            );
+            expect(allowed.size).toBe(res.candidates.length);
+            expect(res.candidates.length).toBeLessThanOrEqual(limit);
+            expect(res.candidates.map((c) => c.rank)).toEqual(res.candidates.map((_, i) => i + 1));
+            for (let i = 1; i < res.candidates.length; i++) {
+              expect(res.candidates[i]!.cosine).toBeLessThanOrEqual(res.candidates[i - 1]!.cosine + 1e-6);
+            }
+            const matching = fx.store.countMatching('ns', f);
+            expect(res.candidates.length).toBe(Math.min(limit, matching));
+          },
+        ),
+        { numRuns: 60 },
+      );
+    });
+  }
+
+  it('answers a very selective filter over HNSW with an exact scan of the allowed set', async () => {
+    const m = fx.manager({ exactThreshold: 10 });
+    const res = await okSearch(m, 'ns', vectors[1]!, 10, { tags: ['rare'] });
+    expect(res.exact).toBe(true);
+    const rareKeys = [0, 50, 100, 150].map((i) => keys[i]!);
+    const expected = rareKeys
+      .map((k, j) => ({ key: k, cosine: cosineOf(vectors[[0, 50, 100, 150][j]!]!, vectors[1]!) }))
+      .sort((a, b) => b.cosine - a.cosine);
+    expect(res.candidates.map((c) => c.key)).toEqual(expected.map((e) => e.key));
+  });
+
+  it('drops superseded and deleted memories from results', async () => {
+    for (const threshold of [10_000, 10]) {
+      const m = fx.manager({ exactThreshold: threshold });
+      await m.warm('ns');
+      fx.store.delete('ns', 'm20');
+      fx.store.write([
+        normalizeMemory({ namespace: 'ns', id: 'm30-v2', text: 'replacement', supersedes: ['m30'] }, T0),
+      ]);
+      for (const i of [20, 30]) {
+        const res = await okSearch(m, 'ns', vectors[i]!, 5);
+        expect(res.candidates.map((c) => c.key)).not.toContain(keys[i]);
+      }
+      await m.close();
+    }
+  });
+});
+
+describe('VectorIndexManager: namespace isolation', () => {
+  it('never returns another namespace’s vectors, in exact or HNSW mode', async () => {
+    const shared = randomUnitVectors(60, DIMS, 21);
+    const a = fx.add('team/a', shared);
+    const b = fx.add('team:b', shared);
+    const c = fx.add('team@c', shared.slice(0, 5));
+    const m = fx.manager({ exactThreshold: 20 });
+    for (const [ns, own] of [
+      ['team/a', a.keys],
+      ['team:b', b.keys],
+      ['team@c', c.keys],
+    ] as const) {
+      for (const qi of [0, 3, 4]) {
+        const res = await okSearch(m, ns, shared[qi]!, 10);
+        expect(res.candidates.length).toBeGreaterThan(0);
+        for (const cand of res.candidates) expect(own).toContain(cand.key);
+        expect(res.candidates[0]?.key).toBe(own[qi]);
+      }
+    }
+    expect(m.status('team/a').state).toBe('hnsw');
+    expect(m.status('team@c').state).toBe('exact');
+    expect(m.status('nobody')).toEqual({ state: 'unloaded', size: null });
+    await m.flush();
+    // One file per HNSW namespace, with a name that is safe on disk whatever the namespace holds.
+    const files = indexFiles().filter((f) => f.endsWith('.usearch'));
+    expect(files).toHaveLength(2);
+    for (const f of files) expect(f.split(/[\\/]/).at(-1)).toMatch(/^[A-Za-z0-9._-]+\.usearch$/);
+  });
+});
