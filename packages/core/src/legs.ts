@@ -20,6 +20,11 @@ export interface LexicalLegResult {
   ftsQuery: string | null;
   /** Query terms pruned as stop words or as too frequent to discriminate. */
   droppedTerms: string[];
+  /**
+   * How the leg ranked: `full` scores every match with bm25; `recent` (when the terms match more rows than
+   * the scoring budget) scores only the most recently stored `budget` matches, so latency stays bounded.
+   */
+  plan?: { mode: 'full' | 'recent'; estimatedMatches: number; budget: number };
 }
 
 export interface LexicalLeg {

@@ -57,6 +57,8 @@ export interface SearchResponse {
     /** The FTS5 expression that ran. */
     lexicalQuery: string | null;
     droppedTerms: string[];
+    /** How the lexical leg ranked (see LexicalLegResult.plan). */
+    lexicalPlan: { mode: 'full' | 'recent'; estimatedMatches: number; budget: number } | null;
     /** Embedding space of the vector leg, if it ran. */
     space: string | null;
     vectorExact: boolean | null;

@@ -63,6 +63,7 @@ export class HybridRouter {
     let lexical: LexicalCandidate[] = [];
     let lexicalQuery: string | null = null;
     let droppedTerms: string[] = [];
+    let lexicalPlan: SearchResponse['explain']['lexicalPlan'] = null;
     if (opts.weights.lexical > 0 && !blank) {
       const r = this.c.lexical.searchLexical({
         namespace: opts.namespace,
@@ -73,6 +74,7 @@ export class HybridRouter {
       lexical = r.candidates;
       lexicalQuery = r.ftsQuery;
       droppedTerms = r.droppedTerms;
+      lexicalPlan = r.plan ?? null;
     }
     const lexicalMs = elapsed(tLex);
 
@@ -128,6 +130,7 @@ export class HybridRouter {
       explain: {
         lexicalQuery,
         droppedTerms,
+        lexicalPlan,
         space: this.c.vector && opts.weights.vector > 0 ? this.c.vector.space.id : null,
         vectorExact,
         degradedReasons,

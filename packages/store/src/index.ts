@@ -24,4 +24,6 @@ export type { WriteResult, WriteStatus } from './memory-writer.js';
 export { MIGRATIONS, type Migration, migrate } from './migrations.js';
 export { type OpenDatabaseOptions, openDatabase } from './open-database.js';
 export { scopeToken } from './scope-token.js';
+export { StatementCache } from './statement-cache.js';
+export { TermStatistics } from './term-statistics.js';
 export { blobToVector, vectorToBlob } from './vector-blob.js';

@@ -15,6 +15,7 @@ import {
 } from './fts-query.js';
 import { scopeToken } from './scope-token.js';
 import { StatementCache } from './statement-cache.js';
+import { TermStatistics } from './term-statistics.js';
 
 /** Tunables of the lexical leg. */
 export interface LexicalOptions extends FtsQueryOptions {
@@ -25,13 +26,19 @@ export interface LexicalOptions extends FtsQueryOptions {
    */
   columnWeights: readonly [number, number, number, number];
   /**
-   * A term found in more than this share of all documents is dropped from the query when other terms
-   * remain: it barely moves BM25 (its IDF is near zero) but FTS5 must score every row it matches, which
-   * makes it the slow case on large corpora. @defaultValue 0.2
+   * A term found in more than this share of the searched rows is dropped from the query when other terms
+   * remain: its idf is near zero, so it barely moves BM25, but FTS5 would score every row it matches.
+   * @defaultValue 0.2
    */
   maxTermDocShare: number;
-  /** Pruning starts only above this many documents; small corpora are cheap to score in full. @defaultValue 20_000 */
+  /** Pruning starts only above this many rows; small corpora are cheap to score in full. @defaultValue 20_000 */
   pruneAboveDocs: number;
+  /**
+   * FTS5 computes bm25 for every matching row before it can sort. When the kept terms are estimated to
+   * match more rows than this, only the most recently stored `scoreBudget` matches are scored (FTS5 walks
+   * rowids newest first and stops), which bounds latency on queries of common words. @defaultValue 4_000
+   */
+  scoreBudget: number;
 }
 
 export const DEFAULT_LEXICAL_OPTIONS: Readonly<LexicalOptions> = Object.freeze({
@@ -39,23 +46,24 @@ export const DEFAULT_LEXICAL_OPTIONS: Readonly<LexicalOptions> = Object.freeze({
   columnWeights: Object.freeze([3, 1, 0.4, 0] as const),
   maxTermDocShare: 0.2,
   pruneAboveDocs: 20_000,
+  scoreBudget: 4_000,
 });
 
-/** Bound on cached document frequencies per namespace; the cache is dropped whole when full. */
-const DF_CACHE_MAX_ENTRIES = 4096;
-/** How long corpus and namespace row counts are reused before being counted again (ms). */
-const STATS_TTL_MS = 10_000;
-
+/**
+ * The lexical leg: BM25 over the FTS5 index, confined to one namespace, with the caller's filters.
+ * Planning: sanitise the query, drop stop words, drop terms too frequent to discriminate, confine the
+ * MATCH to the namespace's token when the namespace is a minority of the corpus, and bound the number of
+ * rows scored.
+ */
 export class LexicalSearch implements LexicalLeg {
   private readonly opts: LexicalOptions;
   private readonly statements: StatementCache;
-  private readonly docFreq = new Map<string, number>();
-  private docCount = 0;
-  private docCountAt = 0;
+  readonly stats: TermStatistics;
 
   constructor(db: Database.Database, opts: Partial<LexicalOptions> = {}) {
     this.opts = withDefaults(DEFAULT_LEXICAL_OPTIONS, opts);
     this.statements = new StatementCache(db);
+    this.stats = new TermStatistics(this.statements);
   }
 
   searchLexical(req: {
@@ -65,131 +73,74 @@ export class LexicalSearch implements LexicalLeg {
     limit: number;
   }): LexicalLegResult {
     const plan = planFtsQuery(req.query, this.opts);
-    const { kept, pruned } = this.pruneFrequent(plan.terms);
-    const droppedTerms = [...plan.stopWords, ...pruned];
+    if (plan.terms.length === 0) return { candidates: [], ftsQuery: null, droppedTerms: plan.stopWords };
     // Confining the MATCH to the namespace's token pays off when the namespace is a minority of the
     // corpus (other tenants' rows are never scored); when it holds most rows it is pure overhead.
-    const confine = this.namespaceStats(req.namespace).n < this.totalDocs() * 0.5;
-    const ftsQuery = renderFtsQuery(kept, confine ? scopeToken(req.namespace) : undefined);
-    if (ftsQuery === null) return { candidates: [], ftsQuery: null, droppedTerms };
+    const nsRows = this.stats.rows(req.namespace);
+    const confine = nsRows < this.stats.rows() * 0.5;
+    const scope = confine ? req.namespace : undefined;
+    const searched = confine ? nsRows : this.stats.rows();
+    const { kept, pruned, estimatedMatches } = this.pruneFrequent(plan.terms, scope, searched);
+    const droppedTerms = [...plan.stopWords, ...pruned];
+    const ftsQuery = renderFtsQuery(kept, confine ? scopeToken(req.namespace) : undefined)!;
     const where = liveFilterSql(req.namespace, req.filters);
     const [wt, wx, wp, ws] = this.opts.columnWeights;
+    const bm25 = `bm25(memories_fts, ${wt}, ${wx}, ${wp}, ${ws})`;
+    const budget = this.opts.scoreBudget;
+    const recent = estimatedMatches > budget;
     // CROSS JOIN pins FTS5 as the outer loop: with a selective filter (a time window, a kind) SQLite would
     // otherwise walk the memories index and probe FTS5 once per row, which is orders of magnitude slower.
-    const sql = `
-      SELECT f.rowid AS key, bm25(memories_fts, ${wt}, ${wx}, ${wp}, ${ws}) AS bm25
-      FROM memories_fts f CROSS JOIN memories m ON m.key = f.rowid
-      WHERE memories_fts MATCH ? AND ${where.sql}
-      ORDER BY bm25 LIMIT ?`;
-    const rows = this.statement(sql).all(ftsQuery, ...where.params, req.limit) as Array<{
+    const sql = recent
+      ? `SELECT key, bm25 FROM (
+           SELECT f.rowid AS key, ${bm25} AS bm25
+           FROM memories_fts f CROSS JOIN memories m ON m.key = f.rowid
+           WHERE memories_fts MATCH ? AND ${where.sql}
+           ORDER BY f.rowid DESC LIMIT ${budget})
+         ORDER BY bm25 LIMIT ?`
+      : `SELECT f.rowid AS key, ${bm25} AS bm25
+         FROM memories_fts f CROSS JOIN memories m ON m.key = f.rowid
+         WHERE memories_fts MATCH ? AND ${where.sql}
+         ORDER BY bm25 LIMIT ?`;
+    const rows = this.statements.get(sql).all(ftsQuery, ...where.params, req.limit) as Array<{
       key: number;
       bm25: number;
     }>;
     const candidates: LexicalCandidate[] = rows.map((r, i) => ({ key: r.key, bm25: r.bm25, rank: i + 1 }));
-    return { candidates, ftsQuery, droppedTerms };
+    return {
+      candidates,
+      ftsQuery,
+      droppedTerms,
+      plan: { mode: recent ? 'recent' : 'full', estimatedMatches, budget },
+    };
   }
 
-  /** Drops very frequent single-word terms on large corpora, keeping at least the rarest term. */
-  private pruneFrequent(terms: string[]): { kept: string[]; pruned: string[] } {
-    if (terms.length <= 1) return { kept: terms, pruned: [] };
-    const total = this.totalDocs();
-    if (total <= this.opts.pruneAboveDocs) return { kept: terms, pruned: [] };
-    const limit = total * this.opts.maxTermDocShare;
-    const scored = terms.map((t) => ({ t, df: t.includes(' ') ? 0 : this.documentFrequency(t) }));
-    const kept = scored.filter((s) => s.df <= limit).map((s) => s.t);
-    if (kept.length === 0) {
-      const rarest = scored.reduce((a, b) => (b.df < a.df ? b : a));
-      kept.push(rarest.t);
-    }
-    const pruned = scored.filter((s) => !kept.includes(s.t)).map((s) => s.t.replaceAll('"', ''));
-    return { kept, pruned };
-  }
-
-  private totalDocs(): number {
-    const now = Date.now();
-    // Row counts drift slowly relative to query rates, and counting 100k rows costs milliseconds.
-    if (now - this.docCountAt > STATS_TTL_MS) {
-      this.docCount = (this.statement('SELECT count(*) AS n FROM memories').get() as { n: number }).n;
-      this.docCountAt = now;
-      if (this.docFreq.size > 0 && Math.abs(this.docCount - this.docFreqBase) > this.docFreqBase * 0.1) {
-        this.docFreq.clear();
-        this.docFreqBase = this.docCount;
-      }
-    }
-    return this.docCount;
-  }
-
-  private docFreqBase = 0;
-
-  private documentFrequency(term: string): number {
-    const cached = this.docFreq.get(term);
-    if (cached !== undefined) return cached;
-    if (this.docFreq.size === 0) this.docFreqBase = this.docCount;
-    const n = (
-      this.statement('SELECT count(*) AS n FROM memories_fts WHERE memories_fts MATCH ?').get(term) as {
-        n: number;
-      }
-    ).n;
-    if (this.docFreq.size >= DF_CACHE_MAX_ENTRIES) this.docFreq.clear();
-    this.docFreq.set(term, n);
-    return n;
+  /** idf of words within a namespace, for weighting the query side of a term-weighted embedder. */
+  termIdf(namespace: string, terms: readonly string[]): Map<string, number> {
+    return this.stats.idf(namespace, terms);
   }
 
   /**
-   * BM25's idf of each term within the namespace: `ln(1 + (N − df + 0.5) / (df + 0.5))`. Counts are cached
-   * per namespace and dropped when the namespace has grown or shrunk by a tenth, since idf moves slowly.
+   * Drops very frequent single-word terms on large corpora (keeping at least the rarest term) and estimates
+   * how many rows the remaining OR-query matches (an upper bound: the sum of the terms' frequencies).
    */
-  termIdf(namespace: string, terms: readonly string[]): Map<string, number> {
-    const stats = this.namespaceStats(namespace);
-    const out = new Map<string, number>();
-    const scope = scopeToken(namespace);
-    for (const term of terms) {
-      let df = stats.df.get(term);
-      if (df === undefined) {
-        const q = renderFtsQuery([`"${term.replaceAll('"', '')}"`], scope);
-        df =
-          q === null
-            ? 0
-            : (
-                this.statement('SELECT count(*) AS n FROM memories_fts WHERE memories_fts MATCH ?').get(
-                  q,
-                ) as { n: number }
-              ).n;
-        if (stats.df.size >= DF_CACHE_MAX_ENTRIES) stats.df.clear();
-        stats.df.set(term, df);
-      }
-      out.set(term, Math.log(1 + (stats.n - df + 0.5) / (df + 0.5)));
-    }
-    return out;
-  }
-
-  private readonly nsStats = new Map<
-    string,
-    { n: number; base: number; at: number; df: Map<string, number> }
-  >();
-
-  private namespaceStats(namespace: string): { n: number; df: Map<string, number> } {
-    let s = this.nsStats.get(namespace);
-    const now = Date.now();
-    if (!s || now - s.at > 1000) {
-      const n = (
-        this.statement('SELECT count(*) AS n FROM memories WHERE namespace = ? AND deleted_at IS NULL').get(
-          namespace,
-        ) as { n: number }
-      ).n;
-      if (!s || Math.abs(n - s.base) > s.base * 0.1) {
-        s = { n, base: n, at: now, df: new Map() };
-        if (this.nsStats.size > 1024) this.nsStats.clear();
-        this.nsStats.set(namespace, s);
-      } else {
-        s.n = n;
-        s.at = now;
-      }
-    }
-    return s;
-  }
-
-  private statement(sql: string): Database.Statement {
-    return this.statements.get(sql);
+  private pruneFrequent(
+    terms: string[],
+    namespace: string | undefined,
+    searched: number,
+  ): { kept: string[]; pruned: string[]; estimatedMatches: number } {
+    if (searched <= this.opts.pruneAboveDocs) return { kept: terms, pruned: [], estimatedMatches: 0 };
+    const scored = terms.map((t) => ({ t, df: this.stats.documentFrequency(t, namespace) }));
+    const limit = searched * this.opts.maxTermDocShare;
+    let kept = scored.filter((s) => s.t.includes(' ') || s.df <= limit);
+    if (kept.length === 0) kept = [scored.reduce((a, b) => (b.df < a.df ? b : a))];
+    const keptSet = new Set(kept.map((k) => k.t));
+    return {
+      kept: kept.map((k) => k.t),
+      pruned: scored.filter((s) => !keptSet.has(s.t)).map((s) => s.t.replaceAll('"', '')),
+      estimatedMatches: Math.min(
+        searched,
+        kept.reduce((sum, k) => sum + k.df, 0),
+      ),
+    };
   }
 }

@@ -46,6 +46,7 @@ export const MIGRATIONS: readonly Migration[] = [
         CREATE INDEX memories_ns_session_ts ON memories (namespace, session, ts, key);
         CREATE INDEX memories_ns_ts ON memories (namespace, ts, key);
         CREATE INDEX memories_change_seq ON memories (change_seq);
+        CREATE INDEX memories_ns_key ON memories (namespace, key);
 
         -- External-content FTS5 over title, text and code parts. "scope" holds one token per namespace
         -- so a MATCH can be confined to a namespace inside FTS5 itself; its bm25 weight is 0.

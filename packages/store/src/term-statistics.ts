@@ -1,0 +1,102 @@
+import { renderFtsQuery } from './fts-query.js';
+import { scopeToken } from './scope-token.js';
+import type { StatementCache } from './statement-cache.js';
+
+/** Matches read per term to estimate its document frequency; cost is bounded by this, not by df. */
+const DF_SAMPLE = 1000;
+/** Bound on cached frequencies per scope; the scope's cache is dropped whole when full. */
+const DF_CACHE_MAX_ENTRIES = 8192;
+/** How long row counts are reused before being counted again (ms): counting 100k rows costs milliseconds. */
+const STATS_TTL_MS = 10_000;
+/** A scope's cached frequencies are dropped once its row count moved by this share. */
+const DRIFT = 0.1;
+
+interface ScopeStats {
+  rows: number;
+  minKey: number;
+  maxKey: number;
+  countedAt: number;
+  /** Row count when `df` was started. */
+  base: number;
+  df: Map<string, number>;
+}
+
+/**
+ * Corpus statistics for query planning and idf: row counts and per-term document frequencies, for the
+ * whole corpus or one namespace. A term's frequency is estimated from the rowid of its 1,000th match
+ * (matches are spread over the key range roughly evenly), so a term found in 70% of 100k rows costs as
+ * much as a rare one. Estimates are cached until the scope grows or shrinks by a tenth.
+ */
+export class TermStatistics {
+  private readonly scopes = new Map<string, ScopeStats>();
+
+  constructor(private readonly statements: StatementCache) {}
+
+  /** Rows in the corpus (namespace undefined) or in one namespace. */
+  rows(namespace?: string): number {
+    return this.scope(namespace).rows;
+  }
+
+  /** Estimated documents containing `term` (an FTS5 quoted string, e.g. `"redis"`). */
+  documentFrequency(term: string, namespace?: string): number {
+    const s = this.scope(namespace);
+    const cached = s.df.get(term);
+    if (cached !== undefined) return cached;
+    const q = namespace === undefined ? term : renderFtsQuery([term], scopeToken(namespace))!;
+    const nth = this.statements
+      .get('SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid LIMIT 1 OFFSET ?')
+      .pluck()
+      .get(q, DF_SAMPLE - 1) as number | undefined;
+    let df: number;
+    if (nth === undefined) {
+      df = this.statements
+        .get('SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?')
+        .pluck()
+        .get(q) as number;
+    } else {
+      const covered = Math.max(1, nth - s.minKey + 1);
+      df = Math.min(s.rows, Math.round((DF_SAMPLE * (s.maxKey - s.minKey + 1)) / covered));
+    }
+    if (s.df.size >= DF_CACHE_MAX_ENTRIES) s.df.clear();
+    s.df.set(term, df);
+    return df;
+  }
+
+  /** BM25's idf, `ln(1 + (N − df + 0.5) / (df + 0.5))`, of bare words within a namespace. */
+  idf(namespace: string, words: readonly string[]): Map<string, number> {
+    const n = this.rows(namespace);
+    const out = new Map<string, number>();
+    for (const w of words) {
+      const df = this.documentFrequency(`"${w.replaceAll('"', '')}"`, namespace);
+      out.set(w, Math.log(1 + (n - df + 0.5) / (df + 0.5)));
+    }
+    return out;
+  }
+
+  private scope(namespace?: string): ScopeStats {
+    const id = namespace ?? '';
+    let s = this.scopes.get(id);
+    const now = Date.now();
+    if (s && now - s.countedAt <= STATS_TTL_MS) return s;
+    const row = (
+      namespace === undefined
+        ? this.statements
+            .get('SELECT count(*) AS rows, min(key) AS minKey, max(key) AS maxKey FROM memories')
+            .get()
+        : this.statements
+            .get(
+              'SELECT count(*) AS rows, min(key) AS minKey, max(key) AS maxKey FROM memories WHERE namespace = ?',
+            )
+            .get(namespace)
+    ) as { rows: number; minKey: number | null; maxKey: number | null };
+    const fresh = { rows: row.rows, minKey: row.minKey ?? 0, maxKey: row.maxKey ?? 0, countedAt: now };
+    if (!s || Math.abs(fresh.rows - s.base) > s.base * DRIFT) {
+      s = { ...fresh, base: fresh.rows, df: new Map() };
+      if (this.scopes.size > 1024) this.scopes.clear();
+      this.scopes.set(id, s);
+    } else {
+      Object.assign(s, fresh);
+    }
+    return s;
+  }
+}
