@@ -24,7 +24,20 @@ export interface LocomoSet {
   lastSessionTs: Map<string, number>;
 }
 
-const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+const MONTHS = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
 
 /** "1:56 pm on 8 May, 2023" → epoch ms (UTC). */
 export function parseLocomoDate(s: string): number {
@@ -58,12 +71,21 @@ export function loadLocomo(path: string): LocomoSet {
       if (typeof dateStr !== 'string') continue;
       const base = parseLocomoDate(dateStr);
       lastSessionTs.set(namespace, Math.max(lastSessionTs.get(namespace) ?? 0, base));
-      value.forEach((t: { speaker: string; dia_id: string; text: string; blip_caption?: string }, i: number) => {
-        const caption = t.blip_caption ? ` [shared an image: ${t.blip_caption}]` : '';
-        known.add(t.dia_id);
-        // Turns of a session keep their order: one second apart from the session's start.
-        turns.push({ id: t.dia_id, namespace, kind: 'turn', session: key, ts: base + i * 1000, text: `${t.speaker}: ${t.text}${caption}` });
-      });
+      value.forEach(
+        (t: { speaker: string; dia_id: string; text: string; blip_caption?: string }, i: number) => {
+          const caption = t.blip_caption ? ` [shared an image: ${t.blip_caption}]` : '';
+          known.add(t.dia_id);
+          // Turns of a session keep their order: one second apart from the session's start.
+          turns.push({
+            id: t.dia_id,
+            namespace,
+            kind: 'turn',
+            session: key,
+            ts: base + i * 1000,
+            text: `${t.speaker}: ${t.text}${caption}`,
+          });
+        },
+      );
     }
     for (const q of s.qa) {
       const evidence = (q.evidence ?? []).flatMap((e) => e.split(/[;\s]+/)).filter((e) => known.has(e));

@@ -10,15 +10,22 @@ import { ReferenceBm25 } from './reference-bm25.js';
 import { meanScores, type QueryScores, scoreRanking } from './retrieval-metrics.js';
 
 const DEFAULT_PATH = resolve(import.meta.dirname, '../../../shared/eval/locomo-dev.json');
-const CATEGORY = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop' } as Record<number, string>;
+const CATEGORY = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop' } as Record<
+  number,
+  string
+>;
 
 type Mode = 'reference BM25' | 'cairn lexical' | 'cairn vector' | 'cairn hybrid';
 
 async function main(): Promise<void> {
   const path = process.argv[2] ?? process.env.LOCOMO_PATH ?? DEFAULT_PATH;
   if (!existsSync(path)) {
-    console.error(`LoCoMo data not found at ${path}. It is expected at ../shared/eval/locomo-dev.json beside the repo`);
-    console.error('(CC BY-NC 4.0, evaluation only: it is never copied into this repository). Pass another path as the argument.');
+    console.error(
+      `LoCoMo data not found at ${path}. It is expected at ../shared/eval/locomo-dev.json beside the repo`,
+    );
+    console.error(
+      '(CC BY-NC 4.0, evaluation only: it is never copied into this repository). Pass another path as the argument.',
+    );
     process.exit(2);
   }
   const data = loadLocomo(path);
@@ -29,7 +36,12 @@ async function main(): Promise<void> {
     await engine.drain();
     const reference = new Map<string, ReferenceBm25>();
     for (const ns of data.lastSessionTs.keys()) {
-      reference.set(ns, new ReferenceBm25(data.turns.filter((t) => t.namespace === ns).map((t) => ({ id: t.id, text: t.text }))));
+      reference.set(
+        ns,
+        new ReferenceBm25(
+          data.turns.filter((t) => t.namespace === ns).map((t) => ({ id: t.id, text: t.text })),
+        ),
+      );
     }
     const modes: Array<{ mode: Mode; run: (q: LocomoQuestion) => Promise<string[]> }> = [
       { mode: 'reference BM25', run: async (q) => reference.get(q.namespace)!.search(q.question, 10) },
@@ -42,7 +54,13 @@ async function main(): Promise<void> {
       ).map(([mode, weights]) => ({
         mode: mode as Mode,
         run: async (q: LocomoQuestion) => {
-          const req: SearchRequest = { namespace: q.namespace, query: q.question, k: 10, weights, decay: 'off' };
+          const req: SearchRequest = {
+            namespace: q.namespace,
+            query: q.question,
+            k: 10,
+            weights,
+            decay: 'off',
+          };
           return (await engine.search(req)).hits.map((h) => h.id);
         },
       })),
@@ -77,9 +95,13 @@ function printTable(results: Map<Mode, Map<number, QueryScores[]>>, turns: numbe
     overall.set(mode, all);
     for (const cat of [...byCat.keys()].sort()) {
       const m = meanScores(byCat.get(cat)!);
-      lines.push(`| ${mode} | ${cat} ${CATEGORY[cat]} | ${m.n} | ${f(m.hit1)} | ${f(m.hit5)} | ${f(m.hit10)} | ${f(m.recall5)} | ${f(m.recall10)} | ${f(m.rr)} |`);
+      lines.push(
+        `| ${mode} | ${cat} ${CATEGORY[cat]} | ${m.n} | ${f(m.hit1)} | ${f(m.hit5)} | ${f(m.hit10)} | ${f(m.recall5)} | ${f(m.recall10)} | ${f(m.rr)} |`,
+      );
     }
-    lines.push(`| **${mode}** | **all** | ${all.n} | ${f(all.hit1)} | ${f(all.hit5)} | ${f(all.hit10)} | ${f(all.recall5)} | ${f(all.recall10)} | ${f(all.rr)} |`);
+    lines.push(
+      `| **${mode}** | **all** | ${all.n} | ${f(all.hit1)} | ${f(all.hit5)} | ${f(all.hit10)} | ${f(all.recall5)} | ${f(all.recall10)} | ${f(all.rr)} |`,
+    );
   }
   const ref = overall.get('reference BM25')!;
   const hyb = overall.get('cairn hybrid')!;

@@ -44,6 +44,9 @@ export class ReferenceBm25 {
       }
       if (s > 0) scored.push({ id: d.id, s });
     }
-    return scored.sort((a, b) => b.s - a.s).slice(0, k).map((x) => x.id);
+    return scored
+      .sort((a, b) => b.s - a.s)
+      .slice(0, k)
+      .map((x) => x.id);
   }
 }

@@ -37,7 +37,8 @@ export class ZipfSampler {
     readonly n: number,
     readonly s: number,
   ) {
-    if (!Number.isInteger(n) || n < 1) throw new RangeError(`ZipfSampler: n must be a positive integer, got ${n}`);
+    if (!Number.isInteger(n) || n < 1)
+      throw new RangeError(`ZipfSampler: n must be a positive integer, got ${n}`);
     this.cdf = new Float64Array(n);
     let total = 0;
     for (let r = 0; r < n; r++) {

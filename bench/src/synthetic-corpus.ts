@@ -8,7 +8,8 @@ import { pick, type Random, randomInt, seededRandom, ZipfSampler } from './seede
  * Real words, most frequent first: they take the top Zipf ranks, so "user", "error", "file", "test" and
  * "function" each appear in a large share of memories, as they do in real agent transcripts.
  */
-const COMMON_WORDS = `user error file test function code change run build fix type config value data update issue
+const COMMON_WORDS =
+  `user error file test function code change run build fix type config value data update issue
 call return request server module package import string check add need use work make new line name path output
 input version branch commit command script log message response client api endpoint route handler query database
 table column schema migration index key cache session token auth login password permission role account service
@@ -33,23 +34,36 @@ esbuild babel eslint prettier biome turbo monorepo workspace folder directory sy
 certificate tls proxy cors header cookie csrf xss injection escape unicode utf8 locale timezone date timestamp
 duration interval delay debounce throttle backoff jitter idempotent duplicate race deadlock mutex semaphore thread
 process signal exit status code stdout stderr terminal shell bash zsh alias path env dotenv override default option`
-  .split(/\s+/)
-  .filter((w) => /^[a-z][a-z0-9]*$/.test(w) && !isStopWord(w));
+    .split(/\s+/)
+    .filter((w) => /^[a-z][a-z0-9]*$/.test(w) && !isStopWord(w));
 
-const VERBS = `get set parse load save handle create update delete fetch build validate resolve render format compute
+const VERBS =
+  `get set parse load save handle create update delete fetch build validate resolve render format compute
 apply flush open close read write init sync merge emit dispatch register normalize serialize retry schedule encode
 decode find list count map filter reduce start stop reset refresh check ensure`.split(/\s+/);
 
-const NOUNS = `user session config token request response cache query index file path error event message queue worker
+const NOUNS =
+  `user session config token request response cache query index file path error event message queue worker
 job schema record memory namespace vector embedding search result option handler route client server connection
 stream buffer batch store model payload header cookie auth permission role account order invoice price product cart
 item list map node tree graph edge timer retry limit page cursor metric report task plan`.split(/\s+/);
 
-const CLASS_SUFFIXES = `Manager Service Handler Store Client Router Error Config Provider Factory Builder Adapter Controller
+const CLASS_SUFFIXES =
+  `Manager Service Handler Store Client Router Error Config Provider Factory Builder Adapter Controller
 Validator Parser Cache Queue Worker Context Registry`.split(/\s+/);
 
-const DIRS = ['src', 'lib', 'app', 'packages/core/src', 'packages/api/src', 'apps/web/src', 'test', 'scripts'];
-const SUBDIRS = `auth api routes db models utils hooks components services store jobs middleware cli core workers
+const DIRS = [
+  'src',
+  'lib',
+  'app',
+  'packages/core/src',
+  'packages/api/src',
+  'apps/web/src',
+  'test',
+  'scripts',
+];
+const SUBDIRS =
+  `auth api routes db models utils hooks components services store jobs middleware cli core workers
 billing search ingest config`.split(/\s+/);
 const EXTENSIONS = ['.ts', '.ts', '.ts', '.tsx', '.js', '.json', '.sql', '.yml', '.py', '.md', '.test.ts'];
 const ERROR_CODES = `ECONNREFUSED ENOENT EADDRINUSE ETIMEDOUT EACCES TS2345 TS2322 TS7006 ERR_MODULE_NOT_FOUND
@@ -59,11 +73,14 @@ SQLITE_BUSY ERR_REQUIRE_ESM E401 E404 OOMKilled SIGTERM`.split(/\s+/);
  * Function words in rough English frequency order (all in core's STOP_WORDS). They make up about a third
  * of the tokens of agent prose and are what natural-language queries are full of.
  */
-const FUNCTION_WORDS = `the to a and in of is it for that with on was this we i be not but as at from by are have so
+const FUNCTION_WORDS =
+  `the to a and in of is it for that with on was this we i be not but as at from by are have so
 when after before now then there which what should can do did has will if into all any also just about because
 been were would could our they you my its how why where while than`.split(/\s+/);
 
-const ONSETS = `b br c ch cl d dr f fl g gr h j k l m n p pl pr r s sh sk st t th tr v w z qu sp`.split(/\s+/);
+const ONSETS = `b br c ch cl d dr f fl g gr h j k l m n p pl pr r s sh sk st t th tr v w z qu sp`.split(
+  /\s+/,
+);
 const NUCLEI = ['a', 'e', 'i', 'o', 'u', 'ai', 'ea', 'ou', 'io', 'y'];
 const CODAS = ['', '', 'n', 'r', 's', 'l', 't', 'nd', 'st', 'ck', 'm', 'x', 'ng'];
 
@@ -127,7 +144,9 @@ export interface SessionInfo {
 export interface SyntheticCorpus {
   options: CorpusOptions;
   /** Every memory, in time order, ready for `engine.ingest`. Each carries an explicit id. */
-  memories: Array<MemoryInput & { id: string; namespace: string; session: string; ts: number; text: string; kind: string }>;
+  memories: Array<
+    MemoryInput & { id: string; namespace: string; session: string; ts: number; text: string; kind: string }
+  >;
   sessions: SessionInfo[];
   namespaces: Array<{ namespace: string; memories: number }>;
   /** Content vocabulary, most frequent first. */
@@ -150,7 +169,8 @@ function pseudoWords(rand: Random, count: number, taken: Set<string>): string[] 
   while (out.length < count) {
     const syllables = randomInt(rand, 2, 3);
     let w = '';
-    for (let i = 0; i < syllables; i++) w += pick(rand, ONSETS) + pick(rand, NUCLEI) + (i === syllables - 1 ? pick(rand, CODAS) : '');
+    for (let i = 0; i < syllables; i++)
+      w += pick(rand, ONSETS) + pick(rand, NUCLEI) + (i === syllables - 1 ? pick(rand, CODAS) : '');
     if (w.length < 4 || taken.has(w) || isStopWord(w)) continue;
     taken.add(w);
     out.push(w);
@@ -181,7 +201,8 @@ function identifierPool(rand: Random, count: number): string[] {
     else if (u < 0.95) {
       const file = rand() < 0.5 ? `${noun()}-${noun()}` : `${pick(rand, VERBS)}-${noun()}`;
       push(`${pick(rand, DIRS)}/${pick(rand, SUBDIRS)}/${file}${pick(rand, EXTENSIONS)}`);
-    } else push(`${noun().toUpperCase()}_${pick(rand, ['LIMIT', 'TIMEOUT_MS', 'MAX', 'URL', 'TTL', 'SIZE'])}`);
+    } else
+      push(`${noun().toUpperCase()}_${pick(rand, ['LIMIT', 'TIMEOUT_MS', 'MAX', 'URL', 'TTL', 'SIZE'])}`);
   }
   // Shuffle so the error codes are not all at the very top (Fisher–Yates on ranks 0..63).
   for (let i = Math.min(63, out.length - 1); i > 0; i--) {
@@ -204,7 +225,10 @@ function tokens(rand: Random, corpus: WordSource, topic: Topic, length: number):
     let t: string;
     if (u < 0.36) t = FUNCTION_WORDS[corpus.functionSampler.sample(rand)]!;
     else if (u < 0.46) {
-      t = rand() < 0.5 ? pick(rand, topic.identifiers) : corpus.identifiers[corpus.identifierSampler.sample(rand)]!;
+      t =
+        rand() < 0.5
+          ? pick(rand, topic.identifiers)
+          : corpus.identifiers[corpus.identifierSampler.sample(rand)]!;
       if (rand() < 0.3) t = `\`${t}\``;
     } else t = rand() < 0.3 ? pick(rand, topic.words) : corpus.words[corpus.wordSampler.sample(rand)]!;
     // Sentence ends every dozen tokens or so; punctuation exercises the tokenizer, not the ranking.
@@ -222,7 +246,13 @@ interface WordSource {
   functionSampler: ZipfSampler;
 }
 
-function memoryText(rand: Random, g: WordSource, topic: Topic, kind: string, length: number): { text: string; title?: string } {
+function memoryText(
+  rand: Random,
+  g: WordSource,
+  topic: Topic,
+  kind: string,
+  length: number,
+): { text: string; title?: string } {
   const body = tokens(rand, g, topic, length);
   switch (kind) {
     case 'turn':
@@ -230,7 +260,10 @@ function memoryText(rand: Random, g: WordSource, topic: Topic, kind: string, len
     case 'observation':
       return { text: `${pick(rand, OBSERVATION_LEADS)} ${pick(rand, topic.identifiers)}: ${body.join(' ')}` };
     case 'fact':
-      return { title: `${cap(pick(rand, topic.words))} ${pick(rand, topic.words)} ${pick(rand, topic.identifiers)}`, text: body.join(' ') };
+      return {
+        title: `${cap(pick(rand, topic.words))} ${pick(rand, topic.words)} ${pick(rand, topic.identifiers)}`,
+        text: body.join(' '),
+      };
     case 'summary':
       return { title: `Session summary: ${topic.words.slice(0, 3).join(', ')}`, text: body.join(' ') };
     default:
@@ -264,7 +297,10 @@ export function generateCorpus(opts: Partial<CorpusOptions> = {}): SyntheticCorp
   };
 
   const smallDocs = Math.max(500, Math.round(o.mainDocs * o.smallNamespaceShare));
-  const plan = [{ namespace: MAIN_NAMESPACE, docs: o.mainDocs }, ...SMALL_NAMESPACES.map((namespace) => ({ namespace, docs: smallDocs }))];
+  const plan = [
+    { namespace: MAIN_NAMESPACE, docs: o.mainDocs },
+    ...SMALL_NAMESPACES.map((namespace) => ({ namespace, docs: smallDocs })),
+  ];
   const start = o.endTs - o.spanDays * MS_PER_DAY;
 
   // Sessions first (namespace, size, start time), then memories in global time order.
@@ -276,7 +312,13 @@ export function generateCorpus(opts: Partial<CorpusOptions> = {}): SyntheticCorp
       const size = Math.min(left, randomInt(rand, o.sessionSize[0], o.sessionSize[1]));
       // Leave room at the end of the span so a session never runs past endTs (at most 28 × 6 min).
       const startTs = start + Math.floor(rand() * (o.spanDays * MS_PER_DAY - 4 * 60 * MS_PER_MINUTE));
-      drafts.push({ namespace, id: `${namespace.replace(/[^a-z0-9]/gi, '')}-s${n++}`, size, startTs, agent: pick(rand, AGENTS) });
+      drafts.push({
+        namespace,
+        id: `${namespace.replace(/[^a-z0-9]/gi, '')}-s${n++}`,
+        size,
+        startTs,
+        agent: pick(rand, AGENTS),
+      });
       left -= size;
     }
   }

@@ -57,7 +57,11 @@ function identifiersOf(text: string): string[] {
   return text
     .split(/\s+/)
     .map((t) => t.replace(/[.?:`]+$/g, '').replace(/^`/, ''))
-    .filter((t) => /[A-Z_/]/.test(t) && !/^(User|Assistant|Session|Ran|Read|Edited|Searched|Opened|Listed|Created|Deleted)$/.test(t));
+    .filter(
+      (t) =>
+        /[A-Z_/]/.test(t) &&
+        !/^(User|Assistant|Session|Ran|Read|Edited|Searched|Opened|Listed|Created|Deleted)$/.test(t),
+    );
 }
 
 function sampleDistinct(rand: Random, items: readonly string[], n: number): string[] {
@@ -67,16 +71,19 @@ function sampleDistinct(rand: Random, items: readonly string[], n: number): stri
   return out;
 }
 
-function contentQuery(rand: Random, corpus: SyntheticCorpus, source: SyntheticCorpus['memories'][number]): string {
+function contentQuery(rand: Random, corpus: SyntheticCorpus, source: Source): string {
   const want = randomInt(rand, 2, 4);
   const words = sampleDistinct(rand, contentWordsOf(source.text), want);
   while (words.length < want) words.push(corpus.words[corpus.wordSampler.sample(rand)]!);
   return words.join(' ');
 }
 
-function codeQuery(rand: Random, corpus: SyntheticCorpus, source: SyntheticCorpus['memories'][number]): string {
+function codeQuery(rand: Random, corpus: SyntheticCorpus, source: Source): string {
   const own = identifiersOf(source.text);
-  const id = own.length > 0 && rand() < 0.6 ? pick(rand, own) : corpus.identifiers[corpus.identifierSampler.sample(rand)]!;
+  const id =
+    own.length > 0 && rand() < 0.6
+      ? pick(rand, own)
+      : corpus.identifiers[corpus.identifierSampler.sample(rand)]!;
   if (rand() < 0.3) {
     const w = contentWordsOf(source.text);
     return `${id} ${w.length > 0 ? pick(rand, w) : 'error'}`;
@@ -84,7 +91,7 @@ function codeQuery(rand: Random, corpus: SyntheticCorpus, source: SyntheticCorpu
   return id;
 }
 
-function questionQuery(rand: Random, corpus: SyntheticCorpus, source: SyntheticCorpus['memories'][number]): string {
+function questionQuery(rand: Random, corpus: SyntheticCorpus, source: Source): string {
   const words = contentWordsOf(source.text);
   const w = words.length > 0 ? pick(rand, words) : corpus.words[corpus.wordSampler.sample(rand)]!;
   const v = words.length > 1 ? pick(rand, words) : corpus.words[corpus.wordSampler.sample(rand)]!;
@@ -93,7 +100,7 @@ function questionQuery(rand: Random, corpus: SyntheticCorpus, source: SyntheticC
   return pick(rand, QUESTION_TEMPLATES)(w, v, id);
 }
 
-function filteredQuery(rand: Random, corpus: SyntheticCorpus, source: SyntheticCorpus['memories'][number]): BenchQuery {
+function filteredQuery(rand: Random, corpus: SyntheticCorpus, source: Source): BenchQuery {
   const query = contentQuery(rand, corpus, source);
   const u = rand();
   const filters: SearchFilters = {};
@@ -116,12 +123,18 @@ function filteredQuery(rand: Random, corpus: SyntheticCorpus, source: SyntheticC
  * `count` queries against `namespaces` (the main namespace by default), classes interleaved in a seeded
  * order with exact shares, so any prefix of the list is itself close to the mix.
  */
-export function makeQueries(corpus: SyntheticCorpus, count: number, seed: number, namespaces?: readonly string[]): BenchQuery[] {
+export function makeQueries(
+  corpus: SyntheticCorpus,
+  count: number,
+  seed: number,
+  namespaces?: readonly string[],
+): BenchQuery[] {
   const rand = seededRandom(seed);
   const targets = new Set(namespaces ?? [corpus.namespaces[0]!.namespace]);
   const sources = corpus.memories.filter((m) => targets.has(m.namespace));
   const classes: QueryClass[] = [];
-  for (const cls of QUERY_CLASSES) for (let i = 0; i < Math.round(count * QUERY_MIX[cls]); i++) classes.push(cls);
+  for (const cls of QUERY_CLASSES)
+    for (let i = 0; i < Math.round(count * QUERY_MIX[cls]); i++) classes.push(cls);
   while (classes.length < count) classes.push('content');
   classes.length = count;
   for (let i = classes.length - 1; i > 0; i--) {
@@ -130,20 +143,22 @@ export function makeQueries(corpus: SyntheticCorpus, count: number, seed: number
   }
   return classes.map((cls) => {
     const source = pick(rand, sources);
-    switch (cls) {
-      case 'content':
-        return { cls, namespace: source.namespace, query: contentQuery(rand, corpus, source) };
-      case 'code':
-        return { cls, namespace: source.namespace, query: codeQuery(rand, corpus, source) };
-      case 'question':
-        return { cls, namespace: source.namespace, query: questionQuery(rand, corpus, source) };
-      case 'common':
-        return { cls, namespace: source.namespace, query: corpus.words[Math.floor(rand() * COMMON_PROBES)]! };
-      case 'filtered':
-        return filteredQuery(rand, corpus, source);
-    }
+    if (cls === 'filtered') return filteredQuery(rand, corpus, source);
+    const query = QUERY_TEXT[cls](rand, corpus, source);
+    return { cls, namespace: source.namespace, query };
   });
 }
+
+type Source = SyntheticCorpus['memories'][number];
+
+const QUERY_TEXT: Readonly<
+  Record<Exclude<QueryClass, 'filtered'>, (rand: Random, corpus: SyntheticCorpus, source: Source) => string>
+> = {
+  content: contentQuery,
+  code: codeQuery,
+  question: questionQuery,
+  common: (rand, corpus) => corpus.words[Math.floor(rand() * COMMON_PROBES)]!,
+};
 
 export function toRequest(q: BenchQuery, extra: Partial<SearchRequest> = {}): SearchRequest {
   const req: SearchRequest = { namespace: q.namespace, query: q.query, k: 5, ...extra };

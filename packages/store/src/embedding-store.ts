@@ -187,20 +187,28 @@ export class EmbeddingStore {
       .immediate();
   }
 
-  /** Iterates a namespace's vectors in seq order, starting after `afterSeq`, copying each BLOB. */
-  *iterate(spaceId: string, namespace: string, afterSeq = 0): Generator<StoredEmbedding> {
+  /**
+   * Iterates a namespace's vectors in seq order, starting after `afterSeq`, copying each BLOB. Reads in
+   * pages with `.all()`: an open SQLite cursor held across a consumer's `await` would make every write on
+   * this connection fail with "connection is busy" until the iteration ends.
+   */
+  *iterate(spaceId: string, namespace: string, afterSeq = 0, pageSize = 2000): Generator<StoredEmbedding> {
     const stmt = this.db.prepare(
       `SELECT key, namespace, content_hash AS contentHash, seq, vector FROM embeddings
-       WHERE space = ? AND namespace = ? AND seq > ? ORDER BY seq`,
+       WHERE space = ? AND namespace = ? AND seq > ? ORDER BY seq LIMIT ?`,
     );
-    for (const row of stmt.iterate(spaceId, namespace, afterSeq) as Iterable<{
-      key: number;
-      namespace: string;
-      contentHash: string;
-      seq: number;
-      vector: Buffer;
-    }>) {
-      yield { ...row, vector: blobToVector(row.vector) };
+    let after = afterSeq;
+    for (;;) {
+      const rows = stmt.all(spaceId, namespace, after, pageSize) as Array<{
+        key: number;
+        namespace: string;
+        contentHash: string;
+        seq: number;
+        vector: Buffer;
+      }>;
+      for (const row of rows) yield { ...row, vector: blobToVector(row.vector) };
+      if (rows.length < pageSize) return;
+      after = rows.at(-1)!.seq;
     }
   }
 
