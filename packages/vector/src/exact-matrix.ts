@@ -20,6 +20,22 @@ export class ExactMatrix {
     return this.keys.length;
   }
 
+  has(key: number): boolean {
+    return this.rowOf.has(key);
+  }
+
+  /** The stored vector of `key` (a view into the matrix; copy it to keep it). */
+  get(key: number): Float32Array | undefined {
+    const row = this.rowOf.get(key);
+    return row === undefined
+      ? undefined
+      : this.data.subarray(row * this.dimensions, (row + 1) * this.dimensions);
+  }
+
+  keyList(): readonly number[] {
+    return this.keys;
+  }
+
   upsert(key: number, vector: Float32Array): void {
     const row = this.rowOf.get(key);
     if (row !== undefined) {

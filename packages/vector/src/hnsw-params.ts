@@ -29,6 +29,11 @@ export const DEFAULT_HNSW_PARAMS: Readonly<HnswParams> = Object.freeze({
 
 /** A request to build an index file off the serving thread. Buffers are shared, never copied. */
 export interface IndexBuildRequest {
+  /**
+   * An existing index file to start from (a merge); the keys below replace or extend it. Absent: build
+   * from scratch (a rebuild).
+   */
+  basePath?: string;
   /** Memory keys, one per vector. */
   keys: BigUint64Array;
   /** Row-major vectors, `keys.length × dimensions`. */

@@ -41,10 +41,15 @@ export function saveIndexAtomically(index: Index, path: string): void {
   renameSync(tmp, path);
 }
 
-/** Builds on the calling thread. Used when no worker pool is wired (tests, tiny deployments). */
+/** Builds (or merges into a copy of `basePath`) on the calling thread. Used when no worker pool is wired. */
 export const inProcessIndexBuilder: IndexBuilder = {
   async build(req: IndexBuildRequest) {
     const index = createHnswIndex(req.dimensions, req.params);
+    if (req.basePath) {
+      index.load(req.basePath);
+      // Updated memories: drop their old vectors first (usearch refuses a duplicate key).
+      for (const k of req.keys) if (index.contains(k)) index.remove(k);
+    }
     addInChunks(index, req.keys, req.vectors, req.dimensions);
     saveIndexAtomically(index, req.path);
     return { count: index.size() };

@@ -1,6 +1,15 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { basename, join } from 'node:path';
 import {
   assertDimensions,
   type EmbeddingSpace,
@@ -13,10 +22,16 @@ import {
 } from '@cairn/core';
 import type { Index } from 'usearch';
 import { ExactMatrix } from './exact-matrix.js';
-import { BYTES_PER_SCALAR, DEFAULT_HNSW_PARAMS, type HnswParams, type IndexBuilder } from './hnsw-params.js';
+import {
+  BYTES_PER_SCALAR,
+  DEFAULT_HNSW_PARAMS,
+  type HnswParams,
+  type IndexBuilder,
+  type IndexBuildRequest,
+} from './hnsw-params.js';
 import { checkIndexFile } from './index-file-check.js';
 import type { EmbeddingSource, KeyFilter, LogFn } from './sources.js';
-import { createHnswIndex, inProcessIndexBuilder, saveIndexAtomically } from './usearch-index.js';
+import { createHnswIndex, inProcessIndexBuilder } from './usearch-index.js';
 
 export interface VectorIndexOptions {
   /** Folder for index files (one subfolder per embedding space). */
@@ -24,11 +39,16 @@ export interface VectorIndexOptions {
   space: EmbeddingSpace;
   embeddings: EmbeddingSource;
   keys: KeyFilter;
-  /** Builds HNSW files; pass a worker-pool builder to keep builds off the serving thread. @defaultValue in-process */
+  /** Builds and merges HNSW files; pass a worker-pool builder to keep them off the serving thread. @defaultValue in-process */
   builder?: IndexBuilder;
   /** Namespaces with at most this many vectors are searched exactly, with no graph. @defaultValue 5_000 */
   exactThreshold?: number;
-  /** On load, at most this many vectors newer than the saved file are added in place; more triggers a rebuild. @defaultValue 20_000 */
+  /**
+   * New vectors of an HNSW namespace wait in an exact "delta" that every search also scans; at this size
+   * the delta is merged into a new graph file on the builder. @defaultValue 4_096
+   */
+  mergeThreshold?: number;
+  /** On load, more than this many vectors newer than the saved file trigger a full rebuild. @defaultValue 50_000 */
   maxCatchUp?: number;
   /**
    * When a namespace's index is being (re)built, `true` makes searches wait for it and `false` makes them
@@ -39,9 +59,35 @@ export interface VectorIndexOptions {
   log?: LogFn;
 }
 
-type Ready =
-  | { kind: 'exact'; matrix: ExactMatrix; watermark: number }
-  | { kind: 'hnsw'; index: Index; watermark: number; dirty: number; size: number };
+interface ExactState {
+  kind: 'exact';
+  matrix: ExactMatrix;
+  watermark: number;
+}
+
+/**
+ * An HNSW namespace: an immutable graph file, memory-mapped (`Index.view`), plus an exact delta of the
+ * vectors stored since that file was built. The serving thread never inserts into a graph: inserts are
+ * tens of milliseconds per batch at 768-d and would stall the event loop. Merges run on the builder.
+ */
+interface GraphState {
+  kind: 'hnsw';
+  graph: Index;
+  graphSize: number;
+  generation: number;
+  /** Highest embedding seq inside the graph file. */
+  graphWatermark: number;
+  delta: ExactMatrix;
+  /** seq of each delta entry, to tell which entries a finished merge covered. */
+  deltaSeq: Map<number, number>;
+  /** Highest embedding seq applied (graph or delta). */
+  watermark: number;
+  /** Delta keys absent from the graph (new memories, not updates), for the namespace's size. */
+  fresh: number;
+  merging: Promise<void> | null;
+}
+
+type Ready = ExactState | GraphState;
 
 interface Slot {
   ready?: Ready;
@@ -50,14 +96,17 @@ interface Slot {
 }
 
 interface Sidecar {
-  format: 1;
+  format: 2;
   space: string;
   namespace: string;
   dimensions: number;
   params: HnswParams;
+  generation: number;
+  /** File name (in the space folder) of this generation's graph. */
+  file: string;
   watermark: number;
   count: number;
-  /** Size of the index file this sidecar describes, checked before loading. */
+  /** Size of the graph file, checked before it is mapped. */
   bytes: number;
 }
 
@@ -69,12 +118,14 @@ const UNFILTERED_OVERSAMPLE = 1.5;
 const MAX_EXACT_FILTERED = 2_000;
 /** Otherwise the approximate search is widened by this factor once. */
 const WIDE_OVERSAMPLE = 10;
+/** Rows copied per event-loop turn while collecting vectors for a build. */
+const COLLECT_CHUNK = 5_000;
 
 /**
  * The vector leg: one index per namespace and embedding space, loaded lazily. Small namespaces are held as
- * an exact matrix; larger ones as a usearch HNSW graph persisted to `<dir>/<space>/<namespace>.usearch`
- * with a JSON sidecar recording which embeddings (by seq) the file contains. Embeddings in SQLite are the
- * source of truth: a missing, stale or corrupt file is rebuilt from them, and the rebuild is logged.
+ * an exact matrix; larger ones as a usearch HNSW graph file plus an exact delta of newer vectors. Embeddings
+ * in SQLite are the source of truth: a missing, stale or damaged file is rebuilt from them, and the rebuild
+ * is logged.
  */
 export class VectorIndexManager implements VectorLeg {
   readonly space: EmbeddingSpace;
@@ -88,7 +139,13 @@ export class VectorIndexManager implements VectorLeg {
     this.space = opts.space;
     this.opts = {
       ...withDefaults(
-        { builder: inProcessIndexBuilder, exactThreshold: 5_000, maxCatchUp: 20_000, waitForBuild: false },
+        {
+          builder: inProcessIndexBuilder,
+          exactThreshold: 5_000,
+          mergeThreshold: 4_096,
+          maxCatchUp: 50_000,
+          waitForBuild: false,
+        },
         opts,
       ),
       dir: opts.dir,
@@ -112,7 +169,7 @@ export class VectorIndexManager implements VectorLeg {
     if (!ready.ok) return { status: 'unavailable', reason: ready.reason };
     const idx = ready.value;
     const filtered = hasFilters(req.filters);
-    const size = idx.kind === 'exact' ? idx.matrix.size : idx.size;
+    const size = this.sizeOf(idx);
     let fetch = Math.min(
       size,
       Math.ceil(req.limit * (filtered ? FILTERED_OVERSAMPLE : UNFILTERED_OVERSAMPLE)) + 8,
@@ -159,17 +216,19 @@ export class VectorIndexManager implements VectorLeg {
   }
 
   /**
-   * Applies newly stored embeddings to namespaces whose index is loaded; unloaded namespaces catch up from
-   * SQLite when next loaded, so nothing is lost by skipping them here.
+   * Applies newly stored embeddings to namespaces whose index is loaded (a memcpy each: exact matrices
+   * and deltas, never a graph insert). Unloaded namespaces catch up from SQLite when next loaded.
    */
   apply(entries: ReadonlyArray<{ namespace: string; key: number; seq: number; vector: Float32Array }>): void {
     for (const e of entries) {
-      const ready = this.slots.get(e.namespace)?.ready;
+      const slot = this.slots.get(e.namespace);
+      const ready = slot?.ready;
       if (!ready || e.seq <= ready.watermark) continue;
-      this.applyOne(ready, e.key, e.vector);
-      ready.watermark = e.seq;
+      this.applyOne(ready, e.key, e.seq, e.vector);
       if (ready.kind === 'exact' && ready.matrix.size > this.opts.exactThreshold * 1.25)
         this.promote(e.namespace);
+      if (ready.kind === 'hnsw' && ready.delta.size >= this.opts.mergeThreshold)
+        this.startMerge(e.namespace, ready);
     }
   }
 
@@ -182,25 +241,22 @@ export class VectorIndexManager implements VectorLeg {
   /** Per-namespace index state, for stats. */
   status(namespace: string): { state: 'unloaded' | 'building' | 'exact' | 'hnsw'; size: number | null } {
     const slot = this.slots.get(namespace);
-    if (slot?.ready)
-      return {
-        state: slot.ready.kind,
-        size: slot.ready.kind === 'exact' ? slot.ready.matrix.size : slot.ready.size,
-      };
+    if (slot?.ready) return { state: slot.ready.kind, size: this.sizeOf(slot.ready) };
     if (slot?.building) return { state: 'building', size: null };
-    const side = this.readSidecar(namespace);
+    const side = this.sidecar(namespace);
     return { state: 'unloaded', size: side?.count ?? null };
   }
 
-  /** Persists every HNSW index changed since it was last saved. Waits for builds in progress. */
+  /** Merges every pending delta into its graph file and waits for builds and merges under way. */
   async flush(): Promise<void> {
     await Promise.allSettled([...this.slots.values()].map((s) => s.building).filter(Boolean));
     for (const [ns, slot] of this.slots) {
       const r = slot.ready;
-      if (r?.kind === 'hnsw' && r.dirty > 0) {
-        saveIndexAtomically(r.index, this.indexPath(ns));
-        this.writeSidecar(ns, r.watermark, r.index.size());
-        r.dirty = 0;
+      if (r?.kind !== 'hnsw') continue;
+      if (r.merging) await r.merging.catch(() => {});
+      if (r.delta.size > 0) {
+        this.startMerge(ns, r);
+        await r.merging?.catch(() => {});
       }
     }
   }
@@ -210,26 +266,36 @@ export class VectorIndexManager implements VectorLeg {
     this.slots.clear();
   }
 
+  private sizeOf(idx: Ready): number {
+    return idx.kind === 'exact' ? idx.matrix.size : idx.graphSize + idx.fresh;
+  }
+
   private rawSearch(idx: Ready, vector: Float32Array, k: number): Array<{ key: number; cosine: number }> {
     if (k <= 0) return [];
     if (idx.kind === 'exact') return idx.matrix.search(vector, k);
     const q = vector.byteOffset === 0 ? vector : vector.slice();
-    const m = idx.index.search(q, k, 0);
+    const m = idx.graph.search(q, Math.min(k, idx.graphSize), 0);
     const out: Array<{ key: number; cosine: number }> = [];
-    for (let i = 0; i < m.keys.length; i++) out.push({ key: Number(m.keys[i]), cosine: 1 - m.distances[i]! });
-    return out;
+    for (let i = 0; i < m.keys.length; i++) {
+      const key = Number(m.keys[i]);
+      // A key in the delta has a newer vector than the graph's copy.
+      if (!idx.delta.has(key)) out.push({ key, cosine: 1 - m.distances[i]! });
+    }
+    if (idx.delta.size > 0) {
+      out.push(...idx.delta.search(q, k));
+      out.sort((a, b) => b.cosine - a.cosine);
+    }
+    return out.slice(0, k);
   }
 
-  private applyOne(ready: Ready, key: number, vector: Float32Array): void {
-    if (ready.kind === 'exact') {
-      ready.matrix.upsert(key, vector);
-      return;
+  private applyOne(ready: Ready, key: number, seq: number, vector: Float32Array): void {
+    if (ready.kind === 'exact') ready.matrix.upsert(key, vector);
+    else {
+      if (!ready.delta.has(key) && !ready.graph.contains(BigInt(key))) ready.fresh += 1;
+      ready.delta.upsert(key, vector);
+      ready.deltaSeq.set(key, seq);
     }
-    const k = BigInt(key);
-    if (ready.index.contains(k)) ready.index.remove(k);
-    else ready.size += 1;
-    ready.index.add(k, vector.byteOffset === 0 ? vector : vector.slice());
-    ready.dirty += 1;
+    ready.watermark = Math.max(ready.watermark, seq);
   }
 
   private async acquire(
@@ -247,6 +313,8 @@ export class VectorIndexManager implements VectorLeg {
       try {
         return { ok: true, value: await slot.building };
       } catch (err) {
+        // Forget the failure so the next search starts a fresh attempt.
+        if (this.slots.get(namespace) === slot) this.slots.delete(namespace);
         return {
           ok: false,
           reason: `vector index for namespace "${namespace}" failed to build: ${(err as Error).message}`,
@@ -254,7 +322,6 @@ export class VectorIndexManager implements VectorLeg {
       }
     }
     if (slot.error) {
-      // Try again on the next search rather than staying broken forever.
       this.slots.delete(namespace);
       return {
         ok: false,
@@ -273,12 +340,14 @@ export class VectorIndexManager implements VectorLeg {
     const loaded = this.tryLoadFile(namespace);
     if (loaded) {
       slot.ready = loaded;
+      if (loaded.kind === 'hnsw' && loaded.delta.size >= this.opts.mergeThreshold)
+        this.startMerge(namespace, loaded);
       return;
     }
     this.runBuild(namespace, slot);
   }
 
-  private loadExact(namespace: string, count: number): Ready {
+  private loadExact(namespace: string, count: number): ExactState {
     const matrix = new ExactMatrix(this.space.dimensions, count + 64);
     let watermark = 0;
     for (const e of this.opts.embeddings.iterate(this.space.id, namespace, 0)) {
@@ -288,18 +357,23 @@ export class VectorIndexManager implements VectorLeg {
     return { kind: 'exact', matrix, watermark };
   }
 
-  /** Loads the saved HNSW file and applies what it misses; null means "rebuild" (and says why in the log). */
-  private tryLoadFile(namespace: string): Ready | null {
-    const path = this.indexPath(namespace);
-    const side = this.readSidecar(namespace);
+  /** Maps the current graph file and reads newer vectors into the delta; null means "rebuild" (logged). */
+  private tryLoadFile(namespace: string): GraphState | null {
     const why = (reason: string) => {
-      this.opts.log('warn', `rebuilding vector index: ${reason}`, { namespace, space: this.space.id, path });
+      this.opts.log('warn', `rebuilding vector index: ${reason}`, {
+        namespace,
+        space: this.space.id,
+        dir: this.spaceDir(),
+      });
       return null;
     };
-    if (!existsSync(path) || !side)
-      return why(existsSync(path) ? 'sidecar missing or unreadable' : 'index file missing');
-    if (side.dimensions !== this.space.dimensions || side.space !== this.space.id)
+    const side = this.readSidecar(namespace);
+    if (typeof side === 'string') return why(side);
+    const path = join(this.spaceDir(), side.file);
+    if (!existsSync(path)) return why('index file missing');
+    if (side.dimensions !== this.space.dimensions || side.space !== this.space.id) {
       return why('index file belongs to another embedding space');
+    }
     if (JSON.stringify(side.params) !== JSON.stringify(this.opts.hnsw)) return why('HNSW parameters changed');
     const damage = checkIndexFile(path, {
       count: side.count,
@@ -308,39 +382,42 @@ export class VectorIndexManager implements VectorLeg {
       bytesPerScalar: BYTES_PER_SCALAR[this.opts.hnsw.quantization],
     });
     if (damage) return why(damage);
-    const index = createHnswIndex(this.space.dimensions, this.opts.hnsw);
+    const graph = createHnswIndex(this.space.dimensions, this.opts.hnsw);
     try {
-      index.load(path);
+      graph.view(path);
     } catch (err) {
       return why(`index file unreadable (${(err as Error).message})`);
     }
-    if (index.size() !== side.count || index.dimensions() !== this.space.dimensions)
-      return why('index file does not match its sidecar');
-    const ready: Ready = { kind: 'hnsw', index, watermark: side.watermark, dirty: 0, size: index.size() };
-    let applied = 0;
+    if (graph.size() !== side.count) return why('index file does not match its sidecar');
+    const state: GraphState = {
+      kind: 'hnsw',
+      graph,
+      graphSize: side.count,
+      generation: side.generation,
+      graphWatermark: side.watermark,
+      delta: new ExactMatrix(this.space.dimensions, 256),
+      deltaSeq: new Map(),
+      watermark: side.watermark,
+      fresh: 0,
+      merging: null,
+    };
+    let caughtUp = 0;
     for (const e of this.opts.embeddings.iterate(this.space.id, namespace, side.watermark)) {
-      if (++applied > this.opts.maxCatchUp)
+      if (++caughtUp > this.opts.maxCatchUp)
         return why(`more than ${this.opts.maxCatchUp} vectors newer than the saved file`);
-      this.applyOne(ready, e.key, e.vector);
-      ready.watermark = e.seq;
+      this.applyOne(state, e.key, e.seq, e.vector);
     }
-    return ready;
+    this.removeStaleFiles(namespace, side.file);
+    return state;
   }
 
-  /** Rebuilds a namespace's HNSW file through the builder, then loads it. Searches meanwhile are degraded. */
+  /** Rebuilds a namespace's graph from SQLite on the builder, then maps it. Searches meanwhile are degraded. */
   private runBuild(namespace: string, slot: Slot): void {
     const started = Date.now();
     slot.building = (async () => {
       const { keys, vectors, watermark } = await this.collect(namespace);
-      const path = this.indexPath(namespace);
-      await this.opts.builder.build({
-        keys,
-        vectors,
-        dimensions: this.space.dimensions,
-        params: this.opts.hnsw,
-        path,
-      });
-      this.writeSidecar(namespace, watermark, keys.length);
+      const generation = (this.sidecar(namespace)?.generation ?? 0) + 1;
+      await this.writeGeneration(namespace, generation, watermark, { keys, vectors });
       const loaded = this.tryLoadFile(namespace);
       if (!loaded) throw new Error('the freshly built index could not be loaded');
       this.opts.log('info', 'vector index built', {
@@ -355,6 +432,8 @@ export class VectorIndexManager implements VectorLeg {
       (ready) => {
         slot.ready = ready;
         slot.building = undefined;
+        if (ready.kind === 'hnsw' && ready.delta.size >= this.opts.mergeThreshold)
+          this.startMerge(namespace, ready);
       },
       (err: Error) => {
         slot.error = err;
@@ -364,13 +443,106 @@ export class VectorIndexManager implements VectorLeg {
     );
   }
 
-  /** Upgrades an exact namespace that outgrew the threshold to HNSW, serving exact until it is ready. */
+  /** Upgrades an exact namespace that outgrew the threshold to HNSW, serving exactly until it is ready. */
   private promote(namespace: string): void {
     const slot = this.slots.get(namespace);
     if (!slot || slot.building) return;
     const current = slot.ready;
     this.runBuild(namespace, slot);
-    slot.ready = current; // keep serving exactly until the graph is ready
+    slot.ready = current;
+  }
+
+  /**
+   * Merges the delta into a new graph generation on the builder. The serving thread keeps searching the
+   * old graph plus the delta; when the new file is mapped, the delta entries it covers are dropped.
+   */
+  private startMerge(namespace: string, state: GraphState): void {
+    if (state.merging || state.delta.size === 0) return;
+    const keysList = [...state.delta.keyList()];
+    const dims = this.space.dimensions;
+    const keys = new BigUint64Array(new SharedArrayBuffer(keysList.length * 8));
+    const vectors = new Float32Array(new SharedArrayBuffer(keysList.length * dims * 4));
+    let watermark = state.graphWatermark;
+    keysList.forEach((k, i) => {
+      keys[i] = BigInt(k);
+      vectors.set(state.delta.get(k)!, i * dims);
+      watermark = Math.max(watermark, state.deltaSeq.get(k) ?? 0);
+    });
+    const merged = new Map(keysList.map((k) => [k, state.deltaSeq.get(k) ?? 0]));
+    const base = join(this.spaceDir(), this.sidecar(namespace)?.file ?? '');
+    const generation = state.generation + 1;
+    state.merging = (async () => {
+      const side = await this.writeGeneration(namespace, generation, watermark, {
+        keys,
+        vectors,
+        basePath: base,
+      });
+      const graph = createHnswIndex(dims, this.opts.hnsw);
+      graph.view(join(this.spaceDir(), side.file));
+      // Keep delta entries that changed after the merge snapshot was taken.
+      const delta = new ExactMatrix(dims, Math.max(256, state.delta.size - merged.size));
+      const deltaSeq = new Map<number, number>();
+      let fresh = 0;
+      for (const k of state.delta.keyList()) {
+        const seq = state.deltaSeq.get(k) ?? 0;
+        if (merged.get(k) === seq) continue;
+        delta.upsert(k, state.delta.get(k)!);
+        deltaSeq.set(k, seq);
+        if (!graph.contains(BigInt(k))) fresh += 1;
+      }
+      Object.assign(state, {
+        graph,
+        graphSize: side.count,
+        generation,
+        graphWatermark: watermark,
+        delta,
+        deltaSeq,
+        fresh,
+      });
+      this.removeStaleFiles(namespace, side.file);
+    })()
+      .catch((err: Error) => {
+        this.opts.log('error', 'vector index merge failed; the delta keeps serving', {
+          namespace,
+          error: err.message,
+        });
+      })
+      .finally(() => {
+        state.merging = null;
+      });
+  }
+
+  /** Builds a generation's file on the builder, then points the sidecar at it (the commit point). */
+  private async writeGeneration(
+    namespace: string,
+    generation: number,
+    watermark: number,
+    data: Pick<IndexBuildRequest, 'keys' | 'vectors' | 'basePath'>,
+  ): Promise<Sidecar> {
+    const file = `${this.fileStem(namespace)}.g${generation}.usearch`;
+    const path = join(this.spaceDir(), file);
+    const { count } = await this.opts.builder.build({
+      ...data,
+      dimensions: this.space.dimensions,
+      params: this.opts.hnsw,
+      path,
+    });
+    const side: Sidecar = {
+      format: 2,
+      space: this.space.id,
+      namespace,
+      dimensions: this.space.dimensions,
+      params: this.opts.hnsw,
+      generation,
+      file,
+      watermark,
+      count,
+      bytes: statSync(path).size,
+    };
+    const sidePath = this.sidecarPath(namespace);
+    writeFileSync(`${sidePath}.tmp`, JSON.stringify(side));
+    renameSync(`${sidePath}.tmp`, sidePath);
+    return side;
   }
 
   /** Reads a namespace's vectors into shared buffers, yielding to the event loop between chunks. */
@@ -378,8 +550,7 @@ export class VectorIndexManager implements VectorLeg {
     namespace: string,
   ): Promise<{ keys: BigUint64Array; vectors: Float32Array; watermark: number }> {
     const dims = this.space.dimensions;
-    const expected = this.opts.embeddings.count(this.space.id, namespace);
-    let cap = Math.max(1, expected);
+    let cap = Math.max(1, this.opts.embeddings.count(this.space.id, namespace));
     let keys = new BigUint64Array(new SharedArrayBuffer(cap * 8));
     let vectors = new Float32Array(new SharedArrayBuffer(cap * dims * 4));
     let n = 0;
@@ -398,9 +569,23 @@ export class VectorIndexManager implements VectorLeg {
       vectors.set(e.vector, n * dims);
       watermark = Math.max(watermark, e.seq);
       n++;
-      if (n % 5000 === 0) await new Promise((r) => setImmediate(r));
+      if (n % COLLECT_CHUNK === 0) await new Promise((r) => setImmediate(r));
     }
     return { keys: keys.subarray(0, n), vectors: vectors.subarray(0, n * dims), watermark };
+  }
+
+  /** Deletes graph files of a namespace other than the current one (old generations, crash leftovers). */
+  private removeStaleFiles(namespace: string, current: string): void {
+    const stem = this.fileStem(namespace);
+    for (const f of readdirSync(this.spaceDir())) {
+      if (f.startsWith(`${stem}.g`) && f !== current && !f.endsWith('.json')) {
+        try {
+          unlinkSync(join(this.spaceDir(), f));
+        } catch {
+          // Already gone: nothing to do.
+        }
+      }
+    }
   }
 
   private spaceDir(): string {
@@ -409,35 +594,32 @@ export class VectorIndexManager implements VectorLeg {
     return join(this.opts.dir, `${this.space.id.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 60)}-${h}`);
   }
 
-  private indexPath(namespace: string): string {
+  private fileStem(namespace: string): string {
     // Namespaces may contain '/', ':' and '@'; a readable prefix plus a hash keeps names unique and safe.
     const safe = namespace.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 60);
     const h = createHash('sha256').update(namespace).digest('hex').slice(0, 12);
-    return join(this.spaceDir(), `${safe}-${h}.usearch`);
+    return `${safe}-${h}`;
   }
 
-  private readSidecar(namespace: string): Sidecar | null {
+  private sidecarPath(namespace: string): string {
+    return join(this.spaceDir(), `${this.fileStem(namespace)}.json`);
+  }
+
+  /** The namespace's sidecar, or why there is no usable one. */
+  private readSidecar(namespace: string): Sidecar | string {
+    const path = this.sidecarPath(namespace);
+    if (!existsSync(path)) return 'index file missing';
     try {
-      const s = JSON.parse(readFileSync(`${this.indexPath(namespace)}.json`, 'utf8')) as Sidecar;
-      return s.format === 1 && s.namespace === namespace ? s : null;
+      const s = JSON.parse(readFileSync(path, 'utf8')) as Sidecar;
+      if (s.format === 2 && s.namespace === namespace && basename(s.file) === s.file) return s;
     } catch {
-      return null;
+      // Falls through to the reason below.
     }
+    return 'sidecar missing or unreadable';
   }
 
-  private writeSidecar(namespace: string, watermark: number, count: number): void {
-    const path = `${this.indexPath(namespace)}.json`;
-    const side: Sidecar = {
-      format: 1,
-      space: this.space.id,
-      namespace,
-      dimensions: this.space.dimensions,
-      params: this.opts.hnsw,
-      watermark,
-      count,
-      bytes: statSync(this.indexPath(namespace)).size,
-    };
-    writeFileSync(`${path}.tmp`, JSON.stringify(side));
-    renameSync(`${path}.tmp`, path);
+  private sidecar(namespace: string): Sidecar | null {
+    const s = this.readSidecar(namespace);
+    return typeof s === 'string' ? null : s;
   }
 }
