@@ -17,6 +17,7 @@ export type {
   LexicalLeg,
   LexicalLegResult,
   MemorySource,
+  ScoringFields,
   VectorCandidate,
   VectorLeg,
   VectorLegResult,

@@ -68,9 +68,19 @@ export interface KeyedMemory extends MemoryRecord {
   key: number;
 }
 
+/** What fusion needs of a candidate: enough to score it and name it, without its text. */
+export interface ScoringFields {
+  key: number;
+  id: string;
+  ts: number;
+  importance: number;
+}
+
 export interface MemorySource {
   /** Live memories (neither superseded nor deleted) among `keys`, within `namespace` only. */
   liveByKeys(namespace: string, keys: readonly number[]): Map<number, KeyedMemory>;
+  /** The scoring fields of the live memories among `keys` (cheaper than full records). */
+  scoringByKeys(namespace: string, keys: readonly number[]): Map<number, ScoringFields>;
   /** Live memories in the namespace. */
   countLive(namespace: string): number;
   /** Live memories in the namespace that pass `filters`. */

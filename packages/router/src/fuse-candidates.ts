@@ -1,17 +1,17 @@
 import {
   type HitExplain,
   importanceFactor,
-  type KeyedMemory,
   type LexicalCandidate,
   type ResolvedSearch,
   recencyFactor,
   rrfTerm,
+  type ScoringFields,
   type VectorCandidate,
 } from '@cairn/core';
 
 export interface FusedCandidate extends HitExplain {
   key: number;
-  memory: KeyedMemory;
+  memory: ScoringFields;
 }
 
 /**
@@ -22,7 +22,7 @@ export interface FusedCandidate extends HitExplain {
 export function fuseCandidates(
   lexical: readonly LexicalCandidate[],
   vector: readonly VectorCandidate[],
-  live: ReadonlyMap<number, KeyedMemory>,
+  live: ReadonlyMap<number, ScoringFields>,
   opts: Pick<ResolvedSearch, 'weights' | 'rrfK' | 'decay' | 'now' | 'importanceWeight'>,
 ): FusedCandidate[] {
   const byKey = new Map<number, { lex?: LexicalCandidate; vec?: VectorCandidate }>();

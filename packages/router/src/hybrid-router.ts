@@ -5,6 +5,7 @@ import {
   dot,
   type Embedder,
   isTermWeighted,
+  type KeyedMemory,
   type LexicalCandidate,
   type LexicalLeg,
   type MemorySource,
@@ -116,10 +117,18 @@ export class HybridRouter {
     // Fusion: drop dead memories, score, then diversify the top of the list.
     const tFuse = performance.now();
     const keys = [...new Set([...lexical.map((c) => c.key), ...vector.map((c) => c.key)])];
-    const live = this.c.memories.liveByKeys(opts.namespace, keys);
+    const live = this.c.memories.scoringByKeys(opts.namespace, keys);
     const fused = fuseCandidates(lexical, vector, live, opts);
     const { selected, duplicates } = this.diversify(fused, opts);
-    const hits = selected.map((i) => toHit(fused[i]!));
+    // Full records only for the page: the pool can be 100 candidates, the page is k.
+    const records = this.c.memories.liveByKeys(
+      opts.namespace,
+      selected.map((i) => fused[i]!.key),
+    );
+    const hits = selected.flatMap((i) => {
+      const m = records.get(fused[i]!.key);
+      return m ? [toHit(fused[i]!, m)] : [];
+    });
     const fusionMs = elapsed(tFuse);
 
     const response: SearchResponse = {
@@ -215,8 +224,7 @@ export class HybridRouter {
   }
 }
 
-function toHit(c: FusedCandidate): SearchHit {
-  const m = c.memory;
+function toHit(c: FusedCandidate, m: KeyedMemory): SearchHit {
   return {
     id: m.id,
     namespace: m.namespace,

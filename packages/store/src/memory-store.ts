@@ -3,6 +3,7 @@ import {
   type KeyedMemory,
   type MemorySource,
   type NormalizedMemory,
+  type ScoringFields,
   type SearchFilters,
 } from '@cairn/core';
 import type Database from 'better-sqlite3';
@@ -155,6 +156,20 @@ export class MemoryStore implements MemorySource {
       )
       .all(JSON.stringify(keys), ...where.params) as MemoryRow[];
     for (const r of rows) out.set(r.key, toMemory(r));
+    return out;
+  }
+
+  scoringByKeys(namespace: string, keys: readonly number[]): Map<number, ScoringFields> {
+    const out = new Map<number, ScoringFields>();
+    if (keys.length === 0) return out;
+    const where = liveFilterSql(namespace, {});
+    const rows = this.statements
+      .get(
+        `SELECT m.key, m.id, m.ts, m.importance FROM memories m
+         WHERE m.key IN (SELECT value FROM json_each(?)) AND ${where.sql}`,
+      )
+      .all(JSON.stringify(keys), ...where.params) as ScoringFields[];
+    for (const r of rows) out.set(r.key, r);
     return out;
   }
 
