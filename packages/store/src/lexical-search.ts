@@ -1,5 +1,5 @@
 import {
-  type LexicalCandidate,
+  hasFilters,
   type LexicalLeg,
   type LexicalLegResult,
   type SearchFilters,
@@ -72,22 +72,46 @@ export class LexicalSearch implements LexicalLeg {
     filters: SearchFilters;
     limit: number;
   }): LexicalLegResult {
-    const plan = planFtsQuery(req.query, this.opts);
-    if (plan.terms.length === 0) return { candidates: [], ftsQuery: null, droppedTerms: plan.stopWords };
+    const query = planFtsQuery(req.query, this.opts);
+    if (query.terms.length === 0) return { candidates: [], ftsQuery: null, droppedTerms: query.stopWords };
     // Confining the MATCH to the namespace's token pays off when the namespace is a minority of the
     // corpus (other tenants' rows are never scored); when it holds most rows it is pure overhead.
     const nsRows = this.stats.rows(req.namespace);
     const confine = nsRows < this.stats.rows() * 0.5;
     const scope = confine ? req.namespace : undefined;
     const searched = confine ? nsRows : this.stats.rows();
-    const { kept, pruned, estimatedMatches } = this.pruneFrequent(plan.terms, scope, searched);
-    const droppedTerms = [...plan.stopWords, ...pruned];
+    const { kept, pruned, estimatedMatches } = this.pruneFrequent(query.terms, scope, searched);
+    const droppedTerms = [...query.stopWords, ...pruned];
     const ftsQuery = renderFtsQuery(kept, confine ? scopeToken(req.namespace) : undefined)!;
     const where = liveFilterSql(req.namespace, req.filters);
     const [wt, wx, wp, ws] = this.opts.columnWeights;
     const bm25 = `bm25(memories_fts, ${wt}, ${wx}, ${wp}, ${ws})`;
     const budget = this.opts.scoreBudget;
     const recent = estimatedMatches > budget;
+    const plan = { mode: recent ? ('recent' as const) : ('full' as const), estimatedMatches, budget };
+    const done = (rows: Array<{ key: number; bm25: number }>): LexicalLegResult => ({
+      candidates: rows.slice(0, req.limit).map((r, i) => ({ key: r.key, bm25: r.bm25, rank: i + 1 })),
+      ftsQuery,
+      droppedTerms,
+      plan,
+    });
+    // Without filters, rank inside FTS5 alone and check the few winners afterwards: joining every match
+    // to `memories` costs about twice as much as scoring it. Over-fetch covers superseded, deleted or (when
+    // not confined) foreign rows; if too many winners fail the check, fall back to the joined query.
+    if (!hasFilters(req.filters)) {
+      const want = req.limit * 2 + 16;
+      const sql = recent
+        ? `SELECT key, bm25 FROM (SELECT rowid AS key, ${bm25} AS bm25 FROM memories_fts
+             WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ${budget}) ORDER BY bm25 LIMIT ?`
+        : `SELECT rowid AS key, ${bm25} AS bm25 FROM memories_fts WHERE memories_fts MATCH ? ORDER BY bm25 LIMIT ?`;
+      const rows = this.statements.get(sql).all(ftsQuery, want) as Array<{ key: number; bm25: number }>;
+      const live = this.liveKeys(
+        req.namespace,
+        rows.map((r) => r.key),
+      );
+      const kept = rows.filter((r) => live.has(r.key));
+      if (kept.length >= req.limit || rows.length < want) return done(kept);
+    }
     // CROSS JOIN pins FTS5 as the outer loop: with a selective filter (a time window, a kind) SQLite would
     // otherwise walk the memories index and probe FTS5 once per row, which is orders of magnitude slower.
     const sql = recent
@@ -101,17 +125,22 @@ export class LexicalSearch implements LexicalLeg {
          FROM memories_fts f CROSS JOIN memories m ON m.key = f.rowid
          WHERE memories_fts MATCH ? AND ${where.sql}
          ORDER BY bm25 LIMIT ?`;
-    const rows = this.statements.get(sql).all(ftsQuery, ...where.params, req.limit) as Array<{
-      key: number;
-      bm25: number;
-    }>;
-    const candidates: LexicalCandidate[] = rows.map((r, i) => ({ key: r.key, bm25: r.bm25, rank: i + 1 }));
-    return {
-      candidates,
-      ftsQuery,
-      droppedTerms,
-      plan: { mode: recent ? 'recent' : 'full', estimatedMatches, budget },
-    };
+    return done(
+      this.statements.get(sql).all(ftsQuery, ...where.params, req.limit) as Array<{
+        key: number;
+        bm25: number;
+      }>,
+    );
+  }
+
+  /** Which of `keys` are live memories of `namespace`. */
+  private liveKeys(namespace: string, keys: readonly number[]): Set<number> {
+    if (keys.length === 0) return new Set();
+    const where = liveFilterSql(namespace, {});
+    const stmt = this.statements.get(
+      `SELECT m.key FROM memories m WHERE m.key IN (SELECT value FROM json_each(?)) AND ${where.sql}`,
+    );
+    return new Set(stmt.pluck().all(JSON.stringify(keys), ...where.params) as number[]);
   }
 
   /** idf of words within a namespace, for weighting the query side of a term-weighted embedder. */

@@ -115,9 +115,9 @@ const FILTERED_OVERSAMPLE = 4;
 /** Unfiltered searches still oversample a little: superseded and deleted memories are dropped after search. */
 const UNFILTERED_OVERSAMPLE = 1.5;
 /** A filter allowing at most this many memories is served by an exact scan of just those vectors. */
-const MAX_EXACT_FILTERED = 2_000;
+const MAX_EXACT_FILTERED = 1_000;
 /** Otherwise the approximate search is widened by this factor once. */
-const WIDE_OVERSAMPLE = 10;
+const WIDE_OVERSAMPLE = 6;
 /** Rows copied per event-loop turn while collecting vectors for a build. */
 const COLLECT_CHUNK = 5_000;
 
