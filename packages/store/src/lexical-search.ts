@@ -49,6 +49,9 @@ export const DEFAULT_LEXICAL_OPTIONS: Readonly<LexicalOptions> = Object.freeze({
   scoreBudget: 4_000,
 });
 
+/** A filter passed by at most this many memories is applied by intersecting the ranked matches in memory. */
+const SMALL_ALLOWED_SET = 5_000;
+
 /**
  * The lexical leg: BM25 over the FTS5 index, confined to one namespace, with the caller's filters.
  * Planning: sanitise the query, drop stop words, drop terms too frequent to discriminate, confine the
@@ -80,9 +83,9 @@ export class LexicalSearch implements LexicalLeg {
     const confine = nsRows < this.stats.rows() * 0.5;
     const scope = confine ? req.namespace : undefined;
     const searched = confine ? nsRows : this.stats.rows();
-    const { kept, pruned, estimatedMatches } = this.pruneFrequent(query.terms, scope, searched);
+    const { kept: terms, pruned, estimatedMatches } = this.pruneFrequent(query.terms, scope, searched);
     const droppedTerms = [...query.stopWords, ...pruned];
-    const ftsQuery = renderFtsQuery(kept, confine ? scopeToken(req.namespace) : undefined)!;
+    const ftsQuery = renderFtsQuery(terms, confine ? scopeToken(req.namespace) : undefined)!;
     const where = liveFilterSql(req.namespace, req.filters);
     const [wt, wx, wp, ws] = this.opts.columnWeights;
     const bm25 = `bm25(memories_fts, ${wt}, ${wx}, ${wp}, ${ws})`;
@@ -95,22 +98,66 @@ export class LexicalSearch implements LexicalLeg {
       droppedTerms,
       plan,
     });
-    // Without filters, rank inside FTS5 alone and check the few winners afterwards: joining every match
-    // to `memories` costs about twice as much as scoring it. Over-fetch covers superseded, deleted or (when
-    // not confined) foreign rows; if too many winners fail the check, fall back to the joined query.
-    if (!hasFilters(req.filters)) {
-      const want = req.limit * 2 + 16;
-      const sql = recent
-        ? `SELECT key, bm25 FROM (SELECT rowid AS key, ${bm25} AS bm25 FROM memories_fts
-             WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ${budget}) ORDER BY bm25 LIMIT ?`
-        : `SELECT rowid AS key, ${bm25} AS bm25 FROM memories_fts WHERE memories_fts MATCH ? ORDER BY bm25 LIMIT ?`;
-      const rows = this.statements.get(sql).all(ftsQuery, want) as Array<{ key: number; bm25: number }>;
-      const live = this.liveKeys(
+    // Rank inside FTS5 alone and check only the winners against the namespace and filters: joining every
+    // match to `memories` costs about twice as much as scoring it. Over-fetch covers superseded, deleted,
+    // foreign (when not confined) and filtered-out rows.
+    const filtered = hasFilters(req.filters);
+    const rankedSql = recent
+      ? `SELECT key, bm25 FROM (SELECT rowid AS key, ${bm25} AS bm25 FROM memories_fts
+           WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ${budget}) ORDER BY bm25 LIMIT ?`
+      : `SELECT rowid AS key, ${bm25} AS bm25 FROM memories_fts WHERE memories_fts MATCH ? ORDER BY bm25 LIMIT ?`;
+    const ranked = (want: number) =>
+      this.statements.get(rankedSql).all(ftsQuery, want) as Array<{ key: number; bm25: number }>;
+    const fromFilterSide = (): LexicalLegResult | null => {
+      // A selective filter (a session, a short time window) is applied from its side.
+      const allowed = this.statements
+        .get(`SELECT m.key FROM memories m WHERE ${where.sql} LIMIT ?`)
+        .pluck()
+        .all(...where.params, SMALL_ALLOWED_SET + 1) as number[];
+      if (allowed.length <= SMALL_ALLOWED_SET) {
+        // Few memories pass: find which of them match (rowids only, no scoring, cheap), then score just
+        // the rowid span they occupy. Sessions and time windows are stored together, so the span is narrow.
+        const set = new Set(allowed);
+        const matching = (
+          this.statements
+            .get('SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?')
+            .pluck()
+            .all(ftsQuery) as number[]
+        ).filter((k) => set.has(k));
+        if (matching.length === 0) return done([]);
+        const inSpan = this.statements
+          .get(
+            `SELECT rowid AS key, ${bm25} AS bm25 FROM memories_fts
+             WHERE memories_fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY bm25`,
+          )
+          .all(ftsQuery, Math.min(...matching), Math.max(...matching)) as Array<{
+          key: number;
+          bm25: number;
+        }>;
+        const wanted = new Set(matching);
+        return done(inSpan.filter((r) => wanted.has(r.key)));
+      }
+      return null;
+    };
+    // Sessions are indexed and small: start from them. Other filters first try the ranked winners.
+    if (req.filters.sessions?.length) {
+      const r = fromFilterSide();
+      if (r) return r;
+    }
+    // Unfiltered, twice the page covers the few dead rows; filtered, widen once before changing plan.
+    for (const want of filtered ? [req.limit * 8 + 16, req.limit * 40] : [req.limit * 2 + 16]) {
+      const rows = ranked(want);
+      const ok = this.allowedKeys(
         req.namespace,
         rows.map((r) => r.key),
+        req.filters,
       );
-      const kept = rows.filter((r) => live.has(r.key));
+      const kept = rows.filter((r) => ok.has(r.key));
       if (kept.length >= req.limit || rows.length < want) return done(kept);
+    }
+    if (filtered) {
+      const r = fromFilterSide();
+      if (r) return r;
     }
     // CROSS JOIN pins FTS5 as the outer loop: with a selective filter (a time window, a kind) SQLite would
     // otherwise walk the memories index and probe FTS5 once per row, which is orders of magnitude slower.
@@ -133,10 +180,10 @@ export class LexicalSearch implements LexicalLeg {
     );
   }
 
-  /** Which of `keys` are live memories of `namespace`. */
-  private liveKeys(namespace: string, keys: readonly number[]): Set<number> {
+  /** Which of `keys` are live memories of `namespace` passing `filters`. */
+  private allowedKeys(namespace: string, keys: readonly number[], filters: SearchFilters): Set<number> {
     if (keys.length === 0) return new Set();
-    const where = liveFilterSql(namespace, {});
+    const where = liveFilterSql(namespace, filters);
     const stmt = this.statements.get(
       `SELECT m.key FROM memories m WHERE m.key IN (SELECT value FROM json_each(?)) AND ${where.sql}`,
     );
