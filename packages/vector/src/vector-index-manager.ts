@@ -170,6 +170,17 @@ export class VectorIndexManager implements VectorLeg {
     const idx = ready.value;
     const filtered = hasFilters(req.filters);
     const size = this.sizeOf(idx);
+    // Session filters are indexed and small: scan the session's vectors exactly, no graph needed.
+    if (req.filters.sessions?.length && idx.kind === 'hnsw') {
+      const keys = this.opts.keys.keysMatching(req.namespace, req.filters, MAX_EXACT_FILTERED + 1);
+      if (keys.length <= MAX_EXACT_FILTERED) {
+        const matrix = new ExactMatrix(this.space.dimensions, keys.length);
+        for (const [k, v] of this.opts.embeddings.byKeys(this.space.id, req.namespace, keys))
+          matrix.upsert(k, v);
+        const hits = matrix.search(req.vector, req.limit);
+        return { status: 'ok', candidates: hits.map((h, i) => ({ ...h, rank: i + 1 })), exact: true };
+      }
+    }
     let fetch = Math.min(
       size,
       Math.ceil(req.limit * (filtered ? FILTERED_OVERSAMPLE : UNFILTERED_OVERSAMPLE)) + 8,
@@ -186,10 +197,7 @@ export class VectorIndexManager implements VectorLeg {
       // much wider approximate search usually finds enough (HNSW cost grows slowly with k).
       const keys = this.opts.keys.keysMatching(req.namespace, req.filters, MAX_EXACT_FILTERED + 1);
       if (keys.length <= MAX_EXACT_FILTERED) {
-        const matrix = new ExactMatrix(this.space.dimensions, keys.length);
-        for (const [k, v] of this.opts.embeddings.byKeys(this.space.id, req.namespace, keys))
-          matrix.upsert(k, v);
-        raw = matrix.search(req.vector, req.limit);
+        raw = this.exactOver(req.namespace, keys, req.vector, req.limit);
         allowed = new Set(raw.map((r) => r.key));
         exact = true;
       } else {
@@ -209,6 +217,13 @@ export class VectorIndexManager implements VectorLeg {
       if (candidates.length >= req.limit) break;
     }
     return { status: 'ok', candidates, exact };
+  }
+
+  /** Exact top-`limit` over the stored vectors of just these keys (a filter's small allowed set). */
+  private exactOver(namespace: string, keys: readonly number[], vector: Float32Array, limit: number) {
+    const matrix = new ExactMatrix(this.space.dimensions, keys.length);
+    for (const [k, v] of this.opts.embeddings.byKeys(this.space.id, namespace, keys)) matrix.upsert(k, v);
+    return matrix.search(vector, limit);
   }
 
   vectorsFor(namespace: string, keys: readonly number[]): Map<number, Float32Array> {
