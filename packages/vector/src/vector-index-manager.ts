@@ -174,10 +174,7 @@ export class VectorIndexManager implements VectorLeg {
     if (req.filters.sessions?.length && idx.kind === 'hnsw') {
       const keys = this.opts.keys.keysMatching(req.namespace, req.filters, MAX_EXACT_FILTERED + 1);
       if (keys.length <= MAX_EXACT_FILTERED) {
-        const matrix = new ExactMatrix(this.space.dimensions, keys.length);
-        for (const [k, v] of this.opts.embeddings.byKeys(this.space.id, req.namespace, keys))
-          matrix.upsert(k, v);
-        const hits = matrix.search(req.vector, req.limit);
+        const hits = this.exactOver(req.namespace, keys, req.vector, req.limit);
         return { status: 'ok', candidates: hits.map((h, i) => ({ ...h, rank: i + 1 })), exact: true };
       }
     }
