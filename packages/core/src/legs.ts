@@ -51,6 +51,11 @@ export type VectorLegResult =
   | { status: 'ok'; candidates: VectorCandidate[]; exact: boolean }
   | { status: 'unavailable'; reason: string };
 
+/**
+ * Nearest neighbours among one namespace's vectors. With filters, every candidate is a live memory that
+ * passes them. Without filters, candidates may include memories superseded or deleted since they were
+ * indexed (checking costs a SQLite round trip per query); the router's liveness check drops them.
+ */
 export interface VectorLeg {
   readonly space: EmbeddingSpace;
   searchVector(req: {

@@ -26,6 +26,19 @@ export function diversify(
 ): DiversifyResult {
   const selected: number[] = [];
   const duplicates = new Map<number, number>();
+  if (opts.lambda >= 1) {
+    // Pure relevance order: take items in order, skipping near-duplicates. Only the items up to the k-th
+    // kept one are ever compared, so a lazy similarity function loads few vectors.
+    for (let i = 0; i < relevance.length && selected.length < opts.k; i++) {
+      const dupOf = selected.find((j) => {
+        const s = similarity(i, j);
+        return s !== null && s >= opts.duplicateThreshold;
+      });
+      if (dupOf === undefined) selected.push(i);
+      else duplicates.set(i, dupOf);
+    }
+    return { selected, duplicates };
+  }
   const remaining = new Set(relevance.map((_, i) => i));
   const maxRel = relevance.length > 0 ? Math.max(...relevance) : 1;
   // Relevance is scaled to [0, 1] to be comparable with cosine; a subnormal maximum would overflow.

@@ -208,15 +208,25 @@ export class HybridRouter {
       return { selected: fused.slice(0, opts.k).map((_, i) => i), duplicates: new Map<number, number>() };
     }
     const head = fused.slice(0, headSize);
-    const vectors = this.c.vector!.vectorsFor(
-      opts.namespace,
-      head.map((c) => c.key),
-    );
+    // Vectors are read lazily, a few at a time: with MMR off only the head up to the k-th kept hit is compared.
+    const vectors = new Map<number, Float32Array | null>();
+    const vectorAt = (i: number) => {
+      const key = head[i]!.key;
+      if (!vectors.has(key)) {
+        const batch = head
+          .slice(i, i + opts.k + 2)
+          .map((c) => c.key)
+          .filter((k) => !vectors.has(k));
+        const got = this.c.vector!.vectorsFor(opts.namespace, batch);
+        for (const k of batch) vectors.set(k, got.get(k) ?? null);
+      }
+      return vectors.get(key) ?? null;
+    };
     return diversify(
       head.map((c) => c.score),
       (i, j) => {
-        const a = vectors.get(head[i]!.key);
-        const b = vectors.get(head[j]!.key);
+        const a = vectorAt(i);
+        const b = vectorAt(j);
         return a && b ? dot(a, b) : null;
       },
       { k: opts.k, lambda: opts.mmrLambda, duplicateThreshold: opts.duplicateThreshold },

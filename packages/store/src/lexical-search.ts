@@ -115,32 +115,30 @@ export class LexicalSearch implements LexicalLeg {
         .pluck()
         .all(...where.params, SMALL_ALLOWED_SET + 1) as number[];
       if (allowed.length <= SMALL_ALLOWED_SET) {
-        // Few memories pass: find which of them match (rowids only, no scoring, cheap), then score just
-        // the rowid span they occupy. Sessions and time windows are stored together, so the span is narrow.
+        // Few memories pass. Score only the rowid span they occupy (sessions and time windows are stored
+        // together, so it is narrow) and keep the allowed rows.
+        if (allowed.length === 0) return done([]);
         const set = new Set(allowed);
-        const matching = (
-          this.statements
-            .get('SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?')
-            .pluck()
-            .all(ftsQuery) as number[]
-        ).filter((k) => set.has(k));
-        if (matching.length === 0) return done([]);
+        let lo = allowed[0]!;
+        let hi = lo;
+        for (const k of allowed) {
+          if (k < lo) lo = k;
+          if (k > hi) hi = k;
+        }
         const inSpan = this.statements
           .get(
             `SELECT rowid AS key, ${bm25} AS bm25 FROM memories_fts
              WHERE memories_fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY bm25`,
           )
-          .all(ftsQuery, Math.min(...matching), Math.max(...matching)) as Array<{
-          key: number;
-          bm25: number;
-        }>;
-        const wanted = new Set(matching);
-        return done(inSpan.filter((r) => wanted.has(r.key)));
+          .all(ftsQuery, lo, hi) as Array<{ key: number; bm25: number }>;
+        return done(inSpan.filter((r) => set.has(r.key)));
       }
       return null;
     };
-    // Sessions are indexed and small: start from them. Other filters first try the ranked winners.
-    if (req.filters.sessions?.length) {
+    // Sessions and time windows are indexed, so their allowed set is cheap to list: start from it when it
+    // is small. Other filters (kind, agent, tags) first try the ranked winners.
+    const f = req.filters;
+    if (f.sessions?.length || f.since !== undefined || f.until !== undefined) {
       const r = fromFilterSide();
       if (r) return r;
     }

@@ -114,10 +114,12 @@ interface Sidecar {
 const FILTERED_OVERSAMPLE = 4;
 /** Unfiltered searches still oversample a little: superseded and deleted memories are dropped after search. */
 const UNFILTERED_OVERSAMPLE = 1.5;
+/** A filtered search that found at least this many allowed candidates does not widen. */
+const MIN_FILTERED_CANDIDATES = 10;
 /** A filter allowing at most this many memories is served by an exact scan of just those vectors. */
 const MAX_EXACT_FILTERED = 1_000;
 /** Otherwise the approximate search is widened by this factor once. */
-const WIDE_OVERSAMPLE = 6;
+const WIDE_OVERSAMPLE = 3;
 /** Rows copied per event-loop turn while collecting vectors for a build. */
 const COLLECT_CHUNK = 5_000;
 
@@ -170,8 +172,9 @@ export class VectorIndexManager implements VectorLeg {
     const idx = ready.value;
     const filtered = hasFilters(req.filters);
     const size = this.sizeOf(idx);
-    // Session filters are indexed and small: scan the session's vectors exactly, no graph needed.
-    if (req.filters.sessions?.length && idx.kind === 'hnsw') {
+    // Session and time filters are indexed: when few memories pass, scan their vectors exactly.
+    const f = req.filters;
+    if ((f.sessions?.length || f.since !== undefined || f.until !== undefined) && idx.kind === 'hnsw') {
       const keys = this.opts.keys.keysMatching(req.namespace, req.filters, MAX_EXACT_FILTERED + 1);
       if (keys.length <= MAX_EXACT_FILTERED) {
         const hits = this.exactOver(req.namespace, keys, req.vector, req.limit);
@@ -183,13 +186,24 @@ export class VectorIndexManager implements VectorLeg {
       Math.ceil(req.limit * (filtered ? FILTERED_OVERSAMPLE : UNFILTERED_OVERSAMPLE)) + 8,
     );
     let raw = this.rawSearch(idx, req.vector, fetch);
+    if (!filtered) {
+      // Every key of this index belongs to the namespace; the few superseded or deleted ones are dropped by
+      // the router's liveness check before fusion, so no SQLite round trip is needed here.
+      return {
+        status: 'ok',
+        candidates: raw.slice(0, req.limit).map((r, i) => ({ ...r, rank: i + 1 })),
+        exact: idx.kind === 'exact',
+      };
+    }
     let allowed = this.opts.keys.allowedKeys(
       req.namespace,
       raw.map((r) => r.key),
       req.filters,
     );
     let exact = idx.kind === 'exact';
-    if (filtered && allowed.size < req.limit && fetch < size) {
+    // Widen only when the filter left almost nothing: a filtered page needs a few good vector candidates,
+    // not a full pool, and a wide HNSW search costs more than the rest of the query.
+    if (filtered && allowed.size < Math.min(req.limit, MIN_FILTERED_CANDIDATES) && fetch < size) {
       // The filter removed too much of the top list. A small allowed set is scanned exactly; otherwise a
       // much wider approximate search usually finds enough (HNSW cost grows slowly with k).
       const keys = this.opts.keys.keysMatching(req.namespace, req.filters, MAX_EXACT_FILTERED + 1);

