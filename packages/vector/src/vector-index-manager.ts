@@ -201,9 +201,11 @@ export class VectorIndexManager implements VectorLeg {
       req.filters,
     );
     let exact = idx.kind === 'exact';
-    // Widen only when the filter left almost nothing: a filtered page needs a few good vector candidates,
-    // not a full pool, and a wide HNSW search costs more than the rest of the query.
-    if (filtered && allowed.size < Math.min(req.limit, MIN_FILTERED_CANDIDATES) && fetch < size) {
+    // Exact namespaces are cheap to rescan, so they always fill the page. HNSW widens only when the filter
+    // left almost nothing: a filtered page needs a few good vector candidates, not a full pool, and a wide
+    // HNSW search costs more than the rest of the query.
+    const enough = idx.kind === 'exact' ? req.limit : Math.min(req.limit, MIN_FILTERED_CANDIDATES);
+    if (filtered && allowed.size < enough && fetch < size) {
       // The filter removed too much of the top list. A small allowed set is scanned exactly; otherwise a
       // much wider approximate search usually finds enough (HNSW cost grows slowly with k).
       const keys = this.opts.keys.keysMatching(req.namespace, req.filters, MAX_EXACT_FILTERED + 1);

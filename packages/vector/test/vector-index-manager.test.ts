@@ -489,7 +489,9 @@ describe('VectorIndexManager: filters and liveness', () => {
               expect(res.candidates[i]!.cosine).toBeLessThanOrEqual(res.candidates[i - 1]!.cosine + 1e-6);
             }
             const matching = fx.store.countMatching('ns', f);
-            expect(res.candidates.length).toBe(Math.min(limit, matching));
+            // Exact mode fills the page; HNSW returns at least min(limit, 10) of the memories that pass.
+            if (mode === 'exact') expect(res.candidates.length).toBe(Math.min(limit, matching));
+            else expect(res.candidates.length).toBeGreaterThanOrEqual(Math.min(limit, matching, 10));
           },
         ),
         { numRuns: 60 },
