@@ -45,9 +45,17 @@ export function planFtsQuery(query: string, opts: FtsQueryOptions = DEFAULT_FTS_
   return { terms, stopWords: content.length > 0 ? [...new Set(stopWords)] : [] };
 }
 
-/** ORs the terms; returns null when nothing searchable is left. */
-export function renderFtsQuery(terms: readonly string[], scopeToken?: string): string | null {
+/**
+ * ORs the terms, confined by the namespace token and filter clauses when given; returns null when nothing
+ * searchable is left.
+ */
+export function renderFtsQuery(
+  terms: readonly string[],
+  scopeToken?: string,
+  clauses: readonly string[] = [],
+): string | null {
   if (terms.length === 0) return null;
   const body = terms.join(' OR ');
-  return scopeToken ? `scope : "${scopeToken}" AND (${body})` : body;
+  const all = [...(scopeToken ? [`scope : "${scopeToken}"`] : []), ...clauses];
+  return all.length > 0 ? `${all.join(' AND ')} AND (${body})` : body;
 }

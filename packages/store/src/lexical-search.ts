@@ -6,6 +6,7 @@ import {
   withDefaults,
 } from '@cairn/core';
 import type Database from 'better-sqlite3';
+import { facetClauses } from './facet-tokens.js';
 import { liveFilterSql } from './filter-sql.js';
 import {
   DEFAULT_FTS_QUERY_OPTIONS,
@@ -85,7 +86,11 @@ export class LexicalSearch implements LexicalLeg {
     const searched = confine ? nsRows : this.stats.rows();
     const { kept: terms, pruned, estimatedMatches } = this.pruneFrequent(query.terms, scope, searched);
     const droppedTerms = [...query.stopWords, ...pruned];
-    const ftsQuery = renderFtsQuery(terms, confine ? scopeToken(req.namespace) : undefined)!;
+    const ftsQuery = renderFtsQuery(
+      terms,
+      confine ? scopeToken(req.namespace) : undefined,
+      facetClauses(req.filters),
+    )!;
     const where = liveFilterSql(req.namespace, req.filters);
     const [wt, wx, wp, ws] = this.opts.columnWeights;
     const bm25 = `bm25(memories_fts, ${wt}, ${wx}, ${wp}, ${ws})`;
@@ -135,13 +140,8 @@ export class LexicalSearch implements LexicalLeg {
       }
       return null;
     };
-    // Sessions and time windows are indexed, so their allowed set is cheap to list: start from it when it
-    // is small. Other filters (kind, agent, tags) first try the ranked winners.
-    const f = req.filters;
-    if (f.sessions?.length || f.since !== undefined || f.until !== undefined) {
-      const r = fromFilterSide();
-      if (r) return r;
-    }
+    // Filters are already narrowed inside FTS5 by their facet tokens, so the ranked winners mostly pass;
+    // the exact bounds (a time window's edges) are checked on them.
     // Unfiltered, twice the page covers the few dead rows; filtered, widen once before changing plan.
     for (const want of filtered ? [req.limit * 8 + 16, req.limit * 40] : [req.limit * 2 + 16]) {
       const rows = ranked(want);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { codeParts, type NormalizedMemory } from '@cairn/core';
 import type Database from 'better-sqlite3';
-import { scopeToken } from './scope-token.js';
+import { scopeText } from './facet-tokens.js';
 
 export type WriteStatus = 'stored' | 'updated' | 'unchanged';
 
@@ -55,11 +55,12 @@ export class MemoryWriter {
       UPDATE memories SET kind = @kind, title = @title, text = @text, parts = @parts, session = @session,
         agent = @agent, ts = @ts, tags = @tags, meta = @meta, importance = @importance,
         content_hash = @contentHash, fingerprint = @fingerprint, updated_at = @now, change_seq = @seq,
-        deleted_at = NULL
+        deleted_at = NULL, scope = @scope
       WHERE key = @key`);
     this.updateMeta = db.prepare(`
       UPDATE memories SET session = @session, agent = @agent, ts = @ts, tags = @tags, meta = @meta,
-        importance = @importance, fingerprint = @fingerprint, updated_at = @now, deleted_at = NULL
+        importance = @importance, fingerprint = @fingerprint, updated_at = @now, deleted_at = NULL,
+        scope = @scope
       WHERE key = @key`);
     this.supersede = db.prepare(
       'UPDATE memories SET superseded_by = ? WHERE namespace = ? AND id = ? AND id <> ? AND superseded_by IS NULL',
@@ -91,7 +92,7 @@ export class MemoryWriter {
       ...m,
       ts,
       parts: codeParts(`${m.title ?? ''} ${m.text}`),
-      scope: scopeToken(m.namespace),
+      scope: scopeText({ ...m, ts }),
       tags: JSON.stringify(m.tags),
       meta: JSON.stringify(m.meta),
       fingerprint: fp,

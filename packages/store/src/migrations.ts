@@ -1,5 +1,6 @@
 import { CairnError } from '@cairn/core';
 import type Database from 'better-sqlite3';
+import { scopeText } from './facet-tokens.js';
 
 /**
  * Versioned schema migrations, applied in order inside one transaction each and recorded in
@@ -102,6 +103,28 @@ export const MIGRATIONS: readonly Migration[] = [
           PRIMARY KEY (space, key)
         ) WITHOUT ROWID;
       `);
+    },
+  },
+  {
+    version: 2,
+    description: 'filter facets (kind, agent, session, tags, week) as tokens in the FTS scope column',
+    up(db) {
+      const rows = db
+        .prepare('SELECT key, namespace, kind, agent, session, tags, ts FROM memories')
+        .iterate() as Iterable<{
+        key: number;
+        namespace: string;
+        kind: string;
+        agent: string | null;
+        session: string | null;
+        tags: string;
+        ts: number;
+      }>;
+      const updates: Array<[string, number]> = [];
+      for (const r of rows) updates.push([scopeText({ ...r, tags: JSON.parse(r.tags) as string[] }), r.key]);
+      // The AFTER UPDATE OF scope trigger re-indexes each row in FTS.
+      const set = db.prepare('UPDATE memories SET scope = ? WHERE key = ?');
+      for (const u of updates) set.run(...u);
     },
   },
 ];

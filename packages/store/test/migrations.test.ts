@@ -131,6 +131,45 @@ describe('migrate', () => {
   });
 });
 
+describe('migration 2: filter facets in the FTS scope column', () => {
+  it('re-tokenises memories stored under schema 1 so filtered searches find them', () => {
+    const path = join(dir, 'v1.db');
+    const v1 = new Database(path);
+    migrate(v1, MIGRATIONS.slice(0, 1));
+    v1.prepare(
+      `INSERT INTO memories (namespace, id, kind, title, text, parts, scope, session, agent, ts, tags, meta,
+         importance, content_hash, fingerprint, created_at, updated_at, change_seq)
+       VALUES ('ns', 'old', 'fact', NULL, 'redis runs with appendonly', '', 'ns0000000000000000', 's1', 'bot', 0,
+         '["infra"]', '{}', 0.5, 'h', 'f', 0, 0, 1)`,
+    ).run();
+    v1.close();
+    const store = new MemoryStore({ path });
+    try {
+      expect(store.db.pragma('user_version', { simple: true })).toBe(LATEST);
+      for (const filters of [
+        { kinds: ['fact'] },
+        { tags: ['infra'] },
+        { sessions: ['s1'] },
+        { agents: ['bot'] },
+        { since: 0, until: 1 },
+      ]) {
+        const res = store.lexical.searchLexical({ namespace: 'ns', query: 'redis', filters, limit: 5 });
+        expect(res.candidates).toHaveLength(1);
+      }
+      expect(
+        store.lexical.searchLexical({
+          namespace: 'ns',
+          query: 'redis',
+          filters: { kinds: ['turn'] },
+          limit: 5,
+        }).candidates,
+      ).toEqual([]);
+    } finally {
+      store.close();
+    }
+  });
+});
+
 describe('openDatabase', () => {
   it('refuses to open a missing file read-only, with STORAGE_ERROR', () => {
     expect(cairnErrorFrom(() => openDatabase(join(dir, 'missing.db'), { readonly: true })).code).toBe(
