@@ -113,10 +113,14 @@ export class CairnEngine {
     return this.pipeline.ingest(inputs);
   }
 
-  /** Waits until every stored memory is embedded and indexed, and persists the indexes. */
+  /**
+   * Waits until every stored memory is embedded and indexed, persists the vector indexes and compacts the
+   * lexical index. Call it after a bulk ingest; a serving process never needs to.
+   */
   async drain(maxFailures?: number): Promise<void> {
     await this.pipeline.drain(maxFailures);
     await this.vectors?.flush();
+    await this.store.compactLexicalIndex();
   }
 
   search(req: SearchRequest): Promise<SearchResponse> {

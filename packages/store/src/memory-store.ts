@@ -217,6 +217,24 @@ export class MemoryStore implements MemorySource {
       .all() as NamespaceCounts[];
   }
 
+  /**
+   * Merges the FTS5 index's segments, a bounded number of pages per step with the event loop free between
+   * steps. A bulk ingest leaves many small segments, and every query reads each one: merging after it
+   * made lexical queries ~20% faster at 100k memories (bench/RESULTS.md). Returns the steps taken.
+   */
+  async compactLexicalIndex(pagesPerStep = 2000): Promise<number> {
+    if (!this.writer) return 0;
+    const merge = this.db.prepare("INSERT INTO memories_fts (memories_fts, rank) VALUES ('merge', ?)");
+    const changes = this.db.prepare('SELECT total_changes()').pluck();
+    for (let steps = 1; ; steps++) {
+      const before = changes.get() as number;
+      // A negative page count merges even levels with few segments, i.e. works toward a single segment.
+      merge.run(-pagesPerStep);
+      if ((changes.get() as number) - before < 2) return steps;
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+
   close(): void {
     if (this.db.open) {
       if (!this.db.readonly) this.db.pragma('optimize');
