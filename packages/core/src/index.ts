@@ -17,6 +17,7 @@ export type {
   LexicalLeg,
   LexicalLegResult,
   MemorySource,
+  PendingMemory,
   ScoringFields,
   VectorCandidate,
   VectorLeg,

@@ -91,3 +91,15 @@ export interface MemorySource {
   /** Live memories in the namespace that pass `filters`. */
   countMatching(namespace: string, filters: SearchFilters): number;
 }
+
+/** A memory whose text has not been embedded in an embedding space yet (the embed stage's input). */
+export interface PendingMemory {
+  key: number;
+  namespace: string;
+  kind: string;
+  title: string | null;
+  text: string;
+  contentHash: string;
+  /** The memory's change sequence number; its embedding records it as `seq`. */
+  changeSeq: number;
+}

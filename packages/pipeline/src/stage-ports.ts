@@ -1,4 +1,6 @@
-import type { EmbeddingSpace, NormalizedMemory } from '@cairn/core';
+import type { EmbeddingSpace, NormalizedMemory, PendingMemory } from '@cairn/core';
+
+export type { PendingMemory };
 
 /**
  * What the stages need from storage, as contracts: @cairn/store and @cairn/vector satisfy them, and a
@@ -8,16 +10,6 @@ export interface RecordSink {
   write(
     batch: readonly NormalizedMemory[],
   ): Array<{ id: string; namespace: string; status: 'stored' | 'updated' | 'unchanged'; key: number }>;
-}
-
-export interface PendingMemory {
-  key: number;
-  namespace: string;
-  kind: string;
-  title: string | null;
-  text: string;
-  contentHash: string;
-  changeSeq: number;
 }
 
 export interface EmbeddedVector {

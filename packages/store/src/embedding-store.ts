@@ -1,17 +1,6 @@
-import { assertDimensions, CairnError, type EmbeddingSpace } from '@cairn/core';
+import { assertDimensions, CairnError, type EmbeddingSpace, type PendingMemory } from '@cairn/core';
 import type Database from 'better-sqlite3';
 import { blobToVector, vectorToBlob } from './vector-blob.js';
-
-/** A memory whose text has not been embedded in a space yet. */
-export interface PendingMemory {
-  key: number;
-  namespace: string;
-  kind: string;
-  title: string | null;
-  text: string;
-  contentHash: string;
-  changeSeq: number;
-}
 
 export interface StoredEmbedding {
   key: number;

@@ -1,4 +1,5 @@
 import type { SearchFilters } from '@cairn/core';
+import type { StatementCache } from './statement-cache.js';
 
 export interface SqlFragment {
   sql: string;
@@ -35,4 +36,20 @@ export function liveFilterSql(namespace: string, filters: SearchFilters): SqlFra
     params.push(filters.until);
   }
   return { sql: clauses.join(' AND '), params };
+}
+
+/** The subset of `keys` that are live memories of `namespace` passing `filters` (keys only: cheap). */
+export function allowedKeys(
+  statements: StatementCache,
+  namespace: string,
+  keys: readonly number[],
+  filters: SearchFilters,
+): Set<number> {
+  if (keys.length === 0) return new Set();
+  const where = liveFilterSql(namespace, filters);
+  // Keys travel as one JSON array so the statement's shape does not depend on how many there are.
+  const stmt = statements.get(
+    `SELECT m.key FROM memories m WHERE m.key IN (SELECT value FROM json_each(?)) AND ${where.sql}`,
+  );
+  return new Set(stmt.pluck().all(JSON.stringify(keys), ...where.params) as number[]);
 }

@@ -1,7 +1,6 @@
 // This file is the public API of @cairn/store; named exports only.
 export {
   EmbeddingStore,
-  type PendingMemory,
   type SpaceInfo,
   type StoredEmbedding,
 } from './embedding-store.js';

@@ -7,7 +7,7 @@ import {
 } from '@cairn/core';
 import type Database from 'better-sqlite3';
 import { facetClauses } from './facet-tokens.js';
-import { liveFilterSql } from './filter-sql.js';
+import { allowedKeys, liveFilterSql } from './filter-sql.js';
 import {
   DEFAULT_FTS_QUERY_OPTIONS,
   type FtsQueryOptions,
@@ -180,12 +180,7 @@ export class LexicalSearch implements LexicalLeg {
 
   /** Which of `keys` are live memories of `namespace` passing `filters`. */
   private allowedKeys(namespace: string, keys: readonly number[], filters: SearchFilters): Set<number> {
-    if (keys.length === 0) return new Set();
-    const where = liveFilterSql(namespace, filters);
-    const stmt = this.statements.get(
-      `SELECT m.key FROM memories m WHERE m.key IN (SELECT value FROM json_each(?)) AND ${where.sql}`,
-    );
-    return new Set(stmt.pluck().all(JSON.stringify(keys), ...where.params) as number[]);
+    return allowedKeys(this.statements, namespace, keys, filters);
   }
 
   /** idf of words within a namespace, for weighting the query side of a term-weighted embedder. */

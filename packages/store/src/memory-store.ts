@@ -8,7 +8,7 @@ import {
 } from '@cairn/core';
 import type Database from 'better-sqlite3';
 import { EmbeddingStore } from './embedding-store.js';
-import { liveFilterSql } from './filter-sql.js';
+import { allowedKeys, liveFilterSql } from './filter-sql.js';
 import { type LexicalOptions, LexicalSearch } from './lexical-search.js';
 import { MEMORY_COLUMNS, type MemoryRow, toMemory } from './memory-row.js';
 import { MemoryWriter, type WriteResult } from './memory-writer.js';
@@ -175,12 +175,7 @@ export class MemoryStore implements MemorySource {
 
   /** The subset of `keys` that are live memories of `namespace` passing `filters` (keys only: cheap). */
   allowedKeys(namespace: string, keys: readonly number[], filters: SearchFilters): Set<number> {
-    if (keys.length === 0) return new Set();
-    const where = liveFilterSql(namespace, filters);
-    const stmt = this.statements.get(
-      `SELECT m.key FROM memories m WHERE m.key IN (SELECT value FROM json_each(?)) AND ${where.sql}`,
-    );
-    return new Set(stmt.pluck().all(JSON.stringify(keys), ...where.params) as number[]);
+    return allowedKeys(this.statements, namespace, keys, filters);
   }
 
   /** Keys of live memories in `namespace` passing `filters`, at most `limit`. */

@@ -1,5 +1,5 @@
-import { embeddingSpaceOf } from '@cairn/core';
-import { blobToVector, type PendingMemory, vectorToBlob } from '@cairn/store';
+import { embeddingSpaceOf, type PendingMemory } from '@cairn/core';
+import { blobToVector, vectorToBlob } from '@cairn/store';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cairnErrorFrom, mem, openTempStore, rawRow, type TempStore } from './helpers.js';
