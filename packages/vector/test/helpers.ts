@@ -4,12 +4,10 @@ import { join } from 'node:path';
 import { type EmbeddingSpace, embeddingSpaceOf, type MemoryInput, normalizeMemory } from '@cairn/core';
 import { MemoryStore, type StoredEmbedding } from '@cairn/store';
 import {
-  createHnswIndex,
   type IndexBuilder,
   type IndexBuildRequest,
   inProcessIndexBuilder,
   type LogFn,
-  saveIndexAtomically,
   VectorIndexManager,
   type VectorIndexOptions,
 } from '@cairn/vector';
