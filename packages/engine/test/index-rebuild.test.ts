@@ -43,9 +43,21 @@ describe('vector index rebuild', () => {
     expect(during.degraded).toEqual(['vector']);
     expect(during.explain.degradedReasons.vector).toMatch(/being built/);
     expect(during.hits.length).toBeGreaterThan(0);
+    // Memories written while the graph is rebuilt must reach the index too.
+    engine.ingest(
+      Array.from({ length: 40 }, (_, i) => ({
+        namespace: 'big',
+        id: `late${i}`,
+        text: `late note ${i} marker${i}`,
+      })),
+    );
+    await engine.pipeline.drain();
     await engine.vectors!.warm('big');
     const after = await engine.search({ namespace: 'big', query: 'topic3' });
     expect(after.degraded).toEqual([]);
+    expect(engine.stats().namespaces.big).toMatchObject({ stored: 340, embedded: 340, indexed: 340 });
+    const late = await engine.search({ namespace: 'big', query: 'marker17', weights: { lexical: 0 } });
+    expect(late.hits[0]?.id).toBe('late17');
     expect(logs.some((l) => l.includes('rebuilding vector index') && l.includes('index file missing'))).toBe(
       true,
     );

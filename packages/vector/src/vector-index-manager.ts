@@ -386,7 +386,7 @@ export class VectorIndexManager implements VectorLeg {
   }
 
   /** Maps the current graph file and reads newer vectors into the delta; null means "rebuild" (logged). */
-  private tryLoadFile(namespace: string): GraphState | null {
+  private tryLoadFile(namespace: string, catchUp = true): GraphState | null {
     const why = (reason: string) => {
       this.opts.log('warn', `rebuilding vector index: ${reason}`, {
         namespace,
@@ -429,14 +429,34 @@ export class VectorIndexManager implements VectorLeg {
       fresh: 0,
       merging: null,
     };
-    let caughtUp = 0;
-    for (const e of this.opts.embeddings.iterate(this.space.id, namespace, side.watermark)) {
-      if (++caughtUp > this.opts.maxCatchUp)
-        return why(`more than ${this.opts.maxCatchUp} vectors newer than the saved file`);
-      this.applyOne(state, e.key, e.seq, e.vector);
+    if (catchUp && !this.catchUpSync(namespace, state, this.opts.maxCatchUp)) {
+      return why(`more than ${this.opts.maxCatchUp} vectors newer than the saved file`);
     }
     this.removeStaleFiles(namespace, side.file);
     return state;
+  }
+
+  /** Applies stored vectors newer than the state's watermark; false if there were more than `limit`. */
+  private catchUpSync(namespace: string, state: GraphState, limit = Number.POSITIVE_INFINITY): boolean {
+    let n = 0;
+    for (const e of this.opts.embeddings.iterate(this.space.id, namespace, state.watermark)) {
+      if (++n > limit) return false;
+      this.applyOne(state, e.key, e.seq, e.vector);
+    }
+    return true;
+  }
+
+  /** The same, a page per event-loop turn: after a long build the backlog can be tens of thousands. */
+  private async catchUpAsync(namespace: string, state: GraphState): Promise<void> {
+    for (;;) {
+      let n = 0;
+      for (const e of this.opts.embeddings.iterate(this.space.id, namespace, state.watermark)) {
+        this.applyOne(state, e.key, e.seq, e.vector);
+        if (++n >= COLLECT_CHUNK) break;
+      }
+      if (n < COLLECT_CHUNK) return;
+      await new Promise((r) => setImmediate(r));
+    }
   }
 
   /** Rebuilds a namespace's graph from SQLite on the builder, then maps it. Searches meanwhile are degraded. */
@@ -446,8 +466,9 @@ export class VectorIndexManager implements VectorLeg {
       const { keys, vectors, watermark } = await this.collect(namespace);
       const generation = (this.sidecar(namespace)?.generation ?? 0) + 1;
       await this.writeGeneration(namespace, generation, watermark, { keys, vectors });
-      const loaded = this.tryLoadFile(namespace);
+      const loaded = this.tryLoadFile(namespace, false);
       if (!loaded) throw new Error('the freshly built index could not be loaded');
+      await this.catchUpAsync(namespace, loaded);
       this.opts.log('info', 'vector index built', {
         namespace,
         space: this.space.id,
@@ -458,6 +479,9 @@ export class VectorIndexManager implements VectorLeg {
     })();
     slot.building.then(
       (ready) => {
+        // Vectors stored after the last catch-up page were skipped by apply() (no ready index yet):
+        // pick them up in the same turn that makes the index visible, so none can slip between.
+        if (ready.kind === 'hnsw') this.catchUpSync(namespace, ready);
         slot.ready = ready;
         slot.building = undefined;
         if (ready.kind === 'hnsw' && ready.delta.size >= this.opts.mergeThreshold)
