@@ -28,7 +28,10 @@ export interface EngineOptions {
   useWorkerThreads?: boolean;
   /** Memories per embedder call. @defaultValue 256 */
   embedBatchSize?: number;
-  /** Persist changed vector indexes this often (ms); 0 disables the timer (close() still saves). @defaultValue 30_000 */
+  /**
+   * Merge pending vector deltas into their HNSW graph files this often (ms); 0 disables the timer
+   * (drain() and close() still merge). @defaultValue 30_000
+   */
   persistIntervalMs?: number;
   log?: EngineLog;
 }
