@@ -7,7 +7,7 @@ import {
 } from '@cairn/core';
 import type Database from 'better-sqlite3';
 import { facetClauses } from './facet-tokens.js';
-import { allowedKeys, liveFilterSql } from './filter-sql.js';
+import { allowedKeys, liveFilterSql, type SqlFragment } from './filter-sql.js';
 import {
   DEFAULT_FTS_QUERY_OPTIONS,
   type FtsQueryOptions,
@@ -50,6 +50,24 @@ export const DEFAULT_LEXICAL_OPTIONS: Readonly<LexicalOptions> = Object.freeze({
   scoreBudget: 4_000,
 });
 
+interface ScoredRow {
+  key: number;
+  bm25: number;
+}
+
+/** A search request with its FTS expression and plan decided. */
+interface PlannedQuery {
+  namespace: string;
+  filters: SearchFilters;
+  limit: number;
+  ftsQuery: string;
+  /** The bm25() call with this leg's column weights. */
+  bm25: string;
+  /** Score only the newest `scoreBudget` matches. */
+  recent: boolean;
+  where: SqlFragment;
+}
+
 /** A filter passed by at most this many memories is applied by intersecting the ranked matches in memory. */
 const SMALL_ALLOWED_SET = 5_000;
 
@@ -82,105 +100,107 @@ export class LexicalSearch implements LexicalLeg {
     // corpus (other tenants' rows are never scored); when it holds most rows it is pure overhead.
     const nsRows = this.stats.rows(req.namespace);
     const confine = nsRows < this.stats.rows() * 0.5;
-    const scope = confine ? req.namespace : undefined;
     const searched = confine ? nsRows : this.stats.rows();
-    const { kept: terms, pruned, estimatedMatches } = this.pruneFrequent(query.terms, scope, searched);
-    const droppedTerms = [...query.stopWords, ...pruned];
+    const pruned = this.pruneFrequent(query.terms, confine ? req.namespace : undefined, searched);
     const ftsQuery = renderFtsQuery(
-      terms,
+      pruned.kept,
       confine ? scopeToken(req.namespace) : undefined,
       facetClauses(req.filters),
     )!;
-    const where = liveFilterSql(req.namespace, req.filters);
     const [wt, wx, wp, ws] = this.opts.columnWeights;
-    const bm25 = `bm25(memories_fts, ${wt}, ${wx}, ${wp}, ${ws})`;
     const budget = this.opts.scoreBudget;
-    const recent = estimatedMatches > budget;
-    const plan = { mode: recent ? ('recent' as const) : ('full' as const), estimatedMatches, budget };
-    const done = (rows: Array<{ key: number; bm25: number }>): LexicalLegResult => ({
+    const run: PlannedQuery = {
+      ...req,
+      ftsQuery,
+      bm25: `bm25(memories_fts, ${wt}, ${wx}, ${wp}, ${ws})`,
+      recent: pruned.estimatedMatches > budget,
+      where: liveFilterSql(req.namespace, req.filters),
+    };
+    const rows =
+      this.rankedWinners(run) ??
+      (hasFilters(req.filters) ? this.fromFilterSide(run) : null) ??
+      this.joinedScan(run);
+    return {
       candidates: rows.slice(0, req.limit).map((r, i) => ({ key: r.key, bm25: r.bm25, rank: i + 1 })),
       ftsQuery,
-      droppedTerms,
-      plan,
-    });
-    // Rank inside FTS5 alone and check only the winners against the namespace and filters: joining every
-    // match to `memories` costs about twice as much as scoring it. Over-fetch covers superseded, deleted,
-    // foreign (when not confined) and filtered-out rows.
-    const filtered = hasFilters(req.filters);
-    const rankedSql = recent
-      ? `SELECT key, bm25 FROM (SELECT rowid AS key, ${bm25} AS bm25 FROM memories_fts
-           WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ${budget}) ORDER BY bm25 LIMIT ?`
-      : `SELECT rowid AS key, ${bm25} AS bm25 FROM memories_fts WHERE memories_fts MATCH ? ORDER BY bm25 LIMIT ?`;
-    const ranked = (want: number) =>
-      this.statements.get(rankedSql).all(ftsQuery, want) as Array<{ key: number; bm25: number }>;
-    const fromFilterSide = (): LexicalLegResult | null => {
-      // A selective filter (a session, a short time window) is applied from its side.
-      const allowed = this.statements
-        .get(`SELECT m.key FROM memories m WHERE ${where.sql} LIMIT ?`)
-        .pluck()
-        .all(...where.params, SMALL_ALLOWED_SET + 1) as number[];
-      if (allowed.length <= SMALL_ALLOWED_SET) {
-        // Few memories pass. Score only the rowid span they occupy (sessions and time windows are stored
-        // together, so it is narrow) and keep the allowed rows.
-        if (allowed.length === 0) return done([]);
-        const set = new Set(allowed);
-        let lo = allowed[0]!;
-        let hi = lo;
-        for (const k of allowed) {
-          if (k < lo) lo = k;
-          if (k > hi) hi = k;
-        }
-        const inSpan = this.statements
-          .get(
-            `SELECT rowid AS key, ${bm25} AS bm25 FROM memories_fts
-             WHERE memories_fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY bm25`,
-          )
-          .all(ftsQuery, lo, hi) as Array<{ key: number; bm25: number }>;
-        return done(inSpan.filter((r) => set.has(r.key)));
-      }
-      return null;
+      droppedTerms: [...query.stopWords, ...pruned.pruned],
+      plan: { mode: run.recent ? 'recent' : 'full', estimatedMatches: pruned.estimatedMatches, budget },
     };
-    // Filters are already narrowed inside FTS5 by their facet tokens, so the ranked winners mostly pass;
-    // the exact bounds (a time window's edges) are checked on them.
-    // Unfiltered, twice the page covers the few dead rows; filtered, widen once before changing plan.
-    for (const want of filtered ? [req.limit * 8 + 16, req.limit * 40] : [req.limit * 2 + 16]) {
-      const rows = ranked(want);
-      const ok = this.allowedKeys(
-        req.namespace,
-        rows.map((r) => r.key),
-        req.filters,
-      );
-      const kept = rows.filter((r) => ok.has(r.key));
-      if (kept.length >= req.limit || rows.length < want) return done(kept);
-    }
-    if (filtered) {
-      const r = fromFilterSide();
-      if (r) return r;
-    }
-    // CROSS JOIN pins FTS5 as the outer loop: with a selective filter (a time window, a kind) SQLite would
-    // otherwise walk the memories index and probe FTS5 once per row, which is orders of magnitude slower.
-    const sql = recent
-      ? `SELECT key, bm25 FROM (
-           SELECT f.rowid AS key, ${bm25} AS bm25
-           FROM memories_fts f CROSS JOIN memories m ON m.key = f.rowid
-           WHERE memories_fts MATCH ? AND ${where.sql}
-           ORDER BY f.rowid DESC LIMIT ${budget})
-         ORDER BY bm25 LIMIT ?`
-      : `SELECT f.rowid AS key, ${bm25} AS bm25
-         FROM memories_fts f CROSS JOIN memories m ON m.key = f.rowid
-         WHERE memories_fts MATCH ? AND ${where.sql}
-         ORDER BY bm25 LIMIT ?`;
-    return done(
-      this.statements.get(sql).all(ftsQuery, ...where.params, req.limit) as Array<{
-        key: number;
-        bm25: number;
-      }>,
-    );
   }
 
-  /** Which of `keys` are live memories of `namespace` passing `filters`. */
-  private allowedKeys(namespace: string, keys: readonly number[], filters: SearchFilters): Set<number> {
-    return allowedKeys(this.statements, namespace, keys, filters);
+  /**
+   * Ranks inside FTS5 alone and checks only the winners against the namespace and filters: joining every
+   * match to `memories` costs about twice as much as scoring it. Filters are already narrowed inside FTS5
+   * by their facet tokens, so the winners mostly pass; exact bounds (a time window's edges) are checked
+   * here. Unfiltered, twice the page covers the few dead rows; filtered, it widens once. Null: too few
+   * winners passed, change plan.
+   */
+  private rankedWinners(q: PlannedQuery): ScoredRow[] | null {
+    const sql = q.recent
+      ? `SELECT key, bm25 FROM (SELECT rowid AS key, ${q.bm25} AS bm25 FROM memories_fts
+           WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ${this.opts.scoreBudget}) ORDER BY bm25 LIMIT ?`
+      : `SELECT rowid AS key, ${q.bm25} AS bm25 FROM memories_fts WHERE memories_fts MATCH ? ORDER BY bm25 LIMIT ?`;
+    const wants = hasFilters(q.filters) ? [q.limit * 8 + 16, q.limit * 40] : [q.limit * 2 + 16];
+    for (const want of wants) {
+      const rows = this.statements.get(sql).all(q.ftsQuery, want) as ScoredRow[];
+      const ok = allowedKeys(
+        this.statements,
+        q.namespace,
+        rows.map((r) => r.key),
+        q.filters,
+      );
+      const kept = rows.filter((r) => ok.has(r.key));
+      if (kept.length >= q.limit || rows.length < want) return kept;
+    }
+    return null;
+  }
+
+  /**
+   * A selective filter applied from its side: when few memories pass, score only the rowid span they
+   * occupy (sessions and time windows are stored together, so it is narrow) and keep the allowed rows.
+   * Null when too many pass for that to pay.
+   */
+  private fromFilterSide(q: PlannedQuery): ScoredRow[] | null {
+    const allowed = this.statements
+      .get(`SELECT m.key FROM memories m WHERE ${q.where.sql} LIMIT ?`)
+      .pluck()
+      .all(...q.where.params, SMALL_ALLOWED_SET + 1) as number[];
+    if (allowed.length > SMALL_ALLOWED_SET) return null;
+    if (allowed.length === 0) return [];
+    let lo = allowed[0]!;
+    let hi = lo;
+    for (const k of allowed) {
+      if (k < lo) lo = k;
+      if (k > hi) hi = k;
+    }
+    const inSpan = this.statements
+      .get(
+        `SELECT rowid AS key, ${q.bm25} AS bm25 FROM memories_fts
+         WHERE memories_fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY bm25`,
+      )
+      .all(q.ftsQuery, lo, hi) as ScoredRow[];
+    const set = new Set(allowed);
+    return inSpan.filter((r) => set.has(r.key));
+  }
+
+  /**
+   * The last resort: join every match to `memories`. CROSS JOIN pins FTS5 as the outer loop: with a
+   * selective filter SQLite would otherwise walk the memories index and probe FTS5 once per row, which is
+   * orders of magnitude slower.
+   */
+  private joinedScan(q: PlannedQuery): ScoredRow[] {
+    const sql = q.recent
+      ? `SELECT key, bm25 FROM (
+           SELECT f.rowid AS key, ${q.bm25} AS bm25
+           FROM memories_fts f CROSS JOIN memories m ON m.key = f.rowid
+           WHERE memories_fts MATCH ? AND ${q.where.sql}
+           ORDER BY f.rowid DESC LIMIT ${this.opts.scoreBudget})
+         ORDER BY bm25 LIMIT ?`
+      : `SELECT f.rowid AS key, ${q.bm25} AS bm25
+         FROM memories_fts f CROSS JOIN memories m ON m.key = f.rowid
+         WHERE memories_fts MATCH ? AND ${q.where.sql}
+         ORDER BY bm25 LIMIT ?`;
+    return this.statements.get(sql).all(q.ftsQuery, ...q.where.params, q.limit) as ScoredRow[];
   }
 
   /** idf of words within a namespace, for weighting the query side of a term-weighted embedder. */
