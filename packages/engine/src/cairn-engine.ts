@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { ComputePool } from '@cairn/compute';
 import {
+  CairnError,
   DEFAULT_SEARCH_OPTIONS,
   type Embedder,
   embeddingSpaceOf,
@@ -9,7 +10,7 @@ import {
   type SearchResponse,
   withDefaults,
 } from '@cairn/core';
-import { HashingEmbedder } from '@cairn/embed';
+import { createEmbedder, resolveEmbedder } from '@cairn/embed';
 import { type CaptureResult, EmbeddedPipeline } from '@cairn/pipeline';
 import { HybridRouter } from '@cairn/router';
 import { MemoryStore, type SpaceInfo, type TimelineResult } from '@cairn/store';
@@ -42,74 +43,125 @@ export interface NamespaceStats {
 const noLog: EngineLog = () => {};
 
 /**
+ * The embedder of a stored space, built without a network call: its spec and dimensions are recorded.
+ * Spaces from before specs were recorded can only be the built-in hashing embedder.
+ */
+export function embedderOfSpace(space: SpaceInfo, env?: Record<string, string | undefined>): Embedder {
+  const spec = space.embedder ?? (space.modelId.startsWith('cairn-hash') ? `hash:${space.dimensions}` : null);
+  if (!spec)
+    throw new CairnError('NOT_FOUND', `embedding space ${space.id} does not record which embedder built it`, {
+      field: 'space',
+    });
+  const embedder = createEmbedder(spec, { dimensions: space.dimensions, env });
+  if (embeddingSpaceOf(embedder).id !== space.id)
+    throw new CairnError(
+      'INVALID_INPUT',
+      `embedder spec ${spec} now builds space ${embeddingSpaceOf(embedder).id}, not ${space.id}; check CAIRN_* embedder settings`,
+      { field: 'embedder' },
+    );
+  return embedder;
+}
+
+/** What a search needs of one embedding space; replaced as a whole when another space is activated. */
+interface ServingSpace {
+  embedder: Embedder | null;
+  space: SpaceInfo | null;
+  vectors: VectorIndexManager | null;
+  router: HybridRouter;
+}
+
+/**
  * Cairn in one process: a data folder, no Redis. Writes are captured synchronously (durable when
  * `ingest` returns); embedding and vector indexing follow on the same event loop, and HNSW builds run on
- * worker threads.
+ * worker threads. With `pipeline: 'external'` the same engine is the read side of a distributed
+ * deployment.
  */
 export class CairnEngine {
   readonly store: MemoryStore;
-  readonly embedder: Embedder | null;
-  readonly vectors: VectorIndexManager | null;
-  readonly router: HybridRouter;
   readonly pipeline: EmbeddedPipeline;
-  readonly space: SpaceInfo | null;
+  private serving: ServingSpace;
   private readonly pool: ComputePool | null;
-  private readonly persistTimer: NodeJS.Timeout | null = null;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly log: EngineLog;
   private closed = false;
 
   private constructor(
     readonly dataDir: string,
-    opts: EngineOptions,
+    private readonly opts: EngineOptions,
+    store: MemoryStore,
+    embedder: Embedder | null,
+    space: SpaceInfo | null,
   ) {
-    const log = opts.log ?? noLog;
-    this.store = new MemoryStore({ path: join(dataDir, 'cairn.db'), lexical: opts.lexical });
-    this.embedder = opts.embedder === undefined ? new HashingEmbedder() : opts.embedder;
-    this.space = this.embedder ? this.store.embeddings.ensureSpace(embeddingSpaceOf(this.embedder)) : null;
-    this.pool = this.embedder && (opts.useWorkerThreads ?? true) ? new ComputePool() : null;
-    this.vectors =
-      this.embedder && this.space
-        ? new VectorIndexManager({
-            dir: join(dataDir, 'vectors'),
-            space: this.space,
-            embeddings: this.store.embeddings,
-            keys: this.store,
-            builder: this.pool ? workerIndexBuilder(this.pool) : undefined,
-            exactThreshold: opts.exactThreshold,
-            waitForBuild: opts.waitForIndex,
-            hnsw: opts.hnsw,
-            log,
-          })
-        : null;
-    this.router = new HybridRouter({
-      lexical: this.store.lexical,
-      memories: this.store,
-      vector: this.vectors,
-      embedder: this.embedder,
-      defaults: withDefaults(DEFAULT_SEARCH_OPTIONS, opts.search),
-    });
+    this.log = opts.log ?? noLog;
+    this.store = store;
+    this.pool = embedder && (opts.useWorkerThreads ?? true) ? new ComputePool() : null;
+    this.serving = this.serve(embedder, space);
     this.pipeline = new EmbeddedPipeline(
       this.store,
       this.store.embeddings,
-      this.vectors ?? { apply: () => {} },
-      this.embedder,
-      this.space,
+      { apply: (entries) => this.serving.vectors?.apply(entries) },
+      embedder,
+      space,
       { embedBatchSize: opts.embedBatchSize },
     );
-    const every = opts.persistIntervalMs ?? 30_000;
-    if (every > 0 && this.vectors) {
-      this.persistTimer = setInterval(() => void this.vectors?.flush(), every);
-      this.persistTimer.unref();
+    const refreshEvery = opts.refreshIntervalMs ?? 1_000;
+    if (refreshEvery > 0) this.every(refreshEvery, () => this.refresh());
+    if (!this.external) {
+      const every = opts.persistIntervalMs ?? 30_000;
+      if (every > 0 && embedder) this.every(every, () => void this.serving.vectors?.flush());
+      // Memories stored by an earlier process that died before embedding them are picked up now.
+      this.pipeline.kick();
     }
-    // Memories stored by an earlier process that died before embedding them are picked up now.
-    this.pipeline.kick();
   }
 
   static async open(opts: EngineOptions): Promise<CairnEngine> {
-    return new CairnEngine(opts.dataDir, opts);
+    const store = new MemoryStore({ path: join(opts.dataDir, 'cairn.db'), lexical: opts.lexical });
+    try {
+      let embedder: Embedder | null;
+      let space: SpaceInfo | null = null;
+      if (opts.embedder !== undefined) {
+        embedder = opts.embedder;
+        if (embedder) space = store.embeddings.ensureSpace(embeddingSpaceOf(embedder), { state: 'ready' });
+      } else {
+        const active = store.embeddings.activeSpace();
+        if (active) embedder = embedderOfSpace(active, opts.env);
+        else {
+          const spec = opts.embedderSpec ?? 'hash';
+          embedder = await resolveEmbedder(spec, { env: opts.env });
+          store.embeddings.ensureSpace(embeddingSpaceOf(embedder), { embedder: spec });
+        }
+        space = store.embeddings.getSpace(embeddingSpaceOf(embedder).id)!;
+      }
+      return new CairnEngine(opts.dataDir, opts, store, embedder, space);
+    } catch (err) {
+      store.close();
+      throw err;
+    }
+  }
+
+  get embedder(): Embedder | null {
+    return this.serving.embedder;
+  }
+  get space(): SpaceInfo | null {
+    return this.serving.space;
+  }
+  get vectors(): VectorIndexManager | null {
+    return this.serving.vectors;
+  }
+  get router(): HybridRouter {
+    return this.serving.router;
+  }
+  private get external(): boolean {
+    return this.opts.pipeline === 'external';
   }
 
   /** Validates and stores a batch; every item not `rejected` is durable when this returns. */
   ingest(inputs: readonly unknown[]): CaptureResult {
+    if (this.external)
+      throw new CairnError(
+        'INVALID_INPUT',
+        'this engine reads a distributed deployment; write through the capture queue (REDIS_URL) instead',
+      );
     return this.pipeline.ingest(inputs);
   }
 
@@ -118,13 +170,14 @@ export class CairnEngine {
    * lexical index. Call it after a bulk ingest; a serving process never needs to.
    */
   async drain(maxFailures?: number): Promise<void> {
+    if (this.external) return;
     await this.pipeline.drain(maxFailures);
-    await this.vectors?.flush();
+    await this.serving.vectors?.flush();
     await this.store.compactLexicalIndex();
   }
 
   search(req: SearchRequest): Promise<SearchResponse> {
-    return this.router.search(req);
+    return this.serving.router.search(req);
   }
 
   get(namespace: string, ids: readonly string[]): { memories: KeyedMemory[]; missing: string[] } {
@@ -139,12 +192,46 @@ export class CairnEngine {
     return this.store.delete(namespace, id);
   }
 
+  /**
+   * Catches up with other processes: a space activated elsewhere (a finished reindex) is swapped in, and
+   * an external engine's vector indexes take in new vectors and graph generations.
+   */
+  refresh(): void {
+    if (this.closed || this.opts.embedder !== undefined) {
+      if (this.external) this.serving.vectors?.refresh();
+      return;
+    }
+    const active = this.store.embeddings.activeSpace();
+    if (active && active.id !== this.serving.space?.id) {
+      try {
+        this.activate(active);
+      } catch (err) {
+        this.log('error', 'cannot serve the newly activated embedding space', {
+          space: active.id,
+          error: (err as Error).message,
+        });
+      }
+    }
+    if (this.external) this.serving.vectors?.refresh();
+  }
+
+  /** Serves queries from another (complete) space; the old space's index is flushed and dropped. */
+  private activate(space: SpaceInfo): void {
+    const old = this.serving;
+    const embedder = embedderOfSpace(space, this.opts.env);
+    this.serving = this.serve(embedder, space);
+    if (!this.external) this.pipeline.retarget(embedder, space);
+    this.log('info', 'serving a newly activated embedding space', { from: old.space?.id, to: space.id });
+    void old.vectors?.close();
+  }
+
   stats(): EngineStats {
     const namespaces: Record<string, NamespaceStats> = {};
+    const { space, vectors } = this.serving;
     for (const ns of this.store.namespaces()) {
-      const embedded = this.space ? this.store.embeddings.count(this.space.id, ns.namespace) : 0;
-      const failed = this.space ? this.store.embeddings.failures(this.space.id, ns.namespace) : 0;
-      const idx = this.vectors?.status(ns.namespace);
+      const embedded = space ? this.store.embeddings.count(space.id, ns.namespace) : 0;
+      const failed = space ? this.store.embeddings.failures(space.id, ns.namespace) : 0;
+      const idx = vectors?.status(ns.namespace);
       const live = ns.live + ns.superseded;
       namespaces[ns.namespace] = {
         stored: ns.live,
@@ -152,21 +239,54 @@ export class CairnEngine {
         deleted: ns.deleted,
         embedded,
         indexed: idx?.size ?? null,
-        pending: this.space ? Math.max(0, live - embedded - failed) : 0,
+        pending: space ? Math.max(0, live - embedded - failed) : 0,
         failed,
         index: idx?.state ?? 'none',
       };
     }
-    return { dataDir: this.dataDir, space: this.space?.id ?? null, namespaces };
+    return { dataDir: this.dataDir, space: space?.id ?? null, namespaces };
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.persistTimer) clearInterval(this.persistTimer);
+    for (const t of this.timers) clearInterval(t);
     await this.pipeline.close();
-    await this.vectors?.close();
+    await this.serving.vectors?.close();
     await this.pool?.close();
     this.store.close();
+  }
+
+  private serve(embedder: Embedder | null, space: SpaceInfo | null): ServingSpace {
+    const opts = this.opts;
+    const vectors =
+      embedder && space
+        ? new VectorIndexManager({
+            dir: join(this.dataDir, 'vectors'),
+            space,
+            embeddings: this.store.embeddings,
+            keys: this.store,
+            builder: this.pool ? workerIndexBuilder(this.pool) : undefined,
+            exactThreshold: opts.exactThreshold,
+            waitForBuild: opts.waitForIndex,
+            role: this.external ? 'reader' : 'writer',
+            hnsw: opts.hnsw,
+            log: this.log,
+          })
+        : null;
+    const router = new HybridRouter({
+      lexical: this.store.lexical,
+      memories: this.store,
+      vector: vectors,
+      embedder,
+      defaults: withDefaults(DEFAULT_SEARCH_OPTIONS, opts.search),
+    });
+    return { embedder, space, vectors, router };
+  }
+
+  private every(ms: number, fn: () => void): void {
+    const t = setInterval(fn, ms);
+    t.unref();
+    this.timers.push(t);
   }
 }

@@ -16,6 +16,24 @@ export interface EngineOptions {
    * flagged `degraded: ['vector']`). @defaultValue HashingEmbedder
    */
   embedder?: Embedder | null;
+  /**
+   * When `embedder` is not given: the embedder of the first embedding space, as a spec (`hash`,
+   * `ollama:nomic-embed-text`, `openai:text-embedding-3-small`). Once a space exists, the active space's
+   * recorded spec wins: the choice is made once per data folder, and changed only by a reindex.
+   * @defaultValue 'hash'
+   */
+  embedderSpec?: string;
+  /** Where remote embedders read CAIRN_OLLAMA_URL, CAIRN_OPENAI_* from. @defaultValue process.env */
+  env?: Record<string, string | undefined>;
+  /**
+   * `'embedded'`: this process embeds and indexes what it stores (the default, no Redis). `'external'`:
+   * a distributed deployment's workers do that; this process only reads, never writes index files, and
+   * picks up new vectors, index generations and a newly activated space every `refreshIntervalMs`.
+   * @defaultValue 'embedded'
+   */
+  pipeline?: 'embedded' | 'external';
+  /** How often an `'external'` engine catches up with the workers (ms). @defaultValue 1_000 */
+  refreshIntervalMs?: number;
   /** Defaults for per-query search options. @defaultValue DEFAULT_SEARCH_OPTIONS */
   search?: Partial<SearchOptions>;
   lexical?: Partial<LexicalOptions>;

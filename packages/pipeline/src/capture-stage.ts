@@ -16,6 +16,8 @@ export interface CaptureItemResult {
 export interface CaptureResult {
   items: CaptureItemResult[];
   counts: Record<CaptureStatus, number>;
+  /** Store keys of every accepted item, for the stages downstream. */
+  keys: number[];
 }
 
 /**
@@ -42,5 +44,5 @@ export function captureBatch(sink: RecordSink, inputs: readonly unknown[], now =
   items.sort((a, b) => a.index - b.index);
   const counts: Record<CaptureStatus, number> = { stored: 0, updated: 0, unchanged: 0, rejected: 0 };
   for (const it of items) counts[it.status]++;
-  return { items, counts };
+  return { items, counts, keys: written.map((w) => w.key) };
 }

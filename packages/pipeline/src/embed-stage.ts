@@ -1,5 +1,5 @@
 import type { Embedder, EmbeddingSpace } from '@cairn/core';
-import type { EmbeddedVector, EmbeddingSink, PendingMemory } from './stage-ports.js';
+import type { EmbeddedVector, EmbeddingSink, IndexSink, PendingMemory } from './stage-ports.js';
 
 export interface EmbedStageResult {
   /** Vectors stored in this pass. */
@@ -12,55 +12,100 @@ export interface EmbedStageResult {
   caughtUp: boolean;
 }
 
+/** A content-hash → vector cache for one embedding space (SQLite in embedded mode, an LRU in workers). */
+export interface VectorCache {
+  lookup(hashes: readonly string[]): Map<string, Float32Array>;
+  remember?(hash: string, vector: Float32Array): void;
+}
+
+export interface EmbeddedMemories {
+  /** Memories with a vector of the space's dimensions. */
+  items: Array<{ memory: PendingMemory; vector: Float32Array }>;
+  /** Memories whose vector can never be stored (the embedder returned the wrong length). */
+  failures: Array<{ key: number; error: string }>;
+  /** How many vectors came from the cache. */
+  reused: number;
+}
+
 /** The text a memory is embedded from: its title (if any) and its text. */
 export function embeddingText(m: Pick<PendingMemory, 'title' | 'text'>): string {
   return m.title ? `${m.title}\n${m.text}` : m.text;
 }
 
 /**
- * The embed stage: takes up to `batchSize` memories past the space's cursor, reuses vectors already
- * computed for the same content, embeds the rest in one call, and stores vectors plus the new cursor in
- * one transaction. If the embedder throws, nothing is written and the cursor stays: the pass is retried.
+ * The embed stage's logic, shared by both transports: reuses vectors already computed for the same
+ * content, embeds each distinct remaining text once in a single embedder call, and sets aside vectors of
+ * the wrong length as permanent failures. An embedder error propagates: the caller retries the batch.
+ */
+export async function embedMemories(
+  memories: readonly PendingMemory[],
+  embedder: Embedder,
+  space: EmbeddingSpace,
+  cache: VectorCache,
+): Promise<EmbeddedMemories> {
+  const cached = cache.lookup(memories.map((p) => p.contentHash));
+  const toEmbed = new Map<string, PendingMemory>();
+  for (const p of memories)
+    if (!cached.has(p.contentHash) && !toEmbed.has(p.contentHash)) toEmbed.set(p.contentHash, p);
+  const fresh = toEmbed.size > 0 ? await embedder.embed([...toEmbed.values()].map(embeddingText)) : [];
+  for (const [i, hash] of [...toEmbed.keys()].entries()) {
+    const v = fresh[i];
+    if (v && v.length === space.dimensions) cache.remember?.(hash, v);
+    if (v) cached.set(hash, v);
+  }
+  const items: EmbeddedMemories['items'] = [];
+  const failures: EmbeddedMemories['failures'] = [];
+  for (const memory of memories) {
+    const vector = cached.get(memory.contentHash);
+    if (vector?.length === space.dimensions) items.push({ memory, vector });
+    else
+      failures.push({
+        key: memory.key,
+        error: `DIMENSION_MISMATCH: embedder ${embedder.modelId} returned ${vector?.length ?? 0} dimensions, space ${space.id} expects ${space.dimensions}`,
+      });
+  }
+  return { items, failures, reused: memories.length - toEmbed.size };
+}
+
+/**
+ * The index stage's logic, shared by both transports: stores vectors in SQLite (skipping any whose memory
+ * changed since it was read) and hands the stored ones to the vector index. `cursor` advances the space's
+ * "everything up to here is embedded" mark; only an in-order producer (the embedded loop) may pass it.
+ */
+export function indexVectors(
+  sink: EmbeddingSink,
+  index: IndexSink,
+  space: EmbeddingSpace,
+  embedded: Pick<EmbeddedMemories, 'items' | 'failures'>,
+  cursor?: number,
+): EmbeddedVector[] {
+  if (embedded.failures.length > 0) sink.recordFailures(space.id, embedded.failures, cursor);
+  const stored = sink.put(space, embedded.items, cursor);
+  index.apply(stored);
+  return stored;
+}
+
+/**
+ * One pass of the embedded transport: takes up to `batchSize` memories past the space's cursor, embeds
+ * them (SQLite's stored vectors are the cache) and indexes them. If the embedder throws, nothing is
+ * written and the cursor stays: the pass is retried.
  */
 export async function embedPending(
   sink: EmbeddingSink,
+  index: IndexSink,
   embedder: Embedder,
   space: EmbeddingSpace,
   batchSize: number,
 ): Promise<EmbedStageResult> {
   const pending = sink.pending(space.id, batchSize);
   if (pending.length === 0) return { stored: [], reused: 0, examined: 0, caughtUp: true };
-  const cached = sink.vectorsByContentHash(
-    space,
-    pending.map((p) => p.contentHash),
-  );
-  const toEmbed = new Map<string, PendingMemory>();
-  for (const p of pending)
-    if (!cached.has(p.contentHash) && !toEmbed.has(p.contentHash)) toEmbed.set(p.contentHash, p);
-  const fresh = toEmbed.size > 0 ? await embedder.embed([...toEmbed.values()].map(embeddingText)) : [];
-  for (const [i, hash] of [...toEmbed.keys()].entries()) cached.set(hash, fresh[i]!);
-  const items = pending.map((memory) => ({ memory, vector: cached.get(memory.contentHash)! }));
-  const cursor = pending.at(-1)!.changeSeq;
-  // A vector of the wrong length can never be stored; record it as a failure instead of retrying forever.
-  const bad = items.filter((it) => it.vector?.length !== space.dimensions);
-  if (bad.length > 0) {
-    sink.recordFailures(
-      space.id,
-      bad.map((b) => ({
-        key: b.memory.key,
-        error: `DIMENSION_MISMATCH: embedder ${embedder.modelId} returned ${b.vector?.length ?? 0} dimensions, space ${space.id} expects ${space.dimensions}`,
-      })),
-      0,
-    );
-  }
-  const stored = sink.put(
-    space,
-    items.filter((it) => !bad.includes(it)),
-    cursor,
-  );
+  const embedded = await embedMemories(pending, embedder, space, {
+    lookup: (hashes) => sink.vectorsByContentHash(space, hashes),
+  });
+  const stored = indexVectors(sink, index, space, embedded, pending.at(-1)!.changeSeq);
   return {
     stored,
-    reused: pending.length - toEmbed.size,
+    reused: embedded.reused,
     examined: pending.length,
     caughtUp: pending.length < batchSize,
   };

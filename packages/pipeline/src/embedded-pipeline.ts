@@ -48,8 +48,8 @@ export class EmbeddedPipeline {
     private readonly records: RecordSink,
     private readonly embeddings: EmbeddingSink,
     private readonly index: IndexSink,
-    private readonly embedder: Embedder | null,
-    private readonly space: EmbeddingSpace | null,
+    private embedder: Embedder | null,
+    private space: EmbeddingSpace | null,
     opts: Partial<EmbeddedPipelineOptions> = {},
   ) {
     this.opts = withDefaults(DEFAULT_EMBEDDED_PIPELINE_OPTIONS, opts);
@@ -60,6 +60,16 @@ export class EmbeddedPipeline {
     const result = captureBatch(this.records, inputs, now);
     if (result.counts.stored + result.counts.updated > 0) this.kick();
     return result;
+  }
+
+  /**
+   * Embeds into another space from now on (a reindex finished and its space was activated). A pass under
+   * way finishes in the old space; the new space's cursor says what it still lacks.
+   */
+  retarget(embedder: Embedder, space: EmbeddingSpace): void {
+    this.embedder = embedder;
+    this.space = space;
+    this.kick();
   }
 
   /** Starts the embed/index loop if it is idle (also picks up work left by an earlier process). */
@@ -107,8 +117,7 @@ export class EmbeddedPipeline {
     while (!this.closed) {
       let caughtUp: boolean;
       try {
-        const r = await embedPending(this.embeddings, embedder, space, this.opts.embedBatchSize);
-        this.index.apply(r.stored);
+        const r = await embedPending(this.embeddings, this.index, embedder, space, this.opts.embedBatchSize);
         this.status.embedded += r.stored.length;
         this.status.reused += r.reused;
         this.status.lastError = null;

@@ -5,11 +5,92 @@ export {
   type CaptureStatus,
   captureBatch,
 } from './capture-stage.js';
-export { type EmbedStageResult, embeddingText, embedPending } from './embed-stage.js';
+export {
+  CaptureProducer,
+  type CaptureProducerOptions,
+  DEFAULT_CAPTURE_PRODUCER_OPTIONS,
+  type EnqueueResult,
+  type QueuedStatus,
+} from './distributed/capture-producer.js';
+export {
+  DEFAULT_EMBED_BATCHER_OPTIONS,
+  EmbedBatcher,
+  type EmbedBatcherOptions,
+} from './distributed/embed-batcher.js';
+export {
+  DEFAULT_EMBEDDING_CACHE_OPTIONS,
+  EmbeddingCache,
+  type EmbeddingCacheOptions,
+} from './distributed/embedding-cache.js';
+export {
+  JOB_CATALOG,
+  JOB_NAMES,
+  type JobInput,
+  type JobName,
+  type JobPayload,
+  MAX_CAPTURE_BATCH,
+  MAX_STAGE_BATCH,
+  parsePayload,
+  type RetryPolicy,
+  retryDelay,
+} from './distributed/job-catalog.js';
+export {
+  type DeadLetter,
+  deadLetters,
+  type QueueCounts,
+  queueCounts,
+  retryDeadLetters,
+} from './distributed/queue-inspection.js';
+export {
+  assertRedisReachable,
+  DEFAULT_QUEUE_TOPOLOGY,
+  QueueTopology,
+  type QueueTopologyOptions,
+  queueName,
+  redisConnection,
+  shardOf,
+} from './distributed/queue-topology.js';
+export { Lease } from './distributed/shard-lease.js';
+export {
+  type CapturePorts,
+  type EmbedPorts,
+  type Enqueue,
+  embedJobsFor,
+  type IndexPorts,
+  processCapture,
+  processEmbed,
+  processIndex,
+} from './distributed/stage-processors.js';
+export {
+  DEFAULT_STAGE_WORKERS_OPTIONS,
+  STAGE_NAMES,
+  type StageName,
+  type StagePorts,
+  StageWorkers,
+  type StageWorkersOptions,
+  type StageWorkersStatus,
+} from './distributed/stage-workers.js';
+export { decodeVector, encodeVector } from './distributed/vector-codec.js';
+export {
+  type EmbeddedMemories,
+  type EmbedStageResult,
+  embeddingText,
+  embedMemories,
+  embedPending,
+  indexVectors,
+  type VectorCache,
+} from './embed-stage.js';
 export {
   DEFAULT_EMBEDDED_PIPELINE_OPTIONS,
   EmbeddedPipeline,
   type EmbeddedPipelineOptions,
   type PipelineStatus,
 } from './embedded-pipeline.js';
-export type { EmbeddedVector, EmbeddingSink, IndexSink, PendingMemory, RecordSink } from './stage-ports.js';
+export type {
+  EmbeddedVector,
+  EmbeddingSink,
+  IndexSink,
+  PendingMemory,
+  PendingSource,
+  RecordSink,
+} from './stage-ports.js';

@@ -22,16 +22,28 @@ export interface EmbeddedVector {
 export interface EmbeddingSink {
   pending(spaceId: string, limit: number): PendingMemory[];
   vectorsByContentHash(space: EmbeddingSpace, hashes: readonly string[]): Map<string, Float32Array>;
+  /** Stores vectors; `cursor`, when given, advances the space's embedded-up-to mark in the same transaction. */
   put(
     space: EmbeddingSpace,
     items: ReadonlyArray<{ memory: PendingMemory; vector: Float32Array }>,
-    cursor: number,
+    cursor?: number,
   ): EmbeddedVector[];
   recordFailures(
     spaceId: string,
     failures: ReadonlyArray<{ key: number; error: string }>,
-    cursor: number,
+    cursor?: number,
   ): void;
+}
+
+/** What the distributed capture and reconcile steps read back from the store to enqueue embedding. */
+export interface PendingSource {
+  /** These memories as the embed stage needs them, skipping any that already have a current vector in `spaceId`. */
+  unembedded(spaceId: string, keys: readonly number[]): PendingMemory[];
+  /**
+   * Live memories of the space with no current vector and no recorded failure, changed before
+   * `changedBefore` (ms), oldest change first; at most `limit`.
+   */
+  missing(spaceId: string, changedBefore: number, limit: number): PendingMemory[];
 }
 
 export interface IndexSink {

@@ -14,6 +14,20 @@ export interface SpaceInfo extends EmbeddingSpace {
   active: boolean;
   cursor: number;
   createdAt: number;
+  /** The embedder spec that fills this space (`hash`, `ollama:nomic-embed-text`, …), when known. */
+  embedder: string | null;
+  /** `building` while a reindex fills it side by side; `ready` once it may serve queries. */
+  state: 'building' | 'ready';
+}
+
+export interface SpaceProgress {
+  space: string;
+  /** Live memories (what a complete space has a vector for). */
+  total: number;
+  /** Live memories with a current vector in the space. */
+  embedded: number;
+  /** Live memories the embedder refused. */
+  failed: number;
 }
 
 /**
@@ -30,8 +44,14 @@ export class EmbeddingStore {
     );
   }
 
-  /** Registers a space (idempotent). The first space registered becomes active. */
-  ensureSpace(space: EmbeddingSpace): SpaceInfo {
+  /**
+   * Registers a space (idempotent). The first space registered becomes active and ready; a later one is
+   * registered `building` (a reindex fills it) unless `state` says otherwise.
+   */
+  ensureSpace(
+    space: EmbeddingSpace,
+    opts: { embedder?: string; state?: 'building' | 'ready' } = {},
+  ): SpaceInfo {
     const existing = this.getSpace(space.id);
     if (existing) {
       if (existing.dimensions !== space.dimensions) {
@@ -40,15 +60,86 @@ export class EmbeddingStore {
           `embedding space ${space.id} is stored with ${existing.dimensions} dimensions, not ${space.dimensions}`,
         );
       }
-      return existing;
+      if (opts.embedder && !existing.embedder)
+        this.db.prepare('UPDATE embedding_spaces SET embedder = ? WHERE id = ?').run(opts.embedder, space.id);
+      return this.getSpace(space.id)!;
     }
     const anyActive = this.db.prepare('SELECT 1 FROM embedding_spaces WHERE active = 1').get();
     this.db
       .prepare(
-        'INSERT INTO embedding_spaces (id, model_id, dimensions, created_at, active) VALUES (?, ?, ?, ?, ?)',
+        'INSERT INTO embedding_spaces (id, model_id, dimensions, created_at, active, embedder, state) VALUES (?, ?, ?, ?, ?, ?, ?)',
       )
-      .run(space.id, space.modelId, space.dimensions, Date.now(), anyActive ? 0 : 1);
+      .run(
+        space.id,
+        space.modelId,
+        space.dimensions,
+        Date.now(),
+        anyActive ? 0 : 1,
+        opts.embedder ?? null,
+        anyActive ? (opts.state ?? 'building') : 'ready',
+      );
     return this.getSpace(space.id)!;
+  }
+
+  /** How far a space is from having a vector for every live memory. */
+  progress(spaceId: string): SpaceProgress {
+    const r = this.db
+      .prepare(
+        `SELECT
+           (SELECT count(*) FROM memories WHERE deleted_at IS NULL) AS total,
+           (SELECT count(*) FROM embeddings e JOIN memories m ON m.key = e.key
+              WHERE e.space = ? AND m.deleted_at IS NULL AND e.seq = m.change_seq) AS embedded,
+           (SELECT count(*) FROM embed_failures f JOIN memories m ON m.key = f.key
+              WHERE f.space = ? AND m.deleted_at IS NULL) AS failed`,
+      )
+      .get(spaceId, spaceId) as { total: number; embedded: number; failed: number };
+    return { space: spaceId, ...r };
+  }
+
+  /**
+   * Makes a space the one queries use, in one transaction: every process that reads the active space
+   * afterwards sees the new one, and none sees two. Refuses a space with memories still missing a vector
+   * unless `force`.
+   */
+  activate(spaceId: string, force = false): SpaceInfo {
+    return this.db
+      .transaction(() => {
+        const space = this.getSpace(spaceId);
+        if (!space) throw new CairnError('NOT_FOUND', `no embedding space ${spaceId}`, { field: 'space' });
+        const p = this.progress(spaceId);
+        if (!force && p.embedded + p.failed < p.total)
+          throw new CairnError(
+            'INVALID_INPUT',
+            `embedding space ${spaceId} is incomplete (${p.embedded + p.failed} of ${p.total} memories); finish the reindex or force it`,
+            { field: 'space' },
+          );
+        this.db.prepare('UPDATE embedding_spaces SET active = (id = ?)').run(spaceId);
+        this.db.prepare("UPDATE embedding_spaces SET state = 'ready' WHERE id = ?").run(spaceId);
+        return this.getSpace(spaceId)!;
+      })
+      .immediate();
+  }
+
+  /** Deletes an inactive space and its vectors; returns how many vectors went. */
+  drop(spaceId: string): number {
+    return this.db
+      .transaction(() => {
+        const space = this.getSpace(spaceId);
+        if (!space) throw new CairnError('NOT_FOUND', `no embedding space ${spaceId}`, { field: 'space' });
+        if (space.active)
+          throw new CairnError(
+            'INVALID_INPUT',
+            `embedding space ${spaceId} is active; activate another one first`,
+            {
+              field: 'space',
+            },
+          );
+        const n = this.db.prepare('DELETE FROM embeddings WHERE space = ?').run(spaceId).changes;
+        this.db.prepare('DELETE FROM embed_failures WHERE space = ?').run(spaceId);
+        this.db.prepare('DELETE FROM embedding_spaces WHERE id = ?').run(spaceId);
+        return n;
+      })
+      .immediate();
   }
 
   getSpace(id: string): SpaceInfo | undefined {
@@ -60,6 +151,8 @@ export class EmbeddingStore {
           active: number;
           cursor: number;
           created_at: number;
+          embedder: string | null;
+          state: string;
         }
       | undefined;
     return (
@@ -70,6 +163,8 @@ export class EmbeddingStore {
         active: row.active === 1,
         cursor: row.cursor,
         createdAt: row.created_at,
+        embedder: row.embedder,
+        state: row.state === 'building' ? 'building' : 'ready',
       }
     );
   }
@@ -101,6 +196,49 @@ export class EmbeddingStore {
       .all(spaceId, limit) as PendingMemory[];
   }
 
+  /** These memories as the embed stage reads them, minus those with a current vector in the space. */
+  unembedded(spaceId: string, keys: readonly number[]): PendingMemory[] {
+    if (keys.length === 0) return [];
+    return this.db
+      .prepare(
+        `SELECT m.key, m.namespace, m.kind, m.title, m.text, m.content_hash AS contentHash, m.change_seq AS changeSeq
+         FROM memories m WHERE m.key IN (SELECT value FROM json_each(?)) AND m.deleted_at IS NULL
+           AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.space = ? AND e.key = m.key AND e.seq = m.change_seq)
+         ORDER BY m.change_seq`,
+      )
+      .all(JSON.stringify(keys), spaceId) as PendingMemory[];
+  }
+
+  /**
+   * The reconcile sweep's question: live memories past the space's cursor with neither a current vector nor
+   * a recorded failure, changed before `changedBefore` (ms; younger ones are probably still in a queue).
+   * When the sweep finds none, every memory changed before the cut-off is embedded, so the cursor moves up
+   * to the newest such change and later sweeps start there.
+   */
+  missing(spaceId: string, changedBefore: number, limit: number): PendingMemory[] {
+    const rows = this.db
+      .prepare(
+        `SELECT m.key, m.namespace, m.kind, m.title, m.text, m.content_hash AS contentHash, m.change_seq AS changeSeq
+         FROM memories m WHERE m.change_seq > (SELECT cursor FROM embedding_spaces WHERE id = ?)
+           AND m.deleted_at IS NULL AND m.updated_at < ?
+           AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.space = ? AND e.key = m.key AND e.seq = m.change_seq)
+           AND NOT EXISTS (SELECT 1 FROM embed_failures f WHERE f.space = ? AND f.key = m.key)
+         ORDER BY m.change_seq LIMIT ?`,
+      )
+      .all(spaceId, changedBefore, spaceId, spaceId, limit) as PendingMemory[];
+    if (rows.length === 0) {
+      // Only memories younger than the cut-off can still lack a vector: move the cursor below the oldest.
+      this.db
+        .prepare(
+          `UPDATE embedding_spaces SET cursor = max(cursor, coalesce(
+             (SELECT min(change_seq) - 1 FROM memories WHERE updated_at >= ? AND deleted_at IS NULL),
+             (SELECT max(change_seq) FROM memories), 0)) WHERE id = ?`,
+        )
+        .run(changedBefore, spaceId);
+    }
+    return rows;
+  }
+
   /** Vectors already computed in this space for these content hashes (embedding cache hits). */
   vectorsByContentHash(space: EmbeddingSpace, hashes: readonly string[]): Map<string, Float32Array> {
     const out = new Map<string, Float32Array>();
@@ -125,7 +263,7 @@ export class EmbeddingStore {
   put(
     space: EmbeddingSpace,
     items: ReadonlyArray<{ memory: PendingMemory; vector: Float32Array }>,
-    cursor: number,
+    cursor?: number,
   ): StoredEmbedding[] {
     const upsert = this.db.prepare(
       `INSERT INTO embeddings (space, key, namespace, content_hash, seq, vector)
@@ -152,7 +290,7 @@ export class EmbeddingStore {
             });
           }
         }
-        advance.run(cursor, space.id);
+        if (cursor !== undefined) advance.run(cursor, space.id);
         return stored;
       })
       .immediate();
@@ -162,7 +300,7 @@ export class EmbeddingStore {
   recordFailures(
     spaceId: string,
     failures: ReadonlyArray<{ key: number; error: string }>,
-    cursor: number,
+    cursor?: number,
   ): void {
     const ins = this.db.prepare(
       'INSERT OR REPLACE INTO embed_failures (space, key, error, at) VALUES (?, ?, ?, ?)',
@@ -171,7 +309,7 @@ export class EmbeddingStore {
     this.db
       .transaction(() => {
         for (const f of failures) ins.run(spaceId, f.key, f.error, Date.now());
-        advance.run(cursor, spaceId);
+        if (cursor !== undefined) advance.run(cursor, spaceId);
       })
       .immediate();
   }

@@ -2,6 +2,7 @@
 export {
   EmbeddingStore,
   type SpaceInfo,
+  type SpaceProgress,
   type StoredEmbedding,
 } from './embedding-store.js';
 export { liveFilterSql, type SqlFragment } from './filter-sql.js';

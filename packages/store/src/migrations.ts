@@ -127,6 +127,20 @@ export const MIGRATIONS: readonly Migration[] = [
       for (const u of updates) set.run(...u);
     },
   },
+  {
+    version: 3,
+    description: 'embedding spaces record the embedder spec that built them and whether they are complete',
+    up(db) {
+      db.exec(`
+        ALTER TABLE embedding_spaces ADD COLUMN embedder TEXT;
+        -- 'building' while a reindex fills a new space side by side; 'ready' once it may serve.
+        ALTER TABLE embedding_spaces ADD COLUMN state TEXT NOT NULL DEFAULT 'ready';
+        UPDATE embedding_spaces SET embedder = CASE
+          WHEN dimensions = 768 THEN 'hash' ELSE 'hash:' || dimensions END
+        WHERE model_id = 'cairn-hash-v1';
+      `);
+    },
+  },
 ];
 
 export function migrate(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS): number {

@@ -55,6 +55,13 @@ export interface VectorIndexOptions {
    * answer `unavailable` at once so the router serves lexical-only, flagged degraded. @defaultValue false
    */
   waitForBuild?: boolean;
+  /**
+   * `'writer'` owns the index files: it builds, merges and deletes them. `'reader'` never writes a file: it
+   * maps the files a writer (a `cairn worker` holding the shard) publishes, scans newer vectors exactly,
+   * and picks up new generations and vectors on {@link VectorIndexManager.refresh}. Exactly one writer
+   * per namespace may run at a time. @defaultValue 'writer'
+   */
+  role?: 'writer' | 'reader';
   hnsw?: Partial<HnswParams>;
   log?: LogFn;
 }
@@ -147,6 +154,7 @@ export class VectorIndexManager implements VectorLeg {
           mergeThreshold: 4_096,
           maxCatchUp: 50_000,
           waitForBuild: false,
+          role: 'writer' as 'writer' | 'reader',
         },
         opts,
       ),
@@ -253,6 +261,7 @@ export class VectorIndexManager implements VectorLeg {
       const ready = slot?.ready;
       if (!ready || e.seq <= ready.watermark) continue;
       this.applyOne(ready, e.key, e.seq, e.vector);
+      if (this.opts.role === 'reader') continue;
       if (ready.kind === 'exact' && ready.matrix.size > this.opts.exactThreshold * 1.25)
         this.promote(e.namespace);
       if (ready.kind === 'hnsw' && ready.delta.size >= this.opts.mergeThreshold)
@@ -275,8 +284,38 @@ export class VectorIndexManager implements VectorLeg {
     return { state: 'unloaded', size: side?.count ?? null };
   }
 
+  /**
+   * A reader's catch-up with the writer: maps graph generations published since it loaded, and applies
+   * vectors stored since (exactly, in memory). Cheap when nothing changed: one indexed query per loaded
+   * namespace.
+   */
+  refresh(): void {
+    for (const [namespace, slot] of this.slots) {
+      const ready = slot.ready;
+      if (!ready) continue;
+      const side = this.sidecar(namespace);
+      const newer =
+        side &&
+        (ready.kind === 'exact'
+          ? ready.matrix.size > this.opts.exactThreshold
+          : side.generation > ready.generation);
+      if (newer) {
+        const loaded = this.tryLoadFile(namespace, true);
+        if (loaded) {
+          slot.ready = loaded;
+          continue;
+        }
+      }
+      if (ready.kind === 'hnsw') this.catchUpSync(namespace, ready);
+      else
+        for (const e of this.opts.embeddings.iterate(this.space.id, namespace, ready.watermark))
+          this.applyOne(ready, e.key, e.seq, e.vector);
+    }
+  }
+
   /** Merges every pending delta into its graph file and waits for builds and merges under way. */
   async flush(): Promise<void> {
+    if (this.opts.role === 'reader') return;
     await Promise.allSettled([...this.slots.values()].map((s) => s.building).filter(Boolean));
     for (const [ns, slot] of this.slots) {
       const r = slot.ready;
@@ -372,7 +411,9 @@ export class VectorIndexManager implements VectorLeg {
         this.startMerge(namespace, loaded);
       return;
     }
-    this.runBuild(namespace, slot);
+    // A reader never writes a file: until the writer publishes a graph it serves this namespace exactly.
+    if (this.opts.role === 'reader') slot.ready = this.loadExact(namespace, count);
+    else this.runBuild(namespace, slot);
   }
 
   private loadExact(namespace: string, count: number): ExactState {
@@ -429,10 +470,11 @@ export class VectorIndexManager implements VectorLeg {
       fresh: 0,
       merging: null,
     };
-    if (catchUp && !this.catchUpSync(namespace, state, this.opts.maxCatchUp)) {
+    const limit = this.opts.role === 'reader' ? Number.POSITIVE_INFINITY : this.opts.maxCatchUp;
+    if (catchUp && !this.catchUpSync(namespace, state, limit)) {
       return why(`more than ${this.opts.maxCatchUp} vectors newer than the saved file`);
     }
-    this.removeStaleFiles(namespace, side.file);
+    if (this.opts.role === 'writer') this.removeStaleFiles(namespace, side.file);
     return state;
   }
 
@@ -509,7 +551,7 @@ export class VectorIndexManager implements VectorLeg {
    * old graph plus the delta; when the new file is mapped, the delta entries it covers are dropped.
    */
   private startMerge(namespace: string, state: GraphState): void {
-    if (state.merging || state.delta.size === 0) return;
+    if (state.merging || state.delta.size === 0 || this.opts.role === 'reader') return;
     const keysList = [...state.delta.keyList()];
     const dims = this.space.dimensions;
     const keys = new BigUint64Array(new SharedArrayBuffer(keysList.length * 8));

@@ -1,0 +1,137 @@
+import { join } from 'node:path';
+import { ComputePool } from '@cairn/compute';
+import { CairnError, type Embedder, type EmbeddingSpace } from '@cairn/core';
+import {
+  QueueTopology,
+  type QueueTopologyOptions,
+  type StageName,
+  type StagePorts,
+  StageWorkers,
+  type StageWorkersOptions,
+  type StageWorkersStatus,
+} from '@cairn/pipeline';
+import { MemoryStore } from '@cairn/store';
+import { VectorIndexManager, workerIndexBuilder } from '@cairn/vector';
+import { embedderOfSpace } from './cairn-engine.js';
+import type { EngineLog, EngineOptions } from './engine-options.js';
+
+export interface StageWorkerHostOptions
+  extends Partial<Omit<StageWorkersOptions, 'stages'>>,
+    Pick<EngineOptions, 'hnsw' | 'exactThreshold' | 'env'> {
+  /** The data folder (needed by capture and index; an embed-only worker never opens it). */
+  dataDir: string;
+  redisUrl: string;
+  stages: readonly StageName[];
+  queue?: Partial<Omit<QueueTopologyOptions, 'redisUrl'>>;
+  /** Merge index deltas into snapshot files this often (ms). @defaultValue 30_000 */
+  persistIntervalMs?: number;
+  log?: EngineLog;
+}
+
+/**
+ * A `cairn worker` process: wires the data folder's store and vector indexes into the BullMQ stage
+ * workers. An embed-only worker opens no data folder at all, so it can run on any machine that reaches
+ * Redis; it learns each space's embedder from the job's space id (`<model>/<dims>`) via the spaces the
+ * capture side recorded, read once from the data folder when it is available.
+ */
+export class StageWorkerHost {
+  private constructor(
+    readonly workers: StageWorkers,
+    private readonly topology: QueueTopology,
+    private readonly store: MemoryStore | null,
+    private readonly vectors: Map<string, VectorIndexManager>,
+    private readonly pool: ComputePool | null,
+    private readonly timer: NodeJS.Timeout | null,
+  ) {}
+
+  static async start(opts: StageWorkerHostOptions): Promise<StageWorkerHost> {
+    const log = opts.log ?? (() => {});
+    const stages = new Set(opts.stages);
+    const topology = await QueueTopology.connect({ redisUrl: opts.redisUrl, ...opts.queue });
+    const needsStore = stages.has('capture') || stages.has('index') || stages.has('embed');
+    const store = needsStore ? new MemoryStore({ path: join(opts.dataDir, 'cairn.db') }) : null;
+    const pool = stages.has('index') ? new ComputePool() : null;
+    const vectors = new Map<string, VectorIndexManager>();
+    const embedders = new Map<string, { embedder: Embedder; space: EmbeddingSpace }>();
+    const spaceOf = (id: string) => store?.embeddings.getSpace(id);
+    // The spaces new memories must reach: the active one, and any a reindex is filling.
+    const embedSpaces = () =>
+      (store?.embeddings.listSpaces() ?? [])
+        .filter((s) => s.active || s.state === 'building')
+        .map((s) => s.id);
+    const ports: StagePorts = {};
+    if (store) {
+      ports.capture = { records: store, pending: store.embeddings, embedSpaces };
+      ports.reconcile = { pending: store.embeddings, spaces: embedSpaces };
+      ports.index = {
+        embeddings: store.embeddings,
+        spaceOf,
+        indexFor: (id) => {
+          const space = spaceOf(id);
+          // Only the active space is served from an index; a space being built is indexed when activated.
+          if (!space?.active) return { apply: () => {} };
+          let v = vectors.get(id);
+          if (!v) {
+            v = new VectorIndexManager({
+              dir: join(opts.dataDir, 'vectors'),
+              space,
+              embeddings: store.embeddings,
+              keys: store,
+              builder: pool ? workerIndexBuilder(pool) : undefined,
+              exactThreshold: opts.exactThreshold,
+              waitForBuild: true,
+              hnsw: opts.hnsw,
+              log,
+            });
+            vectors.set(id, v);
+          }
+          return v;
+        },
+      };
+      ports.embed = {
+        embedderFor: async (id) => {
+          let e = embedders.get(id);
+          if (!e) {
+            const space = spaceOf(id);
+            if (!space) throw new CairnError('NOT_FOUND', `no embedding space ${id}`);
+            e = { embedder: embedderOfSpace(space, opts.env), space };
+            embedders.set(id, e);
+          }
+          return e;
+        },
+      };
+    }
+    const workers = new StageWorkers(topology, ports, { ...opts, stages: [...stages] }, log);
+    await workers.start();
+    let timer: NodeJS.Timeout | null = null;
+    const every = opts.persistIntervalMs ?? 30_000;
+    if (stages.has('index') && every > 0) {
+      // Snapshots: deltas are merged into new index generations, so a restart maps a recent file.
+      timer = setInterval(() => {
+        for (const v of vectors.values()) void v.flush();
+      }, every);
+      timer.unref();
+    }
+    return new StageWorkerHost(workers, topology, store, vectors, pool, timer);
+  }
+
+  get status(): StageWorkersStatus {
+    return this.workers.status;
+  }
+
+  /** Runs the reconcile sweep now (it also runs on its timer). */
+  reconcile(): Promise<number> {
+    return this.workers.reconcile();
+  }
+
+  /** Graceful stop: no new jobs, active ones finish within `deadlineMs`, indexes are snapshotted. */
+  async close(deadlineMs = 10_000): Promise<{ graceful: boolean }> {
+    if (this.timer) clearInterval(this.timer);
+    const r = await this.workers.close(deadlineMs);
+    for (const v of this.vectors.values()) await v.close();
+    await this.pool?.close();
+    await this.topology.close();
+    this.store?.close();
+    return r;
+  }
+}

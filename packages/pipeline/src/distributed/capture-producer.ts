@@ -1,0 +1,125 @@
+import { createHash } from 'node:crypto';
+import { CairnError, normalizeMemory, withDefaults } from '@cairn/core';
+import { QueueEvents } from 'bullmq';
+import type { CaptureItemResult, CaptureResult, CaptureStatus } from '../capture-stage.js';
+import { MAX_CAPTURE_BATCH } from './job-catalog.js';
+import type { QueueTopology } from './queue-topology.js';
+
+export interface CaptureProducerOptions {
+  /** Memories per capture job. @defaultValue 500 */
+  batchSize: number;
+  /**
+   * `'stored'` waits until each job's SQLite commit (durable against kill -9 of any process and a Redis
+   * restart); `'queued'` returns once Redis accepted the jobs (durable only as far as Redis persists:
+   * with `appendonly yes` and the default `appendfsync everysec`, up to the last second can be lost if
+   * Redis itself crashes). @defaultValue 'stored'
+   */
+  wait: 'stored' | 'queued';
+  /** How long to wait for `'stored'` before giving up (ms); the jobs stay queued. @defaultValue 300_000 */
+  waitTimeoutMs: number;
+}
+
+export const DEFAULT_CAPTURE_PRODUCER_OPTIONS: Readonly<CaptureProducerOptions> = Object.freeze({
+  batchSize: 500,
+  wait: 'stored',
+  waitTimeoutMs: 300_000,
+});
+
+export type QueuedStatus = CaptureStatus | 'queued';
+
+export interface EnqueueResult {
+  items: Array<Omit<CaptureItemResult, 'status'> & { status: QueuedStatus }>;
+  counts: Record<QueuedStatus, number>;
+  /** The capture job ids, one per batch. */
+  jobs: string[];
+}
+
+/**
+ * The producer side of the capture stage. Items are validated here too, so a caller hears about a bad
+ * memory at once; the capture worker validates again because a queue accepts anything. Each batch's job
+ * id is a hash of its idempotency keys (namespace + caller's id, or the content hash when no id was
+ * given), so re-sending a batch while its job is still known to Redis is a no-op, and re-sending it later
+ * is an idempotent upsert.
+ */
+export class CaptureProducer {
+  private readonly opts: CaptureProducerOptions;
+  private events: QueueEvents | null = null;
+
+  constructor(
+    private readonly topology: QueueTopology,
+    opts: Partial<CaptureProducerOptions> = {},
+  ) {
+    this.opts = withDefaults(DEFAULT_CAPTURE_PRODUCER_OPTIONS, opts);
+    if (this.opts.batchSize < 1 || this.opts.batchSize > MAX_CAPTURE_BATCH)
+      throw new CairnError('INVALID_INPUT', `batchSize must be 1..${MAX_CAPTURE_BATCH}`, {
+        field: 'batchSize',
+      });
+  }
+
+  async enqueue(inputs: readonly unknown[], now = Date.now()): Promise<EnqueueResult> {
+    const items: EnqueueResult['items'] = [];
+    const accepted: Array<{ index: number; input: unknown; key: string; id: string; namespace: string }> = [];
+    inputs.forEach((input, index) => {
+      try {
+        const m = normalizeMemory(input, now);
+        accepted.push({ index, input, key: `${m.namespace}\u0000${m.id}`, id: m.id, namespace: m.namespace });
+      } catch (err) {
+        const e = err instanceof CairnError ? err : new CairnError('INVALID_INPUT', String(err));
+        items.push({ index, status: 'rejected', error: e.toJSON() });
+      }
+    });
+    const batches: Array<typeof accepted> = [];
+    for (let i = 0; i < accepted.length; i += this.opts.batchSize)
+      batches.push(accepted.slice(i, i + this.opts.batchSize));
+    const queue = this.topology.queue('capture');
+    if (this.opts.wait === 'stored' && !this.events) {
+      this.events = new QueueEvents('capture', {
+        connection: this.topology.connection.duplicate({
+          maxRetriesPerRequest: null,
+          enableOfflineQueue: true,
+        }),
+        prefix: this.topology.opts.prefix,
+      });
+      await this.events.waitUntilReady();
+    }
+    const jobs = await queue.addBulk(
+      batches.map((b) => ({
+        name: 'capture',
+        data: { memories: b.map((a) => a.input), receivedAt: now },
+        opts: {
+          jobId: `cap-${createHash('sha256')
+            .update(b.map((a) => a.key).join('\u0001'))
+            .digest('hex')
+            .slice(0, 40)}`,
+        },
+      })),
+    );
+    if (this.opts.wait === 'queued') {
+      for (const a of accepted)
+        items.push({ index: a.index, status: 'queued', id: a.id, namespace: a.namespace });
+    } else {
+      const results = await Promise.all(
+        jobs.map((j) => j.waitUntilFinished(this.events!, this.opts.waitTimeoutMs) as Promise<CaptureResult>),
+      );
+      results.forEach((r, bi) => {
+        const batch = batches[bi]!;
+        for (const it of r.items) items.push({ ...it, index: batch[it.index]!.index });
+      });
+    }
+    items.sort((a, b) => a.index - b.index);
+    const counts: Record<QueuedStatus, number> = {
+      stored: 0,
+      updated: 0,
+      unchanged: 0,
+      rejected: 0,
+      queued: 0,
+    };
+    for (const it of items) counts[it.status]++;
+    return { items, counts, jobs: jobs.map((j) => j.id!) };
+  }
+
+  async close(): Promise<void> {
+    await this.events?.close();
+    this.events = null;
+  }
+}

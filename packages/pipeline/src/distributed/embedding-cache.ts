@@ -1,0 +1,55 @@
+import { withDefaults } from '@cairn/core';
+import { LRUCache } from 'lru-cache';
+import type { VectorCache } from '../embed-stage.js';
+
+export interface EmbeddingCacheOptions {
+  /** Vectors kept; at 768-d float32 that is 3 KiB each, so 50k ≈ 150 MiB. @defaultValue 50_000 */
+  maxEntries: number;
+  /** A vector is forgotten this long after it was stored (ms). @defaultValue 3_600_000 */
+  ttlMs: number;
+}
+
+export const DEFAULT_EMBEDDING_CACHE_OPTIONS: Readonly<EmbeddingCacheOptions> = Object.freeze({
+  maxEntries: 50_000,
+  ttlMs: 3_600_000,
+});
+
+/**
+ * An embed worker's LRU + TTL cache of vectors by (model id, content hash): agents re-send the same
+ * observation often, and a duplicate must never cost a second embedder call. At the limit the least
+ * recently used vector is evicted.
+ */
+export class EmbeddingCache {
+  private readonly lru: LRUCache<string, Float32Array>;
+  hits = 0;
+  misses = 0;
+
+  constructor(opts: Partial<EmbeddingCacheOptions> = {}) {
+    const o = withDefaults(DEFAULT_EMBEDDING_CACHE_OPTIONS, opts);
+    this.lru = new LRUCache({ max: o.maxEntries, ttl: o.ttlMs });
+  }
+
+  /** The cache view for one model, as the embed stage consumes it. */
+  forModel(modelId: string): VectorCache {
+    return {
+      lookup: (hashes) => {
+        const out = new Map<string, Float32Array>();
+        for (const h of hashes) {
+          const v = this.lru.get(`${modelId}\u0000${h}`);
+          if (v) {
+            out.set(h, v);
+            this.hits++;
+          } else this.misses++;
+        }
+        return out;
+      },
+      remember: (hash, vector) => {
+        this.lru.set(`${modelId}\u0000${hash}`, vector);
+      },
+    };
+  }
+
+  get size(): number {
+    return this.lru.size;
+  }
+}

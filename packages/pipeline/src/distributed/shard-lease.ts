@@ -1,0 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+// Renew only while we still hold it; release only our own lease (a lease that expired and was taken by
+// another worker must not be deleted by the old holder).
+const RENEW = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`;
+const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
+
+/**
+ * A Redis lease that makes one process the only writer of a resource (an index shard, the reconcile
+ * sweep). It expires `ttlMs` after its holder stops renewing, so a killed worker's shard is taken over by
+ * another within about one TTL.
+ */
+export class Lease {
+  readonly token = randomUUID();
+  held = false;
+
+  constructor(
+    private readonly redis: Redis,
+    readonly key: string,
+    private readonly ttlMs: number,
+  ) {}
+
+  /** Takes the lease if it is free (or already ours); true when held. */
+  async acquire(): Promise<boolean> {
+    if (this.held) return this.renew();
+    const r = await this.redis.set(this.key, this.token, 'PX', this.ttlMs, 'NX');
+    this.held = r === 'OK';
+    return this.held;
+  }
+
+  async renew(): Promise<boolean> {
+    const r = (await this.redis.eval(RENEW, 1, this.key, this.token, String(this.ttlMs))) as number;
+    this.held = r === 1;
+    return this.held;
+  }
+
+  async release(): Promise<void> {
+    if (!this.held) return;
+    this.held = false;
+    await this.redis.eval(RELEASE, 1, this.key, this.token).catch(() => {});
+  }
+}

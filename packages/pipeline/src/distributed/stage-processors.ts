@@ -1,0 +1,177 @@
+import { createHash } from 'node:crypto';
+import { CairnError, type Embedder, type EmbeddingSpace, isCairnError } from '@cairn/core';
+import { UnrecoverableError } from 'bullmq';
+import { type CaptureResult, captureBatch } from '../capture-stage.js';
+import { embedMemories, indexVectors, type VectorCache } from '../embed-stage.js';
+import type { EmbeddingSink, IndexSink, PendingMemory, PendingSource, RecordSink } from '../stage-ports.js';
+import { type JobInput, type JobName, MAX_STAGE_BATCH, parsePayload } from './job-catalog.js';
+import { decodeVector, encodeVector } from './vector-codec.js';
+
+/** Puts jobs on a stage's queue; ids make re-adding the same work a no-op. */
+export type Enqueue<N extends JobName> = (
+  jobs: ReadonlyArray<{ id: string; data: JobInput<N>; shard?: number }>,
+) => Promise<void>;
+
+export interface CapturePorts {
+  records: RecordSink;
+  pending: PendingSource;
+  /** Spaces that must embed new memories: the active one and any being built by a reindex. */
+  embedSpaces(): string[];
+}
+
+export interface EmbedPorts {
+  /** The embedder of a space (throws NOT_FOUND for a space that was dropped). */
+  embedderFor(spaceId: string): Promise<{ embedder: Embedder; space: EmbeddingSpace }>;
+  cacheFor(modelId: string): VectorCache;
+  shardOf(namespace: string): number;
+}
+
+export interface IndexPorts {
+  embeddings: EmbeddingSink;
+  spaceOf(spaceId: string): EmbeddingSpace | undefined;
+  /** The vector index to update for a space: the serving index of the active space, a no-op otherwise. */
+  indexFor(spaceId: string): IndexSink & { warm?(namespace: string): Promise<void> };
+}
+
+function payloadOf<N extends JobName>(name: N, data: unknown) {
+  const r = parsePayload(name, data);
+  // A payload that fails its schema fails the same way on every attempt: dead-letter it now.
+  if (!r.ok) throw new UnrecoverableError(r.error);
+  return r.value;
+}
+
+function batchId(
+  prefix: string,
+  space: string,
+  items: ReadonlyArray<{ key: number; changeSeq: number }>,
+): string {
+  const h = createHash('sha256').update(space);
+  for (const it of items) h.update(`|${it.key}.${it.changeSeq}`);
+  return `${prefix}-${h.digest('hex').slice(0, 40)}`;
+}
+
+/** Embed jobs for memories that still lack a vector, in batches, with ids derived from (space, key, seq). */
+export function embedJobsFor(space: string, pending: readonly PendingMemory[], batch = 500) {
+  const jobs: Array<{ id: string; data: JobInput<'embed'> }> = [];
+  for (let i = 0; i < pending.length; i += Math.min(batch, MAX_STAGE_BATCH)) {
+    const items = pending.slice(i, i + batch);
+    jobs.push({ id: batchId('emb', space, items), data: { space, items } });
+  }
+  return jobs;
+}
+
+/**
+ * capture: validate and store the batch (one SQLite transaction: the durability point), then enqueue
+ * embedding for every accepted memory that lacks a current vector. A retry after a crash between the two
+ * re-enqueues the same embed jobs (same ids), so nothing is embedded twice and nothing is skipped.
+ */
+export async function processCapture(
+  data: unknown,
+  ports: CapturePorts,
+  enqueueEmbed: Enqueue<'embed'>,
+): Promise<CaptureResult> {
+  const p = payloadOf('capture', data);
+  const result = captureBatch(ports.records, p.memories, p.receivedAt);
+  for (const space of ports.embedSpaces()) {
+    const pending = ports.pending.unembedded(space, result.keys);
+    if (pending.length > 0) await enqueueEmbed(embedJobsFor(space, pending));
+  }
+  return result;
+}
+
+/**
+ * embed: vectors for a batch (cache first, one embedder call for the rest), sent on to the index queue
+ * of each namespace's shard. Embedder errors that retrying cannot fix (a bad key, an unknown model) are
+ * dead-lettered; the others are retried with backoff.
+ */
+export async function processEmbed(
+  data: unknown,
+  ports: EmbedPorts,
+  enqueueIndex: Enqueue<'index'>,
+): Promise<{ embedded: number; reused: number; failed: number }> {
+  const p = payloadOf('embed', data);
+  let target: { embedder: Embedder; space: EmbeddingSpace };
+  try {
+    target = await ports.embedderFor(p.space);
+  } catch (err) {
+    throw new UnrecoverableError(`embed job for space ${p.space}: ${(err as Error).message}`);
+  }
+  let embedded: Awaited<ReturnType<typeof embedMemories>>;
+  try {
+    embedded = await embedMemories(
+      p.items,
+      target.embedder,
+      target.space,
+      ports.cacheFor(target.embedder.modelId),
+    );
+  } catch (err) {
+    if (isCairnError(err) && err.data.retryable === false) throw new UnrecoverableError(err.message);
+    throw err;
+  }
+  const byShard = new Map<number, JobInput<'index'>>();
+  const shardFor = (namespace: string) => {
+    const shard = ports.shardOf(namespace);
+    let job = byShard.get(shard);
+    if (!job) {
+      job = { space: p.space, shard, items: [], failures: [] };
+      byShard.set(shard, job);
+    }
+    return job;
+  };
+  for (const { memory, vector } of embedded.items)
+    shardFor(memory.namespace).items.push({
+      key: memory.key,
+      namespace: memory.namespace,
+      contentHash: memory.contentHash,
+      changeSeq: memory.changeSeq,
+      vector: encodeVector(vector),
+    });
+  const nsOf = new Map(p.items.map((m) => [m.key, m.namespace]));
+  for (const f of embedded.failures) shardFor(nsOf.get(f.key)!).failures!.push(f);
+  const id = batchId('idx', p.space, p.items);
+  await enqueueIndex(
+    [...byShard.values()]
+      .filter((j) => j.items.length > 0 || (j.failures?.length ?? 0) > 0)
+      .map((j) => ({ id: `${id}-${j.shard}`, data: j, shard: j.shard })),
+  );
+  return { embedded: embedded.items.length, reused: embedded.reused, failed: embedded.failures.length };
+}
+
+/**
+ * index: store the vectors in SQLite (skipping memories that changed since they were read) and apply
+ * them to the shard's vector index. Only the holder of the shard's lease runs this.
+ */
+export async function processIndex(data: unknown, ports: IndexPorts): Promise<{ stored: number }> {
+  const p = payloadOf('index', data);
+  if (p.items.length === 0 && p.failures.length === 0)
+    throw new UnrecoverableError('INVALID_PAYLOAD: index job: items: empty');
+  const space = ports.spaceOf(p.space);
+  if (!space)
+    throw new UnrecoverableError(`NOT_FOUND: index job for unknown or dropped embedding space ${p.space}`);
+  const items = p.items.map((it) => {
+    const vector = decodeVector(it.vector);
+    if (vector.length !== space.dimensions)
+      throw new UnrecoverableError(
+        new CairnError(
+          'DIMENSION_MISMATCH',
+          `index job: vector for key ${it.key} has ${vector.length} dimensions but space ${space.id} expects ${space.dimensions}`,
+        ).message,
+      );
+    return {
+      memory: {
+        key: it.key,
+        namespace: it.namespace,
+        contentHash: it.contentHash,
+        changeSeq: it.changeSeq,
+        kind: '',
+        title: null,
+        text: '',
+      },
+      vector,
+    };
+  });
+  const index = ports.indexFor(p.space);
+  if (index.warm) for (const ns of new Set(items.map((i) => i.memory.namespace))) await index.warm(ns);
+  const stored = indexVectors(ports.embeddings, index, space, { items, failures: p.failures });
+  return { stored: stored.length };
+}

@@ -1,0 +1,319 @@
+import { CairnError, isCairnError, withDefaults } from '@cairn/core';
+import { type Job, type Processor, Worker, type WorkerOptions } from 'bullmq';
+import type { PendingSource } from '../stage-ports.js';
+import { DEFAULT_EMBED_BATCHER_OPTIONS, EmbedBatcher, type EmbedBatcherOptions } from './embed-batcher.js';
+import {
+  DEFAULT_EMBEDDING_CACHE_OPTIONS,
+  EmbeddingCache,
+  type EmbeddingCacheOptions,
+} from './embedding-cache.js';
+import { CAPPED_BACKOFF, type JobInput, type JobName, retryDelay } from './job-catalog.js';
+import { type QueueTopology, queueName, redisConnection, shardOf } from './queue-topology.js';
+import { Lease } from './shard-lease.js';
+import {
+  type CapturePorts,
+  type EmbedPorts,
+  type Enqueue,
+  embedJobsFor,
+  type IndexPorts,
+  processCapture,
+  processEmbed,
+  processIndex,
+} from './stage-processors.js';
+
+export type StageName = JobName;
+export const STAGE_NAMES: readonly StageName[] = ['capture', 'embed', 'index'];
+
+export interface StageWorkersOptions {
+  /** Which stages this process runs. */
+  stages: readonly StageName[];
+  /** Jobs processed at once per stage (index shards always take one at a time: one writer). @defaultValue 2 */
+  concurrency: number;
+  /**
+   * A job's lock lasts this long (ms) and is renewed at half; a killed worker's jobs become "stalled" and
+   * are taken up again after about this long. @defaultValue 30_000
+   */
+  lockDurationMs: number;
+  /** How long an index shard's lease outlives a holder that stopped renewing it (ms). @defaultValue 15_000 */
+  leaseTtlMs: number;
+  /** How often the reconcile sweep looks for stored memories without a vector (ms); 0 disables. @defaultValue 30_000 */
+  reconcileIntervalMs: number;
+  /** Memories younger than this (ms) are left to the queues by the sweep. @defaultValue 60_000 */
+  reconcileGraceMs: number;
+  /** Memories re-enqueued per sweep at most. @defaultValue 20_000 */
+  reconcileLimit: number;
+  /** Rate limit of embedder calls across all embed workers, e.g. `{ max: 50, duration: 1000 }`. @defaultValue none */
+  embedLimiter?: { max: number; duration: number };
+  embedBatch: Partial<EmbedBatcherOptions>;
+  cache: Partial<EmbeddingCacheOptions>;
+}
+
+export const DEFAULT_STAGE_WORKERS_OPTIONS: Readonly<Omit<StageWorkersOptions, 'stages' | 'embedLimiter'>> =
+  Object.freeze({
+    concurrency: 2,
+    lockDurationMs: 30_000,
+    leaseTtlMs: 15_000,
+    reconcileIntervalMs: 30_000,
+    reconcileGraceMs: 60_000,
+    reconcileLimit: 20_000,
+    embedBatch: DEFAULT_EMBED_BATCHER_OPTIONS,
+    cache: DEFAULT_EMBEDDING_CACHE_OPTIONS,
+  });
+
+/** The ports a process provides for the stages it runs (capture and index need the data folder). */
+export interface StagePorts {
+  capture?: CapturePorts;
+  embed?: Omit<EmbedPorts, 'cacheFor' | 'shardOf'>;
+  index?: IndexPorts;
+  /** Where the reconcile sweep reads; the sweep runs in a process that has the data folder. */
+  reconcile?: { pending: PendingSource; spaces(): string[] };
+}
+
+export interface StageWorkersStatus {
+  stages: StageName[];
+  /** Index shards whose lease this process holds. */
+  shards: number[];
+  processed: Record<StageName, number>;
+  failed: Record<StageName, number>;
+  cache: { size: number; hits: number; misses: number };
+  embedderCalls: number;
+  lastReconcile: { at: number; enqueued: number } | null;
+}
+
+type Log = (level: 'debug' | 'info' | 'warn' | 'error', msg: string, data?: Record<string, unknown>) => void;
+
+/**
+ * The distributed transport: BullMQ workers for any subset of the stages, running the same stage
+ * functions as the embedded transport. Index shards are taken under a Redis lease, so each shard has
+ * exactly one writer; a shard whose holder dies is taken over when its lease expires.
+ */
+export class StageWorkers {
+  readonly opts: StageWorkersOptions;
+  private readonly workers = new Map<string, Worker>();
+  private readonly leases = new Map<number, Lease>();
+  private readonly cache: EmbeddingCache;
+  private readonly batchers = new Map<string, EmbedBatcher>();
+  private leaseTimer: NodeJS.Timeout | null = null;
+  private reconcileTimer: NodeJS.Timeout | null = null;
+  private reconcileLease: Lease | null = null;
+  private closing = false;
+  private readonly leaseRedis;
+  readonly status: StageWorkersStatus;
+
+  constructor(
+    private readonly topology: QueueTopology,
+    private readonly ports: StagePorts,
+    opts: Partial<StageWorkersOptions> & Pick<StageWorkersOptions, 'stages'>,
+    private readonly log: Log = () => {},
+  ) {
+    this.opts = withDefaults({ ...DEFAULT_STAGE_WORKERS_OPTIONS, stages: opts.stages }, opts);
+    for (const s of this.opts.stages) {
+      if (!STAGE_NAMES.includes(s))
+        throw new CairnError('INVALID_INPUT', `unknown stage "${s}"; stages are ${STAGE_NAMES.join(', ')}`, {
+          field: 'stages',
+        });
+      if (s !== 'embed' && !ports[s]) throw new CairnError('INTERNAL', `stage ${s} needs its ports`);
+    }
+    if (this.opts.stages.includes('embed') && !ports.embed)
+      throw new CairnError('INTERNAL', 'stage embed needs its ports');
+    this.cache = new EmbeddingCache(this.opts.cache);
+    this.leaseRedis = redisConnection(topology.opts.redisUrl, 'worker');
+    const zero = () => ({ capture: 0, embed: 0, index: 0 });
+    this.status = {
+      stages: [...this.opts.stages],
+      shards: [],
+      processed: zero(),
+      failed: zero(),
+      cache: { size: 0, hits: 0, misses: 0 },
+      embedderCalls: 0,
+      lastReconcile: null,
+    };
+  }
+
+  async start(): Promise<void> {
+    const stages = new Set(this.opts.stages);
+    if (stages.has('capture')) {
+      const ports = this.ports.capture!;
+      this.startWorker('capture', 'capture', this.opts.concurrency, (job) =>
+        processCapture(job.data, ports, this.enqueuer('embed')),
+      );
+    }
+    if (stages.has('embed')) {
+      const base = this.ports.embed!;
+      const ports: EmbedPorts = {
+        embedderFor: async (spaceId) => {
+          const t = await base.embedderFor(spaceId);
+          let b = this.batchers.get(t.embedder.modelId);
+          if (!b) {
+            b = new EmbedBatcher(t.embedder, this.opts.embedBatch);
+            this.batchers.set(t.embedder.modelId, b);
+          }
+          return { embedder: b, space: t.space };
+        },
+        cacheFor: (modelId) => this.cache.forModel(modelId),
+        shardOf: (ns) => shardOf(ns, this.topology.opts.shards),
+      };
+      const w = this.startWorker('embed', 'embed', Math.max(this.opts.concurrency, 4), async (job) => {
+        try {
+          return await processEmbed(job.data, ports, this.enqueuer('index'));
+        } catch (err) {
+          // A remote embedder said "slow down" and when: pause this worker for that long without spending
+          // one of the job's attempts.
+          const after = isCairnError(err) ? err.data.retryAfterMs : undefined;
+          if (typeof after === 'number' && after > 0) {
+            await w.rateLimit(after);
+            throw Worker.RateLimitError();
+          }
+          throw err;
+        }
+      });
+    }
+    if (stages.has('index')) {
+      await this.claimShards();
+      this.leaseTimer = setInterval(() => void this.claimShards(), Math.max(250, this.opts.leaseTtlMs / 3));
+      this.leaseTimer.unref();
+    }
+    if (this.ports.reconcile && this.opts.reconcileIntervalMs > 0) {
+      this.reconcileLease = new Lease(
+        this.leaseRedis,
+        `${this.topology.opts.prefix}:lease:reconcile`,
+        this.opts.reconcileIntervalMs * 2,
+      );
+      this.reconcileTimer = setInterval(
+        () =>
+          void this.reconcile().catch((e: Error) =>
+            this.log('warn', 'reconcile sweep failed', { error: e.message }),
+          ),
+        this.opts.reconcileIntervalMs,
+      );
+      this.reconcileTimer.unref();
+    }
+  }
+
+  /**
+   * The reconcile sweep: stored memories with no vector in an embedding space (because Redis lost their
+   * jobs, or a job was purged) are enqueued again. Losing Redis therefore costs time, never memories.
+   */
+  async reconcile(): Promise<number> {
+    const r = this.ports.reconcile;
+    if (!r) return 0;
+    if (this.reconcileLease && !(await this.reconcileLease.acquire())) return 0;
+    let enqueued = 0;
+    const cutoff = Date.now() - this.opts.reconcileGraceMs;
+    for (const space of r.spaces()) {
+      const missing = r.pending.missing(space, cutoff, this.opts.reconcileLimit);
+      if (missing.length === 0) continue;
+      await this.enqueuer('embed')(embedJobsFor(space, missing));
+      enqueued += missing.length;
+    }
+    this.status.lastReconcile = { at: Date.now(), enqueued };
+    if (enqueued > 0) this.log('info', 'reconcile sweep re-enqueued memories without vectors', { enqueued });
+    return enqueued;
+  }
+
+  /** Stops taking jobs, lets active ones finish for up to `deadlineMs`, then force-closes (their locks lapse and another worker retries them). */
+  async close(deadlineMs = 10_000): Promise<{ graceful: boolean }> {
+    if (this.closing) return { graceful: true };
+    this.closing = true;
+    if (this.leaseTimer) clearInterval(this.leaseTimer);
+    if (this.reconcileTimer) clearInterval(this.reconcileTimer);
+    const all = [...this.workers.values()];
+    let timer: NodeJS.Timeout | undefined;
+    const graceful = await Promise.race([
+      Promise.all(all.map((w) => w.close())).then(() => true),
+      new Promise<boolean>((r) => {
+        timer = setTimeout(() => r(false), deadlineMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (!graceful) await Promise.all(all.map((w) => w.close(true).catch(() => {})));
+    await Promise.all([...this.leases.values()].map((l) => l.release()));
+    await this.reconcileLease?.release();
+    this.leaseRedis.disconnect();
+    this.workers.clear();
+    return { graceful };
+  }
+
+  private enqueuer<N extends 'embed' | 'index'>(name: N): Enqueue<N> {
+    return async (jobs) => {
+      if (jobs.length === 0) return;
+      const byQueue = new Map<number, (typeof jobs)[number][]>();
+      for (const j of jobs) {
+        const s = name === 'index' ? (j.shard ?? 0) : 0;
+        byQueue.set(s, [...(byQueue.get(s) ?? []), j]);
+      }
+      for (const [shard, list] of byQueue)
+        await this.topology
+          .queue(name, shard)
+          .addBulk(list.map((j) => ({ name, data: j.data as JobInput<N>, opts: { jobId: j.id } })));
+    };
+  }
+
+  private startWorker(name: StageName, queue: string, concurrency: number, fn: Processor): Worker {
+    const opts: WorkerOptions = {
+      connection: redisConnection(this.topology.opts.redisUrl, 'worker'),
+      prefix: this.topology.opts.prefix,
+      concurrency,
+      lockDuration: this.opts.lockDurationMs,
+      stalledInterval: Math.max(1_000, this.opts.lockDurationMs),
+      // A job whose worker was killed is retried; only a job that keeps killing its workers is failed.
+      maxStalledCount: 3,
+      settings: {
+        backoffStrategy: (attemptsMade, type, _err, job) =>
+          type === CAPPED_BACKOFF ? retryDelay((job?.name ?? name) as JobName, attemptsMade) : 1_000,
+      },
+    };
+    if (name === 'embed' && this.opts.embedLimiter) opts.limiter = this.opts.embedLimiter;
+    const w = new Worker(queue, fn, opts);
+    w.on('completed', () => {
+      this.status.processed[name]++;
+      if (name === 'embed') this.refreshCacheStatus();
+    });
+    w.on('failed', (job: Job | undefined, err: Error) => {
+      this.status.failed[name]++;
+      this.log('warn', `${queue} job failed`, {
+        job: job?.id,
+        attempts: job?.attemptsMade,
+        error: err.message,
+      });
+    });
+    w.on('error', (err) => this.log('error', `${queue} worker error`, { error: err.message }));
+    this.workers.set(queue, w);
+    return w;
+  }
+
+  private refreshCacheStatus(): void {
+    this.status.cache = { size: this.cache.size, hits: this.cache.hits, misses: this.cache.misses };
+    this.status.embedderCalls = [...this.batchers.values()].reduce((n, b) => n + b.calls, 0);
+  }
+
+  /** Takes free shard leases, renews held ones, and stops indexing shards whose lease was lost. */
+  private async claimShards(): Promise<void> {
+    if (this.closing) return;
+    const ports = this.ports.index!;
+    for (let shard = 0; shard < this.topology.opts.shards; shard++) {
+      let lease = this.leases.get(shard);
+      if (!lease) {
+        lease = new Lease(
+          this.leaseRedis,
+          `${this.topology.opts.prefix}:lease:index-${shard}`,
+          this.opts.leaseTtlMs,
+        );
+        this.leases.set(shard, lease);
+      }
+      const had = lease.held;
+      const held = await lease.acquire().catch(() => false);
+      const qn = queueName('index', shard);
+      if (held && !had && !this.closing) {
+        this.startWorker('index', qn, 1, (job) => processIndex(job.data, ports));
+        this.log('info', 'index shard acquired', { shard });
+      } else if (!held && had) {
+        this.log('warn', 'index shard lease lost; stopping its writer', { shard });
+        const w = this.workers.get(qn);
+        this.workers.delete(qn);
+        await w?.close();
+      }
+    }
+    this.status.shards = [...this.leases.entries()].filter(([, l]) => l.held).map(([s]) => s);
+  }
+}
