@@ -1,4 +1,10 @@
 // This file is the public API of @cairn/engine; named exports only.
-export { CairnEngine, type EngineStats, embedderOfSpace, type NamespaceStats } from './cairn-engine.js';
+export {
+  CairnEngine,
+  type EngineStats,
+  embedderOfSpace,
+  type NamespaceStats,
+  specOf,
+} from './cairn-engine.js';
 export type { EngineLog, EngineOptions } from './engine-options.js';
 export { StageWorkerHost, type StageWorkerHostOptions } from './stage-worker-host.js';

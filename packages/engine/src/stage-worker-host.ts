@@ -1,9 +1,11 @@
 import { join } from 'node:path';
 import { ComputePool } from '@cairn/compute';
-import { CairnError, type Embedder, type EmbeddingSpace } from '@cairn/core';
+import { CairnError, type Embedder, type EmbeddingSpace, embeddingSpaceOf } from '@cairn/core';
+import { createEmbedder, resolveEmbedder } from '@cairn/embed';
 import {
   QueueTopology,
   type QueueTopologyOptions,
+  type SpaceRef,
   type StageName,
   type StagePorts,
   StageWorkers,
@@ -12,12 +14,12 @@ import {
 } from '@cairn/pipeline';
 import { MemoryStore } from '@cairn/store';
 import { VectorIndexManager, workerIndexBuilder } from '@cairn/vector';
-import { embedderOfSpace } from './cairn-engine.js';
+import { specOf } from './cairn-engine.js';
 import type { EngineLog, EngineOptions } from './engine-options.js';
 
 export interface StageWorkerHostOptions
   extends Partial<Omit<StageWorkersOptions, 'stages'>>,
-    Pick<EngineOptions, 'hnsw' | 'exactThreshold' | 'env'> {
+    Pick<EngineOptions, 'hnsw' | 'exactThreshold' | 'env' | 'embedderSpec'> {
   /** The data folder (needed by capture and index; an embed-only worker never opens it). */
   dataDir: string;
   redisUrl: string;
@@ -48,17 +50,23 @@ export class StageWorkerHost {
     const log = opts.log ?? (() => {});
     const stages = new Set(opts.stages);
     const topology = await QueueTopology.connect({ redisUrl: opts.redisUrl, ...opts.queue });
-    const needsStore = stages.has('capture') || stages.has('index') || stages.has('embed');
+    const needsStore = stages.has('capture') || stages.has('index');
     const store = needsStore ? new MemoryStore({ path: join(opts.dataDir, 'cairn.db') }) : null;
+    if (store && !store.embeddings.activeSpace()) {
+      // A fresh data folder: the first space is chosen here, once, as the embedded engine would.
+      const spec = opts.embedderSpec ?? 'hash';
+      const embedder = await resolveEmbedder(spec, { env: opts.env });
+      store.embeddings.ensureSpace(embeddingSpaceOf(embedder), { embedder: spec });
+    }
     const pool = stages.has('index') ? new ComputePool() : null;
     const vectors = new Map<string, VectorIndexManager>();
     const embedders = new Map<string, { embedder: Embedder; space: EmbeddingSpace }>();
     const spaceOf = (id: string) => store?.embeddings.getSpace(id);
     // The spaces new memories must reach: the active one, and any a reindex is filling.
-    const embedSpaces = () =>
+    const embedSpaces = (): SpaceRef[] =>
       (store?.embeddings.listSpaces() ?? [])
         .filter((s) => s.active || s.state === 'building')
-        .map((s) => s.id);
+        .map((s) => ({ id: s.id, embedder: specOf(s), dimensions: s.dimensions }));
     const ports: StagePorts = {};
     if (store) {
       ports.capture = { records: store, pending: store.embeddings, embedSpaces };
@@ -88,19 +96,24 @@ export class StageWorkerHost {
           return v;
         },
       };
-      ports.embed = {
-        embedderFor: async (id) => {
-          let e = embedders.get(id);
-          if (!e) {
-            const space = spaceOf(id);
-            if (!space) throw new CairnError('NOT_FOUND', `no embedding space ${id}`);
-            e = { embedder: embedderOfSpace(space, opts.env), space };
-            embedders.set(id, e);
-          }
-          return e;
-        },
-      };
     }
+    ports.embed = {
+      embedderFor: async (ref) => {
+        let e = embedders.get(ref.id);
+        if (!e) {
+          const embedder = createEmbedder(ref.embedder, { dimensions: ref.dimensions, env: opts.env });
+          const space = embeddingSpaceOf(embedder);
+          if (space.id !== ref.id)
+            throw new CairnError(
+              'INVALID_INPUT',
+              `embedder ${ref.embedder} builds space ${space.id} on this worker, not ${ref.id}; check its CAIRN_* embedder settings`,
+            );
+          e = { embedder, space };
+          embedders.set(ref.id, e);
+        }
+        return e;
+      },
+    };
     const workers = new StageWorkers(topology, ports, { ...opts, stages: [...stages] }, log);
     await workers.start();
     let timer: NodeJS.Timeout | null = null;

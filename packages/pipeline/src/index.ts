@@ -60,6 +60,7 @@ export {
   processCapture,
   processEmbed,
   processIndex,
+  type SpaceRef,
 } from './distributed/stage-processors.js';
 export {
   DEFAULT_STAGE_WORKERS_OPTIONS,

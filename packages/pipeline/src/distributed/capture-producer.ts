@@ -3,7 +3,7 @@ import { CairnError, normalizeMemory, withDefaults } from '@cairn/core';
 import { QueueEvents } from 'bullmq';
 import type { CaptureItemResult, CaptureResult, CaptureStatus } from '../capture-stage.js';
 import { MAX_CAPTURE_BATCH } from './job-catalog.js';
-import type { QueueTopology } from './queue-topology.js';
+import type { QueueTopology, redisConnection } from './queue-topology.js';
 
 export interface CaptureProducerOptions {
   /** Memories per capture job. @defaultValue 500 */
@@ -44,6 +44,7 @@ export interface EnqueueResult {
 export class CaptureProducer {
   private readonly opts: CaptureProducerOptions;
   private events: QueueEvents | null = null;
+  private eventsConnection: ReturnType<typeof redisConnection> | null = null;
 
   constructor(
     private readonly topology: QueueTopology,
@@ -121,5 +122,8 @@ export class CaptureProducer {
   async close(): Promise<void> {
     await this.events?.close();
     this.events = null;
+    // BullMQ does not close a connection it was handed.
+    this.eventsConnection?.disconnect();
+    this.eventsConnection = null;
   }
 }

@@ -51,7 +51,10 @@ export const JOB_CATALOG = {
   },
   embed: {
     payload: z.object({
+      /** The embedding space, and how to build its embedder: embed workers need no data folder. */
       space: z.string().min(1),
+      embedder: z.string().min(1),
+      dimensions: z.number().int().positive(),
       items: z.array(pendingMemorySchema).min(1).max(MAX_STAGE_BATCH),
     }),
     // A remote embedder may be down for a while: ~12 retries at the 60 s cap ride out a 15-minute outage.

@@ -38,13 +38,17 @@ export function queueName(name: JobName, shard?: number): string {
  * hanging.
  */
 export function redisConnection(url: string, role: 'worker' | 'producer'): Redis {
-  return new Redis(url, {
+  const conn = new Redis(url, {
     maxRetriesPerRequest: role === 'worker' ? null : 1,
     enableOfflineQueue: role === 'worker',
     lazyConnect: role === 'producer',
     // Reconnect with a capped backoff (ms); a Redis restart is survived by every worker.
     retryStrategy: (times) => Math.min(times * 200, 2_000),
   });
+  // Connection errors surface through the commands that fail (and BullMQ's own 'error' events); without a
+  // listener ioredis would also print each reconnect attempt as an unhandled error.
+  conn.on('error', () => {});
+  return conn;
 }
 
 /** Throws BACKEND_UNAVAILABLE naming the URL when Redis does not answer a PING within `timeoutMs`. */

@@ -12,16 +12,23 @@ export type Enqueue<N extends JobName> = (
   jobs: ReadonlyArray<{ id: string; data: JobInput<N>; shard?: number }>,
 ) => Promise<void>;
 
+/** An embedding space as embed jobs name it: its id, and the spec and dimensions that rebuild its embedder. */
+export interface SpaceRef {
+  id: string;
+  embedder: string;
+  dimensions: number;
+}
+
 export interface CapturePorts {
   records: RecordSink;
   pending: PendingSource;
   /** Spaces that must embed new memories: the active one and any being built by a reindex. */
-  embedSpaces(): string[];
+  embedSpaces(): SpaceRef[];
 }
 
 export interface EmbedPorts {
-  /** The embedder of a space (throws NOT_FOUND for a space that was dropped). */
-  embedderFor(spaceId: string): Promise<{ embedder: Embedder; space: EmbeddingSpace }>;
+  /** The embedder of a space, built from the job's spec (throws when the spec no longer builds that space). */
+  embedderFor(space: SpaceRef): Promise<{ embedder: Embedder; space: EmbeddingSpace }>;
   cacheFor(modelId: string): VectorCache;
   shardOf(namespace: string): number;
 }
@@ -51,11 +58,15 @@ function batchId(
 }
 
 /** Embed jobs for memories that still lack a vector, in batches, with ids derived from (space, key, seq). */
-export function embedJobsFor(space: string, pending: readonly PendingMemory[], batch = 500) {
+export function embedJobsFor(space: SpaceRef, pending: readonly PendingMemory[], batch = 500) {
   const jobs: Array<{ id: string; data: JobInput<'embed'> }> = [];
-  for (let i = 0; i < pending.length; i += Math.min(batch, MAX_STAGE_BATCH)) {
-    const items = pending.slice(i, i + batch);
-    jobs.push({ id: batchId('emb', space, items), data: { space, items } });
+  const size = Math.min(batch, MAX_STAGE_BATCH);
+  for (let i = 0; i < pending.length; i += size) {
+    const items = pending.slice(i, i + size);
+    jobs.push({
+      id: batchId('emb', space.id, items),
+      data: { space: space.id, embedder: space.embedder, dimensions: space.dimensions, items },
+    });
   }
   return jobs;
 }
@@ -73,7 +84,7 @@ export async function processCapture(
   const p = payloadOf('capture', data);
   const result = captureBatch(ports.records, p.memories, p.receivedAt);
   for (const space of ports.embedSpaces()) {
-    const pending = ports.pending.unembedded(space, result.keys);
+    const pending = ports.pending.unembedded(space.id, result.keys);
     if (pending.length > 0) await enqueueEmbed(embedJobsFor(space, pending));
   }
   return result;
@@ -92,7 +103,7 @@ export async function processEmbed(
   const p = payloadOf('embed', data);
   let target: { embedder: Embedder; space: EmbeddingSpace };
   try {
-    target = await ports.embedderFor(p.space);
+    target = await ports.embedderFor({ id: p.space, embedder: p.embedder, dimensions: p.dimensions });
   } catch (err) {
     throw new UnrecoverableError(`embed job for space ${p.space}: ${(err as Error).message}`);
   }

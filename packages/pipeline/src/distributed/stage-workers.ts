@@ -19,6 +19,7 @@ import {
   processCapture,
   processEmbed,
   processIndex,
+  type SpaceRef,
 } from './stage-processors.js';
 
 export type StageName = JobName;
@@ -66,7 +67,7 @@ export interface StagePorts {
   embed?: Omit<EmbedPorts, 'cacheFor' | 'shardOf'>;
   index?: IndexPorts;
   /** Where the reconcile sweep reads; the sweep runs in a process that has the data folder. */
-  reconcile?: { pending: PendingSource; spaces(): string[] };
+  reconcile?: { pending: PendingSource; spaces(): SpaceRef[] };
 }
 
 export interface StageWorkersStatus {
@@ -141,8 +142,8 @@ export class StageWorkers {
     if (stages.has('embed')) {
       const base = this.ports.embed!;
       const ports: EmbedPorts = {
-        embedderFor: async (spaceId) => {
-          const t = await base.embedderFor(spaceId);
+        embedderFor: async (ref) => {
+          const t = await base.embedderFor(ref);
           let b = this.batchers.get(t.embedder.modelId);
           if (!b) {
             b = new EmbedBatcher(t.embedder, this.opts.embedBatch);
@@ -201,7 +202,7 @@ export class StageWorkers {
     let enqueued = 0;
     const cutoff = Date.now() - this.opts.reconcileGraceMs;
     for (const space of r.spaces()) {
-      const missing = r.pending.missing(space, cutoff, this.opts.reconcileLimit);
+      const missing = r.pending.missing(space.id, cutoff, this.opts.reconcileLimit);
       if (missing.length === 0) continue;
       await this.enqueuer('embed')(embedJobsFor(space, missing));
       enqueued += missing.length;
@@ -250,8 +251,9 @@ export class StageWorkers {
   }
 
   private startWorker(name: StageName, queue: string, concurrency: number, fn: Processor): Worker {
+    const connection = redisConnection(this.topology.opts.redisUrl, 'worker');
     const opts: WorkerOptions = {
-      connection: redisConnection(this.topology.opts.redisUrl, 'worker'),
+      connection,
       prefix: this.topology.opts.prefix,
       concurrency,
       lockDuration: this.opts.lockDurationMs,
@@ -278,6 +280,8 @@ export class StageWorkers {
       });
     });
     w.on('error', (err) => this.log('error', `${queue} worker error`, { error: err.message }));
+    // BullMQ does not close a connection it was handed.
+    w.on('closed', () => connection.disconnect());
     this.workers.set(queue, w);
     return w;
   }

@@ -1,0 +1,83 @@
+import { deadLetters, queueCounts } from '@cairn/pipeline';
+import { describe, expect, it } from 'vitest';
+import { eventually, memories, useDeployment } from './distributed-helpers.js';
+
+const deployments = useDeployment();
+
+describe('distributed pipeline through a real Redis', () => {
+  it('ingests through capture → embed → index queues and serves hybrid searches from a reader', async () => {
+    const d = await deployments.create();
+    const host = await d.workers();
+    const { producer, topology } = await d.producer('stored');
+    const items = [...memories(150, 'team/alpha'), ...memories(50, 'team/beta')];
+    const r = await producer.enqueue([...items, { namespace: 'team/alpha', text: '' }]);
+    expect(r.counts.stored).toBe(200);
+    expect(r.counts.rejected).toBe(1);
+    expect(r.items[200]!.error?.field).toBe('text');
+
+    const reader = await d.reader();
+    await eventually(() => {
+      const s = reader.stats().namespaces;
+      return s['team/alpha']?.embedded === 150 && s['team/beta']?.embedded === 50;
+    });
+    reader.refresh();
+    const res = await reader.search({ namespace: 'team/alpha', query: 'token42q billing', k: 3 });
+    expect(res.degraded).toEqual([]);
+    expect(res.hits[0]!.id).toBe('m42');
+    expect(res.hits[0]!.vecRank).toBe(1);
+    expect(res.hits[0]!.bm25Rank).toBe(1);
+    // Tenant isolation holds through the queues: beta's memories never show up in alpha.
+    const other = await reader.search({ namespace: 'team/beta', query: 'token120q', k: 10 });
+    expect(other.hits.map((h) => h.id)).not.toContain('m120');
+
+    const counts = await queueCounts(topology);
+    expect(Object.keys(counts).sort()).toEqual(['capture', 'embed', 'index-0', 'index-1']);
+    expect(Object.values(counts).every((c) => c.failed === 0 && c.waiting === 0)).toBe(true);
+    expect(host.status.processed.capture).toBeGreaterThanOrEqual(2);
+  });
+
+  it('re-sending a batch stores nothing twice and embeds nothing twice', async () => {
+    const d = await deployments.create();
+    const host = await d.workers();
+    const { producer } = await d.producer('stored');
+    const first = await producer.enqueue(memories(100));
+    const reader = await d.reader();
+    await eventually(() => reader.stats().namespaces['team/alpha']?.embedded === 100);
+    const processed = host.status.processed.capture;
+    // The same batch hashes to the same job ids: BullMQ answers with the first run's result, no new run.
+    const again = await producer.enqueue(memories(100));
+    expect(again.jobs).toEqual(first.jobs);
+    expect(again.counts.stored).toBe(100);
+    expect(host.status.processed.capture).toBe(processed);
+    // Re-sent in other batches (new job ids), the upsert by id still stores nothing new.
+    const regrouped = await producer.enqueue(memories(100).reverse());
+    expect(regrouped.counts.unchanged).toBe(100);
+    expect(reader.stats().namespaces['team/alpha']?.stored).toBe(100);
+    // The same texts under new ids: stored, but their vectors come from the content-hash cache.
+    const calls = host.status.embedderCalls;
+    await producer.enqueue(memories(100).map((m) => ({ ...m, id: `copy-${m.id}` })));
+    await eventually(() => reader.stats().namespaces['team/alpha']?.embedded === 200);
+    expect(host.status.cache.hits).toBeGreaterThanOrEqual(100);
+    expect(host.status.embedderCalls).toBe(calls);
+  });
+
+  it('dead-letters a job whose payload can never succeed, with its reason, and keeps going', async () => {
+    const d = await deployments.create();
+    await d.workers();
+    const { producer, topology } = await d.producer('stored');
+    await topology.queue('capture').add('capture', { memories: 'not an array', receivedAt: 1 });
+    const ok = await producer.enqueue(memories(20));
+    expect(ok.counts.stored).toBe(20);
+    let dead: Awaited<ReturnType<typeof deadLetters>> = [];
+    await eventually(async () => {
+      dead = await deadLetters(topology);
+      return dead.length === 1;
+    });
+    expect(dead[0]!.queue).toBe('capture');
+    expect(dead[0]!.reason).toMatch(/^INVALID_PAYLOAD: capture job: memories: /);
+    // Unrecoverable: failed on its first attempt, not retried.
+    expect(dead[0]!.attempts).toBe(1);
+    const reader = await d.reader();
+    await eventually(() => reader.stats().namespaces['team/alpha']?.embedded === 20);
+  });
+});
