@@ -7,9 +7,33 @@ const EnvSchema = z.object({
   CAIRN_DATA_DIR: z.string().min(1).default('.cairn'),
   /** pino level for stderr logs. @defaultValue warn */
   CAIRN_LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('warn'),
+  /**
+   * Set: the distributed mode. `ingest` enqueues into the capture stage, `worker` processes the queues,
+   * `stats` adds queue depths. Unset: the embedded mode (one process, no Redis).
+   */
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
+  /** Key prefix of the queues: deployments sharing a Redis must differ. @defaultValue cairn */
+  CAIRN_QUEUE_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]+$/)
+    .default('cairn'),
+  /** Index shards (every process of a deployment must agree). @defaultValue 4 */
+  CAIRN_SHARDS: z.coerce.number().int().min(1).max(1024).default(4),
+  /**
+   * The embedder of a new data folder's first embedding space: `hash`, `ollama:<model>` or
+   * `openai:<model>`. An existing folder keeps the embedder recorded in its active space. @defaultValue hash
+   */
+  CAIRN_EMBEDDER: z.string().min(1).default('hash'),
 });
 
-export type CliEnv = z.infer<typeof EnvSchema>;
+export type CliEnv = z.infer<typeof EnvSchema> & {
+  /** The raw environment, for the embedders' own CAIRN_OLLAMA_URL / CAIRN_OPENAI_* settings. */
+  raw: Record<string, string | undefined>;
+};
 
 export function loadEnv(env: NodeJS.ProcessEnv = process.env): CliEnv {
   const parsed = EnvSchema.safeParse(env);
@@ -17,7 +41,7 @@ export function loadEnv(env: NodeJS.ProcessEnv = process.env): CliEnv {
     const issue = parsed.error.issues[0]!;
     throw new Error(`environment variable ${issue.path.join('.')}: ${issue.message}`);
   }
-  return parsed.data;
+  return { ...parsed.data, raw: env };
 }
 
 export function resolveDataDir(flag: string | undefined, env: CliEnv): string {

@@ -4,6 +4,8 @@ import { demoCommand } from './commands/demo.js';
 import { ingestCommand } from './commands/ingest.js';
 import { deleteCommand, getCommand, statsCommand, timelineCommand } from './commands/records.js';
 import { searchCommand } from './commands/search.js';
+import { reindexCommand, spacesCommand } from './commands/spaces.js';
+import { deadLettersCommand, workerCommand } from './commands/worker.js';
 import { loadEnv } from './env.js';
 import { fail } from './output.js';
 
@@ -39,6 +41,11 @@ export function buildProgram(): Command {
     .option('--batch-size <n>', 'memories per transaction', '1000')
     .option('--no-embed', 'return once stored; embedding resumes on the next open')
     .option('--progress', 'force the progress bar (default: files over 1 MB)')
+    .addOption(
+      new Option('--wait <point>', 'with REDIS_URL: return once stored (durable) or once queued in Redis')
+        .choices(['stored', 'queued'])
+        .default('stored'),
+    )
     .action(run(ingestCommand));
 
   program
@@ -105,6 +112,50 @@ export function buildProgram(): Command {
     .addOption(dataDir())
     .addOption(json())
     .action(run(statsCommand));
+
+  program
+    .command('worker')
+    .description('process the capture, embed and index queues (needs REDIS_URL); stops gracefully on SIGTERM')
+    .option('--stages <list>', 'comma-separated stages to run', 'capture,embed,index')
+    .option('--concurrency <n>', 'jobs per stage at once (index shards always take one)', '2')
+    .option('--shutdown-timeout <s>', 'seconds active jobs get to finish on SIGTERM', '10')
+    .option(
+      '--reconcile-interval <s>',
+      'seconds between sweeps for stored memories without vectors (0: off)',
+      '30',
+    )
+    .addOption(dataDir())
+    .action(run(workerCommand));
+
+  program
+    .command('reindex')
+    .description(
+      'build a new embedding space from the stored text, then activate it (queries keep the old one until then)',
+    )
+    .requiredOption('--embedder <spec>', 'hash, hash:<dims>, ollama:<model> or openai:<model>')
+    .option('--no-activate', 'fill the space but leave the current one active')
+    .option('--batch-size <n>', 'memories per embedder call (embedded mode)', '512')
+    .addOption(dataDir())
+    .addOption(json())
+    .action(run(reindexCommand));
+
+  program
+    .command('spaces')
+    .description('list embedding spaces, or activate / drop one')
+    .argument('[action]', 'list (default), activate or drop')
+    .argument('[id]', 'the space id, e.g. cairn-hash-v1/768')
+    .option('--force', 'activate even if the space still lacks vectors')
+    .addOption(dataDir())
+    .addOption(json())
+    .action(run(spacesCommand));
+
+  program
+    .command('dead-letters')
+    .description('jobs that failed for good, with their reasons (needs REDIS_URL)')
+    .option('--retry', 'put every dead-lettered job back in its queue')
+    .option('--limit <n>', 'jobs to list', '100')
+    .addOption(json())
+    .action(run(deadLettersCommand));
 
   program
     .command('demo')

@@ -1,15 +1,23 @@
 import { CairnEngine } from '@cairn/engine';
+import { QueueTopology } from '@cairn/pipeline';
 import type { CliEnv } from './env.js';
 import { resolveDataDir } from './env.js';
 import { createLogger } from './output.js';
 
-/** The one place the CLI builds an engine: a one-shot process waits for vector indexes rather than degrade. */
+/**
+ * The one place the CLI builds an engine: a one-shot process waits for vector indexes rather than degrade.
+ * With REDIS_URL set the workers own embedding and the index files, so the engine only reads.
+ */
 export async function openEngine(dataDirFlag: string | undefined, env: CliEnv): Promise<CairnEngine> {
   const logger = createLogger(env.CAIRN_LOG_LEVEL);
   return CairnEngine.open({
     dataDir: resolveDataDir(dataDirFlag, env),
     waitForIndex: true,
     persistIntervalMs: 0,
+    refreshIntervalMs: 0,
+    pipeline: env.REDIS_URL ? 'external' : 'embedded',
+    embedderSpec: env.CAIRN_EMBEDDER,
+    env: env.raw,
     log: (level, msg, data) => logger[level](data ?? {}, msg),
   });
 }
@@ -24,5 +32,19 @@ export async function withEngine<T>(
     return await fn(engine);
   } finally {
     await engine.close();
+  }
+}
+
+/** The deployment's queues (REDIS_URL must be set); Redis is pinged first so a dead one is named at once. */
+export async function withQueues<T>(env: CliEnv, fn: (q: QueueTopology) => Promise<T>): Promise<T> {
+  const topology = await QueueTopology.connect({
+    redisUrl: env.REDIS_URL!,
+    prefix: env.CAIRN_QUEUE_PREFIX,
+    shards: env.CAIRN_SHARDS,
+  });
+  try {
+    return await fn(topology);
+  } finally {
+    await topology.close();
   }
 }

@@ -31,8 +31,11 @@ export interface NamespaceStats {
   deleted: number;
   /** Memories with a vector in the active embedding space. */
   embedded: number;
-  /** Vectors in the namespace's loaded or saved index, when known. */
-  indexed: number | null;
+  /**
+   * Vectors the vector leg serves for the namespace: the loaded index's size, else the saved snapshot's.
+   * A namespace with no snapshot is served exactly from its stored vectors, so then every embedded one.
+   */
+  indexed: number;
   /** Memories stored but not yet embedded. */
   pending: number;
   /** Memories the embedder refused. */
@@ -243,7 +246,7 @@ export class CairnEngine {
         superseded: ns.superseded,
         deleted: ns.deleted,
         embedded,
-        indexed: idx?.size ?? null,
+        indexed: idx?.size ?? (idx?.state === 'building' ? 0 : embedded),
         pending: space ? Math.max(0, live - embedded - failed) : 0,
         failed,
         index: idx?.state ?? 'none',

@@ -50,6 +50,7 @@ export {
   redisConnection,
   shardOf,
 } from './distributed/queue-topology.js';
+export { requeueEmbeds } from './distributed/requeue-embeds.js';
 export { Lease } from './distributed/shard-lease.js';
 export {
   type CapturePorts,

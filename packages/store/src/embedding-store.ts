@@ -2,6 +2,9 @@ import { assertDimensions, CairnError, type EmbeddingSpace, type PendingMemory }
 import type Database from 'better-sqlite3';
 import { blobToVector, vectorToBlob } from './vector-blob.js';
 
+/** The share of a space's memories that may have failed to embed for it to be activated unforced. */
+const MAX_FAILED_SHARE_TO_ACTIVATE = 0.01;
+
 export interface StoredEmbedding {
   key: number;
   namespace: string;
@@ -99,7 +102,7 @@ export class EmbeddingStore {
   /**
    * Makes a space the one queries use, in one transaction: every process that reads the active space
    * afterwards sees the new one, and none sees two. Refuses a space with memories still missing a vector
-   * unless `force`.
+   * or with more than 1% of them failed, unless `force`.
    */
   activate(spaceId: string, force = false): SpaceInfo {
     return this.db
@@ -111,7 +114,15 @@ export class EmbeddingStore {
           throw new CairnError(
             'INVALID_INPUT',
             `embedding space ${spaceId} is incomplete (${p.embedded + p.failed} of ${p.total} memories); finish the reindex or force it`,
-            { field: 'space' },
+            { field: 'space', reason: 'incomplete' },
+          );
+        // A space most memories failed in (an embedder returning the wrong dimensions, say) would quietly
+        // turn the vector leg off; a few refusals (over-long texts) are normal.
+        if (!force && p.failed > Math.max(0, p.total * MAX_FAILED_SHARE_TO_ACTIVATE))
+          throw new CairnError(
+            'INVALID_INPUT',
+            `embedding space ${spaceId} failed for ${p.failed} of ${p.total} memories (cairn spaces shows why); fix the embedder and reindex, or force it`,
+            { field: 'space', reason: 'failures' },
           );
         this.db.prepare('UPDATE embedding_spaces SET active = (id = ?)').run(spaceId);
         this.db.prepare("UPDATE embedding_spaces SET state = 'ready' WHERE id = ?").run(spaceId);
@@ -237,6 +248,19 @@ export class EmbeddingStore {
         .run(changedBefore, spaceId);
     }
     return rows;
+  }
+
+  /** A reindex's page: live memories after `afterSeq` with neither a current vector nor a failure in the space. */
+  unembeddedAfter(spaceId: string, afterSeq: number, limit: number): PendingMemory[] {
+    return this.db
+      .prepare(
+        `SELECT m.key, m.namespace, m.kind, m.title, m.text, m.content_hash AS contentHash, m.change_seq AS changeSeq
+         FROM memories m WHERE m.change_seq > ? AND m.deleted_at IS NULL
+           AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.space = ? AND e.key = m.key AND e.seq = m.change_seq)
+           AND NOT EXISTS (SELECT 1 FROM embed_failures f WHERE f.space = ? AND f.key = m.key)
+         ORDER BY m.change_seq LIMIT ?`,
+      )
+      .all(afterSeq, spaceId, spaceId, limit) as PendingMemory[];
   }
 
   /** Vectors already computed in this space for these content hashes (embedding cache hits). */

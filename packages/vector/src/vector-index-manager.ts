@@ -682,10 +682,15 @@ export class VectorIndexManager implements VectorLeg {
     }
   }
 
-  private spaceDir(): string {
+  /** The folder of one embedding space's index files under `dir` (for deleting a dropped space's files). */
+  static spaceDir(dir: string, spaceId: string): string {
     // A readable prefix plus a hash: `org/model` and `org_model` must not share a folder.
-    const h = createHash('sha256').update(this.space.id).digest('hex').slice(0, 8);
-    return join(this.opts.dir, `${this.space.id.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 60)}-${h}`);
+    const h = createHash('sha256').update(spaceId).digest('hex').slice(0, 8);
+    return join(dir, `${spaceId.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 60)}-${h}`);
+  }
+
+  private spaceDir(): string {
+    return VectorIndexManager.spaceDir(this.opts.dir, this.space.id);
   }
 
   private fileStem(namespace: string): string {

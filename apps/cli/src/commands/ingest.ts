@@ -1,7 +1,8 @@
+import { CaptureProducer } from '@cairn/pipeline';
 import { SingleBar } from 'cli-progress';
 import type { CliEnv } from '../env.js';
 import { fileSize, readJsonl } from '../jsonl.js';
-import { withEngine } from '../open-engine.js';
+import { withEngine, withQueues } from '../open-engine.js';
 import { EXIT, warn, writeJson } from '../output.js';
 
 export interface IngestFlags {
@@ -10,6 +11,8 @@ export interface IngestFlags {
   batchSize: string;
   embed: boolean;
   progress?: boolean;
+  /** Distributed mode: return once `stored` (SQLite commit) or once `queued` in Redis. */
+  wait: 'stored' | 'queued';
 }
 
 export interface IngestSummary {
@@ -19,6 +22,10 @@ export interface IngestSummary {
   updated: number;
   unchanged: number;
   rejected: number;
+  /** Distributed mode with --wait queued: accepted by Redis, not yet stored. */
+  queued: number;
+  /** `embedded` (one process) or `distributed` (through the capture queue; REDIS_URL set). */
+  mode: 'embedded' | 'distributed';
   /** The first 100 rejections, with their line numbers. */
   errors: Array<{ line: number; code: string; message: string; field?: string }>;
   embedded: boolean;
@@ -50,6 +57,8 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
     updated: 0,
     unchanged: 0,
     rejected: 0,
+    queued: 0,
+    mode: env.REDIS_URL ? 'distributed' : 'embedded',
     errors: [],
     embedded: false,
     seconds: 0,
@@ -62,13 +71,19 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
     if (!flags.json) warn(`line ${line}: ${message}`);
   };
 
-  await withEngine(flags.dataDir, env, async (engine) => {
+  type Item = {
+    status: 'stored' | 'updated' | 'unchanged' | 'rejected' | 'queued';
+    index: number;
+    error?: { code: string; message: string; field?: string };
+  };
+  /** Reads the file in batches and hands each to `write`, tallying what came back per line. */
+  const ingestFile = async (write: (values: unknown[]) => Promise<{ items: Item[] }>) => {
     let bytes = 0;
     bar?.start(Math.ceil((size ?? 0) / 1024), 0, { lines: 0, rate: 0 });
     let batch: Array<{ line: number; value: unknown }> = [];
-    const flush = () => {
+    const flush = async () => {
       if (batch.length === 0) return;
-      const res = engine.ingest(batch.map((b) => b.value));
+      const res = await write(batch.map((b) => b.value));
       for (const item of res.items) {
         const line = batch[item.index]!.line;
         if (item.status === 'rejected')
@@ -88,23 +103,44 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
       summary.read++;
       if (l.error !== undefined) reject(l.line, 'INVALID_INPUT', l.error);
       else batch.push({ line: l.line, value: l.value });
-      if (batch.length >= batchSize) flush();
+      if (batch.length >= batchSize) await flush();
     }
-    flush();
+    await flush();
     bar?.stop();
     summary.seconds = (performance.now() - started) / 1000;
     summary.perSecond = Math.round(summary.read / Math.max(summary.seconds, 1e-3));
-    if (flags.embed) {
-      // Stored memories are already durable and searchable lexically; this waits for their vectors.
-      await engine.drain(5);
-      summary.embedded = true;
-    }
-  });
+  };
+
+  if (env.REDIS_URL) {
+    // Distributed: the capture workers validate, store and enqueue embedding; this process never opens
+    // the data folder.
+    await withQueues(env, async (topology) => {
+      const producer = new CaptureProducer(topology, {
+        wait: flags.wait,
+        batchSize: Math.min(batchSize, 1000),
+      });
+      try {
+        await ingestFile((values) => producer.enqueue(values));
+      } finally {
+        await producer.close();
+      }
+    });
+  } else {
+    await withEngine(flags.dataDir, env, async (engine) => {
+      await ingestFile(async (values) => engine.ingest(values));
+      if (flags.embed) {
+        // Stored memories are already durable and searchable lexically; this waits for their vectors.
+        await engine.drain(5);
+        summary.embedded = true;
+      }
+    });
+  }
 
   if (flags.json) writeJson(summary);
   else {
     process.stdout.write(
       `read ${summary.read}, stored ${summary.stored}, updated ${summary.updated}, unchanged ${summary.unchanged}, ` +
+        `${summary.mode === 'distributed' && summary.queued > 0 ? `queued ${summary.queued}, ` : ''}` +
         `rejected ${summary.rejected} in ${summary.seconds.toFixed(2)} s (${summary.perSecond}/s)` +
         `${summary.embedded ? '; all embedded and indexed' : ''}\n`,
     );

@@ -1,6 +1,8 @@
 import { CairnError } from '@cairn/core';
+import type { EngineStats } from '@cairn/engine';
+import { type QueueCounts, queueCounts } from '@cairn/pipeline';
 import type { CliEnv } from '../env.js';
-import { withEngine } from '../open-engine.js';
+import { withEngine, withQueues } from '../open-engine.js';
 import { EXIT, warn, writeJson } from '../output.js';
 import { renderMemories } from '../render.js';
 
@@ -57,7 +59,12 @@ export async function timelineCommand(
 }
 
 export async function statsCommand(flags: { dataDir?: string; json?: boolean }, env: CliEnv): Promise<void> {
-  const stats = await withEngine(flags.dataDir, env, async (e) => e.stats());
+  const stats: EngineStats & { queues?: Record<string, QueueCounts> } = await withEngine(
+    flags.dataDir,
+    env,
+    async (e) => e.stats(),
+  );
+  if (env.REDIS_URL) stats.queues = await withQueues(env, queueCounts);
   if (flags.json) {
     writeJson(stats);
     return;
@@ -65,11 +72,15 @@ export async function statsCommand(flags: { dataDir?: string; json?: boolean }, 
   process.stdout.write(`data dir: ${stats.dataDir}\nembedding space: ${stats.space ?? '(none)'}\n`);
   for (const [ns, s] of Object.entries(stats.namespaces)) {
     process.stdout.write(
-      `${ns}: stored ${s.stored}, embedded ${s.embedded}, indexed ${s.indexed ?? '?'} (${s.index}), pending ${s.pending}, failed ${s.failed}` +
+      `${ns}: stored ${s.stored}, embedded ${s.embedded}, indexed ${s.indexed} (${s.index}), pending ${s.pending}, failed ${s.failed}` +
         `${s.superseded ? `, superseded ${s.superseded}` : ''}${s.deleted ? `, deleted ${s.deleted}` : ''}\n`,
     );
   }
   if (Object.keys(stats.namespaces).length === 0) process.stdout.write('no memories yet\n');
+  for (const [q, c] of Object.entries(stats.queues ?? {}))
+    process.stdout.write(
+      `queue ${q}: waiting ${c.waiting}, active ${c.active}, delayed ${c.delayed}, failed ${c.failed}\n`,
+    );
 }
 
 export async function deleteCommand(id: string, flags: NsFlags, env: CliEnv): Promise<void> {

@@ -15,7 +15,7 @@ export const DEFAULT_EMBEDDING_CACHE_OPTIONS: Readonly<EmbeddingCacheOptions> = 
 });
 
 /**
- * An embed worker's LRU + TTL cache of vectors by (model id, content hash): agents re-send the same
+ * An embed worker's LRU + TTL cache of vectors by (embedding space, content hash): agents re-send the same
  * observation often, and a duplicate must never cost a second embedder call. At the limit the least
  * recently used vector is evicted.
  */
@@ -29,13 +29,16 @@ export class EmbeddingCache {
     this.lru = new LRUCache({ max: o.maxEntries, ttl: o.ttlMs });
   }
 
-  /** The cache view for one model, as the embed stage consumes it. */
-  forModel(modelId: string): VectorCache {
+  /**
+   * The cache view for one embedding space, as the embed stage consumes it. Keyed by the space id (model
+   * id and dimensions), not the model id alone: one model can back spaces of different dimensions.
+   */
+  forSpace(spaceId: string): VectorCache {
     return {
       lookup: (hashes) => {
         const out = new Map<string, Float32Array>();
         for (const h of hashes) {
-          const v = this.lru.get(`${modelId}\u0000${h}`);
+          const v = this.lru.get(`${spaceId}\u0000${h}`);
           if (v) {
             out.set(h, v);
             this.hits++;
@@ -44,7 +47,7 @@ export class EmbeddingCache {
         return out;
       },
       remember: (hash, vector) => {
-        this.lru.set(`${modelId}\u0000${hash}`, vector);
+        this.lru.set(`${spaceId}\u0000${hash}`, vector);
       },
     };
   }

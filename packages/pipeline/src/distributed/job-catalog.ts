@@ -61,12 +61,21 @@ export const JOB_CATALOG = {
     retry: { attempts: 20, delayMs: 500, maxDelayMs: 60_000 },
   },
   index: {
-    payload: z.object({
-      space: z.string().min(1),
-      shard: z.number().int().nonnegative(),
-      items: z.array(indexItemSchema).min(1).max(MAX_STAGE_BATCH),
-      failures: z.array(z.object({ key: z.number().int().positive(), error: z.string() })).default([]),
-    }),
+    payload: z
+      .object({
+        space: z.string().min(1),
+        shard: z.number().int().nonnegative(),
+        items: z.array(indexItemSchema).max(MAX_STAGE_BATCH),
+        failures: z
+          .array(z.object({ key: z.number().int().positive(), error: z.string() }))
+          .max(MAX_STAGE_BATCH)
+          .default([]),
+      })
+      // A batch the embedder refused entirely carries only failures, which the index stage still records.
+      .refine((p) => p.items.length + p.failures.length > 0, {
+        message: 'an index job needs at least one item or failure',
+        path: ['items'],
+      }),
     retry: { attempts: 12, delayMs: 250, maxDelayMs: 30_000 },
   },
 } as const satisfies Record<string, { payload: z.ZodType; retry: RetryPolicy }>;

@@ -29,7 +29,7 @@ export interface CapturePorts {
 export interface EmbedPorts {
   /** The embedder of a space, built from the job's spec (throws when the spec no longer builds that space). */
   embedderFor(space: SpaceRef): Promise<{ embedder: Embedder; space: EmbeddingSpace }>;
-  cacheFor(modelId: string): VectorCache;
+  cacheFor(spaceId: string): VectorCache;
   shardOf(namespace: string): number;
 }
 
@@ -109,12 +109,7 @@ export async function processEmbed(
   }
   let embedded: Awaited<ReturnType<typeof embedMemories>>;
   try {
-    embedded = await embedMemories(
-      p.items,
-      target.embedder,
-      target.space,
-      ports.cacheFor(target.embedder.modelId),
-    );
+    embedded = await embedMemories(p.items, target.embedder, target.space, ports.cacheFor(target.space.id));
   } catch (err) {
     if (isCairnError(err) && err.data.retryable === false) throw new UnrecoverableError(err.message);
     throw err;
@@ -154,8 +149,6 @@ export async function processEmbed(
  */
 export async function processIndex(data: unknown, ports: IndexPorts): Promise<{ stored: number }> {
   const p = payloadOf('index', data);
-  if (p.items.length === 0 && p.failures.length === 0)
-    throw new UnrecoverableError('INVALID_PAYLOAD: index job: items: empty');
   const space = ports.spaceOf(p.space);
   if (!space)
     throw new UnrecoverableError(`NOT_FOUND: index job for unknown or dropped embedding space ${p.space}`);

@@ -9,12 +9,12 @@ import {
 } from './embedding-cache.js';
 import { CAPPED_BACKOFF, type JobInput, type JobName, retryDelay } from './job-catalog.js';
 import { type QueueTopology, queueName, redisConnection, shardOf } from './queue-topology.js';
+import { requeueEmbeds } from './requeue-embeds.js';
 import { Lease } from './shard-lease.js';
 import {
   type CapturePorts,
   type EmbedPorts,
   type Enqueue,
-  embedJobsFor,
   type IndexPorts,
   processCapture,
   processEmbed,
@@ -144,14 +144,15 @@ export class StageWorkers {
       const ports: EmbedPorts = {
         embedderFor: async (ref) => {
           const t = await base.embedderFor(ref);
-          let b = this.batchers.get(t.embedder.modelId);
+          // One batcher per space: a model can back spaces of different dimensions (a reindex).
+          let b = this.batchers.get(t.space.id);
           if (!b) {
             b = new EmbedBatcher(t.embedder, this.opts.embedBatch);
-            this.batchers.set(t.embedder.modelId, b);
+            this.batchers.set(t.space.id, b);
           }
           return { embedder: b, space: t.space };
         },
-        cacheFor: (modelId) => this.cache.forModel(modelId),
+        cacheFor: (spaceId) => this.cache.forSpace(spaceId),
         shardOf: (ns) => shardOf(ns, this.topology.opts.shards),
       };
       const w = this.startWorker('embed', 'embed', Math.max(this.opts.concurrency, 4), async (job) => {
@@ -204,8 +205,7 @@ export class StageWorkers {
     for (const space of r.spaces()) {
       const missing = r.pending.missing(space.id, cutoff, this.opts.reconcileLimit);
       if (missing.length === 0) continue;
-      await this.enqueuer('embed')(embedJobsFor(space, missing));
-      enqueued += missing.length;
+      enqueued += await requeueEmbeds(this.topology, space, missing);
     }
     this.status.lastReconcile = { at: Date.now(), enqueued };
     if (enqueued > 0) this.log('info', 'reconcile sweep re-enqueued memories without vectors', { enqueued });

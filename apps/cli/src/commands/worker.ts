@@ -1,0 +1,105 @@
+import { CairnError } from '@cairn/core';
+import { StageWorkerHost } from '@cairn/engine';
+import { deadLetters, retryDeadLetters, STAGE_NAMES, type StageName } from '@cairn/pipeline';
+import type { CliEnv } from '../env.js';
+import { resolveDataDir } from '../env.js';
+import { withQueues } from '../open-engine.js';
+import { createLogger, writeJson } from '../output.js';
+
+export interface WorkerFlags {
+  stages: string;
+  concurrency: string;
+  dataDir?: string;
+  shutdownTimeout: string;
+  reconcileInterval: string;
+}
+
+function requireRedis(env: CliEnv, what: string): void {
+  if (!env.REDIS_URL)
+    throw new CairnError('INVALID_INPUT', `${what} needs REDIS_URL (e.g. REDIS_URL=redis://127.0.0.1:6379)`, {
+      field: 'REDIS_URL',
+    });
+}
+
+export function parseStages(spec: string): StageName[] {
+  const stages = spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const s of stages)
+    if (!STAGE_NAMES.includes(s as StageName))
+      throw new CairnError('INVALID_INPUT', `unknown stage "${s}"; stages are ${STAGE_NAMES.join(', ')}`, {
+        field: 'stages',
+      });
+  if (stages.length === 0) throw new CairnError('INVALID_INPUT', 'no stages given', { field: 'stages' });
+  return stages as StageName[];
+}
+
+/**
+ * `cairn worker`: runs the chosen stages until SIGTERM/SIGINT, then stops taking jobs and lets active ones
+ * finish within --shutdown-timeout (jobs still running after that are retried by another worker once
+ * their lock lapses).
+ */
+export async function workerCommand(flags: WorkerFlags, env: CliEnv): Promise<void> {
+  requireRedis(env, 'cairn worker');
+  const stages = parseStages(flags.stages);
+  const concurrency = Number.parseInt(flags.concurrency, 10);
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64)
+    throw new CairnError('INVALID_INPUT', '--concurrency must be 1..64', { field: 'concurrency' });
+  const logger = createLogger(env.CAIRN_LOG_LEVEL === 'warn' ? 'info' : env.CAIRN_LOG_LEVEL);
+  const host = await StageWorkerHost.start({
+    dataDir: resolveDataDir(flags.dataDir, env),
+    redisUrl: env.REDIS_URL!,
+    stages,
+    concurrency,
+    reconcileIntervalMs: Number(flags.reconcileInterval) * 1000,
+    queue: { prefix: env.CAIRN_QUEUE_PREFIX, shards: env.CAIRN_SHARDS },
+    embedderSpec: env.CAIRN_EMBEDDER,
+    env: env.raw,
+    log: (level, msg, data) => logger[level](data ?? {}, msg),
+  });
+  logger.info(
+    { stages, concurrency, shards: env.CAIRN_SHARDS, prefix: env.CAIRN_QUEUE_PREFIX },
+    'worker started',
+  );
+  const report = setInterval(() => logger.info(host.status, 'worker status'), 30_000);
+  report.unref();
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      logger.info({ signal }, 'worker stopping: no new jobs, draining active ones');
+      clearInterval(report);
+      const deadline = Number(flags.shutdownTimeout) * 1000;
+      void host.close(deadline).then((r) => {
+        logger.info({ graceful: r.graceful, status: host.status }, 'worker stopped');
+        resolve();
+      });
+    };
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  });
+}
+
+export async function deadLettersCommand(
+  flags: { json?: boolean; retry?: boolean; limit: string },
+  env: CliEnv,
+): Promise<void> {
+  requireRedis(env, 'cairn dead-letters');
+  await withQueues(env, async (topology) => {
+    if (flags.retry) {
+      const n = await retryDeadLetters(topology);
+      if (flags.json) writeJson({ retried: n });
+      else process.stdout.write(`retried ${n} dead-lettered jobs\n`);
+      return;
+    }
+    const dead = await deadLetters(topology, Number.parseInt(flags.limit, 10) || 100);
+    if (flags.json) {
+      writeJson({ deadLetters: dead });
+      return;
+    }
+    if (dead.length === 0) process.stdout.write('no dead-lettered jobs\n');
+    for (const d of dead)
+      process.stdout.write(
+        `${d.queue} ${d.id} (${d.size} memories, ${d.attempts} attempts${d.failedAt ? `, ${new Date(d.failedAt).toISOString()}` : ''}): ${d.reason}\n`,
+      );
+  });
+}

@@ -1,0 +1,236 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type RedisServer, startRedisServer } from '@cairn/pipeline/testing';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
+// The distributed contract of the CLI, through a private redis-server: ingest enqueues, `cairn worker`
+// processes, stats reports queues, reindex goes through the same queues, SIGTERM drains.
+
+const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+let redis: RedisServer;
+let dir: string;
+let env: Record<string, string>;
+const workers: ChildProcess[] = [];
+
+beforeAll(async () => {
+  redis = await startRedisServer();
+});
+afterAll(async () => {
+  await redis?.close();
+});
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'cairn-cli-dist-'));
+  env = {
+    REDIS_URL: redis.url,
+    CAIRN_QUEUE_PREFIX: `t-${randomUUID()}`,
+    CAIRN_SHARDS: '2',
+    CAIRN_DATA_DIR: join(dir, 'data'),
+  };
+});
+afterEach(async () => {
+  for (const w of workers.splice(0)) {
+    if (w.exitCode === null && w.signalCode === null) {
+      const exited = once(w, 'exit');
+      w.kill('SIGKILL');
+      await exited;
+    }
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function cairn(args: string[], extra: Record<string, string | undefined> = {}) {
+  const r = spawnSync(process.execPath, [MAIN, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, ...env, ...extra },
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function startWorker(args: string[] = []) {
+  const w = spawn(process.execPath, [MAIN, 'worker', ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  w.stdout!.on('data', (d) => {
+    log += d;
+  });
+  w.stderr!.on('data', (d) => {
+    log += d;
+  });
+  workers.push(w);
+  return { process: w, log: () => log };
+}
+
+function corpus(n: number, namespace = 'proj'): string {
+  const p = join(dir, `${namespace.replace('/', '_')}-${n}.jsonl`);
+  const lines = Array.from({ length: n }, (_, i) =>
+    JSON.stringify({
+      namespace,
+      id: `m${i}`,
+      kind: i % 5 === 0 ? 'fact' : 'observation',
+      session: `s${Math.floor(i / 10)}`,
+      ts: 1_735_725_600_000 + i * 60_000,
+      text: `memory ${i} about redis queue ${i % 7} and the parser token${i}q`,
+    }),
+  );
+  writeFileSync(p, `${lines.join('\n')}\n`);
+  return p;
+}
+
+async function until<T>(read: () => T, done: (v: T) => boolean, what: string, ms = 60_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = read();
+    if (done(v)) return v;
+    if (Date.now() > end) throw new Error(`gave up waiting for ${what}: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+const stats = () => JSON.parse(cairn(['stats', '--json']).stdout);
+
+describe('cairn with REDIS_URL', () => {
+  it('ingest enqueues, the worker stores, embeds and indexes, stats reports namespaces and queues', async () => {
+    const worker = startWorker(['--stages', 'capture,embed,index']);
+    const r = cairn(['ingest', corpus(120), '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    // --wait stored (the default) returns once the capture worker committed the batch to SQLite.
+    expect(JSON.parse(r.stdout)).toMatchObject({ mode: 'distributed', read: 120, stored: 120, rejected: 0 });
+
+    const s = await until(stats, (s) => s.namespaces.proj?.embedded === 120, 'all 120 embedded');
+    expect(s.namespaces.proj).toMatchObject({
+      stored: 120,
+      embedded: 120,
+      indexed: 120,
+      pending: 0,
+      failed: 0,
+    });
+    expect(Object.keys(s.queues).sort()).toEqual(['capture', 'embed', 'index-0', 'index-1']);
+    for (const q of Object.values(s.queues) as Array<Record<string, number>>)
+      expect(q).toMatchObject({ waiting: 0, failed: 0 });
+
+    const hits = JSON.parse(cairn(['search', 'token57q', '-n', 'proj', '--json']).stdout).hits;
+    expect(hits[0]).toMatchObject({ id: 'm57', bm25Rank: 1 });
+    expect(hits[0].vecRank).toBeGreaterThan(0);
+
+    // Ingesting the same file again is idempotent: the batch's job id is its memories' keys, so the
+    // replay answers with the first run's result and nothing is stored or embedded again.
+    const again = JSON.parse(cairn(['ingest', corpus(120), '--json']).stdout);
+    expect(again).toMatchObject({ read: 120, stored: 120 });
+    expect(stats().namespaces.proj).toMatchObject({ stored: 120, embedded: 120 });
+    expect(stats().queues.capture.completed).toBe(1);
+
+    worker.process.kill('SIGTERM');
+    const [code] = await once(worker.process, 'exit');
+    expect(code).toBe(0);
+    expect(worker.log()).toMatch(/"graceful":true/);
+  });
+
+  it('--wait queued returns before any worker runs; a worker started later stores everything', async () => {
+    const r = cairn(['ingest', corpus(50), '--wait', 'queued', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ mode: 'distributed', queued: 50, stored: 0 });
+    const before = stats();
+    expect(before.queues.capture.waiting).toBe(1);
+    expect(before.namespaces.proj).toBeUndefined();
+
+    startWorker(['--stages', 'capture,embed,index']);
+    const s = await until(stats, (s) => s.namespaces.proj?.embedded === 50, 'queued batch processed');
+    expect(s.namespaces.proj.stored).toBe(50);
+  });
+
+  it('reindex builds a new space through the queues, then swaps it in; spaces lists and drops', async () => {
+    startWorker(['--stages', 'capture,embed,index']);
+    expect(cairn(['ingest', corpus(200)]).code).toBe(0);
+    await until(stats, (s) => s.namespaces.proj?.embedded === 200, 'first space filled');
+
+    // The worker's cache already holds every text's 768-d vector: the 384-d space must not reuse them.
+    const r = cairn(['reindex', '--embedder', 'hash:384', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      space: 'cairn-hash-v1/384',
+      mode: 'distributed',
+      total: 200,
+      embedded: 200,
+      failed: 0,
+      activated: true,
+    });
+    const spaces = JSON.parse(cairn(['spaces', 'list', '--json']).stdout).spaces;
+    expect(spaces.map((s: { id: string; active: boolean }) => [s.id, s.active])).toEqual(
+      expect.arrayContaining([
+        ['cairn-hash-v1/768', false],
+        ['cairn-hash-v1/384', true],
+      ]),
+    );
+    expect(stats()).toMatchObject({ space: 'cairn-hash-v1/384', namespaces: { proj: { embedded: 200 } } });
+    const hits = JSON.parse(cairn(['search', 'token9q', '-n', 'proj', '--json']).stdout).hits;
+    expect(hits[0]).toMatchObject({ id: 'm9', vecRank: 1 });
+
+    const drop = cairn(['spaces', 'drop', 'cairn-hash-v1/768', '--json']);
+    expect(JSON.parse(drop.stdout)).toEqual({ dropped: 'cairn-hash-v1/768', vectors: 200 });
+    const active = cairn(['spaces', 'drop', 'cairn-hash-v1/384']);
+    expect(active.code).not.toBe(0);
+    expect(active.stderr).toMatch(/active/);
+    expect(JSON.parse(cairn(['dead-letters', '--json']).stdout)).toEqual({ deadLetters: [] });
+  });
+
+  it('worker and dead-letters without REDIS_URL fail with a message naming it', () => {
+    for (const args of [['worker'], ['dead-letters']]) {
+      const r = cairn(args, { REDIS_URL: '' });
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toMatch(/REDIS_URL/);
+    }
+  });
+
+  it('an unknown stage and a dead Redis are named in the error', () => {
+    const bad = cairn(['worker', '--stages', 'capture,bogus']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/unknown stage "bogus"/);
+    const dead = cairn(['ingest', corpus(3)], { REDIS_URL: 'redis://127.0.0.1:1' });
+    expect(dead.code).not.toBe(0);
+    expect(dead.stderr).toMatch(/BACKEND_UNAVAILABLE|redis/i);
+  });
+});
+
+describe('cairn reindex (embedded)', () => {
+  it('is resumable: a SIGKILLed run keeps its vectors and the next run computes only the rest', async () => {
+    const n = 20_000;
+    const local = { REDIS_URL: '' };
+    expect(cairn(['ingest', corpus(n), '--no-embed'], local).code).toBe(0);
+    const child = spawn(
+      process.execPath,
+      [MAIN, 'reindex', '--embedder', 'hash:256', '--batch-size', '256'],
+      {
+        env: { ...process.env, ...env, ...local },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
+    workers.push(child);
+    const exited = once(child, 'exit');
+    // Kill it at its first progress line (done / rate / ETA), which it prints once a second.
+    let progress = '';
+    await new Promise<void>((resolve) => {
+      child.stderr!.on('data', (d) => {
+        progress += d;
+        if (/reindex cairn-hash-v1\/256: \d+\/20000 .*\/s/.test(progress)) resolve();
+      });
+      child.on('exit', () => resolve());
+    });
+    child.kill('SIGKILL');
+    await exited;
+    const mid = JSON.parse(cairn(['spaces', '--json'], local).stdout).spaces.find(
+      (s: { id: string }) => s.id === 'cairn-hash-v1/256',
+    );
+    expect(mid.active).toBe(false);
+    const done = JSON.parse(cairn(['reindex', '--embedder', 'hash:256', '--json'], local).stdout);
+    expect(done).toMatchObject({ embedded: n, failed: 0, activated: true, mode: 'embedded' });
+    // Nothing is embedded twice: this run computed exactly what the killed one had not.
+    expect(done.computed).toBe(n - mid.progress.embedded);
+  }, 120_000);
+});
