@@ -124,6 +124,7 @@ export function buildProgram(): Command {
       'seconds between sweeps for stored memories without vectors (0: off)',
       '30',
     )
+    .option('--embed-rate <n>', 'at most this many embed jobs per second across all workers (protects a remote embedder)')
     .addOption(dataDir())
     .action(run(workerCommand));
 

@@ -12,6 +12,7 @@ export interface WorkerFlags {
   dataDir?: string;
   shutdownTimeout: string;
   reconcileInterval: string;
+  embedRate?: string;
 }
 
 function requireRedis(env: CliEnv, what: string): void {
@@ -46,6 +47,11 @@ export async function workerCommand(flags: WorkerFlags, env: CliEnv): Promise<vo
   const concurrency = Number.parseInt(flags.concurrency, 10);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64)
     throw new CairnError('INVALID_INPUT', '--concurrency must be 1..64', { field: 'concurrency' });
+  const embedRate = flags.embedRate === undefined ? undefined : Number(flags.embedRate);
+  if (embedRate !== undefined && !(Number.isInteger(embedRate) && embedRate > 0))
+    throw new CairnError('INVALID_INPUT', '--embed-rate must be a positive integer (jobs per second)', {
+      field: 'embedRate',
+    });
   const logger = createLogger(env.CAIRN_LOG_LEVEL === 'warn' ? 'info' : env.CAIRN_LOG_LEVEL);
   const host = await StageWorkerHost.start({
     dataDir: resolveDataDir(flags.dataDir, env),
@@ -53,6 +59,8 @@ export async function workerCommand(flags: WorkerFlags, env: CliEnv): Promise<vo
     stages,
     concurrency,
     reconcileIntervalMs: Number(flags.reconcileInterval) * 1000,
+    // BullMQ's limiter is global to the queue: the rate holds however many workers run.
+    ...(embedRate ? { embedLimiter: { max: embedRate, duration: 1_000 } } : {}),
     queue: { prefix: env.CAIRN_QUEUE_PREFIX, shards: env.CAIRN_SHARDS },
     embedderSpec: env.CAIRN_EMBEDDER,
     env: env.raw,
