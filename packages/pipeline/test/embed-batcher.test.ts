@@ -107,7 +107,11 @@ describe('EmbedBatcher', () => {
     const b = new EmbedBatcher(inner, { maxBatch: 100, maxWaitMs: 5 });
     const boom = new Error('embedder down');
     inner.failNext = boom;
-    const results = await Promise.allSettled([b.embed(texts(1, 2)), b.embed(texts(3, 1)), b.embed(texts(4, 5))]);
+    const results = await Promise.allSettled([
+      b.embed(texts(1, 2)),
+      b.embed(texts(3, 1)),
+      b.embed(texts(4, 5)),
+    ]);
     expect(inner.calls).toHaveLength(1);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
     for (const r of results) if (r.status === 'rejected') expect(r.reason).toBe(boom);

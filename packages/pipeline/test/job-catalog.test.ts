@@ -108,9 +108,9 @@ describe('parsePayload', () => {
     expect(rejection(parsePayload('index', indexPayload({ shard: -1 })))).toMatch(
       /^INVALID_PAYLOAD: index job: shard: /,
     );
-    expect(
-      rejection(parsePayload('index', indexPayload({ items: [{ ...indexItem(1), key: 0 }] }))),
-    ).toMatch(/^INVALID_PAYLOAD: index job: items\.0\.key: /);
+    expect(rejection(parsePayload('index', indexPayload({ items: [{ ...indexItem(1), key: 0 }] })))).toMatch(
+      /^INVALID_PAYLOAD: index job: items\.0\.key: /,
+    );
   });
 
   it('rejects too many items and empty batches', () => {

@@ -12,7 +12,7 @@ import {
   redisConnection,
   shardOf,
 } from '../src/distributed/queue-topology.js';
-import { useRedisServer } from './helpers.js';
+import { eventually, sleep, useRedisServer } from './helpers.js';
 
 const DEAD_URL = 'redis://127.0.0.1:1';
 
@@ -43,12 +43,10 @@ describe('shardOf', () => {
   });
 
   it('is a pure function of the namespace (every process routes it the same way)', () => {
-    // Pinned values: a change of hash would reroute every namespace of a running deployment.
-    expect([shardOf('team/alpha', 4), shardOf('team/beta', 4), shardOf('', 4)]).toEqual([
-      shardOf('team/alpha', 4),
-      shardOf('team/beta', 4),
-      shardOf('', 4),
-    ]);
+    // Pinned values (first 4 bytes of SHA-256, big-endian, modulo shards): a change of hash would
+    // reroute every namespace of a running deployment.
+    expect([shardOf('team/alpha', 4), shardOf('team/beta', 4), shardOf('', 4)]).toEqual([1, 1, 2]);
+    expect([shardOf('team/alpha', 1024), shardOf('team/beta', 1024)]).toEqual([257, 989]);
     const again = Array.from({ length: 20 }, (_, i) => shardOf(`ns-${i}`, 8));
     expect(Array.from({ length: 20 }, (_, i) => shardOf(`ns-${i}`, 8))).toEqual(again);
   });
@@ -166,10 +164,10 @@ describe('QueueTopology against a real Redis', () => {
     const keys = await client().keys(`${prefix}:*`);
     const queuesInRedis = new Set(keys.map((k) => k.split(':')[1]));
     expect([...queuesInRedis].sort()).toEqual(['capture', 'embed', 'index-0', 'index-1', 'index-2']);
-    for (const { queue } of all) {
+    for (const { name, queue } of all) {
       const job = await queue.getJob('probe');
       expect(job?.data).toEqual({ from: queue.name });
-      expect(job?.opts.attempts).toBe(JOB_CATALOG[queue.name === 'embed' ? 'embed' : 'capture'].retry.attempts);
+      expect(job?.opts.attempts).toBe(JOB_CATALOG[name].retry.attempts);
     }
   });
 
@@ -181,20 +179,32 @@ describe('QueueTopology against a real Redis', () => {
     expect(await b.queue('capture').count()).toBe(0);
   });
 
-  it('rejects a shard count out of range', async () => {
-    for (const shards of [0, -1, 1.5, 1025]) {
-      const err = await cairnErrorFrom(() =>
-        QueueTopology.connect({ redisUrl: redis.url, prefix: `s-${randomUUID()}`, shards }),
-      );
-      expect(err.code).toBe('INVALID_INPUT');
-      expect(err.data.field).toBe('shards');
-    }
-  });
+  /** Connections the server holds, other than `observer`'s own. */
+  async function otherClients(observer: Redis): Promise<number> {
+    const list = (await observer.client('LIST')) as string;
+    return list.trim().split('\n').length - 1;
+  }
 
   it('closes its queues and its connection', async () => {
+    const observer = client();
+    // Earlier tests of this file closed theirs in afterEach; wait until the server has seen them go.
+    await eventually(async () => (await otherClients(observer)) === 0);
     const t = await QueueTopology.connect({ redisUrl: redis.url, prefix: `c-${randomUUID()}`, shards: 2 });
-    t.all();
+    for (const { queue } of t.all()) await queue.waitUntilReady();
+    expect(await otherClients(observer)).toBeGreaterThan(0);
     await t.close();
-    expect(['end', 'close']).toContain(t.connection.status);
+    await eventually(async () => (await otherClients(observer)) === 0);
+  });
+
+  it('refuses a shard count out of range without leaving a connection behind', async () => {
+    const observer = client();
+    await eventually(async () => (await otherClients(observer)) === 0);
+    for (const shards of [0, 1025, 1.5])
+      await expect(QueueTopology.connect({ redisUrl: redis.url, shards })).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+        data: { field: 'shards' },
+      });
+    await sleep(100);
+    expect(await otherClients(observer)).toBe(0);
   });
 });

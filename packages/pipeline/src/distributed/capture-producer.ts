@@ -3,7 +3,7 @@ import { CairnError, normalizeMemory, withDefaults } from '@cairn/core';
 import { QueueEvents } from 'bullmq';
 import type { CaptureItemResult, CaptureResult, CaptureStatus } from '../capture-stage.js';
 import { MAX_CAPTURE_BATCH } from './job-catalog.js';
-import type { QueueTopology, redisConnection } from './queue-topology.js';
+import { assertRedisReachable, type QueueTopology, type redisConnection } from './queue-topology.js';
 
 export interface CaptureProducerOptions {
   /** Memories per capture job. @defaultValue 500 */
@@ -69,6 +69,10 @@ export class CaptureProducer {
         items.push({ index, status: 'rejected', error: e.toJSON() });
       }
     });
+    // Nothing valid: answer with the rejections without touching Redis (which may be down).
+    if (accepted.length === 0) return summarize(items, []);
+    // A dead Redis must fail this call, not park it in a queue's offline buffer until Redis returns.
+    await assertRedisReachable(this.topology.connection, this.topology.opts.redisUrl);
     const batches: Array<typeof accepted> = [];
     for (let i = 0; i < accepted.length; i += this.opts.batchSize)
       batches.push(accepted.slice(i, i + this.opts.batchSize));
@@ -107,16 +111,10 @@ export class CaptureProducer {
         for (const it of r.items) items.push({ ...it, index: batch[it.index]!.index });
       });
     }
-    items.sort((a, b) => a.index - b.index);
-    const counts: Record<QueuedStatus, number> = {
-      stored: 0,
-      updated: 0,
-      unchanged: 0,
-      rejected: 0,
-      queued: 0,
-    };
-    for (const it of items) counts[it.status]++;
-    return { items, counts, jobs: jobs.map((j) => j.id!) };
+    return summarize(
+      items,
+      jobs.map((j) => j.id!),
+    );
   }
 
   async close(): Promise<void> {
@@ -126,4 +124,17 @@ export class CaptureProducer {
     this.eventsConnection?.disconnect();
     this.eventsConnection = null;
   }
+}
+
+function summarize(items: EnqueueResult['items'], jobs: string[]): EnqueueResult {
+  items.sort((a, b) => a.index - b.index);
+  const counts: Record<QueuedStatus, number> = {
+    stored: 0,
+    updated: 0,
+    unchanged: 0,
+    rejected: 0,
+    queued: 0,
+  };
+  for (const it of items) counts[it.status]++;
+  return { items, counts, jobs };
 }

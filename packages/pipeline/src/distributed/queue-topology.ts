@@ -27,6 +27,13 @@ export function shardOf(namespace: string, shards: number): number {
   return createHash('sha256').update(namespace).digest().readUInt32BE(0) % shards;
 }
 
+function checkShards(shards: number): void {
+  if (!Number.isInteger(shards) || shards < 1 || shards > 1024)
+    throw new CairnError('INVALID_INPUT', `shards must be an integer from 1 to 1024, not ${shards}`, {
+      field: 'shards',
+    });
+}
+
 /** Queue names: `capture`, `embed`, and one `index-<shard>` per shard. */
 export function queueName(name: JobName, shard?: number): string {
   return name === 'index' ? `index-${shard ?? 0}` : name;
@@ -93,6 +100,8 @@ export class QueueTopology {
   static async connect(
     opts: Partial<QueueTopologyOptions> & Pick<QueueTopologyOptions, 'redisUrl'>,
   ): Promise<QueueTopology> {
+    // Validate before connecting: a refused option must not leave a reconnecting socket behind.
+    checkShards(opts.shards ?? DEFAULT_QUEUE_TOPOLOGY.shards);
     const conn = redisConnection(opts.redisUrl, 'producer');
     try {
       await assertRedisReachable(conn, opts.redisUrl);
@@ -108,14 +117,6 @@ export class QueueTopology {
     readonly connection: Redis,
   ) {
     this.opts = withDefaults({ ...DEFAULT_QUEUE_TOPOLOGY, redisUrl: opts.redisUrl }, opts);
-    if (!Number.isInteger(this.opts.shards) || this.opts.shards < 1 || this.opts.shards > 1024)
-      throw new CairnError(
-        'INVALID_INPUT',
-        `shards must be an integer from 1 to 1024, not ${this.opts.shards}`,
-        {
-          field: 'shards',
-        },
-      );
   }
 
   queue(name: JobName, shard?: number): Queue {

@@ -23,7 +23,8 @@ export class Lease {
 
   /** Takes the lease if it is free (or already ours); true when held. */
   async acquire(): Promise<boolean> {
-    if (this.held) return this.renew();
+    // A lapsed lease nobody took is retaken at once rather than on the next claim cycle.
+    if (this.held && (await this.renew())) return true;
     const r = await this.redis.set(this.key, this.token, 'PX', this.ttlMs, 'NX');
     this.held = r === 'OK';
     return this.held;
