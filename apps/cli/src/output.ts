@@ -26,7 +26,10 @@ export function exitCodeFor(code: CairnErrorCode): number {
     case 'NOT_FOUND':
     case 'DIMENSION_MISMATCH':
     case 'FORBIDDEN_NAMESPACE':
+    case 'UNAUTHORIZED':
+    case 'PAYLOAD_TOO_LARGE':
       return EXIT.usage;
+    case 'RATE_LIMITED':
     case 'BACKEND_UNAVAILABLE':
     case 'STORAGE_ERROR':
     case 'INTERNAL':

@@ -11,6 +11,12 @@ export const CairnErrorCode = {
   DIMENSION_MISMATCH: 'DIMENSION_MISMATCH',
   /** The caller may not read or write that namespace. */
   FORBIDDEN_NAMESPACE: 'FORBIDDEN_NAMESPACE',
+  /** No credentials, or credentials no one issued. */
+  UNAUTHORIZED: 'UNAUTHORIZED',
+  /** A request body, batch or response budget past a documented limit. */
+  PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  /** Too many requests from one caller; retry after `data.retryAfterMs`. */
+  RATE_LIMITED: 'RATE_LIMITED',
   /** A backend (embedder, vector index, Redis) cannot answer right now; the request may be retried. */
   BACKEND_UNAVAILABLE: 'BACKEND_UNAVAILABLE',
   /** The on-disk data is newer than this build, or damaged beyond automatic repair. */

@@ -196,6 +196,11 @@ export class CairnEngine {
     return this.store.timeline(namespace, anchorId, before, after);
   }
 
+  /** The newest live memories of a namespace, optionally of some kinds. */
+  recent(namespace: string, opts: { kinds?: readonly string[]; limit: number }): KeyedMemory[] {
+    return this.store.recent(namespace, opts);
+  }
+
   delete(namespace: string, id: string): boolean {
     return this.store.delete(namespace, id);
   }

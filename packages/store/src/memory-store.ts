@@ -124,6 +124,23 @@ export class MemoryStore implements MemorySource {
     return { anchor, scope, before: older.reverse().map(toMemory), after: newer.map(toMemory) };
   }
 
+  /**
+   * The newest live memories of a namespace (optionally of some kinds), newest first: the recent session
+   * summaries of a context pack. Walks the (namespace, ts) index backwards.
+   */
+  recent(namespace: string, opts: { kinds?: readonly string[]; limit: number }): KeyedMemory[] {
+    const kinds = opts.kinds ?? [];
+    const kindClause = kinds.length ? `AND m.kind IN (${kinds.map(() => '?').join(',')})` : '';
+    return (
+      this.db
+        .prepare(
+          `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.namespace = ? AND m.deleted_at IS NULL
+             AND m.superseded_by IS NULL ${kindClause} ORDER BY m.ts DESC, m.key DESC LIMIT ?`,
+        )
+        .all(namespace, ...kinds, Math.max(0, opts.limit)) as MemoryRow[]
+    ).map(toMemory);
+  }
+
   /** Tombstones a memory: it leaves search, get and timeline at once; its vector is dropped. */
   delete(namespace: string, id: string): boolean {
     const res = this.db

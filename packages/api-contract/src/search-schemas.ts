@@ -1,0 +1,107 @@
+import { SearchRequestSchema as EngineSearchRequestSchema, NamespaceSchema } from '@cairn/core';
+import { z } from 'zod';
+import { DEFAULT_API_LIMITS as L } from './api-limits.js';
+import { IndexEntrySchema, MaxTokensSchema, TokenUsageSchema } from './disclosure-schemas.js';
+
+const k = z.number().int().min(1).max(L.maxK, `k must be at most ${L.maxK}`);
+
+/** The engine's search request (query, k, filters, weights, rrfK, decay, now, explain, …) plus a budget. */
+export const SearchRequestSchema = EngineSearchRequestSchema.extend({
+  k: k.optional(),
+  max_tokens: MaxTokensSchema.optional(),
+}).meta({ id: 'SearchRequest' });
+
+export type SearchRequestBody = z.input<typeof SearchRequestSchema>;
+
+const nullableNumber = z.number().nullable();
+
+/** Why a hit ranked where it did: its rank in each leg, raw scores, and the score's parts. */
+export const HitExplainSchema = z
+  .object({
+    bm25Rank: z.number().int().nullable(),
+    vecRank: z.number().int().nullable(),
+    bm25: nullableNumber,
+    cosine: nullableNumber,
+    recency: z.number(),
+    rrf: z.number(),
+    score: z.number(),
+    parts: z.object({ lexical: z.number(), vector: z.number(), recency: z.number(), importance: z.number() }),
+  })
+  .meta({ id: 'HitExplain' });
+
+export const SearchHitSchema = IndexEntrySchema.extend({
+  score: z.number(),
+  explain: HitExplainSchema,
+}).meta({ id: 'SearchHit' });
+
+export type SearchHitOut = z.infer<typeof SearchHitSchema>;
+
+export const EmptyReasonSchema = z.object({
+  reason: z.enum(['no_match', 'empty_namespace', 'filtered_out', 'blank_query']),
+  message: z.string(),
+});
+
+export const SearchResponseSchema = z
+  .object({
+    namespace: z.string(),
+    query: z.string(),
+    hits: z.array(SearchHitSchema),
+    degraded: z.array(z.enum(['lexical', 'vector'])),
+    degradedReasons: z.record(z.string(), z.string()),
+    empty: EmptyReasonSchema.optional(),
+    tokens: TokenUsageSchema,
+    trace: z.unknown().optional().describe("explain: 'full' only: the settings and every fused candidate"),
+  })
+  .meta({ id: 'SearchResponse' });
+
+export type SearchResponseOut = z.infer<typeof SearchResponseSchema>;
+
+export const BatchSearchRequestSchema = z.strictObject({
+  queries: z
+    .array(SearchRequestSchema)
+    .min(1)
+    .max(L.maxBatchQueries, `at most ${L.maxBatchQueries} queries per batch`),
+});
+
+export const BatchSearchResponseSchema = z
+  .object({
+    results: z.array(
+      z.union([
+        z.object({ ok: z.literal(true), result: SearchResponseSchema }),
+        z.object({
+          ok: z.literal(false),
+          error: z.object({ code: z.string(), message: z.string(), field: z.string().optional() }),
+        }),
+      ]),
+    ),
+  })
+  .meta({ id: 'BatchSearchResponse' });
+
+/** One query over several namespaces, each contributing at most `perNamespace` hits, merged by score. */
+export const FederatedSearchRequestSchema = EngineSearchRequestSchema.omit({ namespace: true })
+  .extend({
+    namespaces: z
+      .array(NamespaceSchema)
+      .min(1)
+      .max(L.maxFederatedNamespaces, `at most ${L.maxFederatedNamespaces} namespaces`),
+    k: k.optional(),
+    perNamespace: k.optional().describe('quota: hits any one namespace may contribute (default k)'),
+    max_tokens: MaxTokensSchema.optional(),
+  })
+  .meta({ id: 'FederatedSearchRequest' });
+
+export const FederatedSearchResponseSchema = z
+  .object({
+    query: z.string(),
+    hits: z.array(SearchHitSchema),
+    namespaces: z.record(
+      z.string(),
+      z.object({
+        hits: z.number().int(),
+        degraded: z.array(z.enum(['lexical', 'vector'])),
+        empty: EmptyReasonSchema.optional(),
+      }),
+    ),
+    tokens: TokenUsageSchema,
+  })
+  .meta({ id: 'FederatedSearchResponse' });

@@ -1,0 +1,22 @@
+import { z } from 'zod';
+
+export const NamespaceStatsSchema = z.object({
+  stored: z.number().int(),
+  embedded: z.number().int(),
+  indexed: z.number().int(),
+  pending: z.number().int(),
+  failed: z.number().int(),
+});
+
+export const StatsResponseSchema = z
+  .object({
+    mode: z.enum(['embedded', 'distributed']),
+    space: z.string().nullable(),
+    namespaces: z.record(z.string(), NamespaceStatsSchema).describe('only the namespaces the key may read'),
+  })
+  .meta({ id: 'StatsResponse' });
+
+export const HealthResponseSchema = z.object({
+  status: z.enum(['ok', 'unavailable']),
+  checks: z.record(z.string(), z.object({ ok: z.boolean(), detail: z.string().optional() })).optional(),
+});

@@ -1,0 +1,83 @@
+import type { IndexEntry, MemoryRecordOut } from '@cairn/api-contract';
+import type { MemoryRecord } from '@cairn/core';
+import { countTokens } from './token-counter.js';
+
+const TITLE_CHARS = 120;
+
+/** The title, else the first non-empty line of the text, cut to 120 characters. */
+export function headline(m: { title: string | null; text: string }): string {
+  const line =
+    m.title?.trim() ||
+    m.text
+      .split('\n')
+      .find((l) => l.trim())
+      ?.trim() ||
+    '';
+  return line.length > TITLE_CHARS ? `${line.slice(0, TITLE_CHARS - 1)}…` : line;
+}
+
+/** How a full record reads in a prompt; its token count is what fetching it costs. */
+export function renderRecord(m: { title: string | null; text: string }): string {
+  return m.title ? `${m.title}\n${m.text}` : m.text;
+}
+
+export type Headed = Pick<MemoryRecord, 'id' | 'namespace' | 'kind' | 'title' | 'text' | 'ts' | 'session'>;
+
+export function toIndexEntry(m: Headed): IndexEntry {
+  return {
+    id: m.id,
+    namespace: m.namespace,
+    kind: m.kind,
+    title: headline(m),
+    date: new Date(m.ts).toISOString(),
+    session: m.session,
+    tokens: countTokens(renderRecord(m)),
+  };
+}
+
+/** One index entry as an agent reads it in a list; what it costs the caller's context. */
+export function indexLine(e: IndexEntry): string {
+  return `- [${e.id}] ${e.date.slice(0, 16)} ${e.kind}${e.session ? ` (${e.session})` : ''}: ${e.title} — ${e.tokens} tok`;
+}
+
+export function toRecord(m: MemoryRecord): MemoryRecordOut {
+  return {
+    id: m.id,
+    namespace: m.namespace,
+    kind: m.kind,
+    title: m.title,
+    text: m.text,
+    session: m.session,
+    agent: m.agent,
+    ts: m.ts,
+    date: new Date(m.ts).toISOString(),
+    tags: m.tags,
+    meta: (m.meta ?? {}) as Record<string, unknown>,
+    importance: m.importance,
+    supersededBy: m.supersededBy,
+    tokens: countTokens(renderRecord(m)),
+  };
+}
+
+/**
+ * Keeps items in order while their cost fits the budget; the rest are omitted (never cut mid-item).
+ * Without a budget everything is kept.
+ */
+export function withinBudget<T>(
+  items: readonly T[],
+  cost: (item: T) => number,
+  budget: number | undefined,
+): { kept: T[]; omitted: T[]; used: number } {
+  const kept: T[] = [];
+  const omitted: T[] = [];
+  let used = 0;
+  for (const it of items) {
+    const c = cost(it);
+    if (budget !== undefined && used + c > budget) omitted.push(it);
+    else {
+      kept.push(it);
+      used += c;
+    }
+  }
+  return { kept, omitted, used };
+}

@@ -1,0 +1,386 @@
+import {
+  type ApiLimits,
+  BatchSearchRequestSchema,
+  type BatchSearchResponse,
+  ContextRequestSchema,
+  type ContextResponse,
+  DEFAULT_API_LIMITS,
+  FederatedSearchRequestSchema,
+  type FederatedSearchResponse,
+  GetRequestSchema,
+  type GetResponse,
+  type IndexEntry,
+  type MemoryApi,
+  type MemoryWrite,
+  type SearchHitOut,
+  SearchRequestSchema,
+  type SearchResponseOut,
+  type StatsResponse,
+  TimelineQuerySchema,
+  type TimelineResponse,
+  WriteRequestSchema,
+  type WriteResponse,
+} from '@cairn/api-contract';
+import {
+  CairnError,
+  isCairnError,
+  normalizeMemory,
+  parseSearchRequest,
+  type SearchHit,
+  type SearchResponse,
+  withDefaults,
+  zodToCairnError,
+} from '@cairn/core';
+import type { CairnEngine } from '@cairn/engine';
+import type { CaptureProducer } from '@cairn/pipeline';
+import type { z } from 'zod';
+import { buildContextPack } from './context-pack.js';
+import { indexLine, toIndexEntry, toRecord, withinBudget } from './index-entry.js';
+import type { NamespaceAccess } from './namespace-access.js';
+import { countTokens } from './token-counter.js';
+
+export interface MemoryServiceOptions {
+  engine: CairnEngine;
+  /** Distributed mode: writes go to the capture queue through this producer. @defaultValue null (embedded) */
+  producer?: CaptureProducer | null;
+  limits?: Partial<ApiLimits>;
+}
+
+function parse<S extends z.ZodType>(schema: S, input: unknown, context?: string): z.output<S> {
+  const r = schema.safeParse(input);
+  if (!r.success) throw zodToCairnError(r.error, context);
+  return r.data;
+}
+
+/** Facts are addressed by (slot, key): the id is derived, so writing the same key again replaces it. */
+function factToMemory(m: MemoryWrite, index: number): Omit<MemoryWrite, 'slot' | 'key'> {
+  const { slot, key, ...rest } = m;
+  if (slot === undefined && key === undefined) return rest;
+  if (slot === undefined || key === undefined)
+    throw new CairnError('INVALID_INPUT', 'a fact needs both slot and key', {
+      field: `memories.${index}.${slot === undefined ? 'slot' : 'key'}`,
+    });
+  if (rest.id !== undefined)
+    throw new CairnError('INVALID_INPUT', 'give either id or slot/key: a fact’s id is derived from them', {
+      field: `memories.${index}.id`,
+    });
+  return {
+    ...rest,
+    id: `fact:${slot}:${key}`,
+    kind: rest.kind ?? 'fact',
+    meta: { ...rest.meta, slot, key },
+  };
+}
+
+/**
+ * The operations of the HTTP API and the MCP server, over one engine: validation against the API's
+ * schemas and limits, namespace access, and progressive disclosure with token budgets. `scoped(access)`
+ * gives one caller's view; nothing it returns ever comes from a namespace `access` does not allow.
+ */
+export class MemoryService {
+  readonly engine: CairnEngine;
+  readonly producer: CaptureProducer | null;
+  readonly limits: ApiLimits;
+
+  constructor(opts: MemoryServiceOptions) {
+    this.engine = opts.engine;
+    this.producer = opts.producer ?? null;
+    this.limits = withDefaults(DEFAULT_API_LIMITS, opts.limits ?? {});
+  }
+
+  get mode(): 'embedded' | 'distributed' {
+    return this.producer ? 'distributed' : 'embedded';
+  }
+
+  scoped(access: NamespaceAccess): MemoryApi {
+    return {
+      write: async (req) => this.write(access, req),
+      delete: async (ns, id) => this.delete(access, ns, id),
+      search: async (req) => this.search(access, req),
+      searchBatch: async (req) => this.searchBatch(access, req),
+      searchFederated: async (req) => this.searchFederated(access, req),
+      timeline: async (q) => this.timeline(access, q),
+      get: async (req) => this.get(access, req),
+      context: async (req) => this.context(access, req),
+      stats: async () => this.stats(access),
+    };
+  }
+
+  async write(access: NamespaceAccess, input: unknown): Promise<WriteResponse> {
+    if (input && typeof input === 'object' && Array.isArray((input as { memories?: unknown }).memories)) {
+      const n = (input as { memories: unknown[] }).memories.length;
+      if (n > this.limits.maxBatch)
+        throw new CairnError(
+          'PAYLOAD_TOO_LARGE',
+          `a write takes at most ${this.limits.maxBatch} memories, not ${n}`,
+          { field: 'memories' },
+        );
+    }
+    const req = parse(WriteRequestSchema, input);
+    const wait = req.wait ?? 'stored';
+    const batch = 'memories' in req ? req.memories : [(({ wait: _w, ...m }) => m)(req)];
+    const fallbackNs = 'memories' in req ? req.namespace : undefined;
+    const now = Date.now();
+    // Validate everything first: a bad or forbidden memory refuses the whole request, nothing stored.
+    const memories = batch.map((m, i) => {
+      const field = 'memories' in req ? `memories.${i}` : '';
+      const namespace = m.namespace ?? fallbackNs;
+      if (namespace === undefined)
+        throw new CairnError('INVALID_INPUT', 'namespace is required (on the memory or the request)', {
+          field: field ? `${field}.namespace` : 'namespace',
+        });
+      access.assert(namespace, field ? `${field}.namespace` : 'namespace');
+      const memory = { ...factToMemory(m, i), namespace };
+      try {
+        normalizeMemory(memory, now);
+      } catch (err) {
+        if (isCairnError(err) && field)
+          throw new CairnError(err.code, `${field}: ${err.message}`, {
+            ...err.data,
+            field: err.data.field ? `${field}.${err.data.field}` : field,
+          });
+        throw err;
+      }
+      return memory;
+    });
+    if (this.producer) {
+      const r = await this.producer.enqueue(memories, now);
+      return this.writeResponse(r.items, wait === 'stored');
+    }
+    const r = this.engine.ingest(memories);
+    return this.writeResponse(r.items, true);
+  }
+
+  private writeResponse(
+    items: ReadonlyArray<{ index: number; status: string; id?: string; namespace?: string; error?: unknown }>,
+    durable: boolean,
+  ): WriteResponse {
+    const rejected = items.find((i) => i.status === 'rejected');
+    // Validated above, so a rejection here is the engine disagreeing with the API's own check: a bug.
+    if (rejected) throw new CairnError('INTERNAL', `memory ${rejected.index} was rejected after validation`);
+    const counts = { stored: 0, updated: 0, unchanged: 0, queued: 0 };
+    const out = items.map((i) => {
+      const status = i.status as keyof typeof counts;
+      counts[status]++;
+      return { index: i.index, id: i.id!, namespace: i.namespace!, status };
+    });
+    return { items: out, counts, durable };
+  }
+
+  async delete(access: NamespaceAccess, namespace: string, id: string) {
+    access.assert(namespace);
+    if (!this.engine.delete(namespace, id))
+      throw new CairnError('NOT_FOUND', `no memory with id "${id}" in namespace "${namespace}"`, {
+        field: 'id',
+      });
+    return { deleted: id, namespace };
+  }
+
+  async search(access: NamespaceAccess, input: unknown, context?: string): Promise<SearchResponseOut> {
+    const { max_tokens, ...rest } = parse(SearchRequestSchema, input, context);
+    access.assert(rest.namespace);
+    const res = await this.engine.search(parseSearchRequest(rest, context));
+    const hits = res.hits.map(toSearchHit);
+    const budget = withinBudget(hits, (h) => countTokens(indexLine(h)), max_tokens);
+    const out: SearchResponseOut = {
+      namespace: res.namespace,
+      query: res.query,
+      hits: budget.kept,
+      degraded: res.degraded,
+      degradedReasons: res.explain.degradedReasons,
+      tokens: { used: budget.used, budget: max_tokens ?? null, omitted: budget.omitted.length },
+    };
+    if (res.empty) out.empty = res.empty;
+    if (rest.explain === 'full') out.trace = traceOf(res);
+    return out;
+  }
+
+  async searchBatch(access: NamespaceAccess, input: unknown): Promise<BatchSearchResponse> {
+    const n = (input as { queries?: unknown[] } | null)?.queries?.length ?? 0;
+    if (n > this.limits.maxBatchQueries)
+      throw new CairnError(
+        'PAYLOAD_TOO_LARGE',
+        `a batch takes at most ${this.limits.maxBatchQueries} queries, not ${n}`,
+        { field: 'queries' },
+      );
+    const { queries } = parse(BatchSearchRequestSchema, input);
+    // Each query stands alone: a forbidden or bad one fails in its slot, the others are answered.
+    const results: BatchSearchResponse['results'] = [];
+    for (const [i, q] of queries.entries()) {
+      try {
+        results.push({ ok: true, result: await this.search(access, q, `queries.${i}`) });
+      } catch (err) {
+        if (!isCairnError(err)) throw err;
+        results.push({ ok: false, error: err.toJSON() });
+      }
+    }
+    return { results };
+  }
+
+  async searchFederated(access: NamespaceAccess, input: unknown): Promise<FederatedSearchResponse> {
+    const { namespaces, perNamespace, max_tokens, k, ...options } = parse(
+      FederatedSearchRequestSchema,
+      input,
+    );
+    const unique = [...new Set(namespaces)];
+    unique.forEach((ns, i) => access.assert(ns, `namespaces.${i}`));
+    const want = k ?? 5;
+    const quota = Math.min(perNamespace ?? want, want);
+    const perNs: FederatedSearchResponse['namespaces'] = {};
+    const all: SearchHitOut[] = [];
+    for (const namespace of unique) {
+      const res = await this.engine.search(parseSearchRequest({ ...options, namespace, k: quota }));
+      perNs[namespace] = {
+        hits: res.hits.length,
+        degraded: res.degraded,
+        ...(res.empty ? { empty: res.empty } : {}),
+      };
+      all.push(...res.hits.map(toSearchHit));
+    }
+    // Scores are comparable across namespaces: the same fusion formula, settings and clock.
+    all.sort((a, b) => b.score - a.score);
+    const budget = withinBudget(all.slice(0, want), (h) => countTokens(indexLine(h)), max_tokens);
+    return {
+      query: options.query,
+      hits: budget.kept,
+      namespaces: perNs,
+      tokens: { used: budget.used, budget: max_tokens ?? null, omitted: budget.omitted.length },
+    };
+  }
+
+  async timeline(access: NamespaceAccess, input: unknown): Promise<TimelineResponse> {
+    const q = parse(TimelineQuerySchema, input);
+    access.assert(q.namespace);
+    let anchorId = q.anchor;
+    if (anchorId === undefined) {
+      const res = await this.engine.search(
+        parseSearchRequest({ namespace: q.namespace, query: q.query!, k: 1 }),
+      );
+      anchorId = res.hits[0]?.id;
+      if (anchorId === undefined)
+        throw new CairnError('NOT_FOUND', `no memory in "${q.namespace}" matches the query`, {
+          field: 'query',
+        });
+    }
+    const t = this.engine.timeline(q.namespace, anchorId, q.before, q.after);
+    const anchor = toIndexEntry(t.anchor);
+    const cost = (e: IndexEntry) => countTokens(indexLine(e));
+    const budget = q.max_tokens;
+    let used = cost(anchor);
+    // Nearest neighbours first, alternating sides, so a tight budget keeps the closest context.
+    const before = t.before.map(toIndexEntry);
+    const after = t.after.map(toIndexEntry);
+    const keptBefore: IndexEntry[] = [];
+    const keptAfter: IndexEntry[] = [];
+    let omitted = 0;
+    for (let i = 0; i < Math.max(before.length, after.length); i++) {
+      for (const [side, kept] of [
+        [before[before.length - 1 - i], keptBefore],
+        [after[i], keptAfter],
+      ] as const) {
+        if (!side) continue;
+        const c = cost(side);
+        if (budget !== undefined && used + c > budget) omitted++;
+        else {
+          kept.push(side);
+          used += c;
+        }
+      }
+    }
+    return {
+      namespace: q.namespace,
+      scope: t.scope,
+      anchor,
+      before: keptBefore.reverse(),
+      after: keptAfter,
+      tokens: { used, budget: budget ?? null, omitted },
+    };
+  }
+
+  async get(access: NamespaceAccess, input: unknown): Promise<GetResponse> {
+    const req = parse(GetRequestSchema, input);
+    access.assert(req.namespace);
+    const { memories, missing } = this.engine.get(req.namespace, req.ids);
+    const records = memories.map(toRecord);
+    const budget = withinBudget(records, (r) => r.tokens, req.max_tokens);
+    return {
+      memories: budget.kept,
+      missing,
+      omitted: budget.omitted.map((r) => r.id),
+      tokens: { used: budget.used, budget: req.max_tokens ?? null, omitted: budget.omitted.length },
+    };
+  }
+
+  async context(access: NamespaceAccess, input: unknown): Promise<ContextResponse> {
+    const req = parse(ContextRequestSchema, input);
+    access.assert(req.namespace);
+    const exclude = new Set(req.exclude_ids);
+    const summaries = this.engine
+      .recent(req.namespace, { kinds: ['summary'], limit: req.summaries + exclude.size })
+      .filter((m) => !exclude.has(m.id))
+      .slice(0, req.summaries);
+    let relevant: SearchHit[] = [];
+    if (req.query?.trim() && req.k > 0) {
+      const res = await this.engine.search(
+        parseSearchRequest({
+          namespace: req.namespace,
+          query: req.query,
+          k: Math.min(req.k + exclude.size + summaries.length, 1_000),
+        }),
+      );
+      const taken = new Set(summaries.map((s) => s.id));
+      relevant = res.hits.filter((h) => !exclude.has(h.id) && !taken.has(h.id)).slice(0, req.k);
+    }
+    const pack = buildContextPack({
+      namespace: req.namespace,
+      query: req.query ?? null,
+      summaries,
+      relevant,
+      format: req.format,
+      maxTokens: req.max_tokens,
+    });
+    return {
+      namespace: req.namespace,
+      format: req.format,
+      text: pack.text,
+      included: pack.included,
+      tokens: { used: pack.tokens, budget: req.max_tokens, omitted: pack.omitted },
+    };
+  }
+
+  async stats(access: NamespaceAccess): Promise<StatsResponse> {
+    const s = this.engine.stats();
+    const namespaces: StatsResponse['namespaces'] = {};
+    for (const [ns, v] of Object.entries(s.namespaces))
+      if (access.allows(ns))
+        namespaces[ns] = {
+          stored: v.stored,
+          embedded: v.embedded,
+          indexed: v.indexed,
+          pending: v.pending,
+          failed: v.failed,
+        };
+    return { mode: this.mode, space: s.space, namespaces };
+  }
+}
+
+function toSearchHit(h: SearchHit): SearchHitOut {
+  return {
+    ...toIndexEntry(h),
+    score: h.score,
+    explain: {
+      bm25Rank: h.bm25Rank,
+      vecRank: h.vecRank,
+      bm25: h.bm25,
+      cosine: h.cosine,
+      recency: h.recency,
+      rrf: h.rrf,
+      score: h.score,
+      parts: h.parts,
+    },
+  };
+}
+
+function traceOf(res: SearchResponse): unknown {
+  return res.explain;
+}
