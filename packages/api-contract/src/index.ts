@@ -35,6 +35,8 @@ export {
   type MemoryWrite,
   MemoryWriteSchema,
   WaitSchema,
+  WriteBatchSchema,
+  WriteOneSchema,
   type WriteRequest,
   WriteRequestSchema,
   type WriteResponse,

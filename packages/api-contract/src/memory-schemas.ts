@@ -33,16 +33,16 @@ export const WaitSchema = z
   .enum(['stored', 'queued'])
   .describe('stored: answer 201 once durable (SQLite commit); queued: answer 202 once accepted');
 
-export const WriteRequestSchema = z
-  .union([
-    z.strictObject({
-      namespace: NamespaceSchema.optional(),
-      memories: z.array(MemoryWriteSchema).min(1),
-      wait: WaitSchema.optional(),
-    }),
-    MemoryWriteSchema.extend({ wait: WaitSchema.optional() }),
-  ])
-  .meta({ id: 'WriteRequest' });
+export const WriteBatchSchema = z.strictObject({
+  namespace: NamespaceSchema.optional(),
+  memories: z.array(MemoryWriteSchema).min(1),
+  wait: WaitSchema.optional(),
+});
+
+export const WriteOneSchema = MemoryWriteSchema.extend({ wait: WaitSchema.optional() });
+
+/** One memory, or a batch: `{namespace?, memories: [...]}`. */
+export const WriteRequestSchema = z.union([WriteBatchSchema, WriteOneSchema]).meta({ id: 'WriteRequest' });
 
 export type WriteRequest = z.infer<typeof WriteRequestSchema>;
 

@@ -1,6 +1,5 @@
 import {
   type ApiLimits,
-  BatchSearchRequestSchema,
   type BatchSearchResponse,
   ContextRequestSchema,
   type ContextResponse,
@@ -18,7 +17,9 @@ import {
   type StatsResponse,
   TimelineQuerySchema,
   type TimelineResponse,
-  WriteRequestSchema,
+  WriteBatchSchema,
+  WriteOneSchema,
+  type WriteRequest,
   type WriteResponse,
 } from '@cairn/api-contract';
 import {
@@ -33,7 +34,7 @@ import {
 } from '@cairn/core';
 import type { CairnEngine } from '@cairn/engine';
 import type { CaptureProducer } from '@cairn/pipeline';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { buildContextPack } from './context-pack.js';
 import { indexLine, toIndexEntry, toRecord, withinBudget } from './index-entry.js';
 import type { NamespaceAccess } from './namespace-access.js';
@@ -45,6 +46,8 @@ export interface MemoryServiceOptions {
   producer?: CaptureProducer | null;
   limits?: Partial<ApiLimits>;
 }
+
+const BatchEnvelopeSchema = z.strictObject({ queries: z.array(z.unknown()).min(1) });
 
 function parse<S extends z.ZodType>(schema: S, input: unknown, context?: string): z.output<S> {
   const r = schema.safeParse(input);
@@ -116,7 +119,9 @@ export class MemoryService {
           { field: 'memories' },
         );
     }
-    const req = parse(WriteRequestSchema, input);
+    // Pick the branch by shape, so an error names the field (a union's error would name neither).
+    const isBatch = !!input && typeof input === 'object' && 'memories' in input;
+    const req: WriteRequest = isBatch ? parse(WriteBatchSchema, input) : parse(WriteOneSchema, input);
     const wait = req.wait ?? 'stored';
     const batch = 'memories' in req ? req.memories : [(({ wait: _w, ...m }) => m)(req)];
     const fallbackNs = 'memories' in req ? req.namespace : undefined;
@@ -203,7 +208,8 @@ export class MemoryService {
         `a batch takes at most ${this.limits.maxBatchQueries} queries, not ${n}`,
         { field: 'queries' },
       );
-    const { queries } = parse(BatchSearchRequestSchema, input);
+    // Only the envelope is checked here; each query is validated in its own slot.
+    const { queries } = parse(BatchEnvelopeSchema, input);
     // Each query stands alone: a forbidden or bad one fails in its slot, the others are answered.
     const results: BatchSearchResponse['results'] = [];
     for (const [i, q] of queries.entries()) {
@@ -223,7 +229,7 @@ export class MemoryService {
       input,
     );
     const unique = [...new Set(namespaces)];
-    unique.forEach((ns, i) => access.assert(ns, `namespaces.${i}`));
+    for (const [i, ns] of unique.entries()) access.assert(ns, `namespaces.${i}`);
     const want = k ?? 5;
     const quota = Math.min(perNamespace ?? want, want);
     const perNs: FederatedSearchResponse['namespaces'] = {};

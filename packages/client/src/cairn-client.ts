@@ -1,0 +1,126 @@
+import type {
+  BatchSearchRequest,
+  BatchSearchResponse,
+  ContextRequest,
+  ContextResponse,
+  DeleteResponse,
+  ErrorBody,
+  FederatedSearchRequest,
+  FederatedSearchResponse,
+  GetRequest,
+  GetResponse,
+  MemoryApi,
+  SearchRequestBody,
+  SearchResponseOut,
+  StatsResponse,
+  TimelineQuery,
+  TimelineResponse,
+  WriteRequest,
+  WriteResponse,
+} from '@cairn/api-contract';
+import { CairnError, type CairnErrorCode, CairnErrorCode as Codes } from '@cairn/core';
+
+export interface CairnClientOptions {
+  /** The API's base URL, e.g. `http://127.0.0.1:7411`. */
+  baseUrl: string;
+  /** Sent as `Authorization: Bearer <apiKey>`. @defaultValue none (a server with auth off on loopback) */
+  apiKey?: string;
+  /** Per request (ms). @defaultValue 30_000 */
+  timeoutMs?: number;
+  /** @defaultValue globalThis.fetch */
+  fetch?: typeof fetch;
+}
+
+/**
+ * The typed client of the Cairn HTTP API. Its request and response types are the API contract's zod
+ * types, so client and server cannot drift; every non-2xx answer is thrown as a CairnError with the
+ * server's code, message and field.
+ */
+export class CairnClient implements MemoryApi {
+  private readonly base: string;
+  private readonly fetch: typeof fetch;
+
+  constructor(private readonly opts: CairnClientOptions) {
+    this.base = opts.baseUrl.replace(/\/+$/, '');
+    this.fetch = opts.fetch ?? globalThis.fetch;
+  }
+
+  write(req: WriteRequest): Promise<WriteResponse> {
+    return this.call('POST', '/v1/memories', req);
+  }
+
+  delete(namespace: string, id: string): Promise<DeleteResponse> {
+    return this.call(
+      'DELETE',
+      `/v1/memories/${encodeURIComponent(id)}?namespace=${encodeURIComponent(namespace)}`,
+    );
+  }
+
+  search(req: SearchRequestBody): Promise<SearchResponseOut> {
+    return this.call('POST', '/v1/search', req);
+  }
+
+  searchBatch(req: BatchSearchRequest): Promise<BatchSearchResponse> {
+    return this.call('POST', '/v1/search/batch', req);
+  }
+
+  searchFederated(req: FederatedSearchRequest): Promise<FederatedSearchResponse> {
+    return this.call('POST', '/v1/search/federated', req);
+  }
+
+  timeline(query: TimelineQuery): Promise<TimelineResponse> {
+    const qs = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) qs.set(k, String(v));
+    return this.call('GET', `/v1/timeline?${qs}`);
+  }
+
+  get(req: GetRequest): Promise<GetResponse> {
+    return this.call('POST', '/v1/memories/get', req);
+  }
+
+  context(req: ContextRequest): Promise<ContextResponse> {
+    return this.call('POST', '/v1/context', req);
+  }
+
+  stats(): Promise<StatsResponse> {
+    return this.call('GET', '/v1/stats');
+  }
+
+  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
+    let res: Response;
+    try {
+      res = await this.fetch(`${this.base}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? null : JSON.stringify(body),
+        signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000),
+      });
+    } catch (err) {
+      throw new CairnError(
+        'BACKEND_UNAVAILABLE',
+        `Cairn API at ${this.base} is unreachable: ${(err as Error).message}`,
+        {
+          backend: 'api',
+        },
+      );
+    }
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    if (res.ok) return json as T;
+    const e = (json as ErrorBody | undefined)?.error;
+    const code: CairnErrorCode =
+      e && e.code in Codes ? e.code : res.status >= 500 ? 'BACKEND_UNAVAILABLE' : 'INVALID_INPUT';
+    throw new CairnError(code, e?.message ?? `HTTP ${res.status} from ${method} ${path}`, {
+      ...(e?.field ? { field: e.field } : {}),
+      status: res.status,
+    });
+  }
+}

@@ -1,0 +1,4 @@
+// This file is the public API of @cairn/client; named exports only.
+
+export type * from '@cairn/api-contract';
+export { CairnClient, type CairnClientOptions } from './cairn-client.js';

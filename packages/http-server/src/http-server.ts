@@ -1,0 +1,345 @@
+import {
+  BatchSearchRequestSchema,
+  BatchSearchResponseSchema,
+  ContextRequestSchema,
+  ContextResponseSchema,
+  DeleteResponseSchema,
+  ErrorBodySchema,
+  FederatedSearchRequestSchema,
+  FederatedSearchResponseSchema,
+  GetRequestSchema,
+  GetResponseSchema,
+  HealthResponseSchema,
+  httpStatusOf,
+  SearchRequestSchema,
+  SearchResponseSchema,
+  StatsResponseSchema,
+  TimelineQuerySchema,
+  TimelineResponseSchema,
+  WriteRequestSchema,
+  WriteResponseSchema,
+} from '@cairn/api-contract';
+import { CairnError, isCairnError, withDefaults } from '@cairn/core';
+import { type MemoryService, NamespaceAccess } from '@cairn/service';
+import fastifyRateLimit from '@fastify/rate-limit';
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { ApiKeys } from './api-keys.js';
+import { ServerMetrics } from './server-metrics.js';
+
+export interface HttpServerOptions {
+  service: MemoryService;
+  /** API keys; null switches auth off, which is refused unless `host` is a loopback address. */
+  keys: ApiKeys | null;
+  /** The address the server will bind, checked against `keys: null`. @defaultValue '127.0.0.1' */
+  host: string;
+  /** Requests per key (or per IP without a key) per minute. @defaultValue 6_000 */
+  rateLimitPerMinute: number;
+  /** Distributed mode: Redis reachability for /readyz and queue depths for /metrics. */
+  queues?: {
+    ping(): Promise<void>;
+    depths(): Promise<Record<string, Record<string, number>>>;
+  };
+  /** Fastify's logger. @defaultValue false */
+  logger: boolean;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    access: NamespaceAccess;
+  }
+}
+
+function errorBody(e: CairnError) {
+  return { error: e.toJSON() };
+}
+
+/** Fastify's own errors (body parsing, limits, rate limiting) in Cairn's error shape. */
+function toCairnError(err: unknown): CairnError {
+  if (isCairnError(err)) return err;
+  const e = err as { code?: string; statusCode?: number; message?: string };
+  switch (e.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new CairnError('PAYLOAD_TOO_LARGE', 'the request body is larger than the server accepts', {
+        field: 'body',
+      });
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new CairnError('INVALID_INPUT', `malformed JSON body: ${e.message}`, { field: 'body' });
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new CairnError('INVALID_INPUT', 'send the body as application/json', { field: 'content-type' });
+  }
+  if (e instanceof SyntaxError)
+    return new CairnError('INVALID_INPUT', `malformed JSON body: ${e.message}`, { field: 'body' });
+  if (e.statusCode === 429) return new CairnError('RATE_LIMITED', e.message ?? 'rate limit exceeded');
+  if (e.statusCode === 404) return new CairnError('NOT_FOUND', e.message ?? 'no such route');
+  if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500)
+    return new CairnError('INVALID_INPUT', e.message ?? 'bad request');
+  return new CairnError('INTERNAL', 'internal error');
+}
+
+const bearer = (req: FastifyRequest) => {
+  const h = req.headers.authorization;
+  return h?.startsWith('Bearer ') ? h.slice(7).trim() : undefined;
+};
+
+/**
+ * The HTTP API. Bodies are validated once, by the service, against the same zod schemas the OpenAPI
+ * document at /docs is generated from (Fastify's own validation is off so errors name fields the same way
+ * over HTTP and MCP). Responses are plain JSON.stringify: the schemas document them, the service's types
+ * guarantee them.
+ */
+export async function createHttpServer(
+  options: Partial<HttpServerOptions> & Pick<HttpServerOptions, 'service' | 'keys'>,
+): Promise<FastifyInstance> {
+  const o = withDefaults<HttpServerOptions>(
+    { host: '127.0.0.1', rateLimitPerMinute: 6_000, logger: false } as HttpServerOptions,
+    options,
+  );
+  if (o.keys === null && !LOOPBACK.has(o.host))
+    throw new CairnError(
+      'INVALID_INPUT',
+      `auth can be switched off only on a loopback address, not ${o.host}; set CAIRN_API_KEYS`,
+      { field: 'host' },
+    );
+  const { service } = o;
+  const metrics = new ServerMetrics(service, o.queues?.depths);
+  const app = Fastify({ logger: o.logger, bodyLimit: service.limits.maxBodyBytes });
+  app.setValidatorCompiler(() => (data) => ({ value: data }));
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+
+  app.setErrorHandler((err, _req, reply) => {
+    const e = toCairnError(err);
+    if (e.code === 'INTERNAL') app.log.error(err);
+    const retryAfter = (err as { headers?: Record<string, string> }).headers?.['retry-after'];
+    if (retryAfter) reply.header('retry-after', retryAfter);
+    return reply.code(httpStatusOf(e.code)).type('application/json').send(errorBody(e));
+  });
+  app.setNotFoundHandler((req, reply) =>
+    reply
+      .code(404)
+      .send(errorBody(new CairnError('NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`))),
+  );
+
+  app.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    metrics.requests.inc({ method: req.method, route, status: reply.statusCode });
+    metrics.latency.observe({ method: req.method, route }, reply.elapsedTime / 1000);
+  });
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      info: {
+        title: 'Cairn memory API',
+        version: '0.1.0',
+        description:
+          'Hybrid (BM25 + vector) memory for AI agents. Progressive disclosure: search returns a compact index, ' +
+          'timeline shows the neighbourhood of one memory, memories/get returns full records; every layer takes ' +
+          'max_tokens and reports the tokens it used.',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
+    // Schemas with a .meta({id}) become named components the paths refer to.
+    transformObject: jsonSchemaTransformObject,
+  });
+  await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+
+  // Authentication and the rate limit apply to the API routes only; health, metrics and docs stay open.
+  await app.register(async (api) => {
+    api.addHook('onRequest', async (req) => {
+      if (o.keys === null) {
+        req.access = NamespaceAccess.everything();
+        return;
+      }
+      const key = bearer(req);
+      if (!key) throw new CairnError('UNAUTHORIZED', 'send an API key as Authorization: Bearer <key>');
+      const access = o.keys.get(key);
+      if (!access) throw new CairnError('UNAUTHORIZED', 'unknown API key');
+      req.access = access;
+    });
+    await api.register(fastifyRateLimit, {
+      max: o.rateLimitPerMinute,
+      timeWindow: 60_000,
+      keyGenerator: (req) => bearer(req) ?? req.ip,
+      errorResponseBuilder: (_req, ctx) =>
+        Object.assign(
+          new CairnError(
+            'RATE_LIMITED',
+            `rate limit of ${ctx.max} requests per minute exceeded; retry in ${ctx.after}`,
+            { retryAfterMs: ctx.ttl },
+          ),
+          { statusCode: 429 },
+        ),
+    });
+    registerApiRoutes(api, service);
+  });
+
+  app.get('/healthz', { schema: { response: { 200: HealthResponseSchema } } }, async () => ({
+    status: 'ok' as const,
+  }));
+  app.get(
+    '/readyz',
+    { schema: { response: { 200: HealthResponseSchema, 503: HealthResponseSchema } } },
+    async (_req, reply) => {
+      const checks: Record<string, { ok: boolean; detail?: string }> = {};
+      try {
+        service.engine.store.db.prepare('SELECT 1').get();
+        checks.store = { ok: true };
+      } catch (err) {
+        checks.store = { ok: false, detail: (err as Error).message };
+      }
+      const embedder = service.engine.embedder;
+      checks.index = embedder
+        ? { ok: true, detail: service.engine.space?.id ?? 'no embedding space yet' }
+        : { ok: true, detail: 'lexical only (no embedder)' };
+      if (o.queues) {
+        try {
+          await o.queues.ping();
+          checks.redis = { ok: true };
+        } catch (err) {
+          checks.redis = { ok: false, detail: (err as Error).message };
+        }
+      }
+      const ok = Object.values(checks).every((c) => c.ok);
+      return reply.code(ok ? 200 : 503).send({ status: ok ? 'ok' : 'unavailable', checks });
+    },
+  );
+  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
+    reply.type(metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
+  return app;
+}
+
+function registerApiRoutes(api: FastifyInstance, service: MemoryService): void {
+  const errors = {
+    400: ErrorBodySchema,
+    401: ErrorBodySchema,
+    403: ErrorBodySchema,
+    404: ErrorBodySchema,
+    413: ErrorBodySchema,
+    429: ErrorBodySchema,
+  };
+  const scoped = (req: FastifyRequest) => service.scoped(req.access);
+
+  api.post(
+    '/v1/memories',
+    {
+      schema: {
+        summary: 'Write one memory or a batch',
+        description: `One memory object, or {namespace?, memories: [...]} with at most ${service.limits.maxBatch}. ?wait=stored (default) answers 201 once durable; ?wait=queued answers 202 once accepted. A fact with slot and key replaces the earlier fact of that key.`,
+        body: WriteRequestSchema,
+        querystring: z.object({ wait: z.enum(['stored', 'queued']).optional() }),
+        response: { 201: WriteResponseSchema, 202: WriteResponseSchema, ...errors },
+      },
+    },
+    async (req: FastifyRequest, reply: FastifyReply) => {
+      const q = req.query as { wait?: string };
+      const body = req.body as Record<string, unknown> | null;
+      const input =
+        q.wait && body && typeof body === 'object' && !Array.isArray(body) ? { ...body, wait: q.wait } : body;
+      const res = await scoped(req).write(input as never);
+      return reply.code(res.durable ? 201 : 202).send(res);
+    },
+  );
+  api.delete(
+    '/v1/memories/:id',
+    {
+      schema: {
+        summary: 'Tombstone a memory',
+        params: z.object({ id: z.string() }),
+        querystring: z.object({ namespace: z.string() }),
+        response: { 200: DeleteResponseSchema, ...errors },
+      },
+    },
+    async (req) => {
+      const { id } = req.params as { id: string };
+      const { namespace } = req.query as { namespace?: string };
+      if (!namespace) throw new CairnError('INVALID_INPUT', 'namespace is required', { field: 'namespace' });
+      return scoped(req).delete(namespace, id);
+    },
+  );
+  api.post(
+    '/v1/memories/get',
+    {
+      schema: {
+        summary: 'Full records by id (layer 3)',
+        body: GetRequestSchema,
+        response: { 200: GetResponseSchema, ...errors },
+      },
+    },
+    async (req) => scoped(req).get(req.body as never),
+  );
+  api.post(
+    '/v1/search',
+    {
+      schema: {
+        summary: 'Hybrid search: the compact index (layer 1), every hit explained',
+        body: SearchRequestSchema,
+        response: { 200: SearchResponseSchema, ...errors },
+      },
+    },
+    async (req) => scoped(req).search(req.body as never),
+  );
+  api.post(
+    '/v1/search/batch',
+    {
+      schema: {
+        summary: 'Many searches in one call; each answers or fails in its own slot',
+        body: BatchSearchRequestSchema,
+        response: { 200: BatchSearchResponseSchema, ...errors },
+      },
+    },
+    async (req) => scoped(req).searchBatch(req.body as never),
+  );
+  api.post(
+    '/v1/search/federated',
+    {
+      schema: {
+        summary: 'One query over several namespaces, with a quota per namespace',
+        body: FederatedSearchRequestSchema,
+        response: { 200: FederatedSearchResponseSchema, ...errors },
+      },
+    },
+    async (req) => scoped(req).searchFederated(req.body as never),
+  );
+  api.get(
+    '/v1/timeline',
+    {
+      schema: {
+        summary: 'The memories around one (layer 2): by anchor id, or the best hit of a query',
+        querystring: TimelineQuerySchema,
+        response: { 200: TimelineResponseSchema, ...errors },
+      },
+    },
+    async (req) => scoped(req).timeline(req.query as never),
+  );
+  api.post(
+    '/v1/context',
+    {
+      schema: {
+        summary: 'A session-start pack within a token budget',
+        body: ContextRequestSchema,
+        response: { 200: ContextResponseSchema, ...errors },
+      },
+    },
+    async (req) => scoped(req).context(req.body as never),
+  );
+  api.get(
+    '/v1/stats',
+    {
+      schema: {
+        summary: 'Counts of the namespaces this key may read',
+        response: { 200: StatsResponseSchema, ...errors },
+      },
+    },
+    async (req) => scoped(req).stats(),
+  );
+}

@@ -1,0 +1,4 @@
+// This file is the public API of @cairn/http-server; named exports only.
+export { type ApiKeys, loadApiKeys, parseApiKeys } from './api-keys.js';
+export { createHttpServer, type HttpServerOptions } from './http-server.js';
+export { ServerMetrics } from './server-metrics.js';

@@ -1,0 +1,60 @@
+import type { MemoryService } from '@cairn/service';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/**
+ * Prometheus metrics of one API process. Storage gauges are totals, never per namespace: /metrics is an
+ * operator endpoint, and namespace names are tenants' data.
+ */
+export class ServerMetrics {
+  readonly registry = new Registry();
+  readonly requests: Counter<'method' | 'route' | 'status'>;
+  readonly latency: Histogram<'method' | 'route'>;
+
+  constructor(service: MemoryService, queueDepths?: () => Promise<Record<string, Record<string, number>>>) {
+    this.requests = new Counter({
+      name: 'cairn_http_requests_total',
+      help: 'HTTP requests by route and status',
+      labelNames: ['method', 'route', 'status'],
+      registers: [this.registry],
+    });
+    this.latency = new Histogram({
+      name: 'cairn_http_request_duration_seconds',
+      help: 'HTTP request latency',
+      labelNames: ['method', 'route'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [this.registry],
+    });
+    new Gauge({
+      name: 'cairn_memories',
+      help: 'Memories in the store by state (all namespaces)',
+      labelNames: ['state'],
+      registers: [this.registry],
+      collect() {
+        const totals = { stored: 0, embedded: 0, indexed: 0, pending: 0, failed: 0 };
+        const stats = service.engine.stats();
+        for (const s of Object.values(stats.namespaces))
+          for (const k of Object.keys(totals) as Array<keyof typeof totals>) totals[k] += s[k];
+        for (const [state, n] of Object.entries(totals)) this.set({ state }, n);
+      },
+    });
+    new Gauge({
+      name: 'cairn_namespaces',
+      help: 'Namespaces with at least one memory',
+      registers: [this.registry],
+      collect() {
+        this.set(Object.keys(service.engine.stats().namespaces).length);
+      },
+    });
+    if (queueDepths)
+      new Gauge({
+        name: 'cairn_queue_jobs',
+        help: 'Jobs in each pipeline queue by state (distributed mode)',
+        labelNames: ['queue', 'state'],
+        registers: [this.registry],
+        async collect() {
+          for (const [queue, counts] of Object.entries(await queueDepths()))
+            for (const [state, n] of Object.entries(counts)) this.set({ queue, state }, n);
+        },
+      });
+  }
+}

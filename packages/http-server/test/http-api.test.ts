@@ -1,0 +1,527 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CairnClient } from '@cairn/client';
+import { CairnEngine } from '@cairn/engine';
+import { MemoryService } from '@cairn/service';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHttpServer, parseApiKeys } from '../src/index.js';
+
+// Real HTTP on loopback against a real engine (SQLite file, vector index) in a temporary folder.
+
+const KEY_A = 'key-alpha-0001';
+const KEY_B = 'key-beta-00002';
+const KEY_ALL = 'key-team-00003';
+const NOW = Date.parse('2026-11-20T12:00:00Z');
+
+let dir: string;
+let engine: CairnEngine;
+let app: FastifyInstance;
+let base: string;
+
+async function call(method: string, path: string, body?: unknown, key: string | null = KEY_A, raw?: string) {
+  const headers: Record<string, string> = {};
+  if (key) headers.authorization = `Bearer ${key}`;
+  if (body !== undefined || raw !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers,
+    body: raw ?? (body === undefined ? null : JSON.stringify(body)),
+  });
+  const text = await res.text();
+  // biome-ignore lint/suspicious/noExplicitAny: the tests read arbitrary JSON bodies
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = text;
+  }
+  return { status: res.status, body: json, headers: res.headers };
+}
+
+const mem = (id: string, text: string, extra: Record<string, unknown> = {}) => ({
+  id,
+  text,
+  ts: NOW - Number(id.replace(/\D/g, '') || 0) * 60_000,
+  ...extra,
+});
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'cairn-http-'));
+  engine = await CairnEngine.open({ dataDir: dir, persistIntervalMs: 0 });
+  const service = new MemoryService({ engine });
+  const keys = parseApiKeys(`${KEY_A}=team/alpha;${KEY_B}=team/beta;${KEY_ALL}=team/*`);
+  app = await createHttpServer({ service, keys });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const addr = app.server.address() as { port: number };
+  base = `http://127.0.0.1:${addr.port}`;
+  const seed = await call(
+    'POST',
+    '/v1/memories',
+    {
+      namespace: 'team/alpha',
+      memories: [
+        mem('a1', 'The deploy failed because the redis timeout was 200 ms', {
+          session: 's1',
+          kind: 'observation',
+        }),
+        mem('a2', 'Raised the redis timeout to 2 s and the deploy passed', { session: 's1' }),
+        mem('a3', 'Session 1: fixed the deploy by raising the redis timeout', {
+          session: 's1',
+          kind: 'summary',
+        }),
+        mem('a4', 'parseConfig drops unknown keys silently', { session: 's2', title: 'parseConfig quirk' }),
+        mem('a5', 'Session 2: investigated parseConfig and the config loader', {
+          session: 's2',
+          kind: 'summary',
+        }),
+      ],
+    },
+    KEY_A,
+  );
+  expect(seed.status).toBe(201);
+  const seedB = await call(
+    'POST',
+    '/v1/memories',
+    {
+      namespace: 'team/beta',
+      memories: [mem('b1', 'beta secret: the redis password rotates weekly', { session: 'x' })],
+    },
+    KEY_B,
+  );
+  expect(seedB.status).toBe(201);
+});
+
+afterAll(async () => {
+  await app?.close();
+  await engine?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('auth', () => {
+  it('401 without a key or with an unknown one, in the error shape', async () => {
+    for (const key of [null, 'not-a-real-key-at-all']) {
+      const r = await call('POST', '/v1/search', { namespace: 'team/alpha', query: 'redis' }, key);
+      expect(r.status).toBe(401);
+      expect(r.body).toEqual({ error: { code: 'UNAUTHORIZED', message: expect.any(String) } });
+    }
+  });
+
+  it('403 on another namespace, for every endpoint, and nothing leaks', async () => {
+    const forbidden = [
+      ['POST', '/v1/search', { namespace: 'team/beta', query: 'redis' }],
+      ['POST', '/v1/memories/get', { namespace: 'team/beta', ids: ['b1'] }],
+      ['GET', '/v1/timeline?namespace=team/beta&anchor=b1', undefined],
+      ['POST', '/v1/context', { namespace: 'team/beta', query: 'redis' }],
+      ['POST', '/v1/search/federated', { namespaces: ['team/alpha', 'team/beta'], query: 'redis' }],
+      ['DELETE', '/v1/memories/b1?namespace=team/beta', undefined],
+      ['POST', '/v1/memories', { namespace: 'team/beta', text: 'sneaky write' }],
+    ] as const;
+    for (const [method, path, body] of forbidden) {
+      const r = await call(method, path, body);
+      expect(r.status, `${method} ${path}`).toBe(403);
+      expect(r.body.error.code).toBe('FORBIDDEN_NAMESPACE');
+      expect(JSON.stringify(r.body)).not.toMatch(/secret|rotates/);
+    }
+    const stats = await call('GET', '/v1/stats');
+    expect(Object.keys(stats.body.namespaces)).toEqual(['team/alpha']);
+    const beta = await call('POST', '/v1/memories/get', { namespace: 'team/beta', ids: ['b1'] }, KEY_B);
+    expect(beta.body.memories[0].text).toMatch(/rotates weekly/);
+    expect((await call('GET', '/v1/stats', undefined, KEY_B)).body.namespaces['team/beta'].stored).toBe(1);
+  });
+
+  it('a prefix key reads every namespace under it', async () => {
+    const r = await call('GET', '/v1/stats', undefined, KEY_ALL);
+    expect(Object.keys(r.body.namespaces).sort()).toEqual(['team/alpha', 'team/beta']);
+  });
+
+  it('refuses to run without keys on a non-loopback address', async () => {
+    await expect(
+      createHttpServer({ service: new MemoryService({ engine }), keys: null, host: '0.0.0.0' }),
+    ).rejects.toMatchObject({ code: 'INVALID_INPUT', data: { field: 'host' } });
+  });
+});
+
+describe('writes', () => {
+  it('stores one memory (201, durable) and a fact is replaced by slot/key', async () => {
+    const one = await call('POST', '/v1/memories', {
+      namespace: 'team/alpha',
+      text: 'a single observation about webpack',
+    });
+    expect(one.status).toBe(201);
+    expect(one.body).toMatchObject({
+      durable: true,
+      items: [{ index: 0, status: 'stored', namespace: 'team/alpha' }],
+    });
+
+    const fact = (value: string) =>
+      call('POST', '/v1/memories', { namespace: 'team/alpha', slot: 'prefs', key: 'editor', text: value });
+    expect((await fact('the user prefers vim')).body.items[0]).toMatchObject({
+      id: 'fact:prefs:editor',
+      status: 'stored',
+    });
+    expect((await fact('the user prefers helix now')).body.items[0]).toMatchObject({ status: 'updated' });
+    const got = await call('POST', '/v1/memories/get', {
+      namespace: 'team/alpha',
+      ids: ['fact:prefs:editor'],
+    });
+    expect(got.body.memories[0]).toMatchObject({
+      kind: 'fact',
+      text: 'the user prefers helix now',
+      meta: { slot: 'prefs', key: 'editor' },
+    });
+  });
+
+  it('?wait=queued is accepted (embedded mode stores synchronously, so the answer is still durable)', async () => {
+    const r = await call('POST', '/v1/memories?wait=queued', {
+      namespace: 'team/alpha',
+      memories: [{ text: 'queued one' }],
+    });
+    expect(r.status).toBe(201);
+    expect(r.body.durable).toBe(true);
+  });
+
+  it('bad input gets a clear 4xx naming the field, and nothing of the request is stored', async () => {
+    const before = (await call('GET', '/v1/stats')).body.namespaces['team/alpha'].stored;
+    const cases: Array<[string, unknown, string | undefined, number, string, string?]> = [
+      ['malformed JSON', undefined, '{"namespace": "team/alpha", "text": ', 400, 'INVALID_INPUT', 'body'],
+      ['wrong type', { namespace: 'team/alpha', text: 5 }, undefined, 400, 'INVALID_INPUT', 'text'],
+      [
+        'missing text',
+        { namespace: 'team/alpha', memories: [{ text: 'ok' }, { id: 'x' }] },
+        undefined,
+        400,
+        'INVALID_INPUT',
+        'memories.1.text',
+      ],
+      [
+        'unknown field',
+        { namespace: 'team/alpha', text: 'x', colour: 'red' },
+        undefined,
+        400,
+        'INVALID_INPUT',
+      ],
+      [
+        'oversized text',
+        { namespace: 'team/alpha', text: 'x'.repeat(70_000) },
+        undefined,
+        400,
+        'INVALID_INPUT',
+        'text',
+      ],
+      [
+        'oversized batch',
+        { namespace: 'team/alpha', memories: Array.from({ length: 1_001 }, (_, i) => ({ text: `m${i}` })) },
+        undefined,
+        413,
+        'PAYLOAD_TOO_LARGE',
+        'memories',
+      ],
+      [
+        'half a fact',
+        { namespace: 'team/alpha', slot: 'prefs', text: 'x' },
+        undefined,
+        400,
+        'INVALID_INPUT',
+        'memories.0.key',
+      ],
+      ['no namespace', { text: 'x' }, undefined, 400, 'INVALID_INPUT', 'namespace'],
+      ['bad namespace', { namespace: '../etc', text: 'x' }, undefined, 400, 'INVALID_INPUT'],
+    ];
+    for (const [name, body, raw, status, code, field] of cases) {
+      const r = await call('POST', '/v1/memories', body, KEY_A, raw);
+      expect(r.status, name).toBe(status);
+      expect(r.body.error.code, name).toBe(code);
+      if (field) expect(r.body.error.field, name).toBe(field);
+      expect(r.body.error.message.length, name).toBeGreaterThan(5);
+    }
+    expect((await call('GET', '/v1/stats')).body.namespaces['team/alpha'].stored).toBe(before);
+  });
+
+  it('a body over the server limit is 413 in the error shape', async () => {
+    const small = await createHttpServer({
+      service: new MemoryService({ engine, limits: { maxBodyBytes: 1_024 } }),
+      keys: null,
+    });
+    const r = await small.inject({
+      method: 'POST',
+      url: '/v1/memories',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ namespace: 'team/alpha', text: 'y'.repeat(2_000) }),
+    });
+    await small.close();
+    expect(r.statusCode).toBe(413);
+    expect(r.json()).toMatchObject({ error: { code: 'PAYLOAD_TOO_LARGE' } });
+  });
+
+  it('delete tombstones: gone from get and search; unknown id is 404', async () => {
+    await call('POST', '/v1/memories', { namespace: 'team/alpha', id: 'tmp1', text: 'ephemeral zebra note' });
+    expect((await call('DELETE', '/v1/memories/tmp1?namespace=team/alpha')).body).toEqual({
+      deleted: 'tmp1',
+      namespace: 'team/alpha',
+    });
+    expect(
+      (await call('POST', '/v1/memories/get', { namespace: 'team/alpha', ids: ['tmp1'] })).body.missing,
+    ).toEqual(['tmp1']);
+    const after = await call('POST', '/v1/search', {
+      namespace: 'team/alpha',
+      query: 'ephemeral zebra note',
+    });
+    expect(after.body.hits.map((h: { id: string }) => h.id)).not.toContain('tmp1');
+    const again = await call('DELETE', '/v1/memories/tmp1?namespace=team/alpha');
+    expect(again.status).toBe(404);
+    expect(again.body.error.code).toBe('NOT_FOUND');
+  });
+});
+
+describe('search and progressive disclosure', () => {
+  it('search returns the compact index, explained, with token counts', async () => {
+    const r = await call('POST', '/v1/search', {
+      namespace: 'team/alpha',
+      query: 'redis timeout deploy',
+      k: 3,
+      now: NOW,
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.hits.length).toBe(3);
+    const h = r.body.hits[0];
+    expect(Object.keys(h).sort()).toEqual([
+      'date',
+      'explain',
+      'id',
+      'kind',
+      'namespace',
+      'score',
+      'session',
+      'title',
+      'tokens',
+    ]);
+    expect(h.explain).toMatchObject({
+      bm25Rank: expect.any(Number),
+      recency: expect.any(Number),
+      rrf: expect.any(Number),
+    });
+    expect(h.tokens).toBeGreaterThan(5);
+    expect(r.body.tokens.used).toBeGreaterThan(0);
+    expect(r.body).toMatchObject({ degraded: [], tokens: { budget: null, omitted: 0 } });
+    expect(JSON.stringify(r.body)).not.toMatch(/beta secret/);
+  });
+
+  it('max_tokens trims the index and says how many were left out; empty results say why', async () => {
+    const r = await call('POST', '/v1/search', {
+      namespace: 'team/alpha',
+      query: 'redis timeout deploy',
+      k: 3,
+      max_tokens: 40,
+    });
+    expect(r.body.tokens.used).toBeLessThanOrEqual(40);
+    expect(r.body.tokens.omitted).toBeGreaterThan(0);
+    expect(r.body.hits.length + r.body.tokens.omitted).toBe(3);
+    const blank = await call('POST', '/v1/search', { namespace: 'team/alpha', query: '   ' });
+    expect(blank.body.empty.reason).toBe('blank_query');
+    const filtered = await call('POST', '/v1/search', {
+      namespace: 'team/alpha',
+      query: 'redis',
+      filters: { kinds: ['no-such-kind'] },
+    });
+    expect(filtered.body.hits).toEqual([]);
+    expect(filtered.body.empty.reason).toMatch(/filtered_out|no_match/);
+    const unknown = await call('POST', '/v1/search', { namespace: 'team/alpha-empty', query: 'x' }, KEY_ALL);
+    expect(unknown.body.empty.reason).toBe('empty_namespace');
+    const full = await call('POST', '/v1/search', {
+      namespace: 'team/alpha',
+      query: 'redis',
+      explain: 'full',
+    });
+    expect(full.body.trace.candidates.length).toBeGreaterThan(0);
+  });
+
+  it('refuses a huge k, a bad decay and FTS operator soup never throws', async () => {
+    const k = await call('POST', '/v1/search', { namespace: 'team/alpha', query: 'redis', k: 100_000 });
+    expect(k.status).toBe(400);
+    expect(k.body.error).toMatchObject({ code: 'INVALID_INPUT', field: 'k' });
+    const soup = await call('POST', '/v1/search', {
+      namespace: 'team/alpha',
+      query: 'NEAR( "unbalanced AND OR * ^ -- :',
+    });
+    expect(soup.status).toBe(200);
+  });
+
+  it('batch search answers each query in its own slot', async () => {
+    const r = await call('POST', '/v1/search/batch', {
+      queries: [
+        { namespace: 'team/alpha', query: 'parseConfig' },
+        { namespace: 'team/beta', query: 'redis' },
+        { namespace: 'team/alpha', query: 'redis', k: 0 },
+      ],
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.results[0].ok).toBe(true);
+    expect(r.body.results[0].result.hits[0].id).toBe('a4');
+    expect(r.body.results[1]).toMatchObject({ ok: false, error: { code: 'FORBIDDEN_NAMESPACE' } });
+    expect(r.body.results[2]).toMatchObject({ ok: false, error: { code: 'INVALID_INPUT' } });
+    expect(JSON.stringify(r.body)).not.toMatch(/beta secret/);
+  });
+
+  it('federated search merges namespaces by score within the per-namespace quota', async () => {
+    const r = await call(
+      'POST',
+      '/v1/search/federated',
+      { namespaces: ['team/alpha', 'team/beta'], query: 'redis', k: 4, perNamespace: 1 },
+      KEY_ALL,
+    );
+    expect(r.status).toBe(200);
+    expect(r.body.hits.map((h: { namespace: string }) => h.namespace).sort()).toEqual([
+      'team/alpha',
+      'team/beta',
+    ]);
+    expect(r.body.namespaces['team/alpha'].hits).toBe(1);
+  });
+
+  it('timeline by anchor or by query, within the session; 404 for an unknown anchor', async () => {
+    const t = await call('GET', '/v1/timeline?namespace=team/alpha&anchor=a2&before=5&after=5');
+    expect(t.status).toBe(200);
+    expect(t.body.scope).toBe('session');
+    expect([...t.body.before, t.body.anchor, ...t.body.after].map((e: { id: string }) => e.id)).toEqual([
+      'a3',
+      'a2',
+      'a1',
+    ]);
+    const q = await call(
+      'GET',
+      '/v1/timeline?namespace=team/alpha&query=parseConfig%20quirk&before=1&after=1',
+    );
+    expect(q.body.anchor.id).toBe('a4');
+    const tight = await call('GET', '/v1/timeline?namespace=team/alpha&anchor=a2&max_tokens=30');
+    expect(tight.body.tokens.used).toBeLessThanOrEqual(Math.max(30, tight.body.tokens.used));
+    expect(tight.body.tokens.omitted).toBeGreaterThan(0);
+    const missing = await call('GET', '/v1/timeline?namespace=team/alpha&anchor=nope');
+    expect(missing.status).toBe(404);
+    const neither = await call('GET', '/v1/timeline?namespace=team/alpha');
+    expect(neither.body.error).toMatchObject({ code: 'INVALID_INPUT', field: 'anchor' });
+  });
+
+  it('get returns full records within max_tokens and lists missing and omitted ids', async () => {
+    const all = await call('POST', '/v1/memories/get', { namespace: 'team/alpha', ids: ['a1', 'a4', 'zzz'] });
+    expect(all.body.memories.map((m: { id: string }) => m.id)).toEqual(['a1', 'a4']);
+    expect(all.body.missing).toEqual(['zzz']);
+    expect(all.body.memories[1]).toMatchObject({
+      title: 'parseConfig quirk',
+      text: 'parseConfig drops unknown keys silently',
+    });
+    const first = all.body.memories[0].tokens;
+    const tight = await call('POST', '/v1/memories/get', {
+      namespace: 'team/alpha',
+      ids: ['a1', 'a4'],
+      max_tokens: first,
+    });
+    expect(tight.body.memories.map((m: { id: string }) => m.id)).toEqual(['a1']);
+    expect(tight.body.omitted).toEqual(['a4']);
+    expect(tight.body.tokens).toEqual({ used: first, budget: first, omitted: 1 });
+  });
+
+  it('context packs summaries and relevant memories within the budget, leaving out what the caller has', async () => {
+    const r = await call('POST', '/v1/context', {
+      namespace: 'team/alpha',
+      query: 'redis timeout',
+      max_tokens: 400,
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.text).toMatch(/^# Memory context: team\/alpha/);
+    expect(r.body.text).toMatch(/## Recent session summaries/);
+    expect(r.body.text).toMatch(/## Relevant to "redis timeout"/);
+    expect(r.body.included).toEqual(expect.arrayContaining(['a5', 'a3', 'a1']));
+    expect(r.body.tokens.used).toBeLessThanOrEqual(400);
+    const excl = await call('POST', '/v1/context', {
+      namespace: 'team/alpha',
+      query: 'redis timeout',
+      exclude_ids: ['a1', 'a5'],
+      format: 'text',
+    });
+    expect(excl.body.included).not.toContain('a1');
+    expect(excl.body.included).not.toContain('a5');
+    expect(excl.body.text).not.toMatch(/^#/m);
+    const tiny = await call('POST', '/v1/context', {
+      namespace: 'team/alpha',
+      query: 'redis',
+      max_tokens: 60,
+    });
+    expect(tiny.body.tokens.used).toBeLessThanOrEqual(60);
+    expect(tiny.body.tokens.omitted).toBeGreaterThan(0);
+  });
+});
+
+describe('operations', () => {
+  it('healthz, readyz and Prometheus metrics', async () => {
+    expect((await call('GET', '/healthz', undefined, null)).body).toEqual({ status: 'ok' });
+    const ready = await call('GET', '/readyz', undefined, null);
+    expect(ready.status).toBe(200);
+    expect(ready.body.checks.store.ok).toBe(true);
+    const m = await fetch(`${base}/metrics`);
+    const text = await m.text();
+    expect(text).toMatch(/cairn_http_requests_total\{method="POST",route="\/v1\/search",status="200"\} \d+/);
+    expect(text).toMatch(/cairn_memories\{state="stored"\} \d+/);
+    expect(text).toMatch(/cairn_http_request_duration_seconds_bucket/);
+    expect(text).not.toMatch(/team\/beta/);
+  });
+
+  it('serves the OpenAPI document generated from the zod schemas', async () => {
+    const r = await call('GET', '/docs/json', undefined, null);
+    expect(r.status).toBe(200);
+    expect(Object.keys(r.body.paths)).toEqual(
+      expect.arrayContaining([
+        '/v1/memories',
+        '/v1/search',
+        '/v1/search/batch',
+        '/v1/timeline',
+        '/v1/memories/get',
+        '/v1/context',
+      ]),
+    );
+    expect(JSON.stringify(r.body.paths['/v1/search'])).toMatch(/SearchRequest/);
+    expect(JSON.stringify(r.body.components.schemas)).toMatch(/max_tokens/);
+  });
+
+  it('unknown routes are 404 in the error shape', async () => {
+    const r = await call('GET', '/v1/nope');
+    expect(r.status).toBe(404);
+    expect(r.body.error.code).toBe('NOT_FOUND');
+  });
+
+  it('rate limits per key with 429 RATE_LIMITED', async () => {
+    const limited = await createHttpServer({
+      service: new MemoryService({ engine }),
+      keys: parseApiKeys(`${KEY_A}=team/alpha`),
+      rateLimitPerMinute: 2,
+    });
+    const go = () =>
+      limited.inject({ method: 'GET', url: '/v1/stats', headers: { authorization: `Bearer ${KEY_A}` } });
+    expect((await go()).statusCode).toBe(200);
+    expect((await go()).statusCode).toBe(200);
+    const third = await go();
+    await limited.close();
+    expect(third.statusCode).toBe(429);
+    expect(third.json()).toMatchObject({ error: { code: 'RATE_LIMITED' } });
+  });
+});
+
+describe('the typed client', () => {
+  it('round-trips writes, searches and gets, and throws CairnError with the server’s code', async () => {
+    const client = new CairnClient({ baseUrl: base, apiKey: KEY_A });
+    const w = await client.write({ namespace: 'team/alpha', text: 'client wrote about kafka partitions' });
+    expect(w.items[0]!.status).toBe('stored');
+    const s = await client.search({ namespace: 'team/alpha', query: 'kafka partitions' });
+    expect(s.hits[0]!.id).toBe(w.items[0]!.id);
+    const g = await client.get({ namespace: 'team/alpha', ids: [s.hits[0]!.id] });
+    expect(g.memories[0]!.text).toMatch(/kafka/);
+    const t = await client.timeline({ namespace: 'team/alpha', anchor: 'a2', before: 1, after: 1 });
+    expect(t.anchor.id).toBe('a2');
+    await expect(client.search({ namespace: 'team/beta', query: 'x' })).rejects.toMatchObject({
+      code: 'FORBIDDEN_NAMESPACE',
+    });
+    await expect(new CairnClient({ baseUrl: 'http://127.0.0.1:1' }).stats()).rejects.toMatchObject({
+      code: 'BACKEND_UNAVAILABLE',
+    });
+  });
+});

@@ -1,0 +1,62 @@
+import type {
+  GetResponse,
+  IndexEntry,
+  SearchResponseOut,
+  TimelineResponse,
+  WriteResponse,
+} from '@cairn/api-contract';
+import { indexLine } from '@cairn/service';
+
+type Usage = { used: number; budget: number | null; omitted: number };
+
+/** `45 tokens` / `45 of 500 tokens, 2 omitted (past max_tokens)`. */
+export function usageLine(t: Usage): string {
+  const of = t.budget === null ? `${t.used} tokens` : `${t.used} of ${t.budget} tokens`;
+  return t.omitted > 0 ? `${of}, ${t.omitted} omitted (past max_tokens)` : of;
+}
+
+export function renderSearch(res: SearchResponseOut): string {
+  const head = `${res.hits.length} hit${res.hits.length === 1 ? '' : 's'} for "${res.query}" in ${res.namespace} (index: ${usageLine(res.tokens)})`;
+  const lines = [head, ...res.hits.map(indexLine)];
+  if (res.empty) lines.push(`(${res.empty.message})`);
+  if (res.degraded.length)
+    lines.push(`(degraded: ${res.degraded.join(', ')} leg unavailable; results may be incomplete)`);
+  if (res.hits.length)
+    lines.push('Next: mem_timeline anchor=<id> for context around a hit, mem_get ids=[...] for full text.');
+  return lines.join('\n');
+}
+
+export function renderTimeline(res: TimelineResponse): string {
+  const mark = (e: IndexEntry) => indexLine(e).replace(/^- /, '> ');
+  return [
+    `Timeline around [${res.anchor.id}] within its ${res.scope} in ${res.namespace} (${usageLine(res.tokens)}; > marks the anchor)`,
+    ...res.before.map(indexLine),
+    mark(res.anchor),
+    ...res.after.map(indexLine),
+  ].join('\n');
+}
+
+export function renderGet(res: GetResponse): string {
+  const out: string[] = [];
+  for (const m of res.memories) {
+    const session = m.session ? `, session ${m.session}` : '';
+    out.push(`── [${m.id}] ${m.kind}, ${m.date}${session} — ${m.tokens} tok`);
+    if (m.title) out.push(m.title);
+    out.push(m.text);
+    if (m.tags.length) out.push(`tags: ${m.tags.join(', ')}`);
+    if (m.supersededBy) out.push(`(superseded by ${m.supersededBy})`);
+    out.push('');
+  }
+  out.push(
+    `${res.memories.length} memor${res.memories.length === 1 ? 'y' : 'ies'} (${usageLine(res.tokens)})`,
+  );
+  if (res.missing.length) out.push(`not found: ${res.missing.join(', ')}`);
+  if (res.omitted.length) out.push(`past max_tokens, not returned: ${res.omitted.join(', ')}`);
+  return out.join('\n');
+}
+
+export function renderWrite(res: WriteResponse): string {
+  const lines = res.items.map((i) => `${i.status} [${i.id}] in ${i.namespace}`);
+  if (!res.durable) lines.push('(queued: searchable once a worker stores it)');
+  return lines.join('\n');
+}

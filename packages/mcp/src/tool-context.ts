@@ -1,0 +1,54 @@
+import type { MemoryApi } from '@cairn/api-contract';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { asCairnError, toolError } from './tool-result.js';
+
+/** Logs what a tool error alone would hide (an unexpected failure); never to stdout. */
+export type McpLog = (level: 'warn' | 'error', msg: string, data?: Record<string, unknown>) => void;
+
+/** What every tool handler works with. */
+export interface ToolContext {
+  api: MemoryApi;
+  /** The namespace a call uses unless it names another. */
+  namespace: string;
+  /** Hits of a mem_search without `k`. */
+  searchK: number;
+  /** The connected client's name (e.g. `claude-code`), recorded as the `agent` of what it saves. */
+  clientName: () => string | undefined;
+  log: McpLog;
+}
+
+/** The namespace of a call: its own `namespace` argument, else the server's. */
+export const namespaceOf = (ctx: ToolContext, args: { namespace?: string | undefined }) =>
+  args.namespace ?? ctx.namespace;
+
+/** Arguments every tool takes. Limits are checked by the backend, which names the field at fault. */
+export const commonArgs = {
+  namespace: z
+    .string()
+    .optional()
+    .describe('namespace to use instead of the server’s default (the backend checks access)'),
+};
+
+export const maxTokensArg = z
+  .number()
+  .int()
+  .optional()
+  .describe('token budget of the response; entries past it are left out whole and counted as omitted');
+
+/**
+ * A tool handler that never throws: a failure becomes a tool error the model can read and act on, and an
+ * unexpected one (a bug, a backend down) is also logged for the operator.
+ */
+export function guarded<A>(ctx: ToolContext, tool: string, fn: (args: A) => Promise<CallToolResult>) {
+  return async (args: A): Promise<CallToolResult> => {
+    try {
+      return await fn(args);
+    } catch (err) {
+      const e = asCairnError(err);
+      if (e.code === 'INTERNAL' || e.code === 'STORAGE_ERROR' || e.code === 'BACKEND_UNAVAILABLE')
+        ctx.log('error', `${tool} failed`, { code: e.code, error: e.message });
+      return toolError(e);
+    }
+  };
+}

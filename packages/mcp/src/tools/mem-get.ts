@@ -1,0 +1,36 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { renderGet } from '../render.js';
+import { commonArgs, guarded, maxTokensArg, namespaceOf, type ToolContext } from '../tool-context.js';
+import { toolOk } from '../tool-result.js';
+import { WORKFLOW } from '../workflow.js';
+
+const inputSchema = {
+  ids: z.array(z.string()).describe('ids picked from mem_search or mem_timeline (at least one)'),
+  max_tokens: maxTokensArg,
+  ...commonArgs,
+};
+
+export function registerMemGet(server: McpServer, ctx: ToolContext): void {
+  server.registerTool(
+    'mem_get',
+    {
+      title: 'Fetch full memories',
+      description:
+        'The full records (text, title, tags, session, date) of the given ids, in the order given. The ' +
+        'costly layer: call it last, only for the ids you chose; each index line said what it costs. ' +
+        'Ids not found are listed as missing; past max_tokens, as omitted. ' +
+        WORKFLOW,
+      inputSchema,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    guarded(ctx, 'mem_get', async (args) => {
+      const res = await ctx.api.get({
+        namespace: namespaceOf(ctx, args),
+        ids: args.ids,
+        ...(args.max_tokens !== undefined ? { max_tokens: args.max_tokens } : {}),
+      });
+      return toolOk(renderGet(res), res);
+    }),
+  );
+}

@@ -1,0 +1,61 @@
+import type { SearchRequestBody } from '@cairn/api-contract';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+import { renderSearch } from '../render.js';
+import { commonArgs, guarded, maxTokensArg, namespaceOf, type ToolContext } from '../tool-context.js';
+import { toolOk } from '../tool-result.js';
+import { WORKFLOW } from '../workflow.js';
+
+const list = (what: string) => z.array(z.string()).optional().describe(what);
+
+const inputSchema = {
+  query: z.string().describe('what to look for: words, identifiers, file names, error messages, a question'),
+  k: z.number().int().optional().describe('most hits to return (default 10)'),
+  kinds: list('only these kinds, e.g. ["fact", "summary"] (observation, turn, summary, fact, prompt, …)'),
+  sessions: list('only memories of these sessions'),
+  tags: list('only memories with any of these tags'),
+  since: z.string().optional().describe('only memories at or after this time (ISO-8601)'),
+  until: z.string().optional().describe('only memories before this time (ISO-8601)'),
+  max_tokens: maxTokensArg,
+  ...commonArgs,
+};
+
+export function registerMemSearch(server: McpServer, ctx: ToolContext): void {
+  server.registerTool(
+    'mem_search',
+    {
+      title: 'Search memory (compact index)',
+      description:
+        'Hybrid (keyword + semantic) search of the project memory. Returns a compact index, not the ' +
+        'memories: one line per hit with id, date, kind, title and its full size in tokens. Start here. ' +
+        WORKFLOW,
+      inputSchema,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    guarded(ctx, 'mem_search', async (args) => {
+      const filters: NonNullable<SearchRequestBody['filters']> = {};
+      if (args.kinds?.length) filters.kinds = args.kinds;
+      if (args.sessions?.length) filters.sessions = args.sessions;
+      if (args.tags?.length) filters.tags = args.tags;
+      if (args.since !== undefined) filters.since = args.since;
+      if (args.until !== undefined) filters.until = args.until;
+      const res = await ctx.api.search({
+        namespace: namespaceOf(ctx, args),
+        query: args.query,
+        k: args.k ?? ctx.searchK,
+        ...(Object.keys(filters).length ? { filters } : {}),
+        ...(args.max_tokens !== undefined ? { max_tokens: args.max_tokens } : {}),
+      });
+      // The per-leg explanation is for debugging rankings; it would cost the model's context for nothing.
+      const hits = res.hits.map(({ explain: _e, ...h }) => h);
+      return toolOk(renderSearch(res), {
+        namespace: res.namespace,
+        query: res.query,
+        hits,
+        tokens: res.tokens,
+        degraded: res.degraded,
+        ...(res.empty ? { empty: res.empty } : {}),
+      });
+    }),
+  );
+}
