@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Checks the workspace package graph: no cycles, and dependencies point down the layers
-// (core ← adapters ← router/pipeline ← engine ← apps). Run by `pnpm check:graph` and CI.
+// (core ← adapters and the API contract ← router/pipeline/client ← engine ← service ← HTTP/MCP ← apps). Run by `pnpm check:graph` and CI.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -11,11 +11,16 @@ const LAYER = {
   '@cairn/vector': 1,
   '@cairn/embed': 1,
   '@cairn/compute': 1,
+  '@cairn/api-contract': 1,
   '@cairn/router': 2,
   '@cairn/pipeline': 2,
+  '@cairn/client': 2,
   '@cairn/engine': 3,
-  '@cairn/cli': 4,
-  '@cairn/bench': 4,
+  '@cairn/service': 4,
+  '@cairn/http-server': 5,
+  '@cairn/mcp': 5,
+  '@cairn/cli': 6,
+  '@cairn/bench': 6,
 };
 
 const pkgs = new Map();

@@ -149,7 +149,7 @@ export class MemoryService {
       return memory;
     });
     if (this.producer) {
-      const r = await this.producer.enqueue(memories, now);
+      const r = await this.producer.enqueue(memories, now, wait);
       return this.writeResponse(r.items, wait === 'stored');
     }
     const r = this.engine.ingest(memories);

@@ -57,7 +57,12 @@ export class CaptureProducer {
       });
   }
 
-  async enqueue(inputs: readonly unknown[], now = Date.now()): Promise<EnqueueResult> {
+  /** `wait` overrides the producer's default for this call (an API request chooses per request). */
+  async enqueue(
+    inputs: readonly unknown[],
+    now = Date.now(),
+    wait: 'stored' | 'queued' = this.opts.wait,
+  ): Promise<EnqueueResult> {
     const items: EnqueueResult['items'] = [];
     const accepted: Array<{ index: number; input: unknown; key: string; id: string; namespace: string }> = [];
     inputs.forEach((input, index) => {
@@ -77,7 +82,7 @@ export class CaptureProducer {
     for (let i = 0; i < accepted.length; i += this.opts.batchSize)
       batches.push(accepted.slice(i, i + this.opts.batchSize));
     const queue = this.topology.queue('capture');
-    if (this.opts.wait === 'stored' && !this.events) {
+    if (wait === 'stored' && !this.events) {
       this.events = new QueueEvents('capture', {
         connection: this.topology.connection.duplicate({
           maxRetriesPerRequest: null,
@@ -99,7 +104,7 @@ export class CaptureProducer {
         },
       })),
     );
-    if (this.opts.wait === 'queued') {
+    if (wait === 'queued') {
       for (const a of accepted)
         items.push({ index: a.index, status: 'queued', id: a.id, namespace: a.namespace });
     } else {

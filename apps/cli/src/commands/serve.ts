@@ -1,0 +1,106 @@
+import { existsSync } from 'node:fs';
+import { CairnError } from '@cairn/core';
+import { CairnEngine } from '@cairn/engine';
+import { createHttpServer, loadApiKeys } from '@cairn/http-server';
+import { assertRedisReachable, CaptureProducer, QueueTopology, queueCounts } from '@cairn/pipeline';
+import { MemoryService } from '@cairn/service';
+import type { CliEnv } from '../env.js';
+import { resolveDataDir } from '../env.js';
+import { readJsonl } from '../jsonl.js';
+import { createLogger } from '../output.js';
+import { SAMPLE_CORPUS } from './demo.js';
+
+export interface ServeFlags {
+  port: string;
+  host: string;
+  dataDir?: string;
+  auth: boolean;
+  demo?: boolean;
+  rateLimit: string;
+}
+
+/**
+ * `cairn serve`: the HTTP API over one data folder. Embedded (the default): this process stores, embeds,
+ * indexes and searches. With REDIS_URL: writes go to the capture queue and searches are served from the
+ * shared data folder the workers fill, so any number of API processes can run side by side.
+ */
+export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void> {
+  const port = Number.parseInt(flags.port, 10);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new CairnError('INVALID_INPUT', '--port must be 0..65535', { field: 'port' });
+  const keys = loadApiKeys(env.raw);
+  if (keys === null && flags.auth)
+    throw new CairnError(
+      'INVALID_INPUT',
+      'no API keys: set CAIRN_API_KEYS ("key1=nsA,nsB;key2=nsC") or CAIRN_API_KEYS_FILE, or pass --no-auth to serve without auth on a loopback address',
+      { field: 'CAIRN_API_KEYS' },
+    );
+  const logger = createLogger(env.CAIRN_LOG_LEVEL);
+  const distributed = Boolean(env.REDIS_URL);
+  const engine = await CairnEngine.open({
+    dataDir: resolveDataDir(flags.dataDir, env),
+    pipeline: distributed ? 'external' : 'embedded',
+    embedderSpec: env.CAIRN_EMBEDDER,
+    env: env.raw,
+    log: (level, msg, data) => logger[level](data ?? {}, msg),
+  });
+  let topology: QueueTopology | null = null;
+  let producer: CaptureProducer | null = null;
+  try {
+    if (distributed) {
+      topology = await QueueTopology.connect({
+        redisUrl: env.REDIS_URL!,
+        prefix: env.CAIRN_QUEUE_PREFIX,
+        shards: env.CAIRN_SHARDS,
+      });
+      producer = new CaptureProducer(topology, { wait: 'stored' });
+    }
+    if (flags.demo) await seedDemo(engine, distributed);
+    const service = new MemoryService({ engine, producer });
+    const t = topology;
+    const app = await createHttpServer({
+      service,
+      keys,
+      host: flags.host,
+      rateLimitPerMinute: Number.parseInt(flags.rateLimit, 10),
+      ...(t
+        ? {
+            queues: {
+              ping: () => assertRedisReachable(t.connection, t.opts.redisUrl),
+              depths: async () => {
+                const counts = await queueCounts(t);
+                return Object.fromEntries(Object.entries(counts).map(([q, c]) => [q, { ...c }]));
+              },
+            },
+          }
+        : {}),
+    });
+    const address = await app.listen({ port, host: flags.host });
+    logger.info(
+      { address, mode: service.mode, dataDir: engine.dataDir, auth: keys ? `${keys.size} keys` : 'off' },
+      'cairn API listening',
+    );
+    process.stderr.write(
+      `Cairn API on ${address} (${service.mode}, data ${engine.dataDir}, auth ${keys ? `${keys.size} keys` : 'off'}); docs at ${address}/docs\n`,
+    );
+    await new Promise<void>((resolve) => {
+      const stop = () => resolve();
+      process.once('SIGTERM', stop);
+      process.once('SIGINT', stop);
+    });
+    await app.close();
+  } finally {
+    await producer?.close();
+    await topology?.close();
+    await engine.close();
+  }
+}
+
+/** Loads the sample corpus into an empty data folder, so a first `curl` has something to find. */
+async function seedDemo(engine: CairnEngine, distributed: boolean): Promise<void> {
+  if (distributed || Object.keys(engine.stats().namespaces).length > 0 || !existsSync(SAMPLE_CORPUS)) return;
+  const inputs: unknown[] = [];
+  for await (const l of readJsonl(SAMPLE_CORPUS)) if (l.value !== undefined) inputs.push(l.value);
+  engine.ingest(inputs);
+  await engine.drain(5);
+}

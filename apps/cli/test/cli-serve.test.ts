@@ -1,0 +1,154 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type RedisServer, startRedisServer } from '@cairn/pipeline/testing';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+// `cairn serve` as a user starts it: a real process, real HTTP on loopback; in distributed mode with a
+// private redis-server and a `cairn worker`.
+
+const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
+const KEY = 'test-key-0123456789';
+let dir: string;
+const children: ChildProcess[] = [];
+const cleanups: Array<() => Promise<void>> = [];
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'cairn-serve-'));
+});
+afterEach(async () => {
+  for (const c of children.splice(0)) {
+    if (c.exitCode === null && c.signalCode === null) {
+      const exited = once(c, 'exit');
+      c.kill('SIGKILL');
+      await exited;
+    }
+  }
+  for (const c of cleanups.splice(0).reverse()) await c();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function start(args: string[], env: Record<string, string> = {}): ChildProcess {
+  const c = spawn(process.execPath, [MAIN, ...args], {
+    env: { ...process.env, CAIRN_DATA_DIR: join(dir, 'data'), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(c);
+  return c;
+}
+
+/** Starts `cairn serve --port 0` and resolves with its base URL, read from its start-up line. */
+async function serve(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ url: string; child: ChildProcess }> {
+  const child = start(['serve', '--port', '0', ...args], env);
+  let err = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr!.on('data', (d) => {
+      err += d;
+      const m = /Cairn API on (http:\/\/[^\s]+)/.exec(err);
+      if (m) resolve(m[1]!);
+    });
+    child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
+  });
+  return { url, child };
+}
+
+async function post(url: string, body: unknown, key: string | null = KEY) {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+    body: JSON.stringify(body),
+  });
+  // biome-ignore lint/suspicious/noExplicitAny: the tests read arbitrary JSON bodies
+  return { status: res.status, body: (await res.json()) as Record<string, any> };
+}
+
+describe('cairn serve (embedded)', () => {
+  it('serves with API keys from CAIRN_API_KEYS; 401 without one; SIGTERM stops it cleanly', async () => {
+    const { url, child } = await serve([], { CAIRN_API_KEYS: `${KEY}=proj` });
+    expect((await post(`${url}/v1/search`, { namespace: 'proj', query: 'x' }, null)).status).toBe(401);
+    const w = await post(`${url}/v1/memories`, {
+      namespace: 'proj',
+      text: 'the flaky test is in auth.spec.ts',
+    });
+    expect(w.status).toBe(201);
+    const s = await post(`${url}/v1/search`, { namespace: 'proj', query: 'flaky auth test' });
+    expect(s.body.hits[0].id).toBe(w.body.items[0].id);
+    expect((await post(`${url}/v1/search`, { namespace: 'other', query: 'x' })).status).toBe(403);
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    expect((await exited)[0]).toBe(0);
+  });
+
+  it('refuses to start without keys unless --no-auth, and --no-auth only on loopback', () => {
+    const noKeys = spawnSync(process.execPath, [MAIN, 'serve', '--port', '0'], {
+      encoding: 'utf8',
+      env: { ...process.env, CAIRN_DATA_DIR: join(dir, 'data'), CAIRN_API_KEYS: '' },
+    });
+    expect(noKeys.status).not.toBe(0);
+    expect(noKeys.stderr).toMatch(/CAIRN_API_KEYS/);
+    const open = spawnSync(
+      process.execPath,
+      [MAIN, 'serve', '--port', '0', '--no-auth', '--host', '0.0.0.0'],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, CAIRN_DATA_DIR: join(dir, 'data'), CAIRN_API_KEYS: '' },
+      },
+    );
+    expect(open.status).not.toBe(0);
+    expect(open.stderr).toMatch(/loopback/);
+  });
+});
+
+describe('cairn serve (distributed)', () => {
+  let redis: RedisServer;
+  beforeEach(async () => {
+    redis = await startRedisServer();
+    cleanups.push(() => redis.close());
+  });
+
+  it('writes go through the capture queue (201 once stored, 202 once queued) and searches see them', async () => {
+    const env = {
+      REDIS_URL: redis.url,
+      CAIRN_QUEUE_PREFIX: `t-${randomUUID()}`,
+      CAIRN_SHARDS: '2',
+      CAIRN_API_KEYS: `${KEY}=proj`,
+    };
+    start(['worker', '--stages', 'capture,embed,index'], env);
+    // Two stateless API nodes over the same deployment.
+    const a = await serve([], env);
+    const b = await serve([], env);
+    const stored = await post(`${a.url}/v1/memories`, {
+      namespace: 'proj',
+      id: 'd1',
+      text: 'kafka consumer lag alert',
+    });
+    expect(stored.status).toBe(201);
+    expect(stored.body).toMatchObject({ durable: true, items: [{ id: 'd1', status: 'stored' }] });
+    const queued = await post(`${a.url}/v1/memories?wait=queued`, {
+      namespace: 'proj',
+      memories: [{ id: 'd2', text: 'kafka rebalance storm' }],
+    });
+    expect(queued.status).toBe(202);
+    expect(queued.body).toMatchObject({ durable: false, items: [{ id: 'd2', status: 'queued' }] });
+    const found = async () => {
+      for (;;) {
+        const s = await post(`${b.url}/v1/search`, { namespace: 'proj', query: 'kafka' });
+        const ids = s.body.hits.map((h: { id: string }) => h.id).sort();
+        if (ids.length === 2) return ids;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    };
+    expect(await found()).toEqual(['d1', 'd2']);
+    const ready = await fetch(`${b.url}/readyz`);
+    expect(((await ready.json()) as { checks: Record<string, { ok: boolean }> }).checks.redis!.ok).toBe(true);
+    const metrics = await (await fetch(`${b.url}/metrics`)).text();
+    expect(metrics).toMatch(/cairn_queue_jobs\{queue="capture",state="waiting"\} \d+/);
+  }, 60_000);
+});
