@@ -80,4 +80,24 @@ describe('distributed pipeline through a real Redis', () => {
     const reader = await d.reader();
     await eventually(() => reader.stats().namespaces['team/alpha']?.embedded === 20);
   });
+
+  it('shares the index shards fairly between workers, and hands them back when one leaves', async () => {
+    const d = await deployments.create();
+    const a = await d.workers();
+    await eventually(() => a.status.shards.length === d.shards);
+    const b = await d.workers();
+    // b announces itself; a hands one shard over (after its writer is idle) and b takes it.
+    await eventually(() => a.status.shards.length === 1 && b.status.shards.length === 1);
+    expect(new Set([...a.status.shards, ...b.status.shards]).size).toBe(d.shards);
+    const { producer } = await d.producer('stored');
+    await producer.enqueue([
+      ...memories(40, 'team/alpha'),
+      ...memories(40, 'team/beta'),
+      ...memories(40, 'team/gamma'),
+    ]);
+    const reader = await d.reader();
+    await eventually(() => Object.values(reader.stats().namespaces).every((s) => s.embedded === 40));
+    await b.close(2_000);
+    await eventually(() => a.status.shards.length === d.shards);
+  });
 });

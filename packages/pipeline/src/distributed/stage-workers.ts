@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { CairnError, isCairnError, withDefaults } from '@cairn/core';
 import { type Job, type Processor, Worker, type WorkerOptions } from 'bullmq';
 import type { PendingSource } from '../stage-ports.js';
@@ -96,6 +97,9 @@ export class StageWorkers {
   private readonly batchers = new Map<string, EmbedBatcher>();
   private leaseTimer: NodeJS.Timeout | null = null;
   private reconcileTimer: NodeJS.Timeout | null = null;
+  /** This process's entry in the set of live index workers. */
+  private readonly memberId = randomUUID();
+  private claiming = false;
   private reconcileLease: Lease | null = null;
   private closing = false;
   private readonly leaseRedis;
@@ -230,6 +234,7 @@ export class StageWorkers {
     if (!graceful) await Promise.all(all.map((w) => w.close(true).catch(() => {})));
     await Promise.all([...this.leases.values()].map((l) => l.release()));
     await this.reconcileLease?.release();
+    await this.leaseRedis.zrem(`${this.topology.opts.prefix}:index-members`, this.memberId).catch(() => {});
     this.leaseRedis.disconnect();
     this.workers.clear();
     return { graceful };
@@ -292,10 +297,38 @@ export class StageWorkers {
   }
 
   /** Takes free shard leases, renews held ones, and stops indexing shards whose lease was lost. */
+  /**
+   * Index shards are shared out fairly: each index worker announces itself in a sorted set (scored by
+   * its last heartbeat) and holds at most ceil(shards / live workers). A worker over its share hands one
+   * shard back per cycle, after its writer has finished the active job, and a newcomer picks it up.
+   */
   private async claimShards(): Promise<void> {
-    if (this.closing) return;
+    // A cycle that waits for a writer to finish must not overlap the next tick's cycle.
+    if (this.closing || this.claiming) return;
+    this.claiming = true;
+    try {
+      await this.claimShardsOnce();
+    } finally {
+      this.claiming = false;
+    }
+  }
+
+  private async claimShardsOnce(): Promise<void> {
     const ports = this.ports.index!;
-    for (let shard = 0; shard < this.topology.opts.shards; shard++) {
+    const shards = this.topology.opts.shards;
+    const now = Date.now();
+    const members = `${this.topology.opts.prefix}:index-members`;
+    const live = await this.leaseRedis
+      .multi()
+      .zadd(members, now, this.memberId)
+      .zremrangebyscore(members, 0, now - this.opts.leaseTtlMs)
+      .zcard(members)
+      .exec()
+      .then((r) => Number(r?.[2]?.[1] ?? 1))
+      .catch(() => 1);
+    const share = Math.ceil(shards / Math.max(1, live));
+    let held = [...this.leases.values()].filter((l) => l.held).length;
+    for (let shard = 0; shard < shards; shard++) {
       let lease = this.leases.get(shard);
       if (!lease) {
         lease = new Lease(
@@ -306,15 +339,28 @@ export class StageWorkers {
         this.leases.set(shard, lease);
       }
       const had = lease.held;
-      const held = await lease.acquire().catch(() => false);
+      if (!had && held >= share) continue;
       const qn = queueName('index', shard);
-      if (held && !had && !this.closing) {
+      if (had && held > share) {
+        // Over the fair share: stop this shard's writer (it finishes its job), then free the lease.
+        const w = this.workers.get(qn);
+        this.workers.delete(qn);
+        await w?.close();
+        await lease.release();
+        held--;
+        this.log('info', 'index shard handed over', { shard, share, workers: live });
+        continue;
+      }
+      const holds = await lease.acquire().catch(() => false);
+      if (holds && !had && !this.closing) {
         this.startWorker('index', qn, 1, (job) => processIndex(job.data, ports));
+        held++;
         this.log('info', 'index shard acquired', { shard });
-      } else if (!held && had) {
+      } else if (!holds && had) {
         this.log('warn', 'index shard lease lost; stopping its writer', { shard });
         const w = this.workers.get(qn);
         this.workers.delete(qn);
+        held--;
         await w?.close();
       }
     }
