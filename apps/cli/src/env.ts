@@ -28,6 +28,19 @@ const EnvSchema = z.object({
    * `openai:<model>`. An existing folder keeps the embedder recorded in its active space. @defaultValue hash
    */
   CAIRN_EMBEDDER: z.string().min(1).default('hash'),
+  /**
+   * `cairn mcp` without --data-dir or --api: serve the memory of the Cairn HTTP API at this URL instead of
+   * opening a data folder. Unset: embedded.
+   */
+  CAIRN_API_URL: z
+    .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
+  /** The API key `cairn mcp` sends to CAIRN_API_URL when --api-key is not given. @defaultValue none */
+  CAIRN_API_KEY: z
+    .string()
+    .optional()
+    .transform((s) => s || undefined),
 });
 
 export type CliEnv = z.infer<typeof EnvSchema> & {

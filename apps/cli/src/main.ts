@@ -2,8 +2,10 @@
 import { Command, Option } from 'commander';
 import { demoCommand } from './commands/demo.js';
 import { ingestCommand } from './commands/ingest.js';
+import { mcpCommand } from './commands/mcp.js';
 import { deleteCommand, getCommand, statsCommand, timelineCommand } from './commands/records.js';
 import { searchCommand } from './commands/search.js';
+import { serveCommand } from './commands/serve.js';
 import { reindexCommand, spacesCommand } from './commands/spaces.js';
 import { deadLettersCommand, workerCommand } from './commands/worker.js';
 import { loadEnv } from './env.js';
@@ -124,7 +126,10 @@ export function buildProgram(): Command {
       'seconds between sweeps for stored memories without vectors (0: off)',
       '30',
     )
-    .option('--embed-rate <n>', 'at most this many embed jobs per second across all workers (protects a remote embedder)')
+    .option(
+      '--embed-rate <n>',
+      'at most this many embed jobs per second across all workers (protects a remote embedder)',
+    )
     .addOption(dataDir())
     .action(run(workerCommand));
 
@@ -157,6 +162,33 @@ export function buildProgram(): Command {
     .option('--limit <n>', 'jobs to list', '100')
     .addOption(json())
     .action(run(deadLettersCommand));
+
+  program
+    .command('mcp')
+    .description(
+      'serve the memory tools (mem_search, mem_timeline, mem_get, mem_save, mem_context) to a coding agent over stdio',
+    )
+    .option(
+      '-n, --namespace <ns>',
+      'default namespace of the tools (default: derived from the git repository)',
+    )
+    .addOption(dataDir())
+    .option('--api <url>', 'use a Cairn HTTP API instead of a data folder (default: $CAIRN_API_URL)')
+    .option('--api-key <key>', 'API key for --api (default: $CAIRN_API_KEY)')
+    .action(run(mcpCommand));
+
+  program
+    .command('serve')
+    .description(
+      'start the HTTP API (OpenAPI docs at /docs); API keys from CAIRN_API_KEYS or CAIRN_API_KEYS_FILE',
+    )
+    .option('-p, --port <n>', 'port (0: any free one)', '7411')
+    .option('--host <h>', 'address to bind', '127.0.0.1')
+    .addOption(dataDir())
+    .option('--no-auth', 'serve without API keys (refused unless --host is a loopback address)')
+    .option('--demo', 'load the sample corpus into an empty data folder first')
+    .option('--rate-limit <n>', 'requests per minute per key', '6000')
+    .action(run(serveCommand));
 
   program
     .command('demo')

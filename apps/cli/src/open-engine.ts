@@ -4,17 +4,29 @@ import type { CliEnv } from './env.js';
 import { resolveDataDir } from './env.js';
 import { createLogger } from './output.js';
 
+export interface OpenEngineOptions {
+  /**
+   * A long-lived process (`mcp`): searches serve lexical-only (flagged degraded) while a vector index
+   * builds, vector deltas are merged on the engine's timer, and an external engine keeps catching up with
+   * the workers. @defaultValue false (one-shot: wait for indexes, no timers)
+   */
+  serving?: boolean;
+}
+
 /**
  * The one place the CLI builds an engine: a one-shot process waits for vector indexes rather than degrade.
  * With REDIS_URL set the workers own embedding and the index files, so the engine only reads.
  */
-export async function openEngine(dataDirFlag: string | undefined, env: CliEnv): Promise<CairnEngine> {
+export async function openEngine(
+  dataDirFlag: string | undefined,
+  env: CliEnv,
+  opts: OpenEngineOptions = {},
+): Promise<CairnEngine> {
   const logger = createLogger(env.CAIRN_LOG_LEVEL);
   return CairnEngine.open({
     dataDir: resolveDataDir(dataDirFlag, env),
-    waitForIndex: true,
-    persistIntervalMs: 0,
-    refreshIntervalMs: 0,
+    // Serving: the engine's own defaults (no waiting, persist and refresh timers on).
+    ...(opts.serving ? {} : { waitForIndex: true, persistIntervalMs: 0, refreshIntervalMs: 0 }),
     pipeline: env.REDIS_URL ? 'external' : 'embedded',
     embedderSpec: env.CAIRN_EMBEDDER,
     env: env.raw,
@@ -36,12 +48,16 @@ export async function withEngine<T>(
 }
 
 /** The deployment's queues (REDIS_URL must be set); Redis is pinged first so a dead one is named at once. */
-export async function withQueues<T>(env: CliEnv, fn: (q: QueueTopology) => Promise<T>): Promise<T> {
-  const topology = await QueueTopology.connect({
+export function connectQueues(env: CliEnv): Promise<QueueTopology> {
+  return QueueTopology.connect({
     redisUrl: env.REDIS_URL!,
     prefix: env.CAIRN_QUEUE_PREFIX,
     shards: env.CAIRN_SHARDS,
   });
+}
+
+export async function withQueues<T>(env: CliEnv, fn: (q: QueueTopology) => Promise<T>): Promise<T> {
+  const topology = await connectQueues(env);
   try {
     return await fn(topology);
   } finally {

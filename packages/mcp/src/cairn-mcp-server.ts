@@ -42,7 +42,8 @@ export function createCairnMcpServer(api: MemoryApi, opts: CairnMcpServerOptions
     api,
     namespace: ns.data,
     searchK: opts.searchK ?? 10,
-    clientName: () => server.server.getClientVersion()?.name,
+    // Cut to a length any agent field accepts: a client's self-chosen name must never fail a save.
+    clientName: () => server.server.getClientVersion()?.name.trim().slice(0, 64) || undefined,
     log: opts.log ?? (() => {}),
   };
   registerMemSearch(server, ctx);

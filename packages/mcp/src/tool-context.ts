@@ -1,4 +1,4 @@
-import type { MemoryApi } from '@cairn/api-contract';
+import { DEFAULT_API_LIMITS, type MemoryApi } from '@cairn/api-contract';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { asCairnError, toolError } from './tool-result.js';
@@ -22,7 +22,7 @@ export interface ToolContext {
 export const namespaceOf = (ctx: ToolContext, args: { namespace?: string | undefined }) =>
   args.namespace ?? ctx.namespace;
 
-/** Arguments every tool takes. Limits are checked by the backend, which names the field at fault. */
+/** Arguments every tool takes. The backend checks the namespace (its form and the caller's access). */
 export const commonArgs = {
   namespace: z
     .string()
@@ -30,9 +30,10 @@ export const commonArgs = {
     .describe('namespace to use instead of the server’s default (the backend checks access)'),
 };
 
-export const maxTokensArg = z
-  .number()
-  .int()
+/** Whole numbers with the API's documented bounds, so the schema tells the model the limits up front. */
+export const intArg = (min: number, max: number) => z.number().int().min(min).max(max);
+
+export const maxTokensArg = intArg(1, DEFAULT_API_LIMITS.maxTokens)
   .optional()
   .describe('token budget of the response; entries past it are left out whole and counted as omitted');
 

@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { usageLine } from '../render.js';
-import { commonArgs, guarded, namespaceOf, type ToolContext } from '../tool-context.js';
+import { commonArgs, guarded, maxTokensArg, namespaceOf, type ToolContext } from '../tool-context.js';
 import { toolOk } from '../tool-result.js';
 import { WORKFLOW } from '../workflow.js';
 
@@ -10,7 +10,7 @@ const inputSchema = {
     .string()
     .optional()
     .describe('the task at hand: adds the memories most relevant to it after the recent session summaries'),
-  max_tokens: z.number().int().optional().describe('budget of the whole pack (default 2000)'),
+  max_tokens: maxTokensArg.describe('budget of the whole pack (default 2000)'),
   exclude_ids: z.array(z.string()).optional().describe('ids already in your context'),
   format: z.enum(['markdown', 'text']).optional().describe('markdown (default) or plain text'),
   ...commonArgs,

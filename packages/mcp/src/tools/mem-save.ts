@@ -14,7 +14,7 @@ const inputSchema = {
   title: z.string().optional().describe('one line shown in the index (default: the first line of text)'),
   session: z.string().optional().describe('groups memories of one working session; mem_timeline follows it'),
   tags: z.array(z.string()).optional(),
-  importance: z.number().optional().describe('0–1 (default 0.5); raises or lowers its rank'),
+  importance: z.number().min(0).max(1).optional().describe('0–1 (default 0.5); raises or lowers its rank'),
   slot: z.string().optional().describe('fact slot, e.g. "build.commands"; needs key'),
   key: z
     .string()

@@ -1,8 +1,8 @@
-import type { SearchRequestBody } from '@cairn/api-contract';
+import { DEFAULT_API_LIMITS, type SearchRequestBody } from '@cairn/api-contract';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { renderSearch } from '../render.js';
-import { commonArgs, guarded, maxTokensArg, namespaceOf, type ToolContext } from '../tool-context.js';
+import { commonArgs, guarded, intArg, maxTokensArg, namespaceOf, type ToolContext } from '../tool-context.js';
 import { toolOk } from '../tool-result.js';
 import { WORKFLOW } from '../workflow.js';
 
@@ -10,7 +10,7 @@ const list = (what: string) => z.array(z.string()).optional().describe(what);
 
 const inputSchema = {
   query: z.string().describe('what to look for: words, identifiers, file names, error messages, a question'),
-  k: z.number().int().optional().describe('most hits to return (default 10)'),
+  k: intArg(1, DEFAULT_API_LIMITS.maxK).optional().describe('most hits to return (default 10)'),
   kinds: list('only these kinds, e.g. ["fact", "summary"] (observation, turn, summary, fact, prompt, …)'),
   sessions: list('only memories of these sessions'),
   tags: list('only memories with any of these tags'),

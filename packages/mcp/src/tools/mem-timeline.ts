@@ -1,15 +1,18 @@
+import { DEFAULT_API_LIMITS } from '@cairn/api-contract';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { renderTimeline } from '../render.js';
-import { commonArgs, guarded, maxTokensArg, namespaceOf, type ToolContext } from '../tool-context.js';
+import { commonArgs, guarded, intArg, maxTokensArg, namespaceOf, type ToolContext } from '../tool-context.js';
 import { toolOk } from '../tool-result.js';
 import { WORKFLOW } from '../workflow.js';
+
+const side = intArg(0, DEFAULT_API_LIMITS.maxTimelineSide).optional();
 
 const inputSchema = {
   anchor: z.string().optional().describe('id of the memory to look around (from mem_search)'),
   query: z.string().optional().describe('instead of anchor: look around the best hit of this search'),
-  before: z.number().int().optional().describe('memories before the anchor (default 5)'),
-  after: z.number().int().optional().describe('memories after the anchor (default 5)'),
+  before: side.describe('memories before the anchor (default 5)'),
+  after: side.describe('memories after the anchor (default 5)'),
   max_tokens: maxTokensArg,
   ...commonArgs,
 };

@@ -109,7 +109,19 @@ export class CaptureProducer {
         items.push({ index: a.index, status: 'queued', id: a.id, namespace: a.namespace });
     } else {
       const results = await Promise.all(
-        jobs.map((j) => j.waitUntilFinished(this.events!, this.opts.waitTimeoutMs) as Promise<CaptureResult>),
+        jobs.map((j) =>
+          (j.waitUntilFinished(this.events!, this.opts.waitTimeoutMs) as Promise<CaptureResult>).catch(
+            (err: Error) => {
+              // The batch is safe in Redis and will be stored by a capture worker; the caller only stopped
+              // waiting. Said as a retryable backend condition, not as a bug.
+              throw new CairnError(
+                'BACKEND_UNAVAILABLE',
+                `capture job ${j.id} was queued but not stored within ${this.opts.waitTimeoutMs} ms (is a capture worker running?): ${err.message}`,
+                { backend: 'capture-worker', retryable: true, job: j.id },
+              );
+            },
+          ),
+        ),
       );
       results.forEach((r, bi) => {
         const batch = batches[bi]!;

@@ -1,0 +1,128 @@
+import { CairnError, NamespaceSchema } from '@cairn/core';
+import { createCairnMcpServer, gitNamespace, type MemoryApi, remoteMemoryApi, serveStdio } from '@cairn/mcp';
+import { CaptureProducer } from '@cairn/pipeline';
+import { MemoryService, NamespaceAccess } from '@cairn/service';
+import type { CliEnv } from '../env.js';
+import { connectQueues, openEngine } from '../open-engine.js';
+import { createLogger } from '../output.js';
+
+export interface McpFlags {
+  /** @defaultValue derived from the git repository of the working folder */
+  namespace?: string;
+  dataDir?: string;
+  /** Base URL of a Cairn HTTP API to serve instead of a data folder. @defaultValue $CAIRN_API_URL */
+  api?: string;
+  /** @defaultValue $CAIRN_API_KEY */
+  apiKey?: string;
+}
+
+interface Backend {
+  api: MemoryApi;
+  mode: 'embedded' | 'distributed' | 'remote';
+  close(): Promise<void>;
+}
+
+/** How long a save waits for a capture worker's commit in the distributed mode before failing. */
+const SAVE_WAIT_MS = 30_000;
+
+/**
+ * `cairn mcp`: Cairn's memory tools for a coding agent, over stdio. stdout carries only the protocol;
+ * every log goes to stderr. Runs until the client closes stdin (or SIGTERM / SIGINT), then closes the
+ * engine, so nothing is left half-written.
+ */
+export async function mcpCommand(flags: McpFlags, env: CliEnv): Promise<void> {
+  keepStdoutForProtocol();
+  const logger = createLogger(env.CAIRN_LOG_LEVEL);
+  const namespace = resolveNamespace(flags.namespace);
+  if (flags.dataDir !== undefined && flags.api !== undefined)
+    throw new CairnError('INVALID_INPUT', 'give --data-dir (embedded) or --api (remote), not both', {
+      field: 'api',
+    });
+  // An explicit --data-dir wins over CAIRN_API_URL from the environment.
+  const apiUrl = flags.dataDir === undefined ? (flags.api ?? env.CAIRN_API_URL) : undefined;
+  const backend = apiUrl
+    ? remoteBackend(apiUrl, flags.apiKey ?? env.CAIRN_API_KEY)
+    : await localBackend(flags.dataDir, env);
+  try {
+    const server = createCairnMcpServer(backend.api, {
+      namespace,
+      log: (level, msg, data) => logger[level](data ?? {}, msg),
+    });
+    const session = await serveStdio(server);
+    const stop = () => void session.close();
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+    logger.info({ namespace, mode: backend.mode }, 'cairn mcp: serving on stdio');
+    await session.closed;
+    process.off('SIGTERM', stop);
+    process.off('SIGINT', stop);
+  } finally {
+    await backend.close();
+  }
+}
+
+function resolveNamespace(flag: string | undefined): string {
+  const ns = flag ?? gitNamespace(process.cwd());
+  if (ns === null)
+    throw new CairnError(
+      'INVALID_INPUT',
+      `${process.cwd()} is not in a git repository, so there is no default namespace: pass --namespace <ns>`,
+      { field: 'namespace' },
+    );
+  const parsed = NamespaceSchema.safeParse(ns);
+  if (!parsed.success)
+    throw new CairnError('INVALID_INPUT', `--namespace: ${parsed.error.issues[0]!.message}`, {
+      field: 'namespace',
+    });
+  return parsed.data;
+}
+
+function remoteBackend(baseUrl: string, apiKey: string | undefined): Backend {
+  if (!/^https?:\/\/[^/]/.test(baseUrl))
+    throw new CairnError('INVALID_INPUT', `--api must be an http:// or https:// URL, not "${baseUrl}"`, {
+      field: 'api',
+    });
+  return {
+    api: remoteMemoryApi(apiKey ? { baseUrl, apiKey } : { baseUrl }),
+    mode: 'remote',
+    close: async () => {},
+  };
+}
+
+/**
+ * A long-lived engine on the data folder. With REDIS_URL it is a reader of a distributed deployment and
+ * saves go through the capture queue, as `cairn ingest` does.
+ */
+async function localBackend(dataDir: string | undefined, env: CliEnv): Promise<Backend> {
+  const engine = await openEngine(dataDir, env, { serving: true });
+  try {
+    const topology = env.REDIS_URL ? await connectQueues(env) : null;
+    const producer = topology
+      ? new CaptureProducer(topology, { wait: 'stored', waitTimeoutMs: SAVE_WAIT_MS })
+      : null;
+    const service = new MemoryService({ engine, producer });
+    return {
+      api: service.scoped(NamespaceAccess.everything()),
+      mode: service.mode,
+      close: async () => {
+        await producer?.close();
+        await topology?.close();
+        await engine.close();
+      },
+    };
+  } catch (err) {
+    await engine.close();
+    throw err;
+  }
+}
+
+/**
+ * A library that logs with console.log would corrupt the protocol stream; send such output to stderr
+ * (the transport writes to process.stdout directly, so it is unaffected).
+ */
+function keepStdoutForProtocol(): void {
+  const toStderr = (...args: unknown[]) => console.error(...args);
+  console.log = toStderr;
+  console.info = toStderr;
+  console.debug = toStderr;
+}

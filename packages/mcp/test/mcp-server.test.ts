@@ -1,0 +1,83 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CairnError } from '@cairn/core';
+import { CairnEngine } from '@cairn/engine';
+import { MemoryService, NamespaceAccess } from '@cairn/service';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createCairnMcpServer, type McpLog } from '../src/index.js';
+
+/** The server in-process over a real engine and service, with a caller limited to `access`. */
+async function connect(access: NamespaceAccess, log?: McpLog) {
+  const dir = mkdtempSync(join(tmpdir(), 'cairn-mcp-server-'));
+  const engine = await CairnEngine.open({ dataDir: dir, persistIntervalMs: 0, useWorkerThreads: false });
+  const api = new MemoryService({ engine }).scoped(access);
+  const server = createCairnMcpServer(api, { namespace: 'team/app', ...(log ? { log } : {}) });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: 'in-process-agent', version: '1.0.0' });
+  await client.connect(clientSide);
+  const call = async (name: string, args: Record<string, unknown>) => {
+    const r = await client.callTool({ name, arguments: args });
+    const text = (r.content as Array<{ text?: string }>).map((c) => c.text ?? '').join('\n');
+    return {
+      text,
+      isError: r.isError === true,
+      data: (r.structuredContent ?? {}) as Record<string, unknown>,
+    };
+  };
+  opened.push(async () => {
+    await client.close();
+    await server.close();
+    await engine.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { call, engine };
+}
+
+const opened: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const close of opened.splice(0)) await close();
+});
+
+describe('createCairnMcpServer', () => {
+  it('refuses an invalid default namespace', () => {
+    const api = {} as never;
+    expect(() => createCairnMcpServer(api, { namespace: '-bad ns' })).toThrow(CairnError);
+  });
+
+  it('leaves access to the backend: a namespace the caller may not use is a FORBIDDEN_NAMESPACE tool error', async () => {
+    const { call } = await connect(NamespaceAccess.of(['team/*']));
+    const saved = await call('mem_save', { text: 'allowed here' });
+    expect(saved.isError).toBe(false);
+    const denied = await call('mem_search', { query: 'anything', namespace: 'other/secret' });
+    expect(denied.isError).toBe(true);
+    expect(denied.text).toBe(
+      '[FORBIDDEN_NAMESPACE] this key may not use namespace "other/secret" (field: namespace)',
+    );
+    const deniedSave = await call('mem_save', { text: 'x', namespace: 'other/secret' });
+    expect(deniedSave.isError).toBe(true);
+    expect(deniedSave.text).toContain('FORBIDDEN_NAMESPACE');
+  });
+
+  it('records the connected client as the agent of what it saves', async () => {
+    const { call } = await connect(NamespaceAccess.everything());
+    const saved = await call('mem_save', { text: 'saved by the in-process agent' });
+    const got = await call('mem_get', { ids: [saved.data.id] });
+    expect((got.data.memories as Array<{ agent: string }>)[0]!.agent).toBe('in-process-agent');
+  });
+
+  it('reports an unexpected backend failure as an INTERNAL tool error and logs it', async () => {
+    const logged: Array<{ level: string; msg: string }> = [];
+    const { call, engine } = await connect(NamespaceAccess.everything(), (level, msg) => {
+      logged.push({ level, msg });
+    });
+    await engine.close();
+    const r = await call('mem_get', { ids: ['m_x'] });
+    expect(r.isError).toBe(true);
+    expect(r.text).toMatch(/^\[INTERNAL\] /);
+    expect(logged).toEqual([{ level: 'error', msg: 'mem_get failed' }]);
+  });
+});
