@@ -11,6 +11,11 @@ export interface OpenEngineOptions {
    * the workers. @defaultValue false (one-shot: wait for indexes, no timers)
    */
   serving?: boolean;
+  /**
+   * The command only reads: when another process (a `cairn serve`, say) writes the data folder, open it
+   * as a reader instead of refusing. @defaultValue false
+   */
+  readOnly?: boolean;
 }
 
 /**
@@ -28,6 +33,7 @@ export async function openEngine(
     // Serving: the engine's own defaults (no waiting, persist and refresh timers on).
     ...(opts.serving ? {} : { waitForIndex: true, persistIntervalMs: 0, refreshIntervalMs: 0 }),
     pipeline: env.REDIS_URL ? 'external' : 'embedded',
+    ifWriterRunning: opts.readOnly ? 'read' : 'fail',
     embedderSpec: env.CAIRN_EMBEDDER,
     env: env.raw,
     log: (level, msg, data) => logger[level](data ?? {}, msg),
@@ -38,8 +44,9 @@ export async function withEngine<T>(
   dataDir: string | undefined,
   env: CliEnv,
   fn: (e: CairnEngine) => Promise<T>,
+  opts: OpenEngineOptions = {},
 ): Promise<T> {
-  const engine = await openEngine(dataDir, env);
+  const engine = await openEngine(dataDir, env, opts);
   try {
     return await fn(engine);
   } finally {

@@ -81,6 +81,17 @@ describe('cairn serve (embedded)', () => {
     const s = await post(`${url}/v1/search`, { namespace: 'proj', query: 'flaky auth test' });
     expect(s.body.hits[0].id).toBe(w.body.items[0].id);
     expect((await post(`${url}/v1/search`, { namespace: 'other', query: 'x' })).status).toBe(403);
+    // The server owns the data folder: the CLI may read beside it, and a second writer is refused by name.
+    const cli = (args: string[]) =>
+      spawnSync(process.execPath, [MAIN, ...args], {
+        encoding: 'utf8',
+        env: { ...process.env, CAIRN_DATA_DIR: join(dir, 'data') },
+      });
+    const search = cli(['search', 'flaky auth test', '-n', 'proj', '--json']);
+    expect(JSON.parse(search.stdout).hits[0].id).toBe(w.body.items[0].id);
+    const ingest = cli(['ingest', '-']);
+    expect(ingest.status).not.toBe(0);
+    expect(ingest.stderr).toContain(`process ${child.pid}`);
     const exited = once(child, 'exit');
     child.kill('SIGTERM');
     expect((await exited)[0]).toBe(0);

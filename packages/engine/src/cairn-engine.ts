@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ComputePool } from '@cairn/compute';
 import {
@@ -15,6 +16,7 @@ import { type CaptureResult, EmbeddedPipeline } from '@cairn/pipeline';
 import { HybridRouter } from '@cairn/router';
 import { MemoryStore, type SpaceInfo, type TimelineResult } from '@cairn/store';
 import { VectorIndexManager, workerIndexBuilder } from '@cairn/vector';
+import { DataFolderLock } from './data-folder-lock.js';
 import type { EngineLog, EngineOptions } from './engine-options.js';
 
 /** The shape `cairn stats --json` prints; the distributed mode adds `queues`. */
@@ -99,6 +101,9 @@ export class CairnEngine {
     store: MemoryStore,
     embedder: Embedder | null,
     space: SpaceInfo | null,
+    private readonly lock: DataFolderLock | null = null,
+    /** Set when this engine opened as a reader because another process writes its folder. */
+    readonly readerBecause: string | null = null,
   ) {
     this.log = opts.log ?? noLog;
     this.store = store;
@@ -122,8 +127,34 @@ export class CairnEngine {
     }
   }
 
-  static async open(opts: EngineOptions): Promise<CairnEngine> {
-    const store = new MemoryStore({ path: join(opts.dataDir, 'cairn.db'), lexical: opts.lexical });
+  static async open(options: EngineOptions): Promise<CairnEngine> {
+    let opts = options;
+    let lock: DataFolderLock | null = null;
+    let readerBecause: string | null = null;
+    if ((opts.pipeline ?? 'embedded') === 'embedded') {
+      mkdirSync(opts.dataDir, { recursive: true });
+      const r = DataFolderLock.acquire(opts.dataDir);
+      if (r instanceof DataFolderLock) lock = r;
+      else {
+        const who = `process ${r.heldBy.pid} on ${r.heldBy.host} (since ${new Date(r.heldBy.since).toISOString()})`;
+        if (opts.ifWriterRunning !== 'read')
+          throw new CairnError(
+            'STORAGE_ERROR',
+            `data folder ${opts.dataDir} is being written by ${who}: one embedded process writes a data folder; send writes through it (cairn serve, then the API or cairn mcp --api) or stop it`,
+            { field: 'dataDir', heldBy: r.heldBy },
+          );
+        // Read what the writer stores; never touch its index files.
+        opts = { ...opts, pipeline: 'external' };
+        readerBecause = `data folder ${opts.dataDir} is being written by ${who}; this process only reads it (write through that process: cairn serve and the API, or cairn mcp --api)`;
+      }
+    }
+    let store: MemoryStore;
+    try {
+      store = new MemoryStore({ path: join(opts.dataDir, 'cairn.db'), lexical: opts.lexical });
+    } catch (err) {
+      lock?.release();
+      throw err;
+    }
     try {
       let embedder: Embedder | null;
       let space: SpaceInfo | null = null;
@@ -140,9 +171,10 @@ export class CairnEngine {
         }
         space = store.embeddings.getSpace(embeddingSpaceOf(embedder).id)!;
       }
-      return new CairnEngine(opts.dataDir, opts, store, embedder, space);
+      return new CairnEngine(opts.dataDir, opts, store, embedder, space, lock, readerBecause);
     } catch (err) {
       store.close();
+      lock?.release();
       throw err;
     }
   }
@@ -168,7 +200,8 @@ export class CairnEngine {
     if (this.external)
       throw new CairnError(
         'INVALID_INPUT',
-        'this engine reads a distributed deployment; write through the capture queue (REDIS_URL) instead',
+        this.readerBecause ??
+          'this engine reads a distributed deployment; write through the capture queue (REDIS_URL) instead',
       );
     return this.pipeline.ingest(inputs);
   }
@@ -268,6 +301,7 @@ export class CairnEngine {
     await this.serving.vectors?.close();
     await this.pool?.close();
     this.store.close();
+    this.lock?.release();
   }
 
   private serve(embedder: Embedder | null, space: SpaceInfo | null): ServingSpace {

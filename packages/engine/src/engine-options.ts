@@ -32,6 +32,12 @@ export interface EngineOptions {
    * @defaultValue 'embedded'
    */
   pipeline?: 'embedded' | 'external';
+  /**
+   * When another live process already writes this data folder as an embedded engine: `'fail'` refuses to
+   * open (STORAGE_ERROR naming it); `'read'` opens as a reader, like `pipeline: 'external'`, and refuses
+   * writes with that reason. @defaultValue 'fail'
+   */
+  ifWriterRunning?: 'fail' | 'read';
   /** How often an `'external'` engine catches up with the workers (ms). @defaultValue 1_000 */
   refreshIntervalMs?: number;
   /** Defaults for per-query search options. @defaultValue DEFAULT_SEARCH_OPTIONS */

@@ -6,5 +6,6 @@ export {
   type NamespaceStats,
   specOf,
 } from './cairn-engine.js';
+export { DataFolderLock, type LockHolder } from './data-folder-lock.js';
 export type { EngineLog, EngineOptions } from './engine-options.js';
 export { StageWorkerHost, type StageWorkerHostOptions } from './stage-worker-host.js';

@@ -19,7 +19,7 @@ const requireNamespace = (f: NsFlags) => {
 
 export async function getCommand(ids: string[], flags: NsFlags, env: CliEnv): Promise<void> {
   const ns = requireNamespace(flags);
-  const res = await withEngine(flags.dataDir, env, async (e) => e.get(ns, ids));
+  const res = await withEngine(flags.dataDir, env, async (e) => e.get(ns, ids), { readOnly: true });
   if (flags.json) writeJson({ memories: res.memories.map(({ key: _k, ...m }) => m), missing: res.missing });
   else {
     for (const m of res.memories) {
@@ -41,8 +41,12 @@ export async function timelineCommand(
   env: CliEnv,
 ): Promise<void> {
   const ns = requireNamespace(flags);
-  const res = await withEngine(flags.dataDir, env, async (e) =>
-    e.timeline(ns, anchor, Number.parseInt(flags.before, 10) || 0, Number.parseInt(flags.after, 10) || 0),
+  const res = await withEngine(
+    flags.dataDir,
+    env,
+    async (e) =>
+      e.timeline(ns, anchor, Number.parseInt(flags.before, 10) || 0, Number.parseInt(flags.after, 10) || 0),
+    { readOnly: true },
   );
   const strip = <T extends { key: number }>({ key: _k, ...m }: T) => m;
   if (flags.json) {
@@ -63,6 +67,7 @@ export async function statsCommand(flags: { dataDir?: string; json?: boolean }, 
     flags.dataDir,
     env,
     async (e) => e.stats(),
+    { readOnly: true },
   );
   if (env.REDIS_URL) stats.queues = await withQueues(env, queueCounts);
   if (flags.json) {
