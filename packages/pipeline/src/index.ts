@@ -54,10 +54,12 @@ export { requeueEmbeds } from './distributed/requeue-embeds.js';
 export { Lease } from './distributed/shard-lease.js';
 export {
   type CapturePorts,
+  type DecodedIndexBatch,
   type EmbedPorts,
   type Enqueue,
   embedJobsFor,
   type IndexPorts,
+  indexBatch,
   processCapture,
   processEmbed,
   processIndex,

@@ -31,6 +31,18 @@ export interface EmbedPorts {
   embedderFor(space: SpaceRef): Promise<{ embedder: Embedder; space: EmbeddingSpace }>;
   cacheFor(spaceId: string): VectorCache;
   shardOf(namespace: string): number;
+  /**
+   * When this process is the index writer of `shard`, indexes the batch in place and answers true: the
+   * vectors skip a round trip through Redis (encode, store, fetch, decode). False: enqueue it.
+   */
+  indexLocally?(shard: number, batch: DecodedIndexBatch): Promise<boolean>;
+}
+
+/** An index batch with its vectors as arrays: what an index job carries, before encoding. */
+export interface DecodedIndexBatch {
+  space: string;
+  items: Array<{ memory: PendingMemory; vector: Float32Array }>;
+  failures: Array<{ key: number; error: string }>;
 }
 
 export interface IndexPorts {
@@ -114,32 +126,42 @@ export async function processEmbed(
     if (isCairnError(err) && err.data.retryable === false) throw new UnrecoverableError(err.message);
     throw err;
   }
-  const byShard = new Map<number, JobInput<'index'>>();
+  const byShard = new Map<number, DecodedIndexBatch>();
   const shardFor = (namespace: string) => {
     const shard = ports.shardOf(namespace);
-    let job = byShard.get(shard);
-    if (!job) {
-      job = { space: p.space, shard, items: [], failures: [] };
-      byShard.set(shard, job);
+    let batch = byShard.get(shard);
+    if (!batch) {
+      batch = { space: p.space, items: [], failures: [] };
+      byShard.set(shard, batch);
     }
-    return job;
+    return batch;
   };
-  for (const { memory, vector } of embedded.items)
-    shardFor(memory.namespace).items.push({
-      key: memory.key,
-      namespace: memory.namespace,
-      contentHash: memory.contentHash,
-      changeSeq: memory.changeSeq,
-      vector: encodeVector(vector),
-    });
+  for (const it of embedded.items) shardFor(it.memory.namespace).items.push(it);
   const nsOf = new Map(p.items.map((m) => [m.key, m.namespace]));
-  for (const f of embedded.failures) shardFor(nsOf.get(f.key)!).failures!.push(f);
+  for (const f of embedded.failures) shardFor(nsOf.get(f.key)!).failures.push(f);
   const id = batchId('idx', p.space, p.items);
-  await enqueueIndex(
-    [...byShard.values()]
-      .filter((j) => j.items.length > 0 || (j.failures?.length ?? 0) > 0)
-      .map((j) => ({ id: `${id}-${j.shard}`, data: j, shard: j.shard })),
-  );
+  const remote: Array<{ id: string; data: JobInput<'index'>; shard: number }> = [];
+  for (const [shard, batch] of byShard) {
+    if (batch.items.length === 0 && batch.failures.length === 0) continue;
+    if (await ports.indexLocally?.(shard, batch)) continue;
+    remote.push({
+      id: `${id}-${shard}`,
+      shard,
+      data: {
+        space: batch.space,
+        shard,
+        failures: batch.failures,
+        items: batch.items.map(({ memory, vector }) => ({
+          key: memory.key,
+          namespace: memory.namespace,
+          contentHash: memory.contentHash,
+          changeSeq: memory.changeSeq,
+          vector: encodeVector(vector),
+        })),
+      },
+    });
+  }
+  await enqueueIndex(remote);
   return { embedded: embedded.items.length, reused: embedded.reused, failed: embedded.failures.length };
 }
 
@@ -149,18 +171,9 @@ export async function processEmbed(
  */
 export async function processIndex(data: unknown, ports: IndexPorts): Promise<{ stored: number }> {
   const p = payloadOf('index', data);
-  const space = ports.spaceOf(p.space);
-  if (!space)
-    throw new UnrecoverableError(`NOT_FOUND: index job for unknown or dropped embedding space ${p.space}`);
+  const space = requireSpace(ports, p.space);
   const items = p.items.map((it) => {
     const vector = decodeVector(it.vector);
-    if (vector.length !== space.dimensions)
-      throw new UnrecoverableError(
-        new CairnError(
-          'DIMENSION_MISMATCH',
-          `index job: vector for key ${it.key} has ${vector.length} dimensions but space ${space.id} expects ${space.dimensions}`,
-        ).message,
-      );
     return {
       memory: {
         key: it.key,
@@ -174,8 +187,39 @@ export async function processIndex(data: unknown, ports: IndexPorts): Promise<{ 
       vector,
     };
   });
-  const index = ports.indexFor(p.space);
-  if (index.warm) for (const ns of new Set(items.map((i) => i.memory.namespace))) await index.warm(ns);
-  const stored = indexVectors(ports.embeddings, index, space, { items, failures: p.failures });
-  return { stored: stored.length };
+  const stored = await indexBatch({ space: p.space, items, failures: p.failures }, space, ports);
+  return { stored: stored ?? 0 };
+}
+
+function requireSpace(ports: IndexPorts, spaceId: string): EmbeddingSpace {
+  const space = ports.spaceOf(spaceId);
+  if (!space)
+    throw new UnrecoverableError(`NOT_FOUND: index job for unknown or dropped embedding space ${spaceId}`);
+  return space;
+}
+
+/**
+ * The index stage proper, for a queued job or an embed worker's local batch: vectors into SQLite and the
+ * shard's vector index. `stillWriter` is checked after the last await and before the synchronous write,
+ * so a shard handed over meanwhile is never written (null: the caller enqueues the batch instead).
+ */
+export async function indexBatch(
+  batch: DecodedIndexBatch,
+  space: EmbeddingSpace,
+  ports: IndexPorts,
+  stillWriter: () => boolean = () => true,
+): Promise<number | null> {
+  for (const { memory, vector } of batch.items)
+    if (vector.length !== space.dimensions)
+      throw new UnrecoverableError(
+        new CairnError(
+          'DIMENSION_MISMATCH',
+          `index job: vector for key ${memory.key} has ${vector.length} dimensions but space ${space.id} expects ${space.dimensions}`,
+        ).message,
+      );
+  const index = ports.indexFor(batch.space);
+  if (index.warm) for (const ns of new Set(batch.items.map((i) => i.memory.namespace))) await index.warm(ns);
+  if (!stillWriter()) return null;
+  return indexVectors(ports.embeddings, index, space, { items: batch.items, failures: batch.failures })
+    .length;
 }

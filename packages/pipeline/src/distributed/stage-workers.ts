@@ -17,6 +17,7 @@ import {
   type EmbedPorts,
   type Enqueue,
   type IndexPorts,
+  indexBatch,
   processCapture,
   processEmbed,
   processIndex,
@@ -158,6 +159,17 @@ export class StageWorkers {
         },
         cacheFor: (spaceId) => this.cache.forSpace(spaceId),
         shardOf: (ns) => shardOf(ns, this.topology.opts.shards),
+        indexLocally: async (shard, batch) => {
+          const index = this.ports.index;
+          const holds = () => !this.closing && this.leases.get(shard)?.held === true;
+          if (!index || !holds()) return false;
+          const space = index.spaceOf(batch.space);
+          if (!space) return false;
+          const stored = await indexBatch(batch, space, index, holds);
+          if (stored === null) return false;
+          this.status.processed.index++;
+          return true;
+        },
       };
       const w = this.startWorker('embed', 'embed', Math.max(this.opts.concurrency, 4), async (job) => {
         try {
