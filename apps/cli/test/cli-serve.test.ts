@@ -131,7 +131,15 @@ describe('cairn serve (distributed)', () => {
       CAIRN_SHARDS: '2',
       CAIRN_API_KEYS: `${KEY}=proj`,
     };
-    start(['worker', '--stages', 'capture,embed,index'], env);
+    const worker = start(['worker', '--stages', 'capture,embed,index'], { ...env, CAIRN_LOG_LEVEL: 'info' });
+    let log = '';
+    worker.stderr!.on('data', (d) => {
+      log += d;
+    });
+    worker.stdout!.on('data', (d) => {
+      log += d;
+    });
+    const workerLog = () => log.slice(-3_000);
     // Two stateless API nodes over the same deployment.
     const a = await serve([], env);
     const b = await serve([], env);
@@ -149,10 +157,20 @@ describe('cairn serve (distributed)', () => {
     expect(queued.status).toBe(202);
     expect(queued.body).toMatchObject({ durable: false, items: [{ id: 'd2', status: 'queued' }] });
     const found = async () => {
+      const deadline = Date.now() + 90_000;
       for (;;) {
         const s = await post(`${b.url}/v1/search`, { namespace: 'proj', query: 'kafka' });
         const ids = s.body.hits.map((h: { id: string }) => h.id).sort();
         if (ids.length === 2) return ids;
+        if (Date.now() > deadline) {
+          const stats = spawnSync(process.execPath, [MAIN, 'stats', '--json'], {
+            encoding: 'utf8',
+            env: { ...process.env, CAIRN_DATA_DIR: join(dir, 'data'), ...env },
+          });
+          throw new Error(
+            `search on node b still sees ${JSON.stringify(ids)}; stats: ${stats.stdout} ${stats.stderr}; worker: ${workerLog()}`,
+          );
+        }
         await new Promise((r) => setTimeout(r, 200));
       }
     };
@@ -161,5 +179,5 @@ describe('cairn serve (distributed)', () => {
     expect(((await ready.json()) as { checks: Record<string, { ok: boolean }> }).checks.redis!.ok).toBe(true);
     const metrics = await (await fetch(`${b.url}/metrics`)).text();
     expect(metrics).toMatch(/cairn_queue_jobs\{queue="capture",state="waiting"\} \d+/);
-  }, 60_000);
+  }, 120_000);
 });

@@ -86,7 +86,9 @@ const request = fc.record({
   item: fc.integer({ min: 0, max: 11 }),
 });
 
-function build(r: fc.Infer<typeof request>): { method: string; path: string; body?: unknown } {
+type Req = typeof request extends fc.Arbitrary<infer T> ? T : never;
+
+function build(r: Req): { method: string; path: string; body?: unknown } {
   const namespace = NAMESPACES[r.target]!;
   const ids = r.others.map((n) => `${marker(n)}-${r.item}`);
   switch (r.endpoint) {

@@ -173,7 +173,10 @@ export class StageWorkers {
       };
       const w = this.startWorker('embed', 'embed', Math.max(this.opts.concurrency, 4), async (job) => {
         try {
-          return await processEmbed(job.data, ports, this.enqueuer('index'));
+          const r = await processEmbed(job.data, ports, this.enqueuer('index'));
+          // Vectors indexed in place are visible before BullMQ reports the job completed: count now.
+          this.refreshCacheStatus();
+          return r;
         } catch (err) {
           // A remote embedder said "slow down" and when: pause this worker for that long without spending
           // one of the job's attempts.
@@ -308,7 +311,6 @@ export class StageWorkers {
     this.status.embedderCalls = [...this.batchers.values()].reduce((n, b) => n + b.calls, 0);
   }
 
-  /** Takes free shard leases, renews held ones, and stops indexing shards whose lease was lost. */
   /**
    * Index shards are shared out fairly: each index worker announces itself in a sorted set (scored by
    * its last heartbeat) and holds at most ceil(shards / live workers). A worker over its share hands one
