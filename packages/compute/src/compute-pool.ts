@@ -38,6 +38,9 @@ export class ComputePool {
       maxThreads: o.maxThreads,
       maxQueue: o.maxQueue,
       idleTimeout: o.idleTimeoutMs,
+      // Tasks are compiled JS: the parent's `@cairn/source` resolution condition (set by the test runner
+      // to load TypeScript sources) must not reach them, or their imports resolve to .ts files.
+      execArgv: withoutSourceCondition(process.execArgv),
     });
   }
 
@@ -57,4 +60,14 @@ export class ComputePool {
     this.closed = true;
     await this.pool.destroy();
   }
+}
+
+function withoutSourceCondition(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if ((a === '--conditions' || a === '-C') && argv[i + 1] === '@cairn/source') i++;
+    else if (a !== '--conditions=@cairn/source') out.push(a);
+  }
+  return out;
 }

@@ -1,4 +1,6 @@
 // This file is the public API of @cairn/embed; named exports only.
+
+export { EMBED_TASK, type EmbedTaskRequest } from './embed-task-file.js';
 export {
   createEmbedder,
   EMBEDDER_ENV,

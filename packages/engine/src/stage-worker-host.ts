@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { ComputePool } from '@cairn/compute';
 import { CairnError, type Embedder, type EmbeddingSpace, embeddingSpaceOf } from '@cairn/core';
-import { createEmbedder, resolveEmbedder } from '@cairn/embed';
+import { createEmbedder, parseEmbedderSpec, resolveEmbedder } from '@cairn/embed';
 import {
   QueueTopology,
   type QueueTopologyOptions,
@@ -16,6 +16,7 @@ import { MemoryStore } from '@cairn/store';
 import { VectorIndexManager, workerIndexBuilder } from '@cairn/vector';
 import { specOf } from './cairn-engine.js';
 import type { EngineLog, EngineOptions } from './engine-options.js';
+import { OffThreadEmbedder } from './off-thread-embedder.js';
 
 export interface StageWorkerHostOptions
   extends Partial<Omit<StageWorkersOptions, 'stages'>>,
@@ -44,6 +45,7 @@ export class StageWorkerHost {
     private readonly vectors: Map<string, VectorIndexManager>,
     private readonly pool: ComputePool | null,
     private readonly timer: NodeJS.Timeout | null,
+    private readonly embedPool: ComputePool | null,
   ) {}
 
   static async start(opts: StageWorkerHostOptions): Promise<StageWorkerHost> {
@@ -97,6 +99,8 @@ export class StageWorkerHost {
         },
       };
     }
+    // Its own pool, so embedding never queues behind a long HNSW merge on the index pool.
+    const embedPool = stages.has('embed') ? new ComputePool({ maxThreads: 1 }) : null;
     ports.embed = {
       embedderFor: async (ref) => {
         let e = embedders.get(ref.id);
@@ -108,7 +112,12 @@ export class StageWorkerHost {
               'INVALID_INPUT',
               `embedder ${ref.embedder} builds space ${space.id} on this worker, not ${ref.id}; check its CAIRN_* embedder settings`,
             );
-          e = { embedder, space };
+          // The built-in embedder is pure CPU: run it on its own thread (remote ones just wait on I/O).
+          const local = embedPool && parseEmbedderSpec(ref.embedder).kind === 'hash';
+          e = {
+            embedder: local ? new OffThreadEmbedder(embedder, ref.embedder, embedPool) : embedder,
+            space,
+          };
           embedders.set(ref.id, e);
         }
         return e;
@@ -125,7 +134,7 @@ export class StageWorkerHost {
       }, every);
       timer.unref();
     }
-    return new StageWorkerHost(workers, topology, store, vectors, pool, timer);
+    return new StageWorkerHost(workers, topology, store, vectors, pool, timer, embedPool);
   }
 
   get status(): StageWorkersStatus {
@@ -143,6 +152,7 @@ export class StageWorkerHost {
     const r = await this.workers.close(deadlineMs);
     for (const v of this.vectors.values()) await v.close();
     await this.pool?.close();
+    await this.embedPool?.close();
     await this.topology.close();
     this.store?.close();
     return r;

@@ -46,6 +46,9 @@ export function useDeployment() {
             stages: ['capture', 'embed', 'index'],
             queue: { prefix, shards },
             ...FAST,
+            ...(process.env.CAIRN_TEST_LOG
+              ? { log: (l: string, m: string, d?: unknown) => console.error(l, m, JSON.stringify(d)) }
+              : {}),
             ...opts,
           });
           cleanups.push(() => host.close(2_000).then(() => {}));
