@@ -31,6 +31,15 @@ export interface CairnClientOptions {
   fetch?: typeof fetch;
 }
 
+/** Codes for answers without Cairn's error body (a proxy's 401, say). */
+const STATUS_CODES: Record<number, CairnErrorCode> = {
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN_NAMESPACE',
+  404: 'NOT_FOUND',
+  413: 'PAYLOAD_TOO_LARGE',
+  429: 'RATE_LIMITED',
+};
+
 /**
  * The typed client of the Cairn HTTP API. Its request and response types are the API contract's zod
  * types, so client and server cannot drift; every non-2xx answer is thrown as a CairnError with the
@@ -91,6 +100,7 @@ export class CairnClient implements MemoryApi {
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
     let res: Response;
+    let text: string;
     try {
       res = await this.fetch(`${this.base}${path}`, {
         method,
@@ -98,16 +108,17 @@ export class CairnClient implements MemoryApi {
         body: body === undefined ? null : JSON.stringify(body),
         signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000),
       });
+      // Inside the try: a timeout can also strike while the body is read.
+      text = await res.text();
     } catch (err) {
       throw new CairnError(
         'BACKEND_UNAVAILABLE',
-        `Cairn API at ${this.base} is unreachable: ${(err as Error).message}`,
+        `Cairn API at ${this.base} did not answer: ${(err as Error).message}`,
         {
           backend: 'api',
         },
       );
     }
-    const text = await res.text();
     let json: unknown;
     try {
       json = text ? JSON.parse(text) : undefined;
@@ -117,10 +128,14 @@ export class CairnClient implements MemoryApi {
     if (res.ok) return json as T;
     const e = (json as ErrorBody | undefined)?.error;
     const code: CairnErrorCode =
-      e && e.code in Codes ? e.code : res.status >= 500 ? 'BACKEND_UNAVAILABLE' : 'INVALID_INPUT';
+      e && Object.hasOwn(Codes, e.code)
+        ? e.code
+        : (STATUS_CODES[res.status] ?? (res.status >= 500 ? 'BACKEND_UNAVAILABLE' : 'INVALID_INPUT'));
+    const retryAfterS = Number(res.headers.get('retry-after'));
     throw new CairnError(code, e?.message ?? `HTTP ${res.status} from ${method} ${path}`, {
       ...(e?.field ? { field: e.field } : {}),
       status: res.status,
+      ...(retryAfterS > 0 ? { retryAfterMs: retryAfterS * 1_000 } : {}),
     });
   }
 }

@@ -27,6 +27,22 @@ const shortText = (what: string, max: number) =>
 const utf8Bytes = (s: string) => Buffer.byteLength(s, 'utf8');
 
 /** What a caller sends to store one memory. Unknown fields are refused so a typo never drops data. */
+const MAX_META_DEPTH = 32;
+
+/** Depth of nested objects and arrays, without recursion (so any input is safe to measure). */
+function nestingDepth(value: unknown): number {
+  let max = 0;
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, d] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (d > max) max = d;
+    if (max > MAX_META_DEPTH) return max;
+    for (const child of Object.values(v)) stack.push([child, d + 1]);
+  }
+  return max;
+}
+
 export const MemoryInputSchema = z.strictObject({
   id: shortText('id', L.maxIdChars).optional(),
   namespace: NamespaceSchema,
@@ -42,6 +58,11 @@ export const MemoryInputSchema = z.strictObject({
   tags: z.array(shortText('tag', 64)).max(L.maxTags, `at most ${L.maxTags} tags`).optional(),
   meta: z
     .record(z.string(), z.unknown())
+    // Checked before serialising: JSON.stringify recurses, and thousands of levels overflow the stack.
+    .refine((m) => nestingDepth(m) <= MAX_META_DEPTH, {
+      message: `meta may nest at most ${MAX_META_DEPTH} levels deep`,
+      abort: true,
+    })
     .refine(
       (m) => utf8Bytes(JSON.stringify(m)) <= L.maxMetaBytes,
       `meta must serialise to at most ${L.maxMetaBytes} bytes`,

@@ -2,16 +2,23 @@ import { CairnError } from './errors.js';
 
 export const MS_PER_DAY = 86_400_000;
 
+/** The largest time a Date can hold (year 275760): later values cannot be shown as ISO-8601. */
+const MAX_EPOCH_MS = 8.64e15;
+
 /**
  * Parses a caller's timestamp: epoch milliseconds (number) or an ISO-8601 string. Numeric strings are
  * refused on purpose: "1700000000" could be seconds or milliseconds, and guessing corrupts recency.
  */
 export function parseTimestamp(value: unknown, field = 'ts'): number {
   if (typeof value === 'number') {
-    if (!Number.isFinite(value) || value < 0) {
-      throw new CairnError('INVALID_INPUT', `${field}: epoch milliseconds must be a finite number >= 0`, {
-        field,
-      });
+    if (!Number.isFinite(value) || value < 0 || value > MAX_EPOCH_MS) {
+      throw new CairnError(
+        'INVALID_INPUT',
+        `${field}: epoch milliseconds must be between 0 and ${MAX_EPOCH_MS}`,
+        {
+          field,
+        },
+      );
     }
     return Math.round(value);
   }
@@ -21,7 +28,7 @@ export function parseTimestamp(value: unknown, field = 'ts'): number {
     // Date.parse rolls impossible days over (2024-02-30 → March 1); refuse them instead.
     const [y, m, d] = [Number(ymd[1]), Number(ymd[2]), Number(ymd[3])];
     const realDay = new Date(Date.UTC(y, m - 1, d)).getUTCDate() === d && m >= 1 && m <= 12;
-    if (Number.isFinite(ms) && realDay) return ms;
+    if (Number.isFinite(ms) && ms >= 0 && realDay) return ms;
   }
   throw new CairnError(
     'INVALID_INPUT',

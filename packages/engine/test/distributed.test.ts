@@ -43,20 +43,30 @@ describe('distributed pipeline through a real Redis', () => {
     const first = await producer.enqueue(memories(100));
     const reader = await d.reader();
     await eventually(() => reader.stats().namespaces['team/alpha']?.embedded === 100);
-    const processed = host.status.processed.capture;
-    // The same batch hashes to the same job ids: BullMQ answers with the first run's result, no new run.
+    // The same batch has the same job id; once the first run finished it runs again, idempotently.
     const again = await producer.enqueue(memories(100));
     expect(again.jobs).toEqual(first.jobs);
-    expect(again.counts.stored).toBe(100);
-    expect(host.status.processed.capture).toBe(processed);
+    expect(again.counts.unchanged).toBe(100);
     // Re-sent in other batches (new job ids), the upsert by id still stores nothing new.
     const regrouped = await producer.enqueue(memories(100).reverse());
     expect(regrouped.counts.unchanged).toBe(100);
     expect(reader.stats().namespaces['team/alpha']?.stored).toBe(100);
+    // A new value under the same ids is a new write, never swallowed by the finished job's id.
+    const changed = {
+      ...memories(1)[0]!,
+      text: 'observation 0 changed: token0q moved to the invoices service',
+    };
+    expect((await producer.enqueue([changed])).counts.updated).toBe(1);
+    expect((await producer.enqueue([changed])).counts.unchanged).toBe(1);
+    expect(reader.get('team/alpha', ['m0']).memories[0]!.text).toBe(changed.text);
     // The same texts under new ids: stored, but their vectors come from the content-hash cache.
+    await eventually(
+      () => reader.stats().namespaces['team/alpha']?.pending === 0 && host.status.processed.embed >= 2,
+    );
     const calls = host.status.embedderCalls;
     await producer.enqueue(memories(100).map((m) => ({ ...m, id: `copy-${m.id}` })));
     await eventually(() => reader.stats().namespaces['team/alpha']?.embedded === 200);
+    await eventually(() => reader.stats().namespaces['team/alpha']?.pending === 0);
     expect(host.status.cache.hits).toBeGreaterThanOrEqual(100);
     expect(host.status.embedderCalls).toBe(calls);
   });

@@ -19,7 +19,7 @@ import {
   WriteRequestSchema,
   WriteResponseSchema,
 } from '@cairn/api-contract';
-import { CairnError, isCairnError, withDefaults } from '@cairn/core';
+import { CairnError, isCairnError, NamespaceSchema, withDefaults, zodToCairnError } from '@cairn/core';
 import { type MemoryService, NamespaceAccess } from '@cairn/service';
 import fastifyRateLimit from '@fastify/rate-limit';
 import fastifySwagger from '@fastify/swagger';
@@ -46,6 +46,8 @@ export interface HttpServerOptions {
   /** Fastify's logger. @defaultValue false */
   logger: boolean;
 }
+
+const DeleteQuerySchema = z.strictObject({ namespace: NamespaceSchema });
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
@@ -84,8 +86,9 @@ function toCairnError(err: unknown): CairnError {
 }
 
 const bearer = (req: FastifyRequest) => {
-  const h = req.headers.authorization;
-  return h?.startsWith('Bearer ') ? h.slice(7).trim() : undefined;
+  // The scheme is case-insensitive (RFC 9110 §11.1).
+  const m = /^bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
+  return m?.[1]?.trim();
 };
 
 /**
@@ -109,7 +112,19 @@ export async function createHttpServer(
     );
   const { service } = o;
   const metrics = new ServerMetrics(service, o.queues?.depths);
-  const app = Fastify({ logger: o.logger, bodyLimit: service.limits.maxBodyBytes });
+  const app = Fastify({
+    logger: o.logger,
+    bodyLimit: service.limits.maxBodyBytes,
+    // Memory ids may be 256 characters (fact ids are derived from slot and key).
+    maxParamLength: 1_024,
+    // Router-level errors (a bad percent-encoding, say) in Cairn's error shape too.
+    frameworkErrors: (err, _req, reply) => {
+      const body = errorBody(
+        new CairnError('INVALID_INPUT', `bad request URL: ${err.message}`, { field: 'url' }),
+      );
+      void (reply as FastifyReply).code(400).type('application/json').send(JSON.stringify(body));
+    },
+  });
   app.setValidatorCompiler(() => (data) => ({ value: data }));
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
@@ -153,17 +168,7 @@ export async function createHttpServer(
 
   // Authentication and the rate limit apply to the API routes only; health, metrics and docs stay open.
   await app.register(async (api) => {
-    api.addHook('onRequest', async (req) => {
-      if (o.keys === null) {
-        req.access = NamespaceAccess.everything();
-        return;
-      }
-      const key = bearer(req);
-      if (!key) throw new CairnError('UNAUTHORIZED', 'send an API key as Authorization: Bearer <key>');
-      const access = o.keys.get(key);
-      if (!access) throw new CairnError('UNAUTHORIZED', 'unknown API key');
-      req.access = access;
-    });
+    // Before authentication, so that key guessing is rate limited too.
     await api.register(fastifyRateLimit, {
       max: o.rateLimitPerMinute,
       timeWindow: 60_000,
@@ -177,6 +182,23 @@ export async function createHttpServer(
           ),
           { statusCode: 429 },
         ),
+    });
+    const authenticate = async (req: FastifyRequest) => {
+      if (o.keys === null) {
+        req.access = NamespaceAccess.everything();
+        return;
+      }
+      const key = bearer(req);
+      if (!key) throw new CairnError('UNAUTHORIZED', 'send an API key as Authorization: Bearer <key>');
+      const access = o.keys.get(key);
+      if (!access) throw new CairnError('UNAUTHORIZED', 'unknown API key');
+      req.access = access;
+    };
+    // The limiter installs its check as a route-level onRequest hook, and route-level hooks run after
+    // instance-level ones; appending authentication to each route's own list keeps it after the limiter.
+    api.addHook('onRoute', (route) => {
+      const own = route.onRequest ? [route.onRequest].flat() : [];
+      route.onRequest = [...own, authenticate] as typeof route.onRequest;
     });
     registerApiRoutes(api, service);
   });
@@ -255,15 +277,15 @@ function registerApiRoutes(api: FastifyInstance, service: MemoryService): void {
       schema: {
         summary: 'Tombstone a memory',
         params: z.object({ id: z.string() }),
-        querystring: z.object({ namespace: z.string() }),
+        querystring: DeleteQuerySchema,
         response: { 200: DeleteResponseSchema, ...errors },
       },
     },
     async (req) => {
       const { id } = req.params as { id: string };
-      const { namespace } = req.query as { namespace?: string };
-      if (!namespace) throw new CairnError('INVALID_INPUT', 'namespace is required', { field: 'namespace' });
-      return scoped(req).delete(namespace, id);
+      const q = DeleteQuerySchema.safeParse(req.query);
+      if (!q.success) throw zodToCairnError(q.error);
+      return scoped(req).delete(q.data.namespace, id);
     },
   );
   api.post(

@@ -228,6 +228,22 @@ describe('writes', () => {
       ],
       ['no namespace', { text: 'x' }, undefined, 400, 'INVALID_INPUT', 'namespace'],
       ['bad namespace', { namespace: '../etc', text: 'x' }, undefined, 400, 'INVALID_INPUT'],
+      [
+        'far-future ts',
+        { namespace: 'team/alpha', text: 'x', ts: 1e300 },
+        undefined,
+        400,
+        'INVALID_INPUT',
+        'ts',
+      ],
+      [
+        'meta nested thousands deep',
+        undefined,
+        `{"namespace":"team/alpha","text":"x","meta":{"a":${'['.repeat(5_000)}${']'.repeat(5_000)}}}`,
+        400,
+        'INVALID_INPUT',
+        'meta',
+      ],
     ];
     for (const [name, body, raw, status, code, field] of cases) {
       const r = await call('POST', '/v1/memories', body, KEY_A, raw);
@@ -272,6 +288,25 @@ describe('writes', () => {
     const again = await call('DELETE', '/v1/memories/tmp1?namespace=team/alpha');
     expect(again.status).toBe(404);
     expect(again.body.error.code).toBe('NOT_FOUND');
+    // Fact ids are long; a repeated or missing namespace is a 400, never a 500.
+    const fact = await call('POST', '/v1/memories', {
+      namespace: 'team/alpha',
+      slot: 's'.repeat(60),
+      key: 'k'.repeat(120),
+      text: 'v',
+    });
+    const id = fact.body.items[0].id as string;
+    expect((await call('DELETE', `/v1/memories/${encodeURIComponent(id)}?namespace=team/alpha`)).status).toBe(
+      200,
+    );
+    for (const q of ['namespace=team/alpha&namespace=team/beta', '', 'namespace=%20bad'])
+      expect((await call('DELETE', `/v1/memories/x?${q}`)).body.error).toMatchObject({
+        code: 'INVALID_INPUT',
+        field: 'namespace',
+      });
+    expect((await call('DELETE', '/v1/memories/%E0%A4%A?namespace=team/alpha')).body.error.code).toBe(
+      'INVALID_INPUT',
+    );
   });
 });
 
@@ -500,9 +535,23 @@ describe('operations', () => {
     expect((await go()).statusCode).toBe(200);
     expect((await go()).statusCode).toBe(200);
     const third = await go();
-    await limited.close();
     expect(third.statusCode).toBe(429);
     expect(third.json()).toMatchObject({ error: { code: 'RATE_LIMITED' } });
+    // Guessing keys is limited as well (the limiter runs before auth), and the scheme is case-insensitive.
+    const guess = () =>
+      limited.inject({
+        method: 'GET',
+        url: '/v1/stats',
+        headers: { authorization: 'bearer not-a-key-0000' },
+      });
+    expect((await guess()).statusCode).toBe(401);
+    expect((await guess()).statusCode).toBe(401);
+    expect((await guess()).statusCode).toBe(429);
+    await limited.close();
+    const lower = await call('GET', '/v1/stats', undefined, null);
+    expect(lower.status).toBe(401);
+    const res = await fetch(`${base}/v1/stats`, { headers: { authorization: `bearer ${KEY_A}` } });
+    expect(res.status).toBe(200);
   });
 });
 

@@ -15,7 +15,7 @@ export function toolOk(text: string, structured?: Record<string, unknown>): Call
 export function asCairnError(err: unknown): CairnError {
   if (isCairnError(err)) return err;
   const e = err as { name?: unknown; code?: unknown; message?: unknown; data?: unknown } | null;
-  if (e && e.name === 'CairnError' && typeof e.code === 'string' && e.code in CairnErrorCode)
+  if (e && e.name === 'CairnError' && typeof e.code === 'string' && Object.hasOwn(CairnErrorCode, e.code))
     return new CairnError(e.code as CairnErrorCode, String(e.message), (e.data ?? {}) as CairnError['data']);
   return new CairnError('INTERNAL', err instanceof Error ? err.message : String(err), {}, { cause: err });
 }

@@ -334,7 +334,7 @@ describe('cairn mcp process', () => {
         const r = await client.callTool({ name: 'mem_search', arguments: { query: `q${attempt}` } });
         expect(r.isError).toBe(true);
         expect((r.content as Array<{ text: string }>)[0]!.text).toContain(
-          '[BACKEND_UNAVAILABLE] Cairn API at http://127.0.0.1:1 is unreachable',
+          '[BACKEND_UNAVAILABLE] Cairn API at http://127.0.0.1:1 did not answer',
         );
       }
     } finally {

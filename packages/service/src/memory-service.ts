@@ -196,7 +196,7 @@ export class MemoryService {
       tokens: { used: budget.used, budget: max_tokens ?? null, omitted: budget.omitted.length },
     };
     if (res.empty) out.empty = res.empty;
-    if (rest.explain === 'full') out.trace = traceOf(res);
+    if (rest.explain === 'full') out.trace = res.explain;
     return out;
   }
 
@@ -306,7 +306,7 @@ export class MemoryService {
   async get(access: NamespaceAccess, input: unknown): Promise<GetResponse> {
     const req = parse(GetRequestSchema, input);
     access.assert(req.namespace);
-    const { memories, missing } = this.engine.get(req.namespace, req.ids);
+    const { memories, missing } = this.engine.get(req.namespace, [...new Set(req.ids)]);
     const records = memories.map(toRecord);
     const budget = withinBudget(records, (r) => r.tokens, req.max_tokens);
     return {
@@ -385,8 +385,4 @@ function toSearchHit(h: SearchHit): SearchHitOut {
       parts: h.parts,
     },
   };
-}
-
-function traceOf(res: SearchResponse): unknown {
-  return res.explain;
 }

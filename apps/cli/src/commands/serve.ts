@@ -53,7 +53,9 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
         prefix: env.CAIRN_QUEUE_PREFIX,
         shards: env.CAIRN_SHARDS,
       });
-      producer = new CaptureProducer(topology, { wait: 'stored' });
+      // A request waits at most 30 s for a capture worker to store its batch, then gets a 503 (the batch
+      // stays queued and will be stored).
+      producer = new CaptureProducer(topology, { wait: 'stored', waitTimeoutMs: 30_000 });
     }
     if (flags.demo) await seedDemo(engine, distributed);
     const service = new MemoryService({ engine, producer });
@@ -88,7 +90,8 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
       process.once('SIGTERM', stop);
       process.once('SIGINT', stop);
     });
-    await app.close();
+    // Requests still in flight get 10 s; a write waiting on a capture worker must not hold shutdown.
+    await Promise.race([app.close(), new Promise((r) => setTimeout(r, 10_000).unref())]);
   } finally {
     await producer?.close();
     await topology?.close();

@@ -83,25 +83,37 @@ export class CaptureProducer {
       batches.push(accepted.slice(i, i + this.opts.batchSize));
     const queue = this.topology.queue('capture');
     if (wait === 'stored' && !this.events) {
+      this.eventsConnection = this.topology.connection.duplicate({
+        maxRetriesPerRequest: null,
+        enableOfflineQueue: true,
+      });
       this.events = new QueueEvents('capture', {
-        connection: this.topology.connection.duplicate({
-          maxRetriesPerRequest: null,
-          enableOfflineQueue: true,
-        }),
+        connection: this.eventsConnection,
         prefix: this.topology.opts.prefix,
       });
       await this.events.waitUntilReady();
     }
+    const ids = batches.map(
+      (b) =>
+        `cap-${createHash('sha256')
+          .update(b.map((a) => a.key).join('\u0001'))
+          .digest('hex')
+          .slice(0, 40)}`,
+    );
+    // The id dedupes a batch only while it is in flight (a retried request joins the running job). A
+    // finished job with the same id is removed first: BullMQ would otherwise ignore the add and answer
+    // with the old result, dropping a changed value of the same ids (a fact's new value, a re-write
+    // after a delete). Capture itself is idempotent, so re-running an identical batch stores nothing new.
+    for (const id of ids) {
+      const existing = await queue.getJob(id);
+      if (existing && ((await existing.isCompleted()) || (await existing.isFailed())))
+        await existing.remove();
+    }
     const jobs = await queue.addBulk(
-      batches.map((b) => ({
+      batches.map((b, i) => ({
         name: 'capture',
         data: { memories: b.map((a) => a.input), receivedAt: now },
-        opts: {
-          jobId: `cap-${createHash('sha256')
-            .update(b.map((a) => a.key).join('\u0001'))
-            .digest('hex')
-            .slice(0, 40)}`,
-        },
+        opts: { jobId: ids[i]! },
       })),
     );
     if (wait === 'queued') {
