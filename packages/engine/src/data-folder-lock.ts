@@ -1,4 +1,5 @@
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { linkSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 
@@ -6,16 +7,37 @@ export interface LockHolder {
   pid: number;
   host: string;
   since: number;
+  /** Random per process: tells this process from an earlier one that had the same pid (PID 1 in a container). */
+  token: string;
 }
+
+/** This process's identity in lock files. */
+const TOKEN = randomUUID();
+/** The holder refreshes the lock file's mtime this often (ms). */
+const HEARTBEAT_MS = 10_000;
+/** A lock not refreshed for this long (ms) is stale whoever holds it: another host, a reused pid. */
+const STALE_MS = 60_000;
 
 /**
  * The one-writer rule of an embedded data folder: one process embeds, indexes and writes the index files.
  * A second embedded writer would race the first over index generations, so it is refused (or opened as a
- * reader). The lock is a file created exclusively, holding the owner's pid; a lock whose owner died
- * (kill -9) is taken over at once on the same host, without waiting for a timeout.
+ * reader). The lock file is created atomically with its content (written aside, then hard-linked into
+ * place). It is stale when its owner is gone: on this host at once (its pid is dead, or it is an earlier
+ * process with our pid), anywhere after a minute without a heartbeat. A stale lock is renamed away before
+ * it is replaced, so two processes can never both take it over.
  */
 export class DataFolderLock {
-  private constructor(private readonly path: string) {}
+  private readonly heartbeat: NodeJS.Timeout;
+
+  private constructor(private readonly path: string) {
+    this.heartbeat = setInterval(() => {
+      if (this.ours()) {
+        const now = new Date();
+        utimesSync(this.path, now, now);
+      }
+    }, HEARTBEAT_MS);
+    this.heartbeat.unref();
+  }
 
   static file(dataDir: string): string {
     return join(dataDir, 'writer.lock');
@@ -24,42 +46,80 @@ export class DataFolderLock {
   /** The lock, or the live process holding it. */
   static acquire(dataDir: string): DataFolderLock | { heldBy: LockHolder } {
     const path = DataFolderLock.file(dataDir);
-    for (let attempt = 0; attempt < 3; attempt++) {
+    const me: LockHolder = { pid: process.pid, host: hostname(), since: Date.now(), token: TOKEN };
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const aside = `${path}.${TOKEN}.new`;
+      writeFileSync(aside, JSON.stringify(me));
       try {
-        const fd = openSync(path, 'wx');
-        const me: LockHolder = { pid: process.pid, host: hostname(), since: Date.now() };
-        writeSync(fd, JSON.stringify(me));
-        closeSync(fd);
+        linkSync(aside, path);
         return new DataFolderLock(path);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      } finally {
+        rmSync(aside, { force: true });
       }
       const holder = readHolder(path);
-      if (holder && (holder.host !== hostname() || isAlive(holder.pid))) return { heldBy: holder };
-      // Unreadable (a crash between create and write) or its owner is gone: stale, take it over.
-      rmSync(path, { force: true });
+      if (holder && !isStale(holder, path)) return { heldBy: holder };
+      // Move the stale lock out of the way atomically; whoever loses this race retries and finds the
+      // winner's fresh lock.
+      const graveyard = `${path}.${TOKEN}.stale`;
+      try {
+        renameSync(path, graveyard);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        continue;
+      }
+      const moved = readHolder(graveyard);
+      rmSync(graveyard, { force: true });
+      // A fresh lock slipped in between our read and the rename: give it back.
+      if (moved && holder && moved.token !== holder.token && !isStale(moved, null)) {
+        writeFileSync(aside, JSON.stringify(moved));
+        try {
+          linkSync(aside, path);
+        } catch {
+          // Someone else holds it now; the next attempt sees them.
+        } finally {
+          rmSync(aside, { force: true });
+        }
+      }
     }
     const holder = readHolder(path);
-    return { heldBy: holder ?? { pid: 0, host: 'unknown', since: 0 } };
+    return { heldBy: holder ?? { pid: 0, host: 'unknown', since: 0, token: '' } };
   }
 
   release(): void {
-    const holder = readHolder(this.path);
-    if (holder?.pid === process.pid && holder.host === hostname()) rmSync(this.path, { force: true });
+    clearInterval(this.heartbeat);
+    if (this.ours()) rmSync(this.path, { force: true });
+  }
+
+  private ours(): boolean {
+    return readHolder(this.path)?.token === TOKEN;
+  }
+}
+
+function isStale(holder: LockHolder, path: string | null): boolean {
+  if (holder.host === hostname()) {
+    if (holder.pid === process.pid) return holder.token !== TOKEN;
+    if (!isAlive(holder.pid)) return true;
+  }
+  if (path === null) return false;
+  try {
+    return Date.now() - statSync(path).mtimeMs > STALE_MS;
+  } catch {
+    return true;
   }
 }
 
 function readHolder(path: string): LockHolder | null {
   try {
     const h = JSON.parse(readFileSync(path, 'utf8')) as LockHolder;
-    return Number.isInteger(h.pid) ? h : null;
+    return Number.isInteger(h.pid) && typeof h.token === 'string' ? h : null;
   } catch {
     return null;
   }
 }
 
 function isAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
   try {
     process.kill(pid, 0);
     return true;

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -50,9 +50,26 @@ describe('one embedded writer per data folder', () => {
       encoding: 'utf8',
     });
     const pid = Number(dead.stdout);
-    writeFileSync(DataFolderLock.file(dir), JSON.stringify({ pid, host: hostname(), since: Date.now() }));
-    const e = await engine();
-    expect(e.readerBecause).toBeNull();
+    const lock = (holder: object) => writeFileSync(DataFolderLock.file(dir), JSON.stringify(holder));
+    lock({ pid, host: hostname(), since: Date.now(), token: 'dead' });
+    expect((await engine()).readerBecause).toBeNull();
+    await open.pop()!.close();
+    // An earlier process with our pid (PID 1 in a restarted container) is not us.
+    lock({ pid: process.pid, host: hostname(), since: Date.now(), token: 'earlier-incarnation' });
+    expect((await engine()).readerBecause).toBeNull();
+    await open.pop()!.close();
+  });
+
+  it('respects a fresh lock from another host, and takes over one that stopped beating', async () => {
+    const file = DataFolderLock.file(dir);
+    writeFileSync(file, JSON.stringify({ pid: 1, host: 'elsewhere', since: Date.now(), token: 'remote' }));
+    await expect(engine()).rejects.toMatchObject({
+      code: 'STORAGE_ERROR',
+      message: expect.stringContaining('elsewhere'),
+    });
+    const old = new Date(Date.now() - 5 * 60_000);
+    utimesSync(file, old, old);
+    expect((await engine()).readerBecause).toBeNull();
   });
 
   it('external readers of a distributed deployment never take the lock', async () => {

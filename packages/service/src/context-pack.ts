@@ -18,6 +18,9 @@ interface Section {
   items: Array<{ m: Headed; line: string }>;
 }
 
+/** Exact attempts to fit items the estimate turned away. */
+const TOP_UP_TRIES = 8;
+
 const day = (ts: number) => new Date(ts).toISOString().slice(0, 10);
 
 /**
@@ -36,16 +39,43 @@ export function buildContextPack(input: ContextPackInput): {
     ...input.summaries.map((m) => ({ group: 'summary' as const, m })),
     ...input.relevant.map((m) => ({ group: 'relevant' as const, m })),
   ];
-  const chosen: typeof candidates = [];
-  let omitted = 0;
   const render = (items: typeof candidates) => renderPack(input, items, md);
+  // Each item is tokenised once, rendered alone (with the headings it would bring) minus the pack's title
+  // line: choosing is linear in the candidates, and the estimate errs high (a heading shared by several
+  // items is counted for each), so the pack rarely needs trimming.
+  const title = countTokens(`${md ? '# ' : ''}Memory context: ${input.namespace}\n`);
+  const order = new Map(candidates.map((c, i) => [c, i]));
+  let chosen: typeof candidates = [];
+  const left: typeof candidates = [];
+  let estimate = title;
   for (const c of candidates) {
-    const next = [...chosen, c];
-    if (countTokens(render(next)) <= input.maxTokens) chosen.push(c);
-    else omitted++;
+    const cost = countTokens(render([c])) - title;
+    if (estimate + cost <= input.maxTokens) {
+      chosen.push(c);
+      estimate += cost;
+    } else left.push(c);
   }
-  const text = render(chosen);
-  return { text, included: chosen.map((c) => c.m.id), tokens: countTokens(text), omitted };
+  // The exact count decides: drop the last choices while the rendered pack is over budget…
+  let text = render(chosen);
+  let tokens = countTokens(text);
+  while (tokens > input.maxTokens && chosen.length > 0) {
+    left.unshift(chosen.pop()!);
+    text = render(chosen);
+    tokens = countTokens(text);
+  }
+  // …and spend what the high estimate left over on a few of the items it turned away, counted exactly.
+  for (const c of left.slice(0, TOP_UP_TRIES)) {
+    const next = [...chosen, c].sort((a, b) => order.get(a)! - order.get(b)!);
+    const t = render(next);
+    const n = countTokens(t);
+    if (n <= input.maxTokens) {
+      chosen = next;
+      text = t;
+      tokens = n;
+    }
+  }
+  const omitted = candidates.length - chosen.length;
+  return { text, included: chosen.map((c) => c.m.id), tokens, omitted };
 }
 
 function renderPack(
