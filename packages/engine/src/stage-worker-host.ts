@@ -11,6 +11,7 @@ import {
   StageWorkers,
   type StageWorkersOptions,
   type StageWorkersStatus,
+  shardOf,
 } from '@cairn/pipeline';
 import { MemoryStore } from '@cairn/store';
 import { VectorIndexManager, workerIndexBuilder } from '@cairn/vector';
@@ -96,6 +97,10 @@ export class StageWorkerHost {
             vectors.set(id, v);
           }
           return v;
+        },
+        releaseShard: async (shard, save) => {
+          const shards = topology.opts.shards;
+          for (const v of vectors.values()) await v.release((ns) => shardOf(ns, shards) === shard, save);
         },
       };
     }

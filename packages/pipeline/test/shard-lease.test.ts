@@ -105,4 +105,14 @@ describe('Lease against a real Redis', () => {
     await sleep(TTL_MS * 2);
     expect(await a.acquire()).toBe(true);
   });
+
+  it('is valid only until the expiry its last renewal bought, even while `held` still says true', async () => {
+    const { a } = pair();
+    expect(await a.acquire()).toBe(true);
+    expect(a.valid).toBe(true);
+    await sleep(TTL_MS);
+    // No renewal reached Redis (as in an outage): the flag lags, validity does not.
+    expect(a.held).toBe(true);
+    expect(a.valid).toBe(false);
+  });
 });

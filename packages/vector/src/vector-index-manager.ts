@@ -333,6 +333,27 @@ export class VectorIndexManager implements VectorLeg {
     this.slots.clear();
   }
 
+  /**
+   * Lets go of some namespaces (their index shard now belongs to another writer): pending deltas are
+   * merged and saved first when `save`, then the namespaces are forgotten, so this process writes none
+   * of their files again. They load afresh (files, then SQLite) if they come back.
+   */
+  async release(namespaces: (namespace: string) => boolean, save: boolean): Promise<void> {
+    const mine = [...this.slots.entries()].filter(([ns]) => namespaces(ns));
+    await Promise.allSettled(mine.map(([, s]) => s.building).filter(Boolean));
+    for (const [ns, slot] of mine) {
+      const r = slot.ready;
+      if (save && this.opts.role !== 'reader' && r?.kind === 'hnsw') {
+        if (r.merging) await r.merging.catch(() => {});
+        if (r.delta.size > 0) {
+          this.startMerge(ns, r);
+          await r.merging?.catch(() => {});
+        }
+      }
+      this.slots.delete(ns);
+    }
+  }
+
   private sizeOf(idx: Ready): number {
     return idx.kind === 'exact' ? idx.matrix.size : idx.graphSize + idx.fresh;
   }

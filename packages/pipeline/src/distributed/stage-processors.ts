@@ -50,6 +50,11 @@ export interface IndexPorts {
   spaceOf(spaceId: string): EmbeddingSpace | undefined;
   /** The vector index to update for a space: the serving index of the active space, a no-op otherwise. */
   indexFor(spaceId: string): IndexSink & { warm?(namespace: string): Promise<void> };
+  /**
+   * This process stops writing the namespaces of `shard` (handed over, or its lease lost): their index
+   * state is saved first when `save`, then forgotten.
+   */
+  releaseShard?(shard: number, save: boolean): Promise<void>;
 }
 
 function payloadOf<N extends JobName>(name: N, data: unknown) {

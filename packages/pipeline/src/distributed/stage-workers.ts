@@ -101,6 +101,8 @@ export class StageWorkers {
   /** This process's entry in the set of live index workers. */
   private readonly memberId = randomUUID();
   private claiming = false;
+  /** Shards being handed over: embed workers stop indexing them in place before their state is saved. */
+  private readonly releasing = new Set<number>();
   private reconcileLease: Lease | null = null;
   private closing = false;
   private readonly leaseRedis;
@@ -161,7 +163,8 @@ export class StageWorkers {
         shardOf: (ns) => shardOf(ns, this.topology.opts.shards),
         indexLocally: async (shard, batch) => {
           const index = this.ports.index;
-          const holds = () => !this.closing && this.leases.get(shard)?.held === true;
+          const holds = () =>
+            !this.closing && !this.releasing.has(shard) && this.leases.get(shard)?.valid === true;
           if (!index || !holds()) return false;
           const space = index.spaceOf(batch.space);
           if (!space) return false;
@@ -360,7 +363,18 @@ export class StageWorkers {
         const w = this.workers.get(qn);
         this.workers.delete(qn);
         await w?.close();
-        await lease.release();
+        // Save and forget the shard's index state while still its writer, then let the lease go.
+        this.releasing.add(shard);
+        try {
+          await ports
+            .releaseShard?.(shard, true)
+            .catch((e: Error) =>
+              this.log('warn', 'saving a handed-over shard failed', { shard, error: e.message }),
+            );
+          await lease.release();
+        } finally {
+          this.releasing.delete(shard);
+        }
         held--;
         this.log('info', 'index shard handed over', { shard, share, workers: live });
         continue;
@@ -376,6 +390,8 @@ export class StageWorkers {
         this.workers.delete(qn);
         held--;
         await w?.close();
+        // Another process may own the files now: forget the state without writing anything.
+        await ports.releaseShard?.(shard, false).catch(() => {});
       }
     }
     this.status.shards = [...this.leases.entries()].filter(([, l]) => l.held).map(([s]) => s);
