@@ -141,6 +141,11 @@ export function buildProgram(): Command {
     .requiredOption('--embedder <spec>', 'hash, hash:<dims>, ollama:<model> or openai:<model>')
     .option('--no-activate', 'fill the space but leave the current one active')
     .option('--batch-size <n>', 'memories per embedder call (embedded mode)', '512')
+    .option(
+      '--stall-timeout <s>',
+      'with REDIS_URL: after this many seconds without progress, check for workers and dead letters',
+      '30',
+    )
     .addOption(dataDir())
     .addOption(json())
     .action(run(reindexCommand));

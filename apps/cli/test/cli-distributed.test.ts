@@ -178,6 +178,13 @@ describe('cairn with REDIS_URL', () => {
     expect(JSON.parse(cairn(['dead-letters', '--json']).stdout)).toEqual({ deadLetters: [] });
   });
 
+  it('a distributed reindex with no embed worker stops with a reason instead of waiting forever', () => {
+    expect(cairn(['ingest', corpus(20)], { REDIS_URL: '' }).code).toBe(0);
+    const r = cairn(['reindex', '--embedder', 'hash:128', '--stall-timeout', '1', '--json']);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/stalled at 0 memories: no embed worker is running/);
+  });
+
   it('worker and dead-letters without REDIS_URL fail with a message naming it', () => {
     for (const args of [['worker'], ['dead-letters']]) {
       const r = cairn(args, { REDIS_URL: '' });

@@ -15,6 +15,7 @@ export interface ReindexFlags {
   json?: boolean;
   activate: boolean;
   batchSize: string;
+  stallTimeout: string;
 }
 
 export interface ReindexSummary {
@@ -85,7 +86,19 @@ export async function reindexCommand(flags: ReindexFlags, env: CliEnv): Promise<
     if (!space.active) {
       await withProgress(label, read, Boolean(flags.json), async () => {
         if (distributed)
-          await fillThroughQueues(store, space.id, flags.embedder, space.dimensions, env, complete);
+          await fillThroughQueues(
+            store,
+            space.id,
+            flags.embedder,
+            space.dimensions,
+            env,
+            complete,
+            () => {
+              const p = read();
+              return p.embedded + p.failed;
+            },
+            Math.max(1, Number(flags.stallTimeout) || 30) * 1_000,
+          );
         else {
           const pipeline = new EmbeddedPipeline(store, store.embeddings, { apply() {} }, embedder, space, {
             embedBatchSize: Math.max(1, Number.parseInt(flags.batchSize, 10) || 512),
@@ -150,6 +163,8 @@ async function fillThroughQueues(
   dimensions: number,
   env: CliEnv,
   complete: () => boolean,
+  progressOf: () => number,
+  stallMs: number,
 ): Promise<void> {
   await withQueues(env, async (topology) => {
     const ref = { id: spaceId, embedder, dimensions };
@@ -160,7 +175,34 @@ async function fillThroughQueues(
       await requeueEmbeds(topology, ref, page);
       after = page.at(-1)!.changeSeq;
     }
-    while (!complete()) await new Promise((r) => setTimeout(r, 500));
+    // Wait for the workers, but never forever: with no embed worker, or with jobs dead-lettered, say so.
+    let last = progressOf();
+    let lastMove = Date.now();
+    while (!complete()) {
+      await new Promise((r) => setTimeout(r, 500));
+      const now = progressOf();
+      if (now !== last) {
+        last = now;
+        lastMove = Date.now();
+        continue;
+      }
+      if (Date.now() - lastMove < stallMs) continue;
+      const embed = topology.queue('embed');
+      const [workers, failed] = await Promise.all([embed.getWorkersCount(), embed.getFailedCount()]);
+      const why =
+        workers === 0
+          ? 'no embed worker is running (start one: cairn worker --stages embed)'
+          : failed > 0
+            ? `${failed} embed jobs are dead-lettered (cairn dead-letters shows why; --retry re-runs them)`
+            : null;
+      if (why)
+        throw new CairnError(
+          'BACKEND_UNAVAILABLE',
+          `reindex of ${spaceId} stalled at ${last} memories: ${why}; run the reindex again to resume`,
+          { backend: 'embed-worker' },
+        );
+      lastMove = Date.now();
+    }
   });
 }
 
