@@ -25,6 +25,12 @@ export interface ApiLimits {
   maxTextBytes: number;
 }
 
+/**
+ * The limits a server may set for itself. The others are part of the API's contract: they are fixed in
+ * the zod schemas (and so in the OpenAPI document and the client's types).
+ */
+export type ServerLimits = Pick<ApiLimits, 'maxBodyBytes' | 'maxBatch' | 'maxBatchQueries'>;
+
 export const DEFAULT_API_LIMITS: Readonly<ApiLimits> = Object.freeze({
   maxBodyBytes: 8 * 1024 * 1024,
   maxBatch: 1_000,

@@ -1,5 +1,5 @@
 // This file is the public API of @cairn/api-contract; named exports only.
-export { type ApiLimits, DEFAULT_API_LIMITS } from './api-limits.js';
+export { type ApiLimits, DEFAULT_API_LIMITS, type ServerLimits } from './api-limits.js';
 export {
   ContextRequestSchema,
   ContextResponseSchema,

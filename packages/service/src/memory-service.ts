@@ -14,6 +14,7 @@ import {
   type SearchHitOut,
   SearchRequestSchema,
   type SearchResponseOut,
+  type ServerLimits,
   type StatsResponse,
   TimelineQuerySchema,
   type TimelineResponse,
@@ -44,7 +45,8 @@ export interface MemoryServiceOptions {
   engine: CairnEngine;
   /** Distributed mode: writes go to the capture queue through this producer. @defaultValue null (embedded) */
   producer?: CaptureProducer | null;
-  limits?: Partial<ApiLimits>;
+  /** Body size and batch limits. @defaultValue DEFAULT_API_LIMITS */
+  limits?: Partial<ServerLimits>;
 }
 
 const BatchEnvelopeSchema = z.strictObject({ queries: z.array(z.unknown()).min(1) });
@@ -273,26 +275,27 @@ export class MemoryService {
     const cost = (e: IndexEntry) => countTokens(indexLine(e));
     const budget = q.max_tokens;
     let used = cost(anchor);
-    // Nearest neighbours first, alternating sides, so a tight budget keeps the closest context.
-    const before = t.before.map(toIndexEntry);
-    const after = t.after.map(toIndexEntry);
-    const keptBefore: IndexEntry[] = [];
-    const keptAfter: IndexEntry[] = [];
-    let omitted = 0;
-    for (let i = 0; i < Math.max(before.length, after.length); i++) {
-      for (const [side, kept] of [
-        [before[before.length - 1 - i], keptBefore],
-        [after[i], keptAfter],
-      ] as const) {
-        if (!side) continue;
-        const c = cost(side);
-        if (budget !== undefined && used + c > budget) omitted++;
+    // Nearest neighbours first, alternating sides, so a tight budget keeps the closest context. A side
+    // stops at its first entry that does not fit: a timeline has no holes.
+    const sides = [
+      { entries: t.before.map(toIndexEntry).reverse(), kept: [] as IndexEntry[], open: true },
+      { entries: t.after.map(toIndexEntry), kept: [] as IndexEntry[], open: true },
+    ];
+    for (let i = 0; sides.some((s) => s.open && i < s.entries.length); i++) {
+      for (const side of sides) {
+        const e = side.entries[i];
+        if (!side.open || !e) continue;
+        const c = cost(e);
+        if (budget !== undefined && used + c > budget) side.open = false;
         else {
-          kept.push(side);
+          side.kept.push(e);
           used += c;
         }
       }
     }
+    const keptBefore = sides[0]!.kept;
+    const keptAfter = sides[1]!.kept;
+    const omitted = t.before.length + t.after.length - keptBefore.length - keptAfter.length;
     return {
       namespace: q.namespace,
       scope: t.scope,
