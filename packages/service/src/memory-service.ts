@@ -90,7 +90,7 @@ export class MemoryService {
   constructor(opts: MemoryServiceOptions) {
     this.engine = opts.engine;
     this.producer = opts.producer ?? null;
-    this.limits = withDefaults(DEFAULT_API_LIMITS, opts.limits ?? {});
+    this.limits = { ...DEFAULT_API_LIMITS, ...withDefaults(DEFAULT_API_LIMITS, opts.limits ?? {}) };
   }
 
   get mode(): 'embedded' | 'distributed' {
