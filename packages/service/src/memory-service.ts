@@ -29,7 +29,6 @@ import {
   normalizeMemory,
   parseSearchRequest,
   type SearchHit,
-  type SearchResponse,
   withDefaults,
   zodToCairnError,
 } from '@cairn/core';
