@@ -192,7 +192,8 @@ export function buildProgram(): Command {
     .addOption(dataDir())
     .option('--no-auth', 'serve without API keys (refused unless --host is a loopback address)')
     .option('--demo', 'load the sample corpus into an empty data folder first')
-    .option('--rate-limit <n>', 'requests per minute per key', '6000')
+    .option('--rate-limit <n>', 'requests per minute per key (per process)', '6000')
+    .option('--processes <n>', 'HTTP processes sharing the port (searches use that many cores)', '1')
     .action(run(serveCommand));
 
   program

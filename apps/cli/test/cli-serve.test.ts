@@ -117,6 +117,43 @@ describe('cairn serve (embedded)', () => {
   });
 });
 
+describe('cairn serve --processes (embedded)', () => {
+  it('serves from several processes: writes reach the folder owner, every process sees them, SIGTERM stops all', async () => {
+    const { url, child } = await serve(['--processes', '2'], { CAIRN_API_KEYS: `${KEY}=proj` });
+    const w = await post(`${url}/v1/memories`, {
+      namespace: 'proj',
+      memories: [
+        { id: 'p1', text: 'the nightly export times out on large tenants' },
+        { id: 'p2', text: 'export jobs run at 02:00 UTC' },
+      ],
+    });
+    expect(w.status).toBe(201);
+    expect(w.body.counts.stored).toBe(2);
+    // Connections spread over the children; each one finds the new memories.
+    for (let i = 0; i < 6; i++) {
+      const s = await post(`${url}/v1/search`, { namespace: 'proj', query: 'nightly export' });
+      expect(s.body.hits.map((h: { id: string }) => h.id)).toContain('p1');
+    }
+    const del = await fetch(`${url}/v1/memories/p2?namespace=proj`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${KEY}` },
+    });
+    expect(del.status).toBe(200);
+    const gone = await post(`${url}/v1/memories/get`, { namespace: 'proj', ids: ['p2'] });
+    expect(gone.body.missing).toEqual(['p2']);
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    expect((await exited)[0]).toBe(0);
+    // The folder is free again: a new writer may open it.
+    const cli = spawnSync(process.execPath, [MAIN, 'ingest', '-'], {
+      input: '{"namespace":"proj","text":"after shutdown"}\n',
+      encoding: 'utf8',
+      env: { ...process.env, CAIRN_DATA_DIR: join(dir, 'data') },
+    });
+    expect(cli.status, cli.stderr).toBe(0);
+  });
+});
+
 describe('cairn serve (distributed)', () => {
   let redis: RedisServer;
   beforeEach(async () => {

@@ -116,7 +116,7 @@ export async function createHttpServer(
     logger: o.logger,
     bodyLimit: service.limits.maxBodyBytes,
     // Memory ids may be 256 characters (fact ids are derived from slot and key).
-    maxParamLength: 1_024,
+    routerOptions: { maxParamLength: 1_024 },
     // Router-level errors (a bad percent-encoding, say) in Cairn's error shape too.
     frameworkErrors: (err, _req, reply) => {
       const body = errorBody(

@@ -40,10 +40,24 @@ import { indexLine, toIndexEntry, toRecord, withinBudget } from './index-entry.j
 import type { NamespaceAccess } from './namespace-access.js';
 import { countTokens } from './token-counter.js';
 
+/** The writes of an API process that does not own its data folder, done by the one that does. */
+export interface WriteForwarder {
+  /** Stores validated memories; answers like `CairnEngine.ingest` (durable when it resolves). */
+  ingest(
+    memories: unknown[],
+  ): Promise<ReadonlyArray<{ index: number; status: string; id?: string; namespace?: string }>>;
+  delete(namespace: string, id: string): Promise<boolean>;
+}
+
 export interface MemoryServiceOptions {
   engine: CairnEngine;
   /** Distributed mode: writes go to the capture queue through this producer. @defaultValue null (embedded) */
   producer?: CaptureProducer | null;
+  /**
+   * Embedded mode, in a process that only reads the data folder (a `cairn serve --workers` child): writes
+   * are forwarded to the process that owns it. @defaultValue null (this process writes)
+   */
+  forwarder?: WriteForwarder | null;
   /** Body size and batch limits. @defaultValue DEFAULT_API_LIMITS */
   limits?: Partial<ServerLimits>;
 }
@@ -84,11 +98,13 @@ function factToMemory(m: MemoryWrite, index: number): Omit<MemoryWrite, 'slot' |
 export class MemoryService {
   readonly engine: CairnEngine;
   readonly producer: CaptureProducer | null;
+  readonly forwarder: WriteForwarder | null;
   readonly limits: ApiLimits;
 
   constructor(opts: MemoryServiceOptions) {
     this.engine = opts.engine;
     this.producer = opts.producer ?? null;
+    this.forwarder = opts.forwarder ?? null;
     this.limits = { ...DEFAULT_API_LIMITS, ...withDefaults(DEFAULT_API_LIMITS, opts.limits ?? {}) };
   }
 
@@ -153,6 +169,7 @@ export class MemoryService {
       const r = await this.producer.enqueue(memories, now, wait);
       return this.writeResponse(r.items, wait === 'stored');
     }
+    if (this.forwarder) return this.writeResponse(await this.forwarder.ingest(memories), true);
     const r = this.engine.ingest(memories);
     return this.writeResponse(r.items, true);
   }
@@ -175,7 +192,10 @@ export class MemoryService {
 
   async delete(access: NamespaceAccess, namespace: string, id: string) {
     access.assert(namespace);
-    if (!this.engine.delete(namespace, id))
+    const deleted = this.forwarder
+      ? await this.forwarder.delete(namespace, id)
+      : this.engine.delete(namespace, id);
+    if (!deleted)
       throw new CairnError('NOT_FOUND', `no memory with id "${id}" in namespace "${namespace}"`, {
         field: 'id',
       });

@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { existsSync } from 'node:fs';
 import { CairnError } from '@cairn/core';
 import { CairnEngine } from '@cairn/engine';
@@ -9,6 +10,7 @@ import { resolveDataDir } from '../env.js';
 import { readJsonl } from '../jsonl.js';
 import { createLogger } from '../output.js';
 import { SAMPLE_CORPUS } from './demo.js';
+import { answerChildWrites, primaryForwarder, startChildren } from './serve-cluster.js';
 
 export interface ServeFlags {
   port: string;
@@ -17,6 +19,7 @@ export interface ServeFlags {
   auth: boolean;
   demo?: boolean;
   rateLimit: string;
+  processes: string;
 }
 
 /**
@@ -35,11 +38,17 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
       'no API keys: set CAIRN_API_KEYS ("key1=nsA,nsB;key2=nsC") or CAIRN_API_KEYS_FILE, or pass --no-auth to serve without auth on a loopback address',
       { field: 'CAIRN_API_KEYS' },
     );
+  const processes = Number.parseInt(flags.processes, 10);
+  if (!Number.isInteger(processes) || processes < 1 || processes > 64)
+    throw new CairnError('INVALID_INPUT', '--processes must be 1..64', { field: 'processes' });
+  if (processes > 1 && cluster.isPrimary) return supervise(flags, env, processes, keys);
+  const child = cluster.isWorker;
   const logger = createLogger(env.CAIRN_LOG_LEVEL);
   const distributed = Boolean(env.REDIS_URL);
   const engine = await CairnEngine.open({
     dataDir: resolveDataDir(flags.dataDir, env),
-    pipeline: distributed ? 'external' : 'embedded',
+    // A child of `--processes` reads the folder its primary writes; it never writes index files.
+    pipeline: distributed || child ? 'external' : 'embedded',
     embedderSpec: env.CAIRN_EMBEDDER,
     env: env.raw,
     log: (level, msg, data) => logger[level](data ?? {}, msg),
@@ -57,8 +66,9 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
       // stays queued and will be stored).
       producer = new CaptureProducer(topology, { wait: 'stored', waitTimeoutMs: 30_000 });
     }
-    if (flags.demo) await seedDemo(engine, distributed);
-    const service = new MemoryService({ engine, producer });
+    if (flags.demo && !child) await seedDemo(engine, distributed);
+    const forwarder = child && !distributed ? primaryForwarder() : null;
+    const service = new MemoryService({ engine, producer, forwarder });
     const t = topology;
     const app = await createHttpServer({
       service,
@@ -82,9 +92,10 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
       { address, mode: service.mode, dataDir: engine.dataDir, auth: keys ? `${keys.size} keys` : 'off' },
       'cairn API listening',
     );
-    process.stderr.write(
-      `Cairn API on ${address} (${service.mode}, data ${engine.dataDir}, auth ${keys ? `${keys.size} keys` : 'off'}); docs at ${address}/docs\n`,
-    );
+    if (!child)
+      process.stderr.write(
+        `Cairn API on ${address} (${service.mode}, data ${engine.dataDir}, auth ${keys ? `${keys.size} keys` : 'off'}); docs at ${address}/docs\n`,
+      );
     await new Promise<void>((resolve) => {
       const stop = () => resolve();
       process.once('SIGTERM', stop);
@@ -96,6 +107,8 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
     await producer?.close();
     await topology?.close();
     await engine.close();
+    // A child's IPC channel to its primary would keep it alive.
+    if (child) cluster.worker?.disconnect();
   }
 }
 
@@ -106,4 +119,47 @@ async function seedDemo(engine: CairnEngine, distributed: boolean): Promise<void
   for await (const l of readJsonl(SAMPLE_CORPUS)) if (l.value !== undefined) inputs.push(l.value);
   engine.ingest(inputs);
   await engine.drain(5);
+}
+
+/**
+ * `--processes N`: this process supervises N children that serve HTTP on the same port. In embedded mode
+ * it also owns the data folder (stores, embeds, indexes) and answers the children's writes; searches run
+ * in the children, on as many cores as there are children.
+ */
+async function supervise(
+  flags: ServeFlags,
+  env: CliEnv,
+  n: number,
+  keys: ReturnType<typeof loadApiKeys>,
+): Promise<void> {
+  const logger = createLogger(env.CAIRN_LOG_LEVEL);
+  const distributed = Boolean(env.REDIS_URL);
+  const engine = distributed
+    ? null
+    : await CairnEngine.open({
+        dataDir: resolveDataDir(flags.dataDir, env),
+        embedderSpec: env.CAIRN_EMBEDDER,
+        env: env.raw,
+        log: (level, msg, data) => logger[level](data ?? {}, msg),
+      });
+  try {
+    if (engine) {
+      if (flags.demo) await seedDemo(engine, false);
+      answerChildWrites(engine);
+    }
+    const children = await startChildren(n, (code) =>
+      logger.warn({ code }, 'an API process died; starting another'),
+    );
+    const mode = distributed ? 'distributed' : 'embedded';
+    process.stderr.write(
+      `Cairn API on ${children.address} (${mode}, ${n} processes, data ${resolveDataDir(flags.dataDir, env)}, auth ${keys ? `${keys.size} keys` : 'off'}); docs at ${children.address}/docs\n`,
+    );
+    await new Promise<void>((resolve) => {
+      process.once('SIGTERM', () => resolve());
+      process.once('SIGINT', () => resolve());
+    });
+    await children.stop();
+  } finally {
+    await engine?.close();
+  }
 }
