@@ -43,6 +43,8 @@ interface ApiOptions {
   seed: number;
   /** Run the server with --cpu-prof and keep its profile in bench/out/. @defaultValue false */
   profile: boolean;
+  /** HTTP processes of the server (`cairn serve --processes`). @defaultValue 1 */
+  processes: number;
 }
 
 const DEFAULT_API_OPTIONS: Readonly<ApiOptions> = Object.freeze({
@@ -55,6 +57,7 @@ const DEFAULT_API_OPTIONS: Readonly<ApiOptions> = Object.freeze({
   batch: 1_000,
   seed: 42,
   profile: false,
+  processes: 1,
 });
 
 /** Untimed in-process searches before the baseline is timed. */
@@ -86,6 +89,7 @@ function parseOptions(argv: string[]): ApiOptions {
       batch: { type: 'string' },
       seed: { type: 'string' },
       profile: { type: 'boolean' },
+      processes: { type: 'string' },
     },
   });
   const opts: ApiOptions = { ...DEFAULT_API_OPTIONS, profile: values.profile ?? false };
@@ -95,7 +99,7 @@ function parseOptions(argv: string[]): ApiOptions {
       throw new Error(`--${key} must be an integer ≥ ${min}, got "${raw}"`);
     return v;
   };
-  const numeric = ['n', 'duration', 'warmup', 'queries', 'baseline', 'batch', 'seed'] as const;
+  const numeric = ['n', 'duration', 'warmup', 'queries', 'baseline', 'batch', 'seed', 'processes'] as const;
   for (const key of numeric) {
     const raw = values[key];
     if (raw !== undefined) opts[key] = integer(key, raw, key === 'seed' || key === 'warmup' ? 0 : 1);
@@ -224,7 +228,7 @@ class ServerProcess {
   private stopping = false;
   private running = true;
 
-  constructor(dataDir: string, profileDir: string | null) {
+  constructor(dataDir: string, profileDir: string | null, processes: number) {
     const nodeArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
     const args = [
       ...nodeArgs,
@@ -239,6 +243,8 @@ class ServerProcess {
       '127.0.0.1',
       '--rate-limit',
       String(RATE_LIMIT_PER_MINUTE),
+      '--processes',
+      String(processes),
     ];
     // Embedded mode whatever the caller's shell holds: no Redis, no API keys.
     const env: NodeJS.ProcessEnv = { ...process.env, CAIRN_LOG_LEVEL: 'warn' };
@@ -294,9 +300,13 @@ class ServerProcess {
   }
 }
 
-async function startServer(dataDir: string, profileDir: string | null): Promise<ServerProcess> {
+async function startServer(
+  dataDir: string,
+  profileDir: string | null,
+  processes: number,
+): Promise<ServerProcess> {
   if (!existsSync(CLI_SCRIPT)) throw new Error(`${CLI_SCRIPT} is missing: run pnpm build first`);
-  const server = new ServerProcess(dataDir, profileDir);
+  const server = new ServerProcess(dataDir, profileDir, processes);
   const url = await Promise.race([server.url, expiry(START_DEADLINE_MS)]);
   if (url === null) {
     await server.stop();
@@ -346,6 +356,23 @@ function readProcCpu(pid: number): number | null {
   }
 }
 
+/** CPU of a process and its children (the HTTP processes of `serve --processes N`). */
+function readTreeCpu(pid: number): number | null {
+  const own = readProcCpu(pid);
+  if (own === null) return null;
+  let children: number[] = [];
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    // No children file (older kernels): the parent alone.
+  }
+  return children.reduce((sum, c) => sum + (readProcCpu(c) ?? 0), own);
+}
+
 function readMachineCpu(): number | null {
   try {
     // "cpu user nice system idle iowait irq softirq steal ...": busy is all but idle and iowait.
@@ -365,7 +392,7 @@ function sampleCpu(serverPid: number): CpuSample {
   const self = process.cpuUsage();
   return {
     atMs: now(),
-    server: readProcCpu(serverPid),
+    server: readTreeCpu(serverPid),
     bench: (self.user + self.system) / 1e6,
     machine: readMachineCpu(),
   };
@@ -598,7 +625,7 @@ function report(f: RunFigures): string {
     `- **Data:** synthetic corpus (seed ${opts.seed}), ${corpus.namespaces.map((n) => `\`${n.namespace}\` ${int(n.memories)}`).join(', ')} memories; ` +
       `ingested in batches of ${int(opts.batch)}, embedded (built-in hashing embedder), indexed and saved in ${sec(f.build.ms)}` +
       `${f.build.busyRetries > 0 ? ` (${int(f.build.busyRetries)} busy retries)` : ''}.`,
-    `- **Server:** \`cairn serve --no-auth --port 0 --rate-limit ${RATE_LIMIT_PER_MINUTE}\`, embedded mode, \`CAIRN_LOG_LEVEL=warn\`, ` +
+    `- **Server:** \`cairn serve --no-auth --port 0 --rate-limit ${RATE_LIMIT_PER_MINUTE} --processes ${opts.processes}\`, embedded mode, \`CAIRN_LOG_LEVEL=warn\`, ` +
       `a child process (listening ${sec(f.startMs)} after spawn; stopped with SIGTERM: ${f.stop.graceful ? `exited, ${f.stop.how}` : `**killed** after ${STOP_DEADLINE_MS / 1000} s`}).`,
     `- **Load:** autocannon 9 in the benchmark process, on the same machine (it shares the cores with the server). ` +
       `${int(opts.queries)} search bodies \`{namespace, query, k: 5, filters?}\` from the speed benchmark's mix ` +
@@ -771,7 +798,7 @@ async function main(): Promise<void> {
     progress(`  p50 ${ms(baseline.latency.p50)} ms, p99 ${ms(baseline.latency.p99)} ms; starting the server`);
     const tStart = now();
     const profileDir = opts.profile ? OUT_DIR : null;
-    server = await startServer(dir, profileDir);
+    server = await startServer(dir, profileDir, opts.processes);
     const url = await server.url;
     const startMs = now() - tStart;
     progress(`  listening on ${url}; preflight: ${int(bodies.length)} bodies`);
