@@ -271,10 +271,12 @@ export class CairnEngine {
     void old.vectors?.close();
   }
 
-  stats(): EngineStats {
+  /** Counts per namespace; `only` limits the (per-namespace) work to the namespaces a caller may see. */
+  stats(only?: (namespace: string) => boolean): EngineStats {
     const namespaces: Record<string, NamespaceStats> = {};
     const { space, vectors } = this.serving;
     for (const ns of this.store.namespaces()) {
+      if (only && !only(ns.namespace)) continue;
       const embedded = space ? this.store.embeddings.count(space.id, ns.namespace) : 0;
       const failed = space ? this.store.embeddings.failures(space.id, ns.namespace) : 0;
       const idx = vectors?.status(ns.namespace);

@@ -377,17 +377,16 @@ export class MemoryService {
   }
 
   async stats(access: NamespaceAccess): Promise<StatsResponse> {
-    const s = this.engine.stats();
+    const s = this.engine.stats((ns) => access.allows(ns));
     const namespaces: StatsResponse['namespaces'] = {};
     for (const [ns, v] of Object.entries(s.namespaces))
-      if (access.allows(ns))
-        namespaces[ns] = {
-          stored: v.stored,
-          embedded: v.embedded,
-          indexed: v.indexed,
-          pending: v.pending,
-          failed: v.failed,
-        };
+      namespaces[ns] = {
+        stored: v.stored,
+        embedded: v.embedded,
+        indexed: v.indexed,
+        pending: v.pending,
+        failed: v.failed,
+      };
     return { mode: this.mode, space: s.space, namespaces };
   }
 }
