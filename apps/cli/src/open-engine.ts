@@ -16,6 +16,11 @@ export interface OpenEngineOptions {
    * as a reader instead of refusing. @defaultValue false
    */
   readOnly?: boolean;
+  /**
+   * Read the folder another process of this deployment writes (a `serve --processes` child): never embed
+   * or write index files, even without REDIS_URL. @defaultValue false
+   */
+  reader?: boolean;
 }
 
 /**
@@ -32,7 +37,7 @@ export async function openEngine(
     dataDir: resolveDataDir(dataDirFlag, env),
     // Serving: the engine's own defaults (no waiting, persist and refresh timers on).
     ...(opts.serving ? {} : { waitForIndex: true, persistIntervalMs: 0, refreshIntervalMs: 0 }),
-    pipeline: env.REDIS_URL ? 'external' : 'embedded',
+    pipeline: env.REDIS_URL || opts.reader ? 'external' : 'embedded',
     ifWriterRunning: opts.readOnly ? 'read' : 'fail',
     embedderSpec: env.CAIRN_EMBEDDER,
     env: env.raw,

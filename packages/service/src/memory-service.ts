@@ -145,7 +145,7 @@ export class MemoryService {
     const now = Date.now();
     // Validate everything first: a bad or forbidden memory refuses the whole request, nothing stored.
     const memories = batch.map((m, i) => {
-      const field = 'memories' in req ? `memories.${i}` : '';
+      const field = isBatch ? `memories.${i}` : '';
       const namespace = m.namespace ?? fallbackNs;
       if (namespace === undefined)
         throw new CairnError('INVALID_INPUT', 'namespace is required (on the memory or the request)', {

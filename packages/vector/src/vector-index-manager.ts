@@ -317,14 +317,17 @@ export class VectorIndexManager implements VectorLeg {
   async flush(): Promise<void> {
     if (this.opts.role === 'reader') return;
     await Promise.allSettled([...this.slots.values()].map((s) => s.building).filter(Boolean));
-    for (const [ns, slot] of this.slots) {
-      const r = slot.ready;
-      if (r?.kind !== 'hnsw') continue;
-      if (r.merging) await r.merging.catch(() => {});
-      if (r.delta.size > 0) {
-        this.startMerge(ns, r);
-        await r.merging?.catch(() => {});
-      }
+    for (const [ns, slot] of this.slots) await this.save(ns, slot);
+  }
+
+  /** Merges a namespace's pending delta into a new graph generation and waits for it (HNSW only). */
+  private async save(ns: string, slot: Slot): Promise<void> {
+    const r = slot.ready;
+    if (r?.kind !== 'hnsw') return;
+    if (r.merging) await r.merging.catch(() => {});
+    if (r.delta.size > 0) {
+      this.startMerge(ns, r);
+      await r.merging?.catch(() => {});
     }
   }
 
@@ -342,14 +345,7 @@ export class VectorIndexManager implements VectorLeg {
     const mine = [...this.slots.entries()].filter(([ns]) => namespaces(ns));
     await Promise.allSettled(mine.map(([, s]) => s.building).filter(Boolean));
     for (const [ns, slot] of mine) {
-      const r = slot.ready;
-      if (save && this.opts.role !== 'reader' && r?.kind === 'hnsw') {
-        if (r.merging) await r.merging.catch(() => {});
-        if (r.delta.size > 0) {
-          this.startMerge(ns, r);
-          await r.merging?.catch(() => {});
-        }
-      }
+      if (save && this.opts.role !== 'reader') await this.save(ns, slot);
       this.slots.delete(ns);
     }
   }

@@ -1,13 +1,14 @@
 import cluster from 'node:cluster';
 import { existsSync } from 'node:fs';
 import { CairnError } from '@cairn/core';
-import { CairnEngine } from '@cairn/engine';
+import type { CairnEngine } from '@cairn/engine';
 import { createHttpServer, loadApiKeys } from '@cairn/http-server';
 import { assertRedisReachable, CaptureProducer, QueueTopology, queueCounts } from '@cairn/pipeline';
 import { MemoryService } from '@cairn/service';
 import type { CliEnv } from '../env.js';
 import { resolveDataDir } from '../env.js';
 import { readJsonl } from '../jsonl.js';
+import { openEngine } from '../open-engine.js';
 import { createLogger } from '../output.js';
 import { SAMPLE_CORPUS } from './demo.js';
 import { answerChildWrites, primaryForwarder, startChildren } from './serve-cluster.js';
@@ -45,14 +46,8 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
   const child = cluster.isWorker;
   const logger = createLogger(env.CAIRN_LOG_LEVEL);
   const distributed = Boolean(env.REDIS_URL);
-  const engine = await CairnEngine.open({
-    dataDir: resolveDataDir(flags.dataDir, env),
-    // A child of `--processes` reads the folder its primary writes; it never writes index files.
-    pipeline: distributed || child ? 'external' : 'embedded',
-    embedderSpec: env.CAIRN_EMBEDDER,
-    env: env.raw,
-    log: (level, msg, data) => logger[level](data ?? {}, msg),
-  });
+  // A child of `--processes` reads the folder its primary writes; it never writes index files.
+  const engine = await openEngine(flags.dataDir, env, { serving: true, reader: child });
   let topology: QueueTopology | null = null;
   let producer: CaptureProducer | null = null;
   try {
@@ -134,14 +129,7 @@ async function supervise(
 ): Promise<void> {
   const logger = createLogger(env.CAIRN_LOG_LEVEL);
   const distributed = Boolean(env.REDIS_URL);
-  const engine = distributed
-    ? null
-    : await CairnEngine.open({
-        dataDir: resolveDataDir(flags.dataDir, env),
-        embedderSpec: env.CAIRN_EMBEDDER,
-        env: env.raw,
-        log: (level, msg, data) => logger[level](data ?? {}, msg),
-      });
+  const engine = distributed ? null : await openEngine(flags.dataDir, env, { serving: true });
   try {
     if (engine) {
       if (flags.demo) await seedDemo(engine, false);

@@ -106,8 +106,8 @@ export class CaptureProducer {
     // after a delete). Capture itself is idempotent, so re-running an identical batch stores nothing new.
     for (const id of ids) {
       const existing = await queue.getJob(id);
-      if (existing && ((await existing.isCompleted()) || (await existing.isFailed())))
-        await existing.remove();
+      const state = existing ? await existing.getState() : null;
+      if (state === 'completed' || state === 'failed') await existing!.remove();
     }
     const jobs = await queue.addBulk(
       batches.map((b, i) => ({
