@@ -3,9 +3,18 @@
 // of the same queries. Prints Markdown, writes bench/out/api-latest.md and bench/results/api-<date>.json.
 // Usage: pnpm build && node bench/dist/api.js [--n 100000] [--duration 10] [--warmup 2]
 //          [--connections 1,4,16,64] [--queries 400] [--baseline 500] [--seed 42] [--profile]
+//          [--data-dir DIR]   (build the data folder there once and reuse it on later runs)
 // autocannon runs in this process, on the same machine as the server: the two share its cores.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -45,6 +54,11 @@ interface ApiOptions {
   profile: boolean;
   /** HTTP processes of the server (`cairn serve --processes`). @defaultValue 1 */
   processes: number;
+  /**
+   * Keep the data folder here and reuse it when it already holds this corpus (same n and seed), which
+   * saves the two-minute build between runs. Null: a temporary folder, removed at the end. @defaultValue null
+   */
+  dataDir: string | null;
 }
 
 const DEFAULT_API_OPTIONS: Readonly<ApiOptions> = Object.freeze({
@@ -58,6 +72,7 @@ const DEFAULT_API_OPTIONS: Readonly<ApiOptions> = Object.freeze({
   seed: 42,
   profile: false,
   processes: 1,
+  dataDir: null,
 });
 
 /** Untimed in-process searches before the baseline is timed. */
@@ -90,9 +105,14 @@ function parseOptions(argv: string[]): ApiOptions {
       seed: { type: 'string' },
       profile: { type: 'boolean' },
       processes: { type: 'string' },
+      'data-dir': { type: 'string' },
     },
   });
-  const opts: ApiOptions = { ...DEFAULT_API_OPTIONS, profile: values.profile ?? false };
+  const opts: ApiOptions = {
+    ...DEFAULT_API_OPTIONS,
+    profile: values.profile ?? false,
+    dataDir: values['data-dir'] ? resolve(values['data-dir']) : null,
+  };
   const integer = (key: string, raw: string, min: number) => {
     const v = Number(raw.replaceAll('_', ''));
     if (!Number.isInteger(v) || v < min)
@@ -176,6 +196,29 @@ async function buildDataFolder(dir: string, corpus: SyntheticCorpus, opts: ApiOp
     await engine.close();
   }
   return { memories: corpus.memories.length, ms: now() - t0, busyRetries };
+}
+
+/** Written into a kept data folder once its build finished, so a later run knows what it holds. */
+const BUILT_MARKER = 'bench-corpus.json';
+
+/** A kept folder holding this corpus is reused as is (its build report is the one of the first run). */
+async function reuseOrBuild(dir: string, corpus: SyntheticCorpus, opts: ApiOptions): Promise<BuildReport> {
+  const marker = join(dir, BUILT_MARKER);
+  const wanted = { n: opts.n, seed: opts.seed, memories: corpus.memories.length };
+  if (existsSync(marker)) {
+    const held = JSON.parse(readFileSync(marker, 'utf8')) as typeof wanted & { build: BuildReport };
+    if (held.n === wanted.n && held.seed === wanted.seed && held.memories === wanted.memories) {
+      progress(`reusing ${dir} (${int(held.memories)} memories, built earlier)`);
+      return held.build;
+    }
+    throw new Error(`${dir} holds another corpus (n ${held.n}, seed ${held.seed}): remove it or pick another`);
+  }
+  if (existsSync(dir) && readdirSync(dir).length > 0)
+    throw new Error(`${dir} is not empty and holds no ${BUILT_MARKER}: pick an empty or new folder`);
+  progress(`building ${dir}: ${int(corpus.memories.length)} memories`);
+  const build = await buildDataFolder(dir, corpus, opts);
+  writeFileSync(marker, `${JSON.stringify({ ...wanted, build })}\n`);
+  return build;
 }
 
 // ── Phase 2: in-process baseline ────────────────────────────────────────────────────────────────────────
@@ -787,12 +830,12 @@ async function main(): Promise<void> {
   const corpus = generateCorpus({ mainDocs: opts.n, seed: opts.seed });
   const queries = makeQueries(corpus, opts.queries, opts.seed + 1);
   const bodies = queries.map(searchBody);
-  const dir = mkdtempSync(join(os.tmpdir(), 'cairn-api-'));
-  leftovers.dirs.add(dir);
+  const dir = opts.dataDir ?? mkdtempSync(join(os.tmpdir(), 'cairn-api-'));
+  const temporary = opts.dataDir === null;
+  if (temporary) leftovers.dirs.add(dir);
   let server: ServerProcess | null = null;
   try {
-    progress(`building ${dir}: ${int(corpus.memories.length)} memories`);
-    const build = await buildDataFolder(dir, corpus, opts);
+    const build = await reuseOrBuild(dir, corpus, opts);
     progress(`  built in ${sec(build.ms)}; in-process baseline: ${int(opts.baseline)} searches`);
     const baseline = await inProcessBaseline(dir, corpus, queries, opts);
     progress(`  p50 ${ms(baseline.latency.p50)} ms, p99 ${ms(baseline.latency.p99)} ms; starting the server`);
@@ -832,8 +875,10 @@ async function main(): Promise<void> {
     progress(`done; written to ${OUT_PATH} and ${jsonPath}`);
   } finally {
     if (server?.alive) await server.stop();
-    rmSync(dir, { recursive: true, force: true });
-    leftovers.dirs.delete(dir);
+    if (temporary) {
+      rmSync(dir, { recursive: true, force: true });
+      leftovers.dirs.delete(dir);
+    }
   }
 }
 

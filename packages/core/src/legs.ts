@@ -21,10 +21,12 @@ export interface LexicalLegResult {
   /** Query terms pruned as stop words or as too frequent to discriminate. */
   droppedTerms: string[];
   /**
-   * How the leg ranked: `full` scores every match with bm25; `recent` (when the terms match more rows than
-   * the scoring budget) scores only the most recently stored `budget` matches, so latency stays bounded.
+   * How the leg ranked: `terms` sums each term's cached bm25 contributions (every match, up to `budget` of
+   * the newest per term; unfiltered queries); `full` scores every match with bm25; `recent` (when the terms
+   * match more rows than the scoring budget) scores only the most recently stored `budget` matches, so
+   * latency stays bounded. `estimatedMatches` is exact for `terms`.
    */
-  plan?: { mode: 'full' | 'recent'; estimatedMatches: number; budget: number };
+  plan?: { mode: 'full' | 'recent' | 'terms'; estimatedMatches: number; budget: number };
 }
 
 export interface LexicalLeg {

@@ -25,5 +25,10 @@ export { MIGRATIONS, type Migration, migrate } from './migrations.js';
 export { type OpenDatabaseOptions, openDatabase } from './open-database.js';
 export { scopeToken } from './scope-token.js';
 export { StatementCache } from './statement-cache.js';
+export {
+  DEFAULT_TERM_POSTINGS_OPTIONS,
+  TermPostingsCache,
+  type TermPostingsOptions,
+} from './term-postings.js';
 export { TermStatistics } from './term-statistics.js';
 export { blobToVector, vectorToBlob } from './vector-blob.js';

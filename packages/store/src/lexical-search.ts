@@ -16,6 +16,7 @@ import {
 } from './fts-query.js';
 import { scopeToken } from './scope-token.js';
 import { StatementCache } from './statement-cache.js';
+import { Accumulator, TermPostingsCache, type TermPostingsOptions } from './term-postings.js';
 import { TermStatistics } from './term-statistics.js';
 
 /** Tunables of the lexical leg. */
@@ -40,6 +41,8 @@ export interface LexicalOptions extends FtsQueryOptions {
    * rowids newest first and stops), which bounds latency on queries of common words. @defaultValue 4_000
    */
   scoreBudget: number;
+  /** The cache of per-term bm25 contributions that unfiltered queries are summed from. */
+  postings: Partial<TermPostingsOptions>;
 }
 
 export const DEFAULT_LEXICAL_OPTIONS: Readonly<LexicalOptions> = Object.freeze({
@@ -48,6 +51,7 @@ export const DEFAULT_LEXICAL_OPTIONS: Readonly<LexicalOptions> = Object.freeze({
   maxTermDocShare: 0.2,
   pruneAboveDocs: 20_000,
   scoreBudget: 4_000,
+  postings: Object.freeze({}),
 });
 
 interface ScoredRow {
@@ -81,11 +85,14 @@ export class LexicalSearch implements LexicalLeg {
   private readonly opts: LexicalOptions;
   private readonly statements: StatementCache;
   readonly stats: TermStatistics;
+  readonly postings: TermPostingsCache;
+  private readonly sums = new Accumulator();
 
   constructor(db: Database.Database, opts: Partial<LexicalOptions> = {}) {
     this.opts = withDefaults(DEFAULT_LEXICAL_OPTIONS, opts);
     this.statements = new StatementCache(db);
     this.stats = new TermStatistics(this.statements);
+    this.postings = new TermPostingsCache(this.statements, this.opts.postings);
   }
 
   searchLexical(req: {
@@ -108,11 +115,23 @@ export class LexicalSearch implements LexicalLeg {
       facetClauses(req.filters),
     )!;
     const [wt, wx, wp, ws] = this.opts.columnWeights;
+    const bm25 = `bm25(memories_fts, ${wt}, ${wx}, ${wp}, ${ws})`;
+    const scope = confine ? scopeToken(req.namespace) : undefined;
+    const terms = pruned.kept.map((t) => ({ match: renderFtsQuery([t], scope)!, bm25 }));
+    const summed = this.fromTermPostings(terms, req);
+    if (summed) {
+      return {
+        candidates: summed.rows.map((r, i) => ({ key: r.key, bm25: r.bm25, rank: i + 1 })),
+        ftsQuery,
+        droppedTerms: [...query.stopWords, ...pruned.pruned],
+        plan: { mode: 'terms', estimatedMatches: summed.matches, budget: this.postings.maxPerTerm },
+      };
+    }
     const budget = this.opts.scoreBudget;
     const run: PlannedQuery = {
       ...req,
       ftsQuery,
-      bm25: `bm25(memories_fts, ${wt}, ${wx}, ${wp}, ${ws})`,
+      bm25,
       recent: pruned.estimatedMatches > budget,
       where: liveFilterSql(req.namespace, req.filters),
     };
@@ -126,6 +145,67 @@ export class LexicalSearch implements LexicalLeg {
       droppedTerms: [...query.stopWords, ...pruned.pruned],
       plan: { mode: run.recent ? 'recent' : 'full', estimatedMatches: pruned.estimatedMatches, budget },
     };
+  }
+
+  /**
+   * Sums the kept terms' cached contributions (FTS5's bm25 of a query is the sum of its terms'), then
+   * checks the best against the namespace, liveness and filters. Unfiltered: twice the page first, four
+   * times wider while too few pass (rows of other namespaces when the MATCH was not confined, deleted or
+   * superseded rows). Filtered: a session's few memories are looked up directly; other filters widen twice,
+   * then try the allowed set when it is small. Null: the filter is too selective for either, so the FTS5
+   * plans (which narrow by facet tokens inside the index) take over.
+   */
+  private fromTermPostings(
+    terms: Array<{ match: string; bm25: string }>,
+    req: { namespace: string; filters: SearchFilters; limit: number },
+  ): { rows: ScoredRow[]; matches: number } | null {
+    const { namespace, filters, limit } = req;
+    const filtered = hasFilters(filters);
+    try {
+      this.postings.accumulate(terms, this.sums);
+      const matches = this.sums.touched;
+      if (filtered && filters.sessions?.length) {
+        const rows = this.allowedFromSums(namespace, filters, limit);
+        if (rows) return { rows, matches };
+      }
+      const wants = filtered ? [limit * 8 + 16, limit * 40] : null;
+      for (let round = 0, want = limit * 2 + 16; ; round++) {
+        if (wants) {
+          if (round >= wants.length) break;
+          want = wants[round]!;
+        }
+        const top = this.sums.top(want);
+        const ok = allowedKeys(
+          this.statements,
+          namespace,
+          top.map((r) => r.key),
+          filters,
+        );
+        const kept = top.filter((r) => ok.has(r.key));
+        if (kept.length >= limit || top.length < want) return { rows: kept.slice(0, limit), matches };
+        if (!wants) want *= 4;
+      }
+      const rows = this.allowedFromSums(namespace, filters, limit);
+      return rows ? { rows, matches } : null;
+    } finally {
+      this.sums.clear();
+    }
+  }
+
+  /** The memories passing the filter, when they are few, ranked by their summed scores; null when many. */
+  private allowedFromSums(namespace: string, filters: SearchFilters, limit: number): ScoredRow[] | null {
+    const where = liveFilterSql(namespace, filters);
+    const allowed = this.statements
+      .get(`SELECT m.key FROM memories m WHERE ${where.sql} LIMIT ?`)
+      .pluck()
+      .all(...where.params, SMALL_ALLOWED_SET + 1) as number[];
+    if (allowed.length > SMALL_ALLOWED_SET) return null;
+    const rows: ScoredRow[] = [];
+    for (const key of allowed) {
+      const bm25 = this.sums.get(key);
+      if (bm25 < -1e-12) rows.push({ key, bm25 });
+    }
+    return rows.sort((a, b) => a.bm25 - b.bm25 || b.key - a.key).slice(0, limit);
   }
 
   /**

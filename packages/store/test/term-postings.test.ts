@@ -1,0 +1,179 @@
+import { MemoryStore } from '@cairn/store';
+import fc from 'fast-check';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mem, openTempStore, searchIds, type TempStore } from './helpers.js';
+
+let t: TempStore;
+beforeEach(() => {
+  t = openTempStore('cairn-postings-');
+});
+afterEach(() => {
+  t.cleanup();
+});
+
+const VOCAB = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta', 'iota', 'kappa'];
+
+/** A seeded corpus: words drawn with skew, so some terms match most rows and some only a few. */
+function writeCorpus(store: MemoryStore, namespace: string, n: number, seed: number): void {
+  let s = seed;
+  const rand = () => {
+    s = (s * 1103515245 + 12345) % 2 ** 31;
+    return s / 2 ** 31;
+  };
+  const batch = [];
+  for (let i = 0; i < n; i++) {
+    const words = Array.from(
+      { length: 3 + Math.floor(rand() * 12) },
+      () => VOCAB[Math.floor(rand() ** 2 * 10)],
+    );
+    batch.push(
+      mem({
+        namespace,
+        id: `${namespace}-${i}`,
+        text: words.join(' '),
+        title: rand() < 0.2 ? words[0] : undefined,
+      }),
+    );
+  }
+  store.write(batch);
+}
+
+/** FTS5's own bm25 ranking of a whole MATCH expression, confined to the namespace's live rows. */
+function ftsRanking(store: MemoryStore, namespace: string, ftsQuery: string) {
+  return store.db
+    .prepare(
+      `SELECT f.rowid AS key, bm25(memories_fts, 3, 1, 0.4, 0) AS bm25 FROM memories_fts f
+       JOIN memories m ON m.key = f.rowid
+       WHERE memories_fts MATCH ? AND m.namespace = ? AND m.deleted_at IS NULL AND m.superseded_by IS NULL`,
+    )
+    .all(ftsQuery, namespace) as Array<{ key: number; bm25: number }>;
+}
+
+describe('TermPostingsCache: a query is the sum of its cached terms', () => {
+  it("ranks exactly as FTS5's bm25 of the whole query, with the same scores", () => {
+    writeCorpus(t.store, 'big', 400, 7);
+    writeCorpus(t.store, 'small', 60, 11);
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom(...VOCAB), { minLength: 1, maxLength: 4 }),
+        fc.constantFrom('big', 'small'),
+        fc.integer({ min: 1, max: 30 }),
+        (words, namespace, limit) => {
+          const res = t.store.lexical.searchLexical({
+            namespace,
+            query: words.join(' '),
+            filters: {},
+            limit,
+          });
+          expect(res.plan?.mode).toBe('terms');
+          const expected = ftsRanking(t.store, namespace, res.ftsQuery!)
+            .sort((a, b) => a.bm25 - b.bm25 || b.key - a.key)
+            .slice(0, limit);
+          expect(res.candidates.map((c) => c.key)).toEqual(expected.map((e) => e.key));
+          res.candidates.forEach((c, i) => {
+            expect(c.bm25).toBeCloseTo(expected[i]!.bm25, 9);
+          });
+        },
+      ),
+      { numRuns: 60 },
+    );
+    expect(t.store.lexical.postings.size.terms).toBeGreaterThan(0);
+  });
+});
+
+describe('TermPostingsCache: freshness', () => {
+  it('sees new, rewritten and deleted memories written through another connection after it was warmed', () => {
+    writeCorpus(t.store, 'ns', 200, 3);
+    const reader = new MemoryStore({ path: t.path });
+    try {
+      // Warm the reader's cache on the terms the writes below touch.
+      for (const q of ['alpha', 'kappa', 'omega', 'alpha kappa']) searchIds(reader, 'ns', q);
+      t.store.write([
+        mem({ id: 'new', text: 'omega omega kappa' }),
+        mem({ id: 'ns-0', text: 'omega only now' }),
+      ]);
+      expect(searchIds(reader, 'ns', 'omega')).toEqual(expect.arrayContaining(['new', 'ns-0']));
+      expect(searchIds(reader, 'ns', 'omega')).toHaveLength(2);
+      expect(searchIds(reader, 'ns', 'kappa')).toContain('new');
+      // ns-0 was rewritten in place: it no longer says alpha or kappa.
+      expect(searchIds(reader, 'ns', 'alpha', 500)).not.toContain('ns-0');
+      expect(searchIds(reader, 'ns', 'alpha kappa', 500)).not.toContain('ns-0');
+      t.store.delete('ns', 'new');
+      expect(searchIds(reader, 'ns', 'omega')).toEqual(['ns-0']);
+      // Rewritten back: found by its old words again, with the score FTS5 gives it.
+      t.store.write([mem({ id: 'ns-0', text: 'alpha alpha alpha' })]);
+      const res = reader.lexical.searchLexical({ namespace: 'ns', query: 'alpha', filters: {}, limit: 500 });
+      const expected = ftsRanking(reader, 'ns', res.ftsQuery!).sort(
+        (a, b) => a.bm25 - b.bm25 || b.key - a.key,
+      );
+      expect(res.candidates.map((c) => c.key)).toEqual(expected.map((e) => e.key));
+    } finally {
+      reader.close();
+    }
+  });
+
+  it('never misses or keeps a stale match through any interleaving of writes, rewrites, deletes and searches', () => {
+    writeCorpus(t.store, 'ns', 150, 5);
+    const op = fc.oneof(
+      fc.record({
+        kind: fc.constant('write' as const),
+        id: fc.integer({ min: 0, max: 170 }),
+        text: fc
+          .array(fc.constantFrom(...VOCAB, 'omega'), { minLength: 1, maxLength: 6 })
+          .map((w) => w.join(' ')),
+      }),
+      fc.record({ kind: fc.constant('delete' as const), id: fc.integer({ min: 0, max: 170 }) }),
+      fc.record({
+        kind: fc.constant('search' as const),
+        words: fc.array(fc.constantFrom(...VOCAB, 'omega'), { minLength: 1, maxLength: 3 }),
+      }),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 25 }), (ops) => {
+        for (const o of ops) {
+          if (o.kind === 'write') t.store.write([mem({ id: `ns-${o.id}`, text: o.text })]);
+          else if (o.kind === 'delete') t.store.delete('ns', `ns-${o.id}`);
+          else {
+            const query = o.words.join(' ');
+            const res = t.store.lexical.searchLexical({ namespace: 'ns', query, filters: {}, limit: 400 });
+            const expected = ftsRanking(t.store, 'ns', res.ftsQuery!);
+            // Membership is exact; scores may carry the idf of when a term was cached, within the drift bound.
+            expect(res.candidates.map((c) => c.key).sort((a, b) => a - b)).toEqual(
+              expected.map((e) => e.key).sort((a, b) => a - b),
+            );
+            for (const c of res.candidates) expect(c.bm25).toBeLessThan(0);
+          }
+        }
+      }),
+      { numRuns: 40 },
+    );
+  });
+});
+
+describe('TermPostingsCache: bounds', () => {
+  it('holds at most maxEntries postings, and starts over past maxPendingUpdates rewrites', () => {
+    t.cleanup();
+    t = openTempStore('cairn-postings-');
+    const store = new MemoryStore({
+      path: `${t.dir}/bounded.db`,
+      lexical: { postings: { maxEntries: 150, maxPendingUpdates: 3 } },
+    });
+    try {
+      writeCorpus(store, 'ns', 200, 9);
+      for (const w of VOCAB) searchIds(store, 'ns', w);
+      expect(store.lexical.postings.size.entries).toBeLessThanOrEqual(150);
+      // Five rewrites at once: more than the cache patches, so it starts over, and stays exact.
+      store.write([0, 1, 2, 3, 4].map((i) => mem({ id: `ns-${i}`, text: 'zzfresh' })));
+      expect(searchIds(store, 'ns', 'zzfresh').sort()).toEqual(['ns-0', 'ns-1', 'ns-2', 'ns-3', 'ns-4']);
+      for (const w of VOCAB) {
+        const res = store.lexical.searchLexical({ namespace: 'ns', query: w, filters: {}, limit: 500 });
+        const expected = ftsRanking(store, 'ns', res.ftsQuery!).sort(
+          (a, b) => a.bm25 - b.bm25 || b.key - a.key,
+        );
+        expect(res.candidates.map((c) => c.key)).toEqual(expected.map((e) => e.key));
+      }
+    } finally {
+      store.close();
+    }
+  });
+});
