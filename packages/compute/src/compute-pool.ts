@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { CairnError, withDefaults } from '@cairn/core';
 import { Piscina } from 'piscina';
 
@@ -38,9 +39,7 @@ export class ComputePool {
       maxThreads: o.maxThreads,
       maxQueue: o.maxQueue,
       idleTimeout: o.idleTimeoutMs,
-      // Tasks are compiled JS: the parent's `@cairn/source` resolution condition (set by the test runner
-      // to load TypeScript sources) must not reach them, or their imports resolve to .ts files.
-      execArgv: withoutSourceCondition(process.execArgv),
+      execArgv: workerExecArgv(process.execArgv),
     });
   }
 
@@ -62,12 +61,47 @@ export class ComputePool {
   }
 }
 
-function withoutSourceCondition(argv: readonly string[]): string[] {
+/**
+ * The parent's Node flags a worker thread may inherit. Tasks are compiled JS, so the `@cairn/source`
+ * resolution condition (set by the test runner to load TypeScript sources) must not reach them, or their
+ * imports resolve to .ts files. And Node refuses to start a worker given a process-wide flag such as
+ * `--expose-gc` or `--max-old-space-size` (ERR_WORKER_INVALID_EXEC_ARGV): inherited as is, one of them made
+ * every task fail, so every index build failed. Each remaining flag is tried once on a throwaway worker,
+ * whose constructor checks flags before it starts a thread.
+ */
+export function workerExecArgv(argv: readonly string[]): string[] {
   const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if ((a === '--conditions' || a === '-C') && argv[i + 1] === '@cairn/source') i++;
-    else if (a !== '--conditions=@cairn/source') out.push(a);
+  for (const group of flagGroups(argv)) {
+    if (group[0] === '--conditions=@cairn/source') continue;
+    if ((group[0] === '--conditions' || group[0] === '-C') && group[1] === '@cairn/source') continue;
+    if (acceptedByWorkers(group)) out.push(...group);
   }
   return out;
+}
+
+/** A flag with its separate value, if any (`--conditions x`); execArgv holds only Node's own options. */
+function flagGroups(argv: readonly string[]): string[][] {
+  const groups: string[][] = [];
+  for (const a of argv) {
+    if (a.startsWith('-') || groups.length === 0) groups.push([a]);
+    else groups[groups.length - 1]!.push(a);
+  }
+  return groups;
+}
+
+const workerVerdicts = new Map<string, boolean>();
+
+function acceptedByWorkers(group: readonly string[]): boolean {
+  const id = group.join('\u0000');
+  let ok = workerVerdicts.get(id);
+  if (ok === undefined) {
+    try {
+      void new Worker('', { eval: true, execArgv: [...group] }).terminate();
+      ok = true;
+    } catch {
+      ok = false;
+    }
+    workerVerdicts.set(id, ok);
+  }
+  return ok;
 }

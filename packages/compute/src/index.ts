@@ -4,5 +4,6 @@ export {
   ComputePool,
   type ComputePoolOptions,
   DEFAULT_COMPUTE_POOL_OPTIONS,
+  workerExecArgv,
 } from './compute-pool.js';
 export type { CosineTopKRequest, CosineTopKResult } from './tasks/cosine-top-k.js';

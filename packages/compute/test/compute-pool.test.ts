@@ -1,10 +1,13 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import {
   COSINE_TOP_K_TASK,
   ComputePool,
   type CosineTopKRequest,
   type CosineTopKResult,
   DEFAULT_COMPUTE_POOL_OPTIONS,
+  workerExecArgv,
 } from '@cairn/compute';
 import { afterEach, describe, expect, it } from 'vitest';
 import cosineTopK from '../src/tasks/cosine-top-k.js';
@@ -237,5 +240,37 @@ describe('ComputePool: limits and lifecycle', () => {
     expect(closing.threads).toBeGreaterThan(0);
     await closing.close();
     expect(closing.threads).toBe(0);
+  });
+
+  it("passes workers only the parent's flags a worker accepts, never the source condition", () => {
+    expect(
+      workerExecArgv([
+        '--expose-gc',
+        '--conditions',
+        '@cairn/source',
+        '--enable-source-maps',
+        '--max-old-space-size=100',
+        '--conditions=@cairn/source',
+        '--conditions',
+        'production',
+      ]),
+    ).toEqual(['--enable-source-maps', '--conditions', 'production']);
+  });
+
+  it('runs tasks in a process started with a flag workers refuse (node --expose-gc)', () => {
+    // Before the flags were filtered, every task of such a process failed: benchmarks run with --expose-gc.
+    const compute = fileURLToPath(new URL('../dist/index.js', import.meta.url));
+    const script = `
+      const { ComputePool, COSINE_TOP_K_TASK } = await import(${JSON.stringify(compute)});
+      const pool = new ComputePool({ maxThreads: 1 });
+      const m = new Float32Array(new SharedArrayBuffer(16)); m.set([1, 0, 0, 1]);
+      const q = new Float32Array(new SharedArrayBuffer(8)); q.set([0, 1]);
+      const r = await pool.run(COSINE_TOP_K_TASK, { matrix: m, queries: q, dimensions: 2, k: 1 });
+      await pool.close();
+      process.stdout.write(JSON.stringify(r.rows));`;
+    const out = execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+    });
+    expect(JSON.parse(out)).toEqual([[1]]);
   });
 });

@@ -4,7 +4,7 @@ import type { StatementCache } from './statement-cache.js';
 /** Tunables of the postings cache. */
 export interface TermPostingsOptions {
   /**
-   * Postings (one memory's score for one term) kept in memory across all terms, about 12 bytes each;
+   * Postings (one memory's score for one term) kept in memory across all terms, 16 bytes each;
    * the least recently used terms are dropped past it. @defaultValue 4_000_000
    */
   maxEntries: number;

@@ -100,7 +100,16 @@ interface Slot {
   ready?: Ready;
   building?: Promise<Ready>;
   error?: Error;
+  /** When the last build failed (ms): an exact namespace that outgrew its matrix waits before retrying. */
+  failedAt?: number;
 }
+
+/**
+ * After a failed build, an exact namespace is promoted again no sooner than this (ms): retrying on every
+ * applied batch queued dozens of doomed builds on the pool while the cause (a pool that could not start a
+ * thread) lasted.
+ */
+const RETRY_BUILD_AFTER_MS = 30_000;
 
 interface Sidecar {
   format: 2;
@@ -552,6 +561,7 @@ export class VectorIndexManager implements VectorLeg {
       },
       (err: Error) => {
         slot.error = err;
+        slot.failedAt = Date.now();
         slot.building = undefined;
         this.opts.log('error', 'vector index build failed', { namespace, error: err.message });
       },
@@ -562,6 +572,7 @@ export class VectorIndexManager implements VectorLeg {
   private promote(namespace: string): void {
     const slot = this.slots.get(namespace);
     if (!slot || slot.building) return;
+    if (slot.failedAt !== undefined && Date.now() - slot.failedAt < RETRY_BUILD_AFTER_MS) return;
     const current = slot.ready;
     this.runBuild(namespace, slot);
     slot.ready = current;
