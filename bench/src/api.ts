@@ -211,7 +211,9 @@ async function reuseOrBuild(dir: string, corpus: SyntheticCorpus, opts: ApiOptio
       progress(`reusing ${dir} (${int(held.memories)} memories, built earlier)`);
       return held.build;
     }
-    throw new Error(`${dir} holds another corpus (n ${held.n}, seed ${held.seed}): remove it or pick another`);
+    throw new Error(
+      `${dir} holds another corpus (n ${held.n}, seed ${held.seed}): remove it or pick another`,
+    );
   }
   if (existsSync(dir) && readdirSync(dir).length > 0)
     throw new Error(`${dir} is not empty and holds no ${BUILT_MARKER}: pick an empty or new folder`);
