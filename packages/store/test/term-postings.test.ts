@@ -176,4 +176,19 @@ describe('TermPostingsCache: bounds', () => {
       store.close();
     }
   });
+
+  it('scores a term past maxPerTerm over its newest matches, and still adds every later one', () => {
+    t.cleanup();
+    t = openTempStore('cairn-postings-');
+    const store = new MemoryStore({ path: `${t.dir}/capped.db`, lexical: { postings: { maxPerTerm: 5 } } });
+    try {
+      store.write(Array.from({ length: 20 }, (_, i) => mem({ id: `m${i}`, text: `common word ${i}` })));
+      const first = store.lexical.searchLexical({ namespace: 'ns', query: 'common', filters: {}, limit: 50 });
+      expect(first.candidates).toHaveLength(5);
+      store.write([mem({ id: 'late', text: 'common again' })]);
+      expect(searchIds(store, 'ns', 'common').sort()).toEqual(['late', 'm15', 'm16', 'm17', 'm18', 'm19']);
+    } finally {
+      store.close();
+    }
+  });
 });
