@@ -16,7 +16,7 @@ import {
 } from './fts-query.js';
 import { scopeToken } from './scope-token.js';
 import { StatementCache } from './statement-cache.js';
-import { Accumulator, TermPostingsCache, type TermPostingsOptions } from './term-postings.js';
+import { Accumulator, isMatch, TermPostingsCache, type TermPostingsOptions } from './term-postings.js';
 import { TermStatistics } from './term-statistics.js';
 
 /** Tunables of the lexical leg. */
@@ -41,7 +41,7 @@ export interface LexicalOptions extends FtsQueryOptions {
    * rowids newest first and stops), which bounds latency on queries of common words. @defaultValue 4_000
    */
   scoreBudget: number;
-  /** The cache of per-term bm25 contributions that unfiltered queries are summed from. */
+  /** The cache of per-term bm25 contributions that queries are summed from. */
   postings: Partial<TermPostingsOptions>;
 }
 
@@ -168,12 +168,11 @@ export class LexicalSearch implements LexicalLeg {
         const rows = this.allowedFromSums(namespace, filters, limit);
         if (rows) return { rows, matches };
       }
-      const wants = filtered ? [limit * 8 + 16, limit * 40] : null;
-      for (let round = 0, want = limit * 2 + 16; ; round++) {
-        if (wants) {
-          if (round >= wants.length) break;
-          want = wants[round]!;
-        }
+      // Unfiltered, nearly every winner passes: widen until the page fills. Filtered, two rounds, then the
+      // allowed set or the FTS5 plans, rather than checking thousands of winners that fail.
+      const rounds = filtered ? 2 : Number.POSITIVE_INFINITY;
+      let want = filtered ? limit * 8 + 16 : limit * 2 + 16;
+      for (let round = 0; round < rounds; round++) {
         const top = this.sums.top(want);
         const ok = allowedKeys(
           this.statements,
@@ -183,7 +182,7 @@ export class LexicalSearch implements LexicalLeg {
         );
         const kept = top.filter((r) => ok.has(r.key));
         if (kept.length >= limit || top.length < want) return { rows: kept.slice(0, limit), matches };
-        if (!wants) want *= 4;
+        want = filtered ? limit * 40 : want * 4;
       }
       const rows = this.allowedFromSums(namespace, filters, limit);
       return rows ? { rows, matches } : null;
@@ -194,18 +193,23 @@ export class LexicalSearch implements LexicalLeg {
 
   /** The memories passing the filter, when they are few, ranked by their summed scores; null when many. */
   private allowedFromSums(namespace: string, filters: SearchFilters, limit: number): ScoredRow[] | null {
-    const where = liveFilterSql(namespace, filters);
+    const allowed = this.smallAllowedSet(liveFilterSql(namespace, filters));
+    if (!allowed) return null;
+    const rows: ScoredRow[] = [];
+    for (const key of allowed) {
+      const bm25 = this.sums.get(key);
+      if (isMatch(bm25)) rows.push({ key, bm25 });
+    }
+    return rows.sort((a, b) => a.bm25 - b.bm25 || b.key - a.key).slice(0, limit);
+  }
+
+  /** Keys of the memories passing a filter, or null when more than SMALL_ALLOWED_SET pass. */
+  private smallAllowedSet(where: SqlFragment): number[] | null {
     const allowed = this.statements
       .get(`SELECT m.key FROM memories m WHERE ${where.sql} LIMIT ?`)
       .pluck()
       .all(...where.params, SMALL_ALLOWED_SET + 1) as number[];
-    if (allowed.length > SMALL_ALLOWED_SET) return null;
-    const rows: ScoredRow[] = [];
-    for (const key of allowed) {
-      const bm25 = this.sums.get(key);
-      if (bm25 < -1e-12) rows.push({ key, bm25 });
-    }
-    return rows.sort((a, b) => a.bm25 - b.bm25 || b.key - a.key).slice(0, limit);
+    return allowed.length > SMALL_ALLOWED_SET ? null : allowed;
   }
 
   /**
@@ -241,11 +245,8 @@ export class LexicalSearch implements LexicalLeg {
    * Null when too many pass for that to pay.
    */
   private fromFilterSide(q: PlannedQuery): ScoredRow[] | null {
-    const allowed = this.statements
-      .get(`SELECT m.key FROM memories m WHERE ${q.where.sql} LIMIT ?`)
-      .pluck()
-      .all(...q.where.params, SMALL_ALLOWED_SET + 1) as number[];
-    if (allowed.length > SMALL_ALLOWED_SET) return null;
+    const allowed = this.smallAllowedSet(q.where);
+    if (!allowed) return null;
     if (allowed.length === 0) return [];
     let lo = allowed[0]!;
     let hi = lo;

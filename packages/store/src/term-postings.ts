@@ -30,6 +30,14 @@ export const DEFAULT_TERM_POSTINGS_OPTIONS: Readonly<TermPostingsOptions> = Obje
 });
 
 /**
+ * Whether a summed bm25 says the memory matches: a memory rewritten so it no longer matches sums back to
+ * zero, give or take the rounding of adding and removing the same contributions.
+ */
+export function isMatch(sum: number): boolean {
+  return sum < -1e-12;
+}
+
+/**
  * The cache starts over once rows added, rewritten or removed since it last did pass this share of the
  * corpus: scores computed before carry the idf and average length of then.
  */
@@ -292,8 +300,7 @@ export class Accumulator {
 
   /**
    * The best (lowest bm25) `n` keys touched, best first; ties go to the newer memory, so the order is
-   * deterministic. A key whose sum came back to zero (a memory rewritten so it no longer matches) is left
-   * out; the margin absorbs the rounding of adding and removing the same contributions. A bounded heap
+   * deterministic; keys that no longer match are left out (see `isMatch`). A bounded heap
    * keeps the n best seen so far: most keys are rejected by one comparison with its worst.
    */
   top(n: number): Array<{ key: number; bm25: number }> {
@@ -301,7 +308,7 @@ export class Accumulator {
     for (let i = 0; i < this.count; i++) {
       const key = this.touchedKeys[i]!;
       const bm25 = this.sums[key]!;
-      if (bm25 < -1e-12) heap.offer(key, bm25);
+      if (isMatch(bm25)) heap.offer(key, bm25);
     }
     return heap.sorted();
   }
