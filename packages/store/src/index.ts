@@ -22,7 +22,7 @@ export {
 } from './memory-store.js';
 export type { WriteResult, WriteStatus } from './memory-writer.js';
 export { MIGRATIONS, type Migration, migrate } from './migrations.js';
-export { type OpenDatabaseOptions, openDatabase } from './open-database.js';
+export { DEFAULT_MMAP_BYTES, type OpenDatabaseOptions, openDatabase } from './open-database.js';
 export { scopeToken } from './scope-token.js';
 export { StatementCache } from './statement-cache.js';
 export {
