@@ -38,8 +38,8 @@ export function isMatch(sum: number): boolean {
 }
 
 /**
- * The cache starts over once rows added, rewritten or removed since it last did pass this share of the
- * corpus: scores computed before carry the idf and average length of then.
+ * The cache starts over once rows added or rewritten since it last did pass this share of the corpus:
+ * scores computed before carry the idf and average length of then.
  */
 const MAX_DRIFT = 0.1;
 
@@ -78,7 +78,7 @@ export interface TermQuery {
  * query, so only the new rows are scored); memories rewritten in place are re-scored per term and patched
  * in. Which memories match is therefore always exact; scores are exact when a term is scored, and drift a
  * little as the corpus changes (a term's idf, the average length), so the whole cache starts over once a
- * tenth of the corpus was added, rewritten or removed. Deleted or superseded memories may stay in a term's
+ * tenth of the corpus was added or rewritten. Deleted or superseded memories may stay in a term's
  * list: the leg checks its winners against the live rows anyway.
  */
 export class TermPostingsCache {
@@ -87,7 +87,6 @@ export class TermPostingsCache {
   /** Change sequence and highest key seen at the last sync. */
   private seq = -1;
   private maxKey = 0;
-  private rows = 0;
   /** Rows in the corpus when the cache started over, and rows added or rewritten since. */
   private rowsAtReset = 0;
   private changesSinceReset = 0;
@@ -130,21 +129,19 @@ export class TermPostingsCache {
     }
   }
 
-  /** The store's change sequence against the cache's: new rows are noted, rewritten rows remembered. */
+  /**
+   * The store's change sequence against the cache's: new rows are noted, rewritten rows remembered. Both
+   * probes are index lookups (a max each), since this runs before every query whenever anything was
+   * written; the rows are counted only when the cache starts over.
+   */
   private sync(): void {
     const head = this.statements.get('SELECT max(change_seq) FROM memories').pluck().get() as number | null;
     const seq = head ?? 0;
     if (seq === this.seq) return;
-    const bounds = this.statements.get('SELECT count(*) AS rows, max(key) AS maxKey FROM memories').get() as {
-      rows: number;
-      maxKey: number | null;
-    };
-    const added = Math.max(0, (bounds.maxKey ?? 0) - this.maxKey);
-    const drift = this.rowsAtReset * MAX_DRIFT;
-    const drifted =
-      Math.abs(bounds.rows - this.rowsAtReset) > drift || this.changesSinceReset + added > drift;
-    if (this.seq < 0 || drifted) {
-      this.reset(seq, bounds);
+    const maxKey = (this.statements.get('SELECT max(key) FROM memories').pluck().get() as number | null) ?? 0;
+    const added = Math.max(0, maxKey - this.maxKey);
+    if (this.seq < 0 || this.changesSinceReset + added > this.rowsAtReset * MAX_DRIFT) {
+      this.reset(seq, maxKey);
       return;
     }
     // Rows at or below the old top key that changed are rewrites (or a key reused after a purge); rows
@@ -153,23 +150,21 @@ export class TermPostingsCache {
       .get('SELECT key, change_seq AS seq FROM memories WHERE change_seq > ? AND key <= ? LIMIT ?')
       .all(this.seq, this.maxKey, this.opts.maxPendingUpdates + 1) as Array<{ key: number; seq: number }>;
     if (this.rewritten.size + rewrites.length > this.opts.maxPendingUpdates) {
-      this.reset(seq, bounds);
+      this.reset(seq, maxKey);
       return;
     }
     for (const r of rewrites) this.rewritten.set(r.key, r.seq);
     this.changesSinceReset += added + rewrites.length;
     this.seq = seq;
-    this.maxKey = bounds.maxKey ?? 0;
-    this.rows = bounds.rows;
+    this.maxKey = maxKey;
   }
 
-  private reset(seq: number, bounds: { rows: number; maxKey: number | null }): void {
+  private reset(seq: number, maxKey: number): void {
     this.terms.clear();
     this.rewritten.clear();
     this.seq = seq;
-    this.maxKey = bounds.maxKey ?? 0;
-    this.rows = bounds.rows;
-    this.rowsAtReset = bounds.rows;
+    this.maxKey = maxKey;
+    this.rowsAtReset = this.statements.get('SELECT count(*) FROM memories').pluck().get() as number;
     this.changesSinceReset = 0;
   }
 
