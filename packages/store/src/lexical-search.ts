@@ -149,9 +149,9 @@ export class LexicalSearch implements LexicalLeg {
 
   /**
    * Sums the kept terms' cached contributions (FTS5's bm25 of a query is the sum of its terms'), then
-   * checks the best against the namespace, liveness and filters. Unfiltered: twice the page first, four
-   * times wider while too few pass (rows of other namespaces when the MATCH was not confined, deleted or
-   * superseded rows). Filtered: a session's few memories are looked up directly; other filters widen twice,
+   * checks the best against the namespace, liveness and filters. Unfiltered: the page plus a few first,
+   * four times wider while too few pass (rows of other namespaces when the MATCH was not confined, deleted
+   * or superseded rows). Filtered: a session's few memories are looked up directly; other filters widen twice,
    * then try the allowed set when it is small. Null: the filter is too selective for either, so the FTS5
    * plans (which narrow by facet tokens inside the index) take over.
    */
@@ -168,19 +168,23 @@ export class LexicalSearch implements LexicalLeg {
         const rows = this.allowedFromSums(namespace, filters, limit);
         if (rows) return { rows, matches };
       }
-      // Unfiltered, nearly every winner passes: widen until the page fills. Filtered, two rounds, then the
-      // allowed set or the FTS5 plans, rather than checking thousands of winners that fail.
+      // Unfiltered, nearly every winner passes: the page plus a few first, then four times wider until it
+      // fills. Filtered, two rounds, then the allowed set or the FTS5 plans, rather than checking thousands
+      // of winners that fail. Each round checks only the winners the previous one did not.
       const rounds = filtered ? 2 : Number.POSITIVE_INFINITY;
-      let want = filtered ? limit * 8 + 16 : limit * 2 + 16;
-      for (let round = 0; round < rounds; round++) {
+      let want = filtered ? limit * 8 + 16 : limit + 8;
+      const kept: ScoredRow[] = [];
+      for (let round = 0, checked = 0; round < rounds; round++) {
         const top = this.sums.top(want);
+        const fresh = top.slice(checked);
         const ok = allowedKeys(
           this.statements,
           namespace,
-          top.map((r) => r.key),
+          fresh.map((r) => r.key),
           filters,
         );
-        const kept = top.filter((r) => ok.has(r.key));
+        for (const r of fresh) if (ok.has(r.key)) kept.push(r);
+        checked = top.length;
         if (kept.length >= limit || top.length < want) return { rows: kept.slice(0, limit), matches };
         want = filtered ? limit * 40 : want * 4;
       }
