@@ -177,6 +177,17 @@ describe('cairn serve (distributed)', () => {
       log += d;
     });
     const workerLog = () => log.slice(-3_000);
+    // A write that waits for "stored" gets a 503 after 30 s without a capture worker; on a loaded CI
+    // machine a cold worker can take that long to come up, so the test waits for it as an operator would.
+    await new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (log.includes('worker started')) resolve();
+      };
+      worker.stderr!.on('data', check);
+      worker.stdout!.on('data', check);
+      worker.on('exit', (code) => reject(new Error(`worker exited ${code}: ${workerLog()}`)));
+      check();
+    });
     // Two stateless API nodes over the same deployment.
     const a = await serve([], env);
     const b = await serve([], env);
@@ -185,7 +196,7 @@ describe('cairn serve (distributed)', () => {
       id: 'd1',
       text: 'kafka consumer lag alert',
     });
-    expect(stored.status).toBe(201);
+    expect(stored.status, `${JSON.stringify(stored.body)}; worker: ${workerLog()}`).toBe(201);
     expect(stored.body).toMatchObject({ durable: true, items: [{ id: 'd1', status: 'stored' }] });
     const queued = await post(`${a.url}/v1/memories?wait=queued`, {
       namespace: 'proj',
