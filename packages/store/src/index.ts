@@ -13,6 +13,12 @@ export {
   planFtsQuery,
   renderFtsQuery,
 } from './fts-query.js';
+export {
+  type CompiledFilter,
+  DEFAULT_KEY_CATALOG_OPTIONS,
+  KeyCatalog,
+  type KeyCatalogOptions,
+} from './key-catalog.js';
 export { DEFAULT_LEXICAL_OPTIONS, type LexicalOptions, LexicalSearch } from './lexical-search.js';
 export {
   MemoryStore,

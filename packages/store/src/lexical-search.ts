@@ -14,6 +14,7 @@ import {
   planFtsQuery,
   renderFtsQuery,
 } from './fts-query.js';
+import type { KeyCatalog } from './key-catalog.js';
 import { scopeToken } from './scope-token.js';
 import { StatementCache } from './statement-cache.js';
 import { Accumulator, isMatch, TermPostingsCache, type TermPostingsOptions } from './term-postings.js';
@@ -88,7 +89,15 @@ export class LexicalSearch implements LexicalLeg {
   readonly postings: TermPostingsCache;
   private readonly sums = new Accumulator();
 
-  constructor(db: Database.Database, opts: Partial<LexicalOptions> = {}) {
+  /**
+   * @param catalog When given (and serving), winners are checked against it in memory: every match is
+   * tested, so filters of any selectivity are answered from the cached postings alone.
+   */
+  constructor(
+    db: Database.Database,
+    opts: Partial<LexicalOptions> = {},
+    private readonly catalog: KeyCatalog | null = null,
+  ) {
     this.opts = withDefaults(DEFAULT_LEXICAL_OPTIONS, opts);
     this.statements = new StatementCache(db);
     this.stats = new TermStatistics(this.statements);
@@ -149,7 +158,9 @@ export class LexicalSearch implements LexicalLeg {
 
   /**
    * Sums the kept terms' cached contributions (FTS5's bm25 of a query is the sum of its terms'), then
-   * checks the best against the namespace, liveness and filters. Unfiltered: the page plus a few first,
+   * checks the best against the namespace, liveness and filters. With the key catalog, every match is
+   * tested in memory while the best are selected (a session filter still lists its few memories first).
+   * Without it, winners are checked in SQLite: unfiltered, the page plus a few first,
    * four times wider while too few pass (rows of other namespaces when the MATCH was not confined, deleted
    * or superseded rows). Filtered: a session's few memories are looked up directly; other filters widen twice,
    * then try the allowed set when it is small. Null: the filter is too selective for either, so the FTS5
@@ -162,11 +173,22 @@ export class LexicalSearch implements LexicalLeg {
     const { namespace, filters, limit } = req;
     const filtered = hasFilters(filters);
     try {
-      this.postings.accumulate(terms, this.sums);
+      const truncatedBelow = this.postings.accumulate(terms, this.sums);
       const matches = this.sums.touched;
+      // A session's memories are few and indexed: listing them beats testing every match.
       if (filtered && filters.sessions?.length) {
         const rows = this.allowedFromSums(namespace, filters, limit);
         if (rows) return { rows, matches };
+      }
+      if (this.catalog?.sync()) {
+        const f = this.catalog.compile(namespace, filters);
+        if (!f) return { rows: [], matches };
+        const catalog = this.catalog;
+        const rows = this.sums.top(limit, (key) => catalog.passes(key, f));
+        // A filter that keeps older memories may need a common term's matches the cache left out; FTS5,
+        // narrowed by the filter's facet tokens, then scores all of them.
+        if (rows.length < limit && filtered && truncatedBelow > 0) return null;
+        return { rows, matches };
       }
       // Unfiltered, nearly every winner passes: the page plus a few first, then four times wider until it
       // fills. Filtered, two rounds, then the allowed set or the FTS5 plans, rather than checking thousands

@@ -9,6 +9,7 @@ import {
 import type Database from 'better-sqlite3';
 import { EmbeddingStore } from './embedding-store.js';
 import { allowedKeys, liveFilterSql } from './filter-sql.js';
+import { KeyCatalog, type KeyCatalogOptions } from './key-catalog.js';
 import { type LexicalOptions, LexicalSearch } from './lexical-search.js';
 import { MEMORY_COLUMNS, type MemoryRow, toMemory } from './memory-row.js';
 import { MemoryWriter, type WriteResult } from './memory-writer.js';
@@ -20,6 +21,8 @@ export interface MemoryStoreOptions {
   path: string;
   readonly?: boolean;
   lexical?: Partial<LexicalOptions>;
+  /** The in-memory catalog of per-key search fields; `false` answers every filter from SQLite. */
+  catalog?: Partial<KeyCatalogOptions> | false;
 }
 
 export interface TimelineResult {
@@ -47,13 +50,15 @@ export class MemoryStore implements MemorySource {
   readonly embeddings: EmbeddingStore;
   private readonly writer: MemoryWriter | null;
   private readonly statements: StatementCache;
+  private readonly catalog: KeyCatalog | null;
 
   constructor(opts: MemoryStoreOptions) {
     this.db = openDatabase(opts.path, { readonly: opts.readonly ?? false });
-    this.lexical = new LexicalSearch(this.db, opts.lexical);
+    this.statements = new StatementCache(this.db);
+    this.catalog = opts.catalog === false ? null : new KeyCatalog(this.statements, opts.catalog);
+    this.lexical = new LexicalSearch(this.db, opts.lexical, this.catalog);
     this.embeddings = new EmbeddingStore(this.db);
     this.writer = opts.readonly ? null : new MemoryWriter(this.db);
-    this.statements = new StatementCache(this.db);
   }
 
   /** Stores a batch in one transaction; durable (against process crashes) when this returns. */
@@ -149,7 +154,11 @@ export class MemoryStore implements MemorySource {
           .prepare('SELECT key FROM memories WHERE namespace = ? AND id = ? AND deleted_at IS NULL')
           .get(namespace, id) as { key: number } | undefined;
         if (!row) return false;
-        this.db.prepare('UPDATE memories SET deleted_at = ? WHERE key = ?').run(Date.now(), row.key);
+        this.db
+          .prepare(
+            'UPDATE memories SET deleted_at = ?, meta_seq = (SELECT coalesce(max(meta_seq), 0) + 1 FROM memories) WHERE key = ?',
+          )
+          .run(Date.now(), row.key);
         this.db.prepare('DELETE FROM embeddings WHERE key = ?').run(row.key);
         return true;
       })
@@ -177,6 +186,8 @@ export class MemoryStore implements MemorySource {
   }
 
   scoringByKeys(namespace: string, keys: readonly number[]): Map<number, ScoringFields> {
+    const held = this.catalog?.scoring(namespace, keys);
+    if (held) return held;
     const out = new Map<number, ScoringFields>();
     if (keys.length === 0) return out;
     const where = liveFilterSql(namespace, {});
@@ -192,7 +203,10 @@ export class MemoryStore implements MemorySource {
 
   /** The subset of `keys` that are live memories of `namespace` passing `filters` (keys only: cheap). */
   allowedKeys(namespace: string, keys: readonly number[], filters: SearchFilters): Set<number> {
-    return allowedKeys(this.statements, namespace, keys, filters);
+    return (
+      this.catalog?.allowed(namespace, keys, filters) ??
+      allowedKeys(this.statements, namespace, keys, filters)
+    );
   }
 
   /** Keys of live memories in `namespace` passing `filters`, at most `limit`. */

@@ -36,7 +36,7 @@ export class MemoryWriter {
   private readonly updateContent: Database.Statement;
   private readonly updateMeta: Database.Statement;
   private readonly supersede: Database.Statement;
-  private readonly nextSeq: Database.Statement<[], { seq: number }>;
+  private readonly nextSeq: Database.Statement<[], { seq: number; meta: number }>;
   private readonly writeBatch: Database.Transaction<
     (batch: readonly NormalizedMemory[], now: number) => WriteResult[]
   >;
@@ -45,31 +45,41 @@ export class MemoryWriter {
     this.select = db.prepare(
       'SELECT key, ts, content_hash, fingerprint, deleted_at FROM memories WHERE namespace = ? AND id = ?',
     );
-    this.nextSeq = db.prepare('SELECT coalesce(max(change_seq), 0) AS seq FROM memories');
+    this.nextSeq = db.prepare(
+      'SELECT coalesce(max(change_seq), 0) AS seq, coalesce(max(meta_seq), 0) AS meta FROM memories',
+    );
     this.insert = db.prepare(`
       INSERT INTO memories (namespace, id, kind, title, text, parts, scope, session, agent, ts, tags, meta,
-        importance, content_hash, fingerprint, created_at, updated_at, change_seq)
+        importance, content_hash, fingerprint, created_at, updated_at, change_seq, meta_seq)
       VALUES (@namespace, @id, @kind, @title, @text, @parts, @scope, @session, @agent, @ts, @tags, @meta,
-        @importance, @contentHash, @fingerprint, @now, @now, @seq)`);
+        @importance, @contentHash, @fingerprint, @now, @now, @seq, @metaSeq)`);
     this.updateContent = db.prepare(`
       UPDATE memories SET kind = @kind, title = @title, text = @text, parts = @parts, session = @session,
         agent = @agent, ts = @ts, tags = @tags, meta = @meta, importance = @importance,
         content_hash = @contentHash, fingerprint = @fingerprint, updated_at = @now, change_seq = @seq,
-        deleted_at = NULL, scope = @scope
+        deleted_at = NULL, scope = @scope, meta_seq = @metaSeq
       WHERE key = @key`);
     this.updateMeta = db.prepare(`
       UPDATE memories SET session = @session, agent = @agent, ts = @ts, tags = @tags, meta = @meta,
         importance = @importance, fingerprint = @fingerprint, updated_at = @now, deleted_at = NULL,
-        scope = @scope
+        scope = @scope, meta_seq = @metaSeq
       WHERE key = @key`);
     this.supersede = db.prepare(
-      'UPDATE memories SET superseded_by = ? WHERE namespace = ? AND id = ? AND id <> ? AND superseded_by IS NULL',
+      `UPDATE memories SET superseded_by = ?, meta_seq = ?
+       WHERE namespace = ? AND id = ? AND id <> ? AND superseded_by IS NULL`,
     );
     this.writeBatch = db.transaction((batch: readonly NormalizedMemory[], now: number) => {
       // Sequence numbers are taken inside the write transaction, so two processes writing one file
       // still get distinct, increasing numbers.
-      let seq = this.nextSeq.get()!.seq;
-      return batch.map((m) => this.writeOne(m, now, () => ++seq));
+      let { seq, meta } = this.nextSeq.get()!;
+      return batch.map((m) =>
+        this.writeOne(
+          m,
+          now,
+          () => ++seq,
+          () => ++meta,
+        ),
+      );
     });
   }
 
@@ -78,14 +88,19 @@ export class MemoryWriter {
     return this.writeBatch.immediate(batch, now);
   }
 
-  private writeOne(m: NormalizedMemory, now: number, takeSeq: () => number): WriteResult {
+  private writeOne(
+    m: NormalizedMemory,
+    now: number,
+    takeSeq: () => number,
+    takeMetaSeq: () => number,
+  ): WriteResult {
     const existing = this.select.get(m.namespace, m.id);
     // A memory re-sent without a ts keeps the time it was first stored, so re-running a file is a no-op.
     const ts = !m.tsGiven && existing ? existing.ts : m.ts;
     const fp = fingerprint(m, ts);
     if (existing && existing.fingerprint === fp && existing.deleted_at === null) {
       // Still re-assert supersession: it is idempotent, and a re-run must restore what the file says.
-      for (const old of m.supersedes) this.supersede.run(m.id, m.namespace, old, m.id);
+      for (const old of m.supersedes) this.supersede.run(m.id, takeMetaSeq(), m.namespace, old, m.id);
       return { id: m.id, namespace: m.namespace, status: 'unchanged', key: existing.key };
     }
     const row = {
@@ -101,18 +116,18 @@ export class MemoryWriter {
     let status: WriteStatus;
     let key: number;
     if (!existing) {
-      key = Number(this.insert.run({ ...row, seq: takeSeq() }).lastInsertRowid);
+      key = Number(this.insert.run({ ...row, seq: takeSeq(), metaSeq: takeMetaSeq() }).lastInsertRowid);
       status = 'stored';
     } else {
       key = existing.key;
       if (existing.content_hash !== m.contentHash || existing.deleted_at !== null) {
-        this.updateContent.run({ ...row, key, seq: takeSeq() });
+        this.updateContent.run({ ...row, key, seq: takeSeq(), metaSeq: takeMetaSeq() });
       } else {
-        this.updateMeta.run({ ...row, key });
+        this.updateMeta.run({ ...row, key, metaSeq: takeMetaSeq() });
       }
       status = 'updated';
     }
-    for (const old of m.supersedes) this.supersede.run(m.id, m.namespace, old, m.id);
+    for (const old of m.supersedes) this.supersede.run(m.id, takeMetaSeq(), m.namespace, old, m.id);
     return { id: m.id, namespace: m.namespace, status, key };
   }
 }

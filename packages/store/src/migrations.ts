@@ -141,6 +141,18 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 4,
+    description: 'memories.meta_seq stamps every change to a row, so in-memory catalogs can follow writes',
+    up(db) {
+      db.exec(`
+        -- Set by every writer statement (insert, rewrite, metadata update, supersession, deletion) to a
+        -- number above every other row's; existing rows keep 0 and are read whole on a catalog's first load.
+        ALTER TABLE memories ADD COLUMN meta_seq INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX memories_meta_seq ON memories (meta_seq);
+      `);
+    },
+  },
 ];
 
 export function migrate(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS): number {

@@ -52,6 +52,8 @@ interface Postings {
   length: number;
   /** Every memory with a key up to this one is covered. */
   watermark: number;
+  /** Matches with keys below this one were left out (the term was over `maxPerTerm`); 0 when none were. */
+  truncatedBelow: number;
   /** The change sequence this term was last brought up to date with. */
   syncedSeq: number;
   /** Scores that replace the base entry of a key rewritten in place (NaN: it no longer matches). */
@@ -114,11 +116,16 @@ export class TermPostingsCache {
     return { terms: this.terms.size, entries: this.terms.calculatedSize };
   }
 
-  /** Adds each term's BM25 contributions into `acc`, bringing the terms up to date first. */
-  accumulate(terms: readonly TermQuery[], acc: Accumulator): void {
+  /**
+   * Adds each term's BM25 contributions into `acc`, bringing the terms up to date first. Returns the
+   * highest key below which some term's matches were left out (0: every match of every term was summed).
+   */
+  accumulate(terms: readonly TermQuery[], acc: Accumulator): number {
     this.sync();
+    let truncatedBelow = 0;
     for (const t of terms) {
       const p = this.postings(t);
+      truncatedBelow = Math.max(truncatedBelow, p.truncatedBelow);
       const { keys, scores } = p;
       for (let i = 0; i < p.length; i++) acc.add(keys[i]!, scores[i]!);
       for (const [key, score] of p.patch) {
@@ -127,6 +134,7 @@ export class TermPostingsCache {
         if (!Number.isNaN(score)) acc.add(key, score);
       }
     }
+    return truncatedBelow;
   }
 
   /**
@@ -218,6 +226,7 @@ export class TermPostingsCache {
       scores: new Float64Array(Math.max(1, rows.length)),
       length: 0,
       watermark: this.maxKey,
+      truncatedBelow: rows.length >= maxPerTerm ? rows[0]![0] : 0,
       syncedSeq: this.seq,
       patch: new Map(),
     };
@@ -295,15 +304,16 @@ export class Accumulator {
 
   /**
    * The best (lowest bm25) `n` keys touched, best first; ties go to the newer memory, so the order is
-   * deterministic; keys that no longer match are left out (see `isMatch`). A bounded heap
+   * deterministic; keys that no longer match are left out (see `isMatch`), and so are keys `accept`
+   * refuses (a filter tested in memory against every match). A bounded heap
    * keeps the n best seen so far: most keys are rejected by one comparison with its worst.
    */
-  top(n: number): Array<{ key: number; bm25: number }> {
+  top(n: number, accept?: (key: number) => boolean): Array<{ key: number; bm25: number }> {
     const heap = new TopHeap(n);
     for (let i = 0; i < this.count; i++) {
       const key = this.touchedKeys[i]!;
       const bm25 = this.sums[key]!;
-      if (isMatch(bm25)) heap.offer(key, bm25);
+      if (isMatch(bm25) && (!accept || accept(key))) heap.offer(key, bm25);
     }
     return heap.sorted();
   }

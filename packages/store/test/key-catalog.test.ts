@@ -1,0 +1,154 @@
+import type { SearchFilters } from '@cairn/core';
+import { liveFilterSql, MemoryStore } from '@cairn/store';
+import fc from 'fast-check';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mem, openTempStore, T0, type TempStore } from './helpers.js';
+
+let t: TempStore;
+beforeEach(() => {
+  t = openTempStore('cairn-catalog-');
+});
+afterEach(() => {
+  t.cleanup();
+});
+
+const DAY = 86_400_000;
+const NAMESPACES = ['a', 'b'];
+const KINDS = ['observation', 'turn', 'fact'];
+const SESSIONS = ['s1', 's2', 's3'];
+const AGENTS = ['claude', 'codex'];
+const TAGS = ['db', 'ops', 'ui'];
+
+/** What SQLite says, with the same conditions every leg used before the catalog. */
+function sqlAllowed(store: MemoryStore, namespace: string, filters: SearchFilters): number[] {
+  const where = liveFilterSql(namespace, filters);
+  return (
+    store.db
+      .prepare(`SELECT m.key FROM memories m WHERE ${where.sql} ORDER BY m.key`)
+      .pluck()
+      .all(...where.params) as number[]
+  ).sort((x, y) => x - y);
+}
+
+function allKeys(store: MemoryStore): number[] {
+  return store.db.prepare('SELECT key FROM memories ORDER BY key').pluck().all() as number[];
+}
+
+const op = fc.oneof(
+  fc.record({
+    type: fc.constant('write' as const),
+    namespace: fc.constantFrom(...NAMESPACES),
+    id: fc.integer({ min: 0, max: 11 }),
+    kind: fc.constantFrom(...KINDS),
+    session: fc.option(fc.constantFrom(...SESSIONS), { nil: undefined }),
+    agent: fc.option(fc.constantFrom(...AGENTS), { nil: undefined }),
+    tags: fc.subarray(TAGS),
+    day: fc.integer({ min: 0, max: 30 }),
+    importance: fc.double({ min: 0, max: 1, noNaN: true }),
+    text: fc.constantFrom('redis timeout', 'kafka lag', 'deploy failed'),
+    supersedes: fc.option(fc.integer({ min: 0, max: 11 }), { nil: undefined }),
+  }),
+  fc.record({
+    type: fc.constant('delete' as const),
+    namespace: fc.constantFrom(...NAMESPACES),
+    id: fc.integer({ min: 0, max: 11 }),
+  }),
+);
+
+const filters: fc.Arbitrary<SearchFilters> = fc.record(
+  {
+    kinds: fc.subarray([...KINDS, 'unknown-kind'], { minLength: 1 }),
+    sessions: fc.subarray(SESSIONS, { minLength: 1 }),
+    agents: fc.subarray(AGENTS, { minLength: 1 }),
+    tags: fc.subarray([...TAGS, 'never-used'], { minLength: 1 }),
+    since: fc.integer({ min: 0, max: 30 }).map((d) => T0 + d * DAY),
+    until: fc.integer({ min: 0, max: 31 }).map((d) => T0 + d * DAY),
+  },
+  { requiredKeys: [] },
+);
+
+describe('KeyCatalog: per-key search fields held in memory', () => {
+  it('agrees with SQLite on every filter after any interleaving of writes, rewrites, supersessions and deletes, made through another connection', () => {
+    // The writer is a second connection, as a `cairn worker` or the primary of `serve --processes` is.
+    const writer = new MemoryStore({ path: t.path });
+    try {
+      fc.assert(
+        fc.property(fc.array(fc.array(op, { maxLength: 6 }), { maxLength: 6 }), filters, (rounds, f) => {
+          for (const ops of rounds) {
+            for (const o of ops) {
+              if (o.type === 'delete') writer.delete(o.namespace, `m${o.id}`);
+              else
+                writer.write([
+                  mem({
+                    namespace: o.namespace,
+                    id: `m${o.id}`,
+                    kind: o.kind,
+                    session: o.session,
+                    agent: o.agent,
+                    tags: o.tags,
+                    ts: T0 + o.day * DAY,
+                    importance: o.importance,
+                    text: o.text,
+                    supersedes: o.supersedes === undefined ? [] : [`m${o.supersedes}`],
+                  }),
+                ]);
+            }
+            // The reader's catalog is consulted between rounds, so it must follow each round's changes.
+            const keys = allKeys(t.store);
+            for (const ns of [...NAMESPACES, 'unknown-ns']) {
+              const got = [...t.store.allowedKeys(ns, keys, f)].sort((x, y) => x - y);
+              expect(got).toEqual(sqlAllowed(t.store, ns, f));
+              const scoring = t.store.scoringByKeys(ns, keys);
+              const live = sqlAllowed(t.store, ns, {});
+              expect([...scoring.keys()].sort((x, y) => x - y)).toEqual(live);
+              for (const key of live) {
+                const row = t.store.db
+                  .prepare('SELECT id, ts, importance FROM memories WHERE key = ?')
+                  .get(key) as { id: string; ts: number; importance: number };
+                expect(scoring.get(key)).toEqual({ key, ...row });
+              }
+            }
+          }
+        }),
+        { numRuns: 40 },
+      );
+    } finally {
+      writer.close();
+    }
+  });
+
+  it('reflects a metadata-only update (same text, new ts, importance and tags) at once', () => {
+    t.store.write([mem({ id: 'x', text: 'same words', ts: T0, importance: 0.2, tags: ['db'] })]);
+    const [key] = allKeys(t.store);
+    expect([...t.store.allowedKeys('ns', [key!], { tags: ['db'] })]).toEqual([key]);
+    t.store.write([mem({ id: 'x', text: 'same words', ts: T0 + DAY, importance: 0.9, tags: ['ops'] })]);
+    expect([...t.store.allowedKeys('ns', [key!], { tags: ['db'] })]).toEqual([]);
+    expect([...t.store.allowedKeys('ns', [key!], { tags: ['ops'], since: T0 + DAY })]).toEqual([key]);
+    expect(t.store.scoringByKeys('ns', [key!]).get(key!)).toEqual({
+      key,
+      id: 'x',
+      ts: T0 + DAY,
+      importance: 0.9,
+    });
+  });
+
+  it('turns itself off past maxKeys and leaves every answer to SQLite, unchanged', () => {
+    const small = new MemoryStore({ path: t.path, catalog: { maxKeys: 3 } });
+    try {
+      small.write(
+        ['a', 'b', 'c', 'd', 'e'].map((id, i) => mem({ id, text: `note ${id}`, ts: T0 + i * DAY })),
+      );
+      small.delete('ns', 'b');
+      const keys = allKeys(small);
+      const f = { since: T0 + DAY };
+      expect([...small.allowedKeys('ns', keys, f)].sort((x, y) => x - y)).toEqual(sqlAllowed(small, 'ns', f));
+      expect([...small.scoringByKeys('ns', keys).keys()].sort((x, y) => x - y)).toEqual(
+        sqlAllowed(small, 'ns', {}),
+      );
+      const hits = small.lexical.searchLexical({ namespace: 'ns', query: 'note', filters: f, limit: 10 });
+      expect(hits.candidates.map((c) => c.key).sort((x, y) => x - y)).toEqual(sqlAllowed(small, 'ns', f));
+    } finally {
+      small.close();
+    }
+  });
+});
