@@ -118,7 +118,13 @@ export class CairnEngine {
       { embedBatchSize: opts.embedBatchSize },
     );
     const refreshEvery = opts.refreshIntervalMs ?? 1_000;
-    if (refreshEvery > 0) this.every(refreshEvery, () => this.refresh());
+    if (refreshEvery > 0) {
+      this.every(refreshEvery, () => this.refresh());
+      // A long-lived process: load the key catalog without stalling the first searches.
+      this.store.warmCatalog().catch((err: Error) => {
+        this.log('warn', 'key catalog load failed; filters are answered from SQLite', { error: err.message });
+      });
+    }
     if (!this.external) {
       const every = opts.persistIntervalMs ?? 30_000;
       if (every > 0 && embedder) this.every(every, () => void this.serving.vectors?.flush());

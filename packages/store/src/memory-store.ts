@@ -261,7 +261,16 @@ export class MemoryStore implements MemorySource {
     }
   }
 
+  /**
+   * Loads the in-memory key catalog in the background (a long-lived process calls this once at start);
+   * searches are answered from SQLite until it is done. Without it the first search loads it at once.
+   */
+  warmCatalog(): Promise<void> {
+    return this.catalog?.warm() ?? Promise.resolve();
+  }
+
   close(): void {
+    this.catalog?.stop();
     if (this.db.open) {
       if (!this.db.readonly) this.db.pragma('optimize');
       this.db.close();

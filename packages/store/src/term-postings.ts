@@ -313,7 +313,8 @@ export class Accumulator {
     for (let i = 0; i < this.count; i++) {
       const key = this.touchedKeys[i]!;
       const bm25 = this.sums[key]!;
-      if (isMatch(bm25) && (!accept || accept(key))) heap.offer(key, bm25);
+      // The filter is tested only for keys good enough to enter the heap: once it is full, most are not.
+      if (isMatch(bm25) && heap.admits(key, bm25) && (!accept || accept(key))) heap.offer(key, bm25);
     }
     return heap.sorted();
   }
@@ -351,6 +352,12 @@ class TopHeap {
   constructor(private readonly capacity: number) {
     this.keys = new Float64Array(Math.max(1, capacity));
     this.scores = new Float64Array(Math.max(1, capacity));
+  }
+
+  /** Whether `offer` would keep this entry. */
+  admits(key: number, score: number): boolean {
+    if (this.size < this.capacity) return true;
+    return this.capacity > 0 && this.worse(this.scores[0]!, this.keys[0]!, score, key);
   }
 
   offer(key: number, score: number): void {

@@ -1,5 +1,5 @@
 import type { SearchFilters } from '@cairn/core';
-import { liveFilterSql, MemoryStore } from '@cairn/store';
+import { KeyCatalog, liveFilterSql, MemoryStore, StatementCache } from '@cairn/store';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mem, openTempStore, T0, type TempStore } from './helpers.js';
@@ -130,6 +130,25 @@ describe('KeyCatalog: per-key search fields held in memory', () => {
       ts: T0 + DAY,
       importance: 0.9,
     });
+  });
+
+  it('loads in the background, answering nothing until done, and then includes rows written meanwhile', async () => {
+    t.store.write(
+      Array.from({ length: 9 }, (_, i) => mem({ id: `m${i}`, text: `note ${i}`, ts: T0 + i * DAY })),
+    );
+    const catalog = new KeyCatalog(new StatementCache(t.store.db));
+    const loading = catalog.warm(2);
+    // Loading: callers fall back to SQLite.
+    expect(catalog.allowed('ns', allKeys(t.store), {})).toBeNull();
+    t.store.write([mem({ id: 'late', text: 'written while loading', ts: T0 })]);
+    t.store.delete('ns', 'm1');
+    t.store.write([mem({ id: 'm8', text: 'note 8', ts: T0 + 30 * DAY })]);
+    await loading;
+    for (const f of [{}, { since: T0 + 20 * DAY }, { until: T0 + DAY }]) {
+      expect([...catalog.allowed('ns', allKeys(t.store), f)!].sort((x, y) => x - y)).toEqual(
+        sqlAllowed(t.store, 'ns', f),
+      );
+    }
   });
 
   it('turns itself off past maxKeys and leaves every answer to SQLite, unchanged', () => {

@@ -20,6 +20,7 @@ import {
   type VectorLegResult,
   withDefaults,
 } from '@cairn/core';
+import { LRUCache } from 'lru-cache';
 import type { Index } from 'usearch';
 import { ExactMatrix } from './exact-matrix.js';
 import {
@@ -50,6 +51,13 @@ export interface VectorIndexOptions {
   mergeThreshold?: number;
   /** On load, more than this many vectors newer than the saved file trigger a full rebuild. @defaultValue 50_000 */
   maxCatchUp?: number;
+  /**
+   * Vectors of graph namespaces kept in memory after being read from SQLite for near-duplicate checks,
+   * MMR and exact scans of a filter's few memories (the graph holds only quantised copies). The head of a
+   * popular result is read again and again; a new vector for a key replaces the cached one when applied.
+   * About `4 × dimensions` bytes each. @defaultValue 8_192
+   */
+  vectorCacheEntries?: number;
   /**
    * When a namespace's index is being (re)built, `true` makes searches wait for it and `false` makes them
    * answer `unavailable` at once so the router serves lexical-only, flagged degraded. @defaultValue false
@@ -152,6 +160,8 @@ const COLLECT_CHUNK = 5_000;
 export class VectorIndexManager implements VectorLeg {
   readonly space: EmbeddingSpace;
   private readonly slots = new Map<string, Slot>();
+  /** Stored vectors by key, read from SQLite for graph namespaces (see `vectorCacheEntries`). */
+  private readonly vectorCache: LRUCache<number, Float32Array> | null;
   private readonly opts: Required<Omit<VectorIndexOptions, 'hnsw' | 'log'>> & {
     hnsw: HnswParams;
     log: LogFn;
@@ -166,6 +176,7 @@ export class VectorIndexManager implements VectorLeg {
           exactThreshold: 5_000,
           mergeThreshold: 4_096,
           maxCatchUp: 50_000,
+          vectorCacheEntries: 8_192,
           waitForBuild: false,
           role: 'writer' as 'writer' | 'reader',
         },
@@ -178,6 +189,8 @@ export class VectorIndexManager implements VectorLeg {
       hnsw: withDefaults(DEFAULT_HNSW_PARAMS, opts.hnsw),
       log: opts.log ?? (() => {}),
     };
+    this.vectorCache =
+      this.opts.vectorCacheEntries > 0 ? new LRUCache({ max: this.opts.vectorCacheEntries }) : null;
     mkdirSync(this.spaceDir(), { recursive: true });
   }
 
@@ -261,12 +274,32 @@ export class VectorIndexManager implements VectorLeg {
   /** Exact top-`limit` over the stored vectors of just these keys (a filter's small allowed set). */
   private exactOver(namespace: string, keys: readonly number[], vector: Float32Array, limit: number) {
     const matrix = new ExactMatrix(this.space.dimensions, keys.length);
-    for (const [k, v] of this.opts.embeddings.byKeys(this.space.id, namespace, keys)) matrix.upsert(k, v);
+    for (const [k, v] of this.vectorsFor(namespace, keys)) matrix.upsert(k, v);
     return matrix.search(vector, limit);
   }
 
+  /**
+   * The stored vectors of `keys` in `namespace` (keys without one are left out). A loaded exact matrix or
+   * delta already holds them; the rest come from the cache, then SQLite.
+   */
   vectorsFor(namespace: string, keys: readonly number[]): Map<number, Float32Array> {
-    return this.opts.embeddings.byKeys(this.space.id, namespace, keys);
+    const ready = this.slots.get(namespace)?.ready;
+    if (!ready) return this.opts.embeddings.byKeys(this.space.id, namespace, keys);
+    const out = new Map<number, Float32Array>();
+    const missing: number[] = [];
+    const held = ready.kind === 'exact' ? ready.matrix : ready.delta;
+    for (const key of keys) {
+      const v = held.get(key) ?? this.vectorCache?.get(key);
+      if (v) out.set(key, v);
+      else missing.push(key);
+    }
+    if (missing.length === 0) return out;
+    for (const [key, v] of this.opts.embeddings.byKeys(this.space.id, namespace, missing)) {
+      out.set(key, v);
+      // Only graph vectors are cached: an exact namespace's are all in its matrix already.
+      if (ready.kind === 'hnsw') this.vectorCache?.set(key, v);
+    }
+    return out;
   }
 
   /**
@@ -275,6 +308,7 @@ export class VectorIndexManager implements VectorLeg {
    */
   apply(entries: ReadonlyArray<{ namespace: string; key: number; seq: number; vector: Float32Array }>): void {
     for (const e of entries) {
+      this.vectorCache?.delete(e.key);
       const slot = this.slots.get(e.namespace);
       const ready = slot?.ready;
       if (!ready || e.seq <= ready.watermark) continue;
@@ -321,6 +355,8 @@ export class VectorIndexManager implements VectorLeg {
         const loaded = this.tryLoadFile(namespace, true);
         if (loaded) {
           slot.ready = loaded;
+          // Which vectors the writer changed since is not known here: none of the cached ones is trusted.
+          this.vectorCache?.clear();
           continue;
         }
       }
@@ -391,6 +427,7 @@ export class VectorIndexManager implements VectorLeg {
   }
 
   private applyOne(ready: Ready, key: number, seq: number, vector: Float32Array): void {
+    this.vectorCache?.delete(key);
     if (ready.kind === 'exact') ready.matrix.upsert(key, vector);
     else {
       if (!ready.delta.has(key) && !ready.graph.contains(BigInt(key))) ready.fresh += 1;

@@ -226,6 +226,30 @@ describe('VectorIndexManager: HNSW mode', () => {
     expect(m.status('big').size).toBe(N);
   });
 
+  it('hands out the new vector of a re-embedded memory, whichever process read the old one first', async () => {
+    const writer = fx.manager({ exactThreshold: 10 });
+    await writer.warm('big');
+    const reader = fx.manager({ exactThreshold: 10, role: 'reader' });
+    await reader.warm('big');
+    // Both read (and cache) the old vector for the page's near-duplicate check.
+    for (const m of [writer, reader])
+      expect(cosineOf(m.vectorsFor('big', [keys[7]!]).get(keys[7]!)!, vectors[7]!)).toBeCloseTo(1, 5);
+    const moved = randomUnitVectors(1, DIMS, 45)[0]!;
+    fx.store.write([normalizeMemory({ namespace: 'big', id: 'm7', text: 'rewritten again' }, T0)]);
+    const [p] = fx.store.embeddings.pending(fx.space.id, 10);
+    writer.apply(fx.store.embeddings.put(fx.space, [{ memory: p!, vector: moved }], p!.changeSeq));
+    expect(cosineOf(writer.vectorsFor('big', [keys[7]!]).get(keys[7]!)!, moved)).toBeCloseTo(1, 5);
+    // Merged into a new graph, the vector leaves the in-memory delta: it must not come back from the cache.
+    await writer.flush();
+    expect(cosineOf(writer.vectorsFor('big', [keys[7]!]).get(keys[7]!)!, moved)).toBeCloseTo(1, 5);
+    // A reader learns of it on its next refresh, as its graph does.
+    reader.refresh();
+    expect(cosineOf(reader.vectorsFor('big', [keys[7]!]).get(keys[7]!)!, moved)).toBeCloseTo(1, 5);
+    // Keys with no stored vector are left out, cached or not.
+    expect([...writer.vectorsFor('big', [keys[3]!, 999_999]).keys()]).toEqual([keys[3]]);
+    await reader.close();
+  });
+
   it('rebuilds a deleted index file from SQLite embeddings, and logs the rebuild', async () => {
     const m1 = fx.manager({ exactThreshold: 10 });
     await m1.warm('big');
