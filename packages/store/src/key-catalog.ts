@@ -38,11 +38,12 @@ type Row = [
   importance: number,
   tags: string,
   live: number,
+  stamp: number,
 ];
 
 const COLUMNS =
   'key, namespace, id, kind, session, agent, ts, importance, tags, ' +
-  '(superseded_by IS NULL AND deleted_at IS NULL) AS live';
+  '(superseded_by IS NULL AND deleted_at IS NULL) AS live, meta_seq';
 
 /**
  * What every search asks of each candidate, held in memory by key: its namespace, whether it is live, its
@@ -60,6 +61,8 @@ export class KeyCatalog {
   /** Interned namespace id + 1 while the memory is live; 0 when it is absent, superseded or deleted. */
   private live = new Int32Array(0);
   private ts = new Float64Array(0);
+  /** The row's `meta_seq` when last applied. */
+  private stamp = new Float64Array(0);
   private importance = new Float64Array(0);
   private kind = new Int32Array(0);
   /** Interned session / agent; 0 when the memory has none. */
@@ -210,6 +213,11 @@ export class KeyCatalog {
     return out;
   }
 
+  /** The `meta_seq` the row had when the catalog last read it (call after `sync`). */
+  stampOf(key: number): number {
+    return key < this.stamp.length ? this.stamp[key]! : -1;
+  }
+
   /** Scoring fields of the live memories of `namespace` among `keys`; null when off. */
   scoring(namespace: string, keys: readonly number[]): Map<number, ScoringFields> | null {
     if (!this.sync()) return null;
@@ -223,8 +231,9 @@ export class KeyCatalog {
     return out;
   }
 
-  private apply([k, namespace, id, kind, session, agent, ts, importance, tags, live]: Row): void {
+  private apply([k, namespace, id, kind, session, agent, ts, importance, tags, live, stamp]: Row): void {
     if (k >= this.live.length) this.ensure(k);
+    this.stamp[k] = stamp;
     this.live[k] = live ? this.intern(namespace) + 1 : 0;
     this.ts[k] = ts;
     this.importance[k] = importance;
@@ -257,6 +266,7 @@ export class KeyCatalog {
     };
     this.live = grow(this.live, (n) => new Int32Array(n));
     this.ts = grow(this.ts, (n) => new Float64Array(n));
+    this.stamp = grow(this.stamp, (n) => new Float64Array(n));
     this.importance = grow(this.importance, (n) => new Float64Array(n));
     this.kind = grow(this.kind, (n) => new Int32Array(n));
     this.session = grow(this.session, (n) => new Int32Array(n));

@@ -7,6 +7,7 @@ import {
   type SearchFilters,
 } from '@cairn/core';
 import type Database from 'better-sqlite3';
+import { LRUCache } from 'lru-cache';
 import { EmbeddingStore } from './embedding-store.js';
 import { allowedKeys, liveFilterSql } from './filter-sql.js';
 import { KeyCatalog, type KeyCatalogOptions } from './key-catalog.js';
@@ -51,6 +52,8 @@ export class MemoryStore implements MemorySource {
   private readonly writer: MemoryWriter | null;
   private readonly statements: StatementCache;
   private readonly catalog: KeyCatalog | null;
+  /** Records read for search pages, with the `meta_seq` they were read at. */
+  private readonly records = new LRUCache<number, { stamp: number; memory: KeyedMemory }>({ max: 4_096 });
 
   constructor(opts: MemoryStoreOptions) {
     this.db = openDatabase(opts.path, { readonly: opts.readonly ?? false });
@@ -82,17 +85,24 @@ export class MemoryStore implements MemorySource {
       if (row) found.set(id, toMemory(row));
     }
     if ((opts.touch ?? true) && found.size > 0 && this.writer) {
+      // Stamped like every other change, so cached records (see liveByKeys) never show an old count.
       const touch = this.db.prepare(
-        'UPDATE memories SET access_count = access_count + 1, last_accessed = ? WHERE key = ?',
+        'UPDATE memories SET access_count = access_count + 1, last_accessed = ?, meta_seq = ? WHERE key = ?',
       );
       const now = Date.now();
-      this.db.transaction(() => {
-        for (const m of found.values()) {
-          touch.run(now, m.key);
-          m.accessCount += 1;
-          m.lastAccessed = now;
-        }
-      })();
+      this.db
+        .transaction(() => {
+          let stamp = this.db
+            .prepare('SELECT coalesce(max(meta_seq), 0) FROM memories')
+            .pluck()
+            .get() as number;
+          for (const m of found.values()) {
+            touch.run(now, ++stamp, m.key);
+            m.accessCount += 1;
+            m.lastAccessed = now;
+          }
+        })
+        .immediate();
     }
     return {
       memories: ids.filter((id) => found.has(id)).map((id) => found.get(id)!),
@@ -166,8 +176,37 @@ export class MemoryStore implements MemorySource {
     return res;
   }
 
+  /**
+   * Full records of the live memories of `namespace` among `keys` (a search's page). Records are cached
+   * with the `meta_seq` they were read at and served while the key catalog says the row is unchanged, so
+   * a popular page costs no row reads (rows are wide: text, parts and facets).
+   */
   liveByKeys(namespace: string, keys: readonly number[]): Map<number, KeyedMemory> {
-    return this.filterKeys(namespace, keys, {});
+    const catalog = this.catalog;
+    if (!catalog?.sync()) return this.filterKeys(namespace, keys, {});
+    const out = new Map<number, KeyedMemory>();
+    const missing: number[] = [];
+    const live = catalog.allowed(namespace, keys, {})!;
+    for (const key of keys) {
+      if (!live.has(key)) continue;
+      const hit = this.records.get(key);
+      if (hit && hit.stamp === catalog.stampOf(key)) out.set(key, copyMemory(hit.memory));
+      else missing.push(key);
+    }
+    if (missing.length === 0) return out;
+    const where = liveFilterSql(namespace, {});
+    const rows = this.statements
+      .get(
+        `SELECT ${MEMORY_COLUMNS}, m.meta_seq AS stamp FROM memories m WHERE m.key IN (SELECT value FROM json_each(?))
+           AND ${where.sql}`,
+      )
+      .all(JSON.stringify(missing), ...where.params) as Array<MemoryRow & { stamp: number }>;
+    for (const r of rows) {
+      const memory = toMemory(r);
+      this.records.set(r.key, { stamp: r.stamp, memory });
+      out.set(r.key, copyMemory(memory));
+    }
+    return out;
   }
 
   /** Live memories among `keys` that belong to `namespace` and pass `filters`. */
@@ -276,4 +315,9 @@ export class MemoryStore implements MemorySource {
       this.db.close();
     }
   }
+}
+
+/** A copy a caller may change without changing the cached record. */
+function copyMemory(m: KeyedMemory): KeyedMemory {
+  return { ...m, tags: [...m.tags], meta: { ...m.meta } };
 }

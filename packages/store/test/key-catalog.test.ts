@@ -132,6 +132,30 @@ describe('KeyCatalog: per-key search fields held in memory', () => {
     });
   });
 
+  it('serves cached page records only while their rows are unchanged, whichever connection changed them', () => {
+    const other = new MemoryStore({ path: t.path });
+    try {
+      t.store.write([mem({ id: 'p', text: 'first words', tags: ['db'], ts: T0 })]);
+      const [key] = allKeys(t.store);
+      const page = () => t.store.liveByKeys('ns', [key!]).get(key!);
+      expect(page()).toMatchObject({ text: 'first words', tags: ['db'], accessCount: 0 });
+      // A caller changing what it got does not change the cache.
+      page()!.tags.push('mutated');
+      expect(page()!.tags).toEqual(['db']);
+      other.write([mem({ id: 'p', text: 'second words', tags: ['ops'], ts: T0 })]);
+      expect(page()).toMatchObject({ text: 'second words', tags: ['ops'] });
+      other.get('ns', ['p']);
+      expect(page()).toMatchObject({ accessCount: 1 });
+      other.write([mem({ id: 'p', text: 'second words', tags: ['ops'], ts: T0 + DAY, importance: 0.9 })]);
+      expect(page()).toMatchObject({ ts: T0 + DAY, importance: 0.9 });
+      other.delete('ns', 'p');
+      expect(page()).toBeUndefined();
+      expect(t.store.liveByKeys('other-ns', [key!]).size).toBe(0);
+    } finally {
+      other.close();
+    }
+  });
+
   it('loads in the background, answering nothing until done, and then includes rows written meanwhile', async () => {
     t.store.write(
       Array.from({ length: 9 }, (_, i) => mem({ id: `m${i}`, text: `note ${i}`, ts: T0 + i * DAY })),

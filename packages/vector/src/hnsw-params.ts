@@ -2,9 +2,14 @@
 export interface HnswParams {
   /** Edges per node (M). Higher improves recall and memory. @defaultValue 16 */
   connectivity: number;
-  /** Beam width while inserting (efConstruction). 64 builds ~1.7× faster than 128 at 768-d for ~0.02 less recall@10. @defaultValue 64 */
+  /**
+   * Beam width while inserting (efConstruction). A better graph is cheaper to search: at 100k × 768-d
+   * (hashed vectors, i8, k 68), 128 instead of 64 took recall@10 from 0.84 at ef 128 to 0.89 at ef 64,
+   * with searches ~1.4× faster, for builds and merges ~2× slower (they run off the serving thread);
+   * 192 reached 0.93 for builds ~3× slower (bench/RESULTS.md, `bench/dist/hnsw-tuning.js`). @defaultValue 128
+   */
   expansionAdd: number;
-  /** Beam width while searching (ef). @defaultValue 128 */
+  /** Beam width while searching (ef); usearch widens it to k when k is larger. @defaultValue 64 */
   expansionSearch: number;
   /**
    * How vectors are stored in the graph. Vectors are L2-normalised, so i8 (each component × 127) loses
@@ -24,8 +29,8 @@ export const BYTES_PER_SCALAR: Readonly<Record<HnswParams['quantization'], numbe
 
 export const DEFAULT_HNSW_PARAMS: Readonly<HnswParams> = Object.freeze({
   connectivity: 16,
-  expansionAdd: 64,
-  expansionSearch: 128,
+  expansionAdd: 128,
+  expansionSearch: 64,
   quantization: 'i8',
 });
 

@@ -1,0 +1,118 @@
+// HNSW tuning: builds graphs of one namespace's stored vectors with several quantisations and construction
+// beams, and reports search time and recall against an exact scan at several search beams, all in one run
+// on the same vectors and queries (the speed benchmark's unfiltered query mix, embedded as the router does).
+// Usage: pnpm build && node bench/dist/hnsw-tuning.js --data-dir DIR [--configs i8:64,i8:128,f16:64]
+//          [--efs 64,80,96,128] [--k 68] [--queries 400] [--namespace acme/platform]
+// DIR is a data folder built by the API benchmark (`node bench/dist/api.js --data-dir DIR`).
+import os from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { HashingEmbedder } from '@cairn/embed';
+import { blobToVector, MemoryStore } from '@cairn/store';
+import { createHnswIndex, DEFAULT_HNSW_PARAMS, type HnswParams } from '@cairn/vector';
+import { generateCorpus } from './synthetic-corpus.js';
+import { makeQueries } from './synthetic-queries.js';
+
+const { values } = parseArgs({
+  options: {
+    'data-dir': { type: 'string' },
+    configs: { type: 'string', default: 'i8:64,i8:128,f16:64' },
+    efs: { type: 'string', default: '64,80,96,128' },
+    k: { type: 'string', default: '68' },
+    queries: { type: 'string', default: '400' },
+    namespace: { type: 'string', default: 'acme/platform' },
+    repeats: { type: 'string', default: '3' },
+  },
+});
+if (!values['data-dir']) throw new Error('--data-dir is required (a folder built by bench/dist/api.js)');
+const dataDir = resolve(values['data-dir']);
+const K = Number(values.k);
+const repeats = Number(values.repeats);
+const log = (msg: string) => process.stderr.write(`[hnsw] ${msg}\n`);
+
+const store = new MemoryStore({ path: join(dataDir, 'cairn.db'), readonly: true });
+const rows = store.db
+  .prepare('SELECT key, vector FROM embeddings WHERE namespace = ? ORDER BY key')
+  .raw()
+  .all(values.namespace) as Array<[number, Buffer]>;
+const n = rows.length;
+const embedder = new HashingEmbedder();
+const d = embedder.dimensions;
+const keys = new BigUint64Array(n);
+const vectors = new Float32Array(n * d);
+rows.forEach(([key, blob], i) => {
+  keys[i] = BigInt(key);
+  vectors.set(blobToVector(blob), i * d);
+});
+log(`${n} vectors of ${values.namespace}, ${d}-d`);
+
+// The corpus is regenerated only for its query mix; the API benchmark built DIR from the same seed.
+const corpus = generateCorpus({ mainDocs: n, seed: 42 });
+const queries = makeQueries(corpus, Number(values.queries), 43).filter((q) => !q.filters);
+const queryVectors = await Promise.all(
+  queries.map((q) =>
+    embedder.embedWeighted(q.query, store.lexical.termIdf(values.namespace, embedder.weightableTerms(q.query))),
+  ),
+);
+
+// Exact top-K by cosine (vectors are L2-normalised, so a dot product).
+const truth = queryVectors.map((q) => {
+  const scores = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    let s = 0;
+    const o = i * d;
+    for (let j = 0; j < d; j++) s += q[j]! * vectors[o + j]!;
+    scores[i] = s;
+  }
+  return [...scores.keys()]
+    .sort((a, b) => scores[b]! - scores[a]!)
+    .slice(0, K)
+    .map((i) => keys[i]!);
+});
+log(`exact top-${K} of ${queries.length} queries done`);
+
+const results: string[] = [];
+for (const config of values.configs.split(',')) {
+  const [quantization, efc] = config.split(':') as [HnswParams['quantization'], string];
+  const params: HnswParams = { ...DEFAULT_HNSW_PARAMS, quantization, expansionAdd: Number(efc) };
+  const t0 = performance.now();
+  const built = createHnswIndex(d, params);
+  // One thread, as addInChunks does (usearch 2.26's threaded add loses nodes).
+  for (let i = 0; i < n; i += 8192) {
+    const end = Math.min(n, i + 8192);
+    built.add(keys.slice(i, end), vectors.slice(i * d, end * d), 1);
+  }
+  const buildS = (performance.now() - t0) / 1000;
+  const path = join(os.tmpdir(), `cairn-hnsw-tuning-${process.pid}-${quantization}-${efc}.usearch`);
+  built.save(path);
+  for (const ef of values.efs.split(',').map(Number)) {
+    const index = createHnswIndex(d, { ...params, expansionSearch: ef });
+    index.view(path);
+    let recall10 = 0;
+    let recallK = 0;
+    let ms = 0;
+    for (let r = 0; r < repeats; r++) {
+      queryVectors.forEach((q, qi) => {
+        const t = performance.now();
+        const found = index.search(q, K, 1);
+        ms += performance.now() - t;
+        if (r > 0) return;
+        const got = new Set(found.keys);
+        recall10 += truth[qi]!.slice(0, 10).filter((k) => got.has(k)).length / 10;
+        recallK += truth[qi]!.filter((k) => got.has(k)).length / K;
+      });
+    }
+    const row = `| ${quantization} | ${efc} | ${ef} | ${buildS.toFixed(1)} | ${(ms / (repeats * queryVectors.length)).toFixed(3)} | ${(recall10 / queryVectors.length).toFixed(3)} | ${(recallK / queryVectors.length).toFixed(3)} |`;
+    log(row);
+    results.push(row);
+  }
+}
+store.close();
+console.log(
+  `## HNSW tuning: ${n.toLocaleString('en')} × ${d}-d, k ${K}, ${queryVectors.length} queries\n\n` +
+    `- **Date:** ${new Date().toISOString()} · **Command:** \`node bench/dist/hnsw-tuning.js ${process.argv.slice(2).join(' ')}\`\n` +
+    `- **Machine:** ${os.cpus()[0]?.model}, ${os.cpus().length} cores, Node ${process.version}\n\n` +
+    '| quantization | expansionAdd (efC) | expansionSearch (ef) | build (s, 1 thread) | search (ms) | recall@10 | recall@k |\n' +
+    '|---|---:|---:|---:|---:|---:|---:|\n' +
+    results.join('\n'),
+);
