@@ -51,7 +51,10 @@ const corpus = generateCorpus({ mainDocs: n, seed: 42 });
 const queries = makeQueries(corpus, Number(values.queries), 43).filter((q) => !q.filters);
 const queryVectors = await Promise.all(
   queries.map((q) =>
-    embedder.embedWeighted(q.query, store.lexical.termIdf(values.namespace, embedder.weightableTerms(q.query))),
+    embedder.embedWeighted(
+      q.query,
+      store.lexical.termIdf(values.namespace, embedder.weightableTerms(q.query)),
+    ),
   ),
 );
 

@@ -213,9 +213,12 @@ export class VectorIndexManager implements VectorLeg {
     const f = req.filters;
     const unindexed = Boolean(f.kinds?.length || f.agents?.length || f.tags?.length);
     const timeOnly = (f.since !== undefined || f.until !== undefined) && !unindexed;
+    // Whether the filter is already known to pass more memories than an exact scan takes.
+    let manyPass = false;
     if ((f.sessions?.length || timeOnly) && idx.kind === 'hnsw') {
       const keys = this.opts.keys.keysMatching(req.namespace, req.filters, MAX_EXACT_FILTERED + 1);
-      if (keys.length <= MAX_EXACT_FILTERED) {
+      manyPass = keys.length > MAX_EXACT_FILTERED;
+      if (!manyPass) {
         const hits = this.exactOver(req.namespace, keys, req.vector, req.limit);
         return { status: 'ok', candidates: hits.map((h, i) => ({ ...h, rank: i + 1 })), exact: true };
       }
@@ -247,8 +250,10 @@ export class VectorIndexManager implements VectorLeg {
     if (filtered && allowed.size < enough && fetch < size) {
       // The filter removed too much of the top list. A small allowed set is scanned exactly; otherwise a
       // much wider approximate search usually finds enough (HNSW cost grows slowly with k).
-      const keys = this.opts.keys.keysMatching(req.namespace, req.filters, MAX_EXACT_FILTERED + 1);
-      if (keys.length <= MAX_EXACT_FILTERED) {
+      const keys = manyPass
+        ? []
+        : this.opts.keys.keysMatching(req.namespace, req.filters, MAX_EXACT_FILTERED + 1);
+      if (!manyPass && keys.length <= MAX_EXACT_FILTERED) {
         raw = this.exactOver(req.namespace, keys, req.vector, req.limit);
         allowed = new Set(raw.map((r) => r.key));
         exact = true;
