@@ -206,6 +206,11 @@ export class KeyCatalog {
   /** The subset of `keys` that are live memories of `namespace` passing `filters`; null when off. */
   allowed(namespace: string, keys: readonly number[], filters: SearchFilters): Set<number> | null {
     if (!this.sync()) return null;
+    return this.allowedAsOfLastSync(namespace, keys, filters);
+  }
+
+  /** As `allowed`, without bringing the catalog up to date first (the caller just did). */
+  allowedAsOfLastSync(namespace: string, keys: readonly number[], filters: SearchFilters): Set<number> {
     const out = new Set<number>();
     const f = this.compile(namespace, filters);
     if (!f) return out;
@@ -216,6 +221,30 @@ export class KeyCatalog {
   /** The `meta_seq` the row had when the catalog last read it (call after `sync`). */
   stampOf(key: number): number {
     return key < this.stamp.length ? this.stamp[key]! : -1;
+  }
+
+  /**
+   * The share of the namespace's live memories passing `filters`, from keys probed evenly over the whole
+   * key range (time filters follow the key order, so the probes must span it); null when the catalog is
+   * off or fewer than 64 probes landed in the namespace (a small namespace among large ones).
+   */
+  passRate(namespace: string, filters: SearchFilters, probes = 4_096): number | null {
+    if (!this.sync()) return null;
+    const f = this.compile(namespace, filters);
+    const ns = this.strings.get(namespace);
+    if (ns === undefined) return null;
+    if (!f) return 0;
+    const n = this.live.length;
+    const count = Math.min(n, probes);
+    let inNamespace = 0;
+    let passing = 0;
+    for (let i = 0; i < count; i++) {
+      const key = Math.floor((i * n) / count);
+      if (this.live[key] !== ns + 1) continue;
+      inNamespace++;
+      if (this.passes(key, f)) passing++;
+    }
+    return inNamespace >= 64 ? passing / inNamespace : null;
   }
 
   /** Scoring fields of the live memories of `namespace` among `keys`; null when off. */

@@ -186,7 +186,7 @@ export class MemoryStore implements MemorySource {
     if (!catalog?.sync()) return this.filterKeys(namespace, keys, {});
     const out = new Map<number, KeyedMemory>();
     const missing: number[] = [];
-    const live = catalog.allowed(namespace, keys, {})!;
+    const live = catalog.allowedAsOfLastSync(namespace, keys, {});
     for (const key of keys) {
       if (!live.has(key)) continue;
       const hit = this.records.get(key);
@@ -246,6 +246,11 @@ export class MemoryStore implements MemorySource {
       this.catalog?.allowed(namespace, keys, filters) ??
       allowedKeys(this.statements, namespace, keys, filters)
     );
+  }
+
+  /** The estimated share of the namespace's live memories passing `filters`; null when unknown. */
+  passRate(namespace: string, filters: SearchFilters): number | null {
+    return this.catalog?.passRate(namespace, filters) ?? null;
   }
 
   /** Keys of live memories in `namespace` passing `filters`, at most `limit`. */

@@ -156,6 +156,37 @@ describe('KeyCatalog: per-key search fields held in memory', () => {
     }
   });
 
+  it("estimates a filter's pass rate from probes spread over the whole key range", () => {
+    const batch = [];
+    for (let i = 0; i < 2_000; i++)
+      batch.push(
+        mem({
+          namespace: i % 4 === 0 ? 'small' : 'big',
+          id: `m${i}`,
+          text: `note ${i}`,
+          kind: i % 3 === 0 ? 'fact' : 'observation',
+          ts: T0 + Math.floor(i / 20) * DAY,
+        }),
+      );
+    t.store.write(batch);
+    const exact = (ns: string, f: SearchFilters) =>
+      sqlAllowed(t.store, ns, f).length / sqlAllowed(t.store, ns, {}).length;
+    for (const f of [
+      {},
+      { kinds: ['fact'] },
+      { since: T0 + 90 * DAY },
+      { since: T0 + 10 * DAY, until: T0 + 20 * DAY },
+    ]) {
+      for (const ns of ['big', 'small'])
+        expect(Math.abs(t.store.passRate(ns, f)! - exact(ns, f))).toBeLessThan(0.03);
+    }
+    expect(t.store.passRate('big', { kinds: ['never-stored'] })).toBe(0);
+    expect(t.store.passRate('unknown-ns', {})).toBeNull();
+    // Too few probes land in a namespace this sparse: no estimate rather than a poor one.
+    t.store.write([mem({ namespace: 'tiny', id: 'x', text: 'only one' })]);
+    expect(t.store.passRate('tiny', {})).toBeNull();
+  });
+
   it('loads in the background, answering nothing until done, and then includes rows written meanwhile', async () => {
     t.store.write(
       Array.from({ length: 9 }, (_, i) => mem({ id: `m${i}`, text: `note ${i}`, ts: T0 + i * DAY })),

@@ -17,6 +17,11 @@ export interface KeyFilter {
   allowedKeys(namespace: string, keys: readonly number[], filters: SearchFilters): Set<number>;
   /** Keys of live memories in `namespace` passing `filters`, at most `limit`. */
   keysMatching(namespace: string, filters: SearchFilters, limit: number): number[];
+  /**
+   * The estimated share of the namespace's live memories that pass `filters` (0–1), or null when it
+   * cannot be estimated cheaply; sizes filtered graph searches.
+   */
+  passRate?(namespace: string, filters: SearchFilters): number | null;
 }
 
 /** Structured log lines; apps wire pino or similar. */

@@ -148,6 +148,8 @@ const MIN_FILTERED_CANDIDATES = 10;
 const MAX_EXACT_FILTERED = 1_000;
 /** Otherwise the approximate search is widened by this factor once. */
 const WIDE_OVERSAMPLE = 3;
+/** A filtered search sized from an estimated pass rate asks for this much more than the rate implies. */
+const RATE_MARGIN = 1.5;
 /** Rows copied per event-loop turn while collecting vectors for a build. */
 const COLLECT_CHUNK = 5_000;
 
@@ -213,9 +215,12 @@ export class VectorIndexManager implements VectorLeg {
     const f = req.filters;
     const unindexed = Boolean(f.kinds?.length || f.agents?.length || f.tags?.length);
     const timeOnly = (f.since !== undefined || f.until !== undefined) && !unindexed;
-    // Whether the filter is already known to pass more memories than an exact scan takes.
-    let manyPass = false;
-    if ((f.sessions?.length || timeOnly) && idx.kind === 'hnsw') {
+    // Whether the filter is already known to pass more memories than an exact scan takes; an estimate
+    // well above that spares listing them (a thousand index entries read to learn "too many").
+    const rate =
+      filtered && idx.kind === 'hnsw' ? (this.opts.keys.passRate?.(req.namespace, f) ?? null) : null;
+    let manyPass = rate !== null && rate * size > 2 * MAX_EXACT_FILTERED;
+    if ((f.sessions?.length || timeOnly) && idx.kind === 'hnsw' && !manyPass) {
       const keys = this.opts.keys.keysMatching(req.namespace, req.filters, MAX_EXACT_FILTERED + 1);
       manyPass = keys.length > MAX_EXACT_FILTERED;
       if (!manyPass) {
@@ -227,6 +232,8 @@ export class VectorIndexManager implements VectorLeg {
       size,
       Math.ceil(req.limit * (filtered ? FILTERED_OVERSAMPLE : UNFILTERED_OVERSAMPLE)) + 8,
     );
+    const enough = idx.kind === 'exact' ? req.limit : Math.min(req.limit, MIN_FILTERED_CANDIDATES);
+    if (rate !== null) fetch = filteredFetch(req.limit, rate, fetch, enough, size);
     let raw = this.rawSearch(idx, req.vector, fetch);
     if (!filtered) {
       // Every key of this index belongs to the namespace; the few superseded or deleted ones are dropped by
@@ -244,9 +251,8 @@ export class VectorIndexManager implements VectorLeg {
     );
     let exact = idx.kind === 'exact';
     // Exact namespaces are cheap to rescan, so they always fill the page. HNSW widens only when the filter
-    // left almost nothing: a filtered page needs a few good vector candidates, not a full pool, and a wide
-    // HNSW search costs more than the rest of the query.
-    const enough = idx.kind === 'exact' ? req.limit : Math.min(req.limit, MIN_FILTERED_CANDIDATES);
+    // left almost nothing (fewer than `enough`): a filtered page needs a few good vector candidates, not a
+    // full pool, and a wide HNSW search costs more than the rest of the query.
     if (filtered && allowed.size < enough && fetch < size) {
       // The filter removed too much of the top list. A small allowed set is scanned exactly; otherwise a
       // much wider approximate search usually finds enough (HNSW cost grows slowly with k).
@@ -800,4 +806,18 @@ export class VectorIndexManager implements VectorLeg {
     const s = this.readSidecar(namespace);
     return typeof s === 'string' ? null : s;
   }
+}
+
+/**
+ * How many graph results a filtered search asks for, given the filter's estimated pass rate: the full
+ * pool when that costs no more than the fixed oversample, else enough for a few good candidates in one
+ * search (a two-week window may pass ~4% of a year: the fixed 4× found too few and searched again 3×
+ * wider).
+ */
+function filteredFetch(limit: number, rate: number, fallback: number, enough: number, size: number): number {
+  const floor = Math.ceil(limit * UNFILTERED_OVERSAMPLE) + 8;
+  const full = Math.ceil((limit / Math.max(rate, 1e-6)) * RATE_MARGIN) + 8;
+  if (full <= fallback) return Math.min(size, Math.max(floor, full));
+  const few = Math.ceil((enough / Math.max(rate, 1e-6)) * RATE_MARGIN) + 8;
+  return Math.min(size, Math.max(fallback, Math.min(few, fallback * WIDE_OVERSAMPLE)));
 }
