@@ -88,10 +88,11 @@ export interface MemorySource {
   liveByKeys(namespace: string, keys: readonly number[]): Map<number, KeyedMemory>;
   /** The scoring fields of the live memories among `keys` (cheaper than full records). */
   scoringByKeys(namespace: string, keys: readonly number[]): Map<number, ScoringFields>;
-  /** Live memories in the namespace. */
-  countLive(namespace: string): number;
-  /** Live memories in the namespace that pass `filters`. */
-  countMatching(namespace: string, filters: SearchFilters): number;
+  /**
+   * Whether any live memory of the namespace passes `filters` (none: every memory). Asked when a search
+   * found nothing, to say why; an existence check, so an empty page never costs a count of the namespace.
+   */
+  hasMatching(namespace: string, filters: SearchFilters): boolean;
 }
 
 /** A memory whose text has not been embedded in an embedding space yet (the embed stage's input). */

@@ -9,12 +9,12 @@ export function explainEmpty(
   /** Whether the query matches anything once the filters are lifted (evaluated only when needed). */
   matchesUnfiltered: () => boolean,
 ): { reason: EmptyReason; message: string } {
-  if (memories.countLive(namespace) === 0) {
+  if (!memories.hasMatching(namespace, {})) {
     return { reason: 'empty_namespace', message: `namespace "${namespace}" holds no memories` };
   }
   if (blankQuery) return { reason: 'blank_query', message: 'the query holds no searchable words' };
   if (hasFilters(filters)) {
-    if (memories.countMatching(namespace, filters) === 0) {
+    if (!memories.hasMatching(namespace, filters)) {
       return { reason: 'filtered_out', message: `no memory in namespace "${namespace}" passes the filters` };
     }
     if (matchesUnfiltered()) {

@@ -262,6 +262,14 @@ export class MemoryStore implements MemorySource {
       .all(...where.params, limit) as number[];
   }
 
+  hasMatching(namespace: string, filters: SearchFilters): boolean {
+    const where = liveFilterSql(namespace, filters);
+    return (
+      this.statements.get(`SELECT 1 FROM memories m WHERE ${where.sql} LIMIT 1`).get(...where.params) !==
+      undefined
+    );
+  }
+
   countLive(namespace: string): number {
     return this.countMatching(namespace, {});
   }

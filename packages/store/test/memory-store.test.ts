@@ -228,6 +228,12 @@ describe('MemoryStore: key lookups and counts', () => {
     ]);
     expect(t.store.countLive('ns')).toBe(1);
     expect(t.store.countLive('nobody')).toBe(0);
+    // What an empty search asks: existence, not a count.
+    expect(t.store.hasMatching('ns', {})).toBe(true);
+    expect(t.store.hasMatching('ns', { kinds: ['never'] })).toBe(false);
+    expect(t.store.hasMatching('nobody', {})).toBe(false);
+    t.store.delete('zz', 'd');
+    expect(t.store.hasMatching('zz', {})).toBe(false);
   });
 
   it('closes idempotently', () => {
