@@ -155,6 +155,11 @@ export class KeyCatalog {
     return true;
   }
 
+  /** The highest `meta_seq` applied, as of the last `sync` that returned true. */
+  get seenStamp(): number {
+    return this.seq;
+  }
+
   /** The filter in the catalog's numbers; null when nothing can pass (a namespace or value never seen). */
   compile(namespace: string, filters: SearchFilters): CompiledFilter | null {
     const ns = this.strings.get(namespace);

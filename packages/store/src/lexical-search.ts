@@ -173,14 +173,19 @@ export class LexicalSearch implements LexicalLeg {
     const { namespace, filters, limit } = req;
     const filtered = hasFilters(filters);
     try {
-      const truncatedBelow = this.postings.accumulate(terms, this.sums);
+      const catalogServes = this.catalog?.sync() ?? false;
+      const truncatedBelow = this.postings.accumulate(
+        terms,
+        this.sums,
+        catalogServes ? this.catalog!.seenStamp : undefined,
+      );
       const matches = this.sums.touched;
       // A session's memories are few and indexed: listing them beats testing every match.
       if (filtered && filters.sessions?.length) {
         const rows = this.allowedFromSums(namespace, filters, limit);
         if (rows) return { rows, matches };
       }
-      if (this.catalog?.sync()) {
+      if (catalogServes && this.catalog) {
         const f = this.catalog.compile(namespace, filters);
         if (!f) return { rows: [], matches };
         const catalog = this.catalog;

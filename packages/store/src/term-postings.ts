@@ -94,6 +94,8 @@ export class TermPostingsCache {
   private changesSinceReset = 0;
   /** Keys rewritten in place since the cache started, with the sequence of their last rewrite. */
   private readonly rewritten = new Map<number, number>();
+  /** The caller's meta_seq reading that preceded the last sync (NaN: none given). */
+  private metaSeqAtSync = Number.NaN;
 
   constructor(
     private readonly statements: StatementCache,
@@ -119,9 +121,15 @@ export class TermPostingsCache {
   /**
    * Adds each term's BM25 contributions into `acc`, bringing the terms up to date first. Returns the
    * highest key below which some term's matches were left out (0: every match of every term was summed).
+   * `metaSeq`: the store's highest meta_seq, just read by the caller (the key catalog), if known.
    */
-  accumulate(terms: readonly TermQuery[], acc: Accumulator): number {
-    this.sync();
+  accumulate(terms: readonly TermQuery[], acc: Accumulator, metaSeq?: number): number {
+    // Every statement that moves a change_seq also stamps a new meta_seq: while the store's highest
+    // meta_seq is the one seen before the last probe, nothing changed and the probe is skipped.
+    if (metaSeq === undefined || metaSeq !== this.metaSeqAtSync) {
+      this.sync();
+      this.metaSeqAtSync = metaSeq ?? Number.NaN;
+    }
     let truncatedBelow = 0;
     for (const t of terms) {
       const p = this.postings(t);
