@@ -3,13 +3,17 @@
 // on the same vectors and queries (the speed benchmark's unfiltered query mix, embedded as the router does).
 // Usage: pnpm build && node bench/dist/hnsw-tuning.js --data-dir DIR [--configs i8:64,i8:128,f16:64]
 //          [--efs 64,80,96,128] [--k 68] [--queries 400] [--namespace acme/platform]
-// DIR is a data folder built by the API benchmark (`node bench/dist/api.js --data-dir DIR`).
+//        node bench/dist/hnsw-tuning.js --dense [--n 100000] [--configs …] [--efs …]
+// DIR is a data folder built by the API benchmark (`node bench/dist/api.js --data-dir DIR`). --dense uses
+// clustered Gaussian vectors instead (500 centroids): a stand-in for a neural embedder's dense vectors.
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { l2Normalize } from '@cairn/core';
 import { HashingEmbedder } from '@cairn/embed';
 import { blobToVector, MemoryStore } from '@cairn/store';
 import { createHnswIndex, DEFAULT_HNSW_PARAMS, type HnswParams } from '@cairn/vector';
+import { seededRandom } from './seeded-random.js';
 import { generateCorpus } from './synthetic-corpus.js';
 import { makeQueries } from './synthetic-queries.js';
 
@@ -22,41 +26,70 @@ const { values } = parseArgs({
     queries: { type: 'string', default: '400' },
     namespace: { type: 'string', default: 'acme/platform' },
     repeats: { type: 'string', default: '3' },
+    dense: { type: 'boolean', default: false },
+    n: { type: 'string', default: '100000' },
   },
 });
-if (!values['data-dir']) throw new Error('--data-dir is required (a folder built by bench/dist/api.js)');
-const dataDir = resolve(values['data-dir']);
 const K = Number(values.k);
 const repeats = Number(values.repeats);
 const log = (msg: string) => process.stderr.write(`[hnsw] ${msg}\n`);
 
-const store = new MemoryStore({ path: join(dataDir, 'cairn.db'), readonly: true });
-const rows = store.db
-  .prepare('SELECT key, vector FROM embeddings WHERE namespace = ? ORDER BY key')
-  .raw()
-  .all(values.namespace) as Array<[number, Buffer]>;
-const n = rows.length;
-const embedder = new HashingEmbedder();
-const d = embedder.dimensions;
-const keys = new BigUint64Array(n);
-const vectors = new Float32Array(n * d);
-rows.forEach(([key, blob], i) => {
-  keys[i] = BigInt(key);
-  vectors.set(blobToVector(blob), i * d);
-});
-log(`${n} vectors of ${values.namespace}, ${d}-d`);
-
-// The corpus is regenerated only for its query mix; the API benchmark built DIR from the same seed.
-const corpus = generateCorpus({ mainDocs: n, seed: 42 });
-const queries = makeQueries(corpus, Number(values.queries), 43).filter((q) => !q.filters);
-const queryVectors = await Promise.all(
-  queries.map((q) =>
-    embedder.embedWeighted(
-      q.query,
-      store.lexical.termIdf(values.namespace, embedder.weightableTerms(q.query)),
+/** The stored vectors of one namespace of an API-benchmark folder, and its unfiltered queries embedded. */
+async function storedVectors() {
+  if (!values['data-dir'])
+    throw new Error('--data-dir is required (a folder built by bench/dist/api.js), or --dense');
+  const store = new MemoryStore({ path: join(resolve(values['data-dir']), 'cairn.db'), readonly: true });
+  const rows = store.db
+    .prepare('SELECT key, vector FROM embeddings WHERE namespace = ? ORDER BY key')
+    .raw()
+    .all(values.namespace) as Array<[number, Buffer]>;
+  const embedder = new HashingEmbedder();
+  const d = embedder.dimensions;
+  const keys = new BigUint64Array(rows.length);
+  const vectors = new Float32Array(rows.length * d);
+  rows.forEach(([key, blob], i) => {
+    keys[i] = BigInt(key);
+    vectors.set(blobToVector(blob), i * d);
+  });
+  // The corpus is regenerated only for its query mix; the API benchmark built the folder from the same seed.
+  const corpus = generateCorpus({ mainDocs: rows.length, seed: 42 });
+  const queries = makeQueries(corpus, Number(values.queries), 43).filter((q) => !q.filters);
+  const queryVectors = await Promise.all(
+    queries.map((q) =>
+      embedder.embedWeighted(
+        q.query,
+        store.lexical.termIdf(values.namespace, embedder.weightableTerms(q.query)),
+      ),
     ),
-  ),
-);
+  );
+  store.close();
+  return { keys, vectors, queryVectors, d, source: `stored, ${values.namespace}` };
+}
+
+/** Points around 500 Gaussian centroids, L2-normalised; queries are noisier draws around some of them. */
+function denseVectors() {
+  const d = 768;
+  const count = Number(values.n);
+  const rand = seededRandom(7);
+  const gauss = () => Math.sqrt(-2 * Math.log(rand() + 1e-12)) * Math.cos(2 * Math.PI * rand());
+  const centroids = Array.from({ length: 500 }, () => Float32Array.from({ length: d }, gauss));
+  const around = (c: Float32Array, noise: number) =>
+    l2Normalize(Float32Array.from(c, (x) => x + noise * gauss()));
+  const keys = new BigUint64Array(count);
+  const vectors = new Float32Array(count * d);
+  for (let i = 0; i < count; i++) {
+    keys[i] = BigInt(i + 1);
+    vectors.set(around(centroids[i % centroids.length]!, 1.2), i * d);
+  }
+  const queryVectors = Array.from({ length: Math.min(200, Number(values.queries)) }, (_, i) =>
+    around(centroids[(i * 7) % centroids.length]!, 1.5),
+  );
+  return { keys, vectors, queryVectors, d, source: 'dense clustered Gaussian' };
+}
+
+const { keys, vectors, queryVectors, d, source } = values.dense ? denseVectors() : await storedVectors();
+const n = keys.length;
+log(`${n} vectors (${source}), ${d}-d, ${queryVectors.length} queries`);
 
 // Exact top-K by cosine (vectors are L2-normalised, so a dot product).
 const truth = queryVectors.map((q) => {
@@ -72,7 +105,7 @@ const truth = queryVectors.map((q) => {
     .slice(0, K)
     .map((i) => keys[i]!);
 });
-log(`exact top-${K} of ${queries.length} queries done`);
+log(`exact top-${K} of ${queryVectors.length} queries done`);
 
 const results: string[] = [];
 for (const config of values.configs.split(',')) {
@@ -110,9 +143,8 @@ for (const config of values.configs.split(',')) {
     results.push(row);
   }
 }
-store.close();
 console.log(
-  `## HNSW tuning: ${n.toLocaleString('en')} × ${d}-d, k ${K}, ${queryVectors.length} queries\n\n` +
+  `## HNSW tuning: ${n.toLocaleString('en')} × ${d}-d (${source}), k ${K}, ${queryVectors.length} queries\n\n` +
     `- **Date:** ${new Date().toISOString()} · **Command:** \`node bench/dist/hnsw-tuning.js ${process.argv.slice(2).join(' ')}\`\n` +
     `- **Machine:** ${os.cpus()[0]?.model}, ${os.cpus().length} cores, Node ${process.version}\n\n` +
     '| quantization | expansionAdd (efC) | expansionSearch (ef) | build (s, 1 thread) | search (ms) | recall@10 | recall@k |\n' +

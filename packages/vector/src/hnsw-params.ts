@@ -14,8 +14,9 @@ export interface HnswParams {
   /**
    * How vectors are stored in the graph. Vectors are L2-normalised, so i8 (each component × 127) loses
    * little: at 100k × 768-d it searched ~1.4× faster than f16 and built ~1.5× faster, at a quarter of f32's
-   * memory, with the same recall@10 on hashed and on dense clustered vectors; the cosines it reports are
-   * off by ~0.005 on average (bench/RESULTS.md). f16 or f32 when exact cosines matter more. @defaultValue 'i8'
+   * memory, with the same recall@10 on hashed and on dense clustered vectors; on dense vectors its deeper
+   * recall drops (recall@68 0.92 vs 0.99) and its cosines are off by ~0.005 (bench/RESULTS.md). f16 when a
+   * dense embedder's deep candidates or exact cosines matter more. @defaultValue 'i8'
    */
   quantization: 'f32' | 'f16' | 'i8';
 }
