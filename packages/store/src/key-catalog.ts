@@ -74,8 +74,8 @@ export class KeyCatalog {
   /** Highest `meta_seq` applied; -1 before the first load. */
   private seq = -1;
   private off = false;
-  /** A background load in progress (see `warm`); SQLite answers until it is done. */
-  private loading: Promise<void> | null = null;
+  /** A load in progress (see `warm`): the next key to read from; SQLite answers until it is done. */
+  private loading: { head: number; after: number; chunk: number; done: Promise<void> } | null = null;
   private stopped = false;
 
   constructor(
@@ -91,7 +91,11 @@ export class KeyCatalog {
    * memories on a small machine: the rows are read whole).
    */
   sync(): boolean {
-    if (this.off || this.loading) return false;
+    if (this.loading) {
+      this.step();
+      if (this.loading) return false;
+    }
+    if (this.off) return false;
     const head =
       (this.statements.get('SELECT max(meta_seq) FROM memories').pluck().get() as number | null) ?? 0;
     if (head === this.seq) return true;
@@ -107,33 +111,41 @@ export class KeyCatalog {
 
   /**
    * Loads the catalog in chunks of keys, yielding to the event loop between them, so a serving process
-   * does not stall its first searches; they are answered from SQLite meanwhile. Rows changed during the
-   * load carry a `meta_seq` above the one read first, so the next `sync` applies them.
+   * does not stall its first searches; they are answered from SQLite meanwhile. Each `sync` during the
+   * load also loads one chunk, so a caller that never yields to the event loop (searches awaited back to
+   * back) still sees it finish. Rows changed during the load carry a `meta_seq` above the one read first,
+   * so the first `sync` after it applies them.
    */
-  warm(chunk = 10_000): Promise<void> {
+  warm(chunk = 5_000): Promise<void> {
     if (this.seq >= 0 || this.off) return Promise.resolve();
-    this.loading ??= (async () => {
-      try {
-        const head =
-          (this.statements.get('SELECT max(meta_seq) FROM memories').pluck().get() as number | null) ?? 0;
-        if (!this.fits()) return;
-        const page = this.statements.get(
-          `SELECT ${COLUMNS} FROM memories WHERE key > ? ORDER BY key LIMIT ?`,
-        );
-        for (let after = 0; ; ) {
-          if (this.stopped) return;
-          const rows = page.raw().all(after, chunk) as Row[];
-          for (const r of rows) this.apply(r);
-          if (rows.length < chunk) break;
-          after = rows.at(-1)![0];
-          await new Promise((r) => setImmediate(r));
-        }
-        this.seq = head;
-      } finally {
-        this.loading = null;
+    if (this.loading) return this.loading.done;
+    const head =
+      (this.statements.get('SELECT max(meta_seq) FROM memories').pluck().get() as number | null) ?? 0;
+    if (!this.fits()) return Promise.resolve();
+    const load = { head, after: 0, chunk, done: Promise.resolve() };
+    this.loading = load;
+    load.done = (async () => {
+      while (this.loading === load && !this.stopped) {
+        this.step();
+        await new Promise((r) => setImmediate(r));
       }
     })();
-    return this.loading;
+    return load.done;
+  }
+
+  /** Loads the next chunk of a load in progress; the last one makes the catalog serve. */
+  private step(): void {
+    const load = this.loading;
+    if (!load || this.stopped) return;
+    const rows = this.statements
+      .get(`SELECT ${COLUMNS} FROM memories WHERE key > ? ORDER BY key LIMIT ?`)
+      .raw()
+      .all(load.after, load.chunk) as Row[];
+    for (const r of rows) this.apply(r);
+    if (rows.length < load.chunk) {
+      this.seq = load.head;
+      this.loading = null;
+    } else load.after = rows.at(-1)![0];
   }
 
   /** Stops a background load (the store is closing). */

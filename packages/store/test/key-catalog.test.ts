@@ -199,6 +199,15 @@ describe('KeyCatalog: per-key search fields held in memory', () => {
     t.store.delete('ns', 'm1');
     t.store.write([mem({ id: 'm8', text: 'note 8', ts: T0 + 30 * DAY })]);
     await loading;
+    // A caller that never yields still sees a load finish: each sync loads one more chunk.
+    const eager = new KeyCatalog(new StatementCache(t.store.db));
+    void eager.warm(3);
+    let calls = 0;
+    while (!eager.sync()) calls++;
+    expect(calls).toBeLessThanOrEqual(4);
+    expect([...eager.allowed('ns', allKeys(t.store), {})!].sort((x, y) => x - y)).toEqual(
+      sqlAllowed(t.store, 'ns', {}),
+    );
     for (const f of [{}, { since: T0 + 20 * DAY }, { until: T0 + DAY }]) {
       expect([...catalog.allowed('ns', allKeys(t.store), f)!].sort((x, y) => x - y)).toEqual(
         sqlAllowed(t.store, 'ns', f),
