@@ -45,8 +45,11 @@ export class MemoryWriter {
     this.select = db.prepare(
       'SELECT key, ts, content_hash, fingerprint, deleted_at FROM memories WHERE namespace = ? AND id = ?',
     );
+    // One subquery per max: with two aggregates in one SELECT, SQLite scans the table instead of reading
+    // each index's last entry (27 ms per batch at 100k memories).
     this.nextSeq = db.prepare(
-      'SELECT coalesce(max(change_seq), 0) AS seq, coalesce(max(meta_seq), 0) AS meta FROM memories',
+      `SELECT coalesce((SELECT max(change_seq) FROM memories), 0) AS seq,
+              coalesce((SELECT max(meta_seq) FROM memories), 0) AS meta`,
     );
     this.insert = db.prepare(`
       INSERT INTO memories (namespace, id, kind, title, text, parts, scope, session, agent, ts, tags, meta,

@@ -163,7 +163,7 @@ export class VectorIndexManager implements VectorLeg {
   readonly space: EmbeddingSpace;
   private readonly slots = new Map<string, Slot>();
   /** Stored vectors by key, read from SQLite for graph namespaces (see `vectorCacheEntries`). */
-  private readonly vectorCache: LRUCache<number, Float32Array> | null;
+  private readonly vectorCache: LRUCache<number, { namespace: string; vector: Float32Array }> | null;
   private readonly opts: Required<Omit<VectorIndexOptions, 'hnsw' | 'log'>> & {
     hnsw: HnswParams;
     log: LogFn;
@@ -300,7 +300,9 @@ export class VectorIndexManager implements VectorLeg {
     const missing: number[] = [];
     const held = ready.kind === 'exact' ? ready.matrix : ready.delta;
     for (const key of keys) {
-      const v = held.get(key) ?? this.vectorCache?.get(key);
+      // The namespace is checked, as SQLite's lookup does: a foreign key gets nothing, cached or not.
+      const cached = this.vectorCache?.get(key);
+      const v = held.get(key) ?? (cached?.namespace === namespace ? cached.vector : undefined);
       if (v) out.set(key, v);
       else missing.push(key);
     }
@@ -308,7 +310,7 @@ export class VectorIndexManager implements VectorLeg {
     for (const [key, v] of this.opts.embeddings.byKeys(this.space.id, namespace, missing)) {
       out.set(key, v);
       // Only graph vectors are cached: an exact namespace's are all in its matrix already.
-      if (ready.kind === 'hnsw') this.vectorCache?.set(key, v);
+      if (ready.kind === 'hnsw') this.vectorCache?.set(key, { namespace, vector: v });
     }
     return out;
   }

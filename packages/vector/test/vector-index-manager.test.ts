@@ -245,8 +245,11 @@ describe('VectorIndexManager: HNSW mode', () => {
     // A reader learns of it on its next refresh, as its graph does.
     reader.refresh();
     expect(cosineOf(reader.vectorsFor('big', [keys[7]!]).get(keys[7]!)!, moved)).toBeCloseTo(1, 5);
-    // Keys with no stored vector are left out, cached or not.
+    // Keys with no stored vector are left out, cached or not, and so are another namespace's.
     expect([...writer.vectorsFor('big', [keys[3]!, 999_999]).keys()]).toEqual([keys[3]]);
+    fx.add('other', randomUnitVectors(3, DIMS, 46));
+    await writer.warm('other');
+    expect(writer.vectorsFor('other', [keys[3]!]).size).toBe(0);
     await reader.close();
   });
 
