@@ -1,10 +1,12 @@
-// LoCoMo retrieval benchmark: Cairn's lexical, vector and hybrid legs against the reference BM25 of
-// shared/eval/README.md, computed in the same run. Usage: pnpm bench:locomo [path/to/locomo-dev.json]
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+// LoCoMo retrieval through the CLI as a user runs it: a fresh `cairn ingest` process, then a fresh
+// `cairn search --queries … --json` process per row. The first row is the defaults (no options in the
+// query): that is the headline. Every other row is an ablation. The reference BM25 of shared/eval/README.md
+// is computed in the same run. Usage: pnpm bench:locomo [path/to/locomo-dev.json] [--rows '<json>']
+//   --rows replaces the ablation rows: a JSON array of { "label": …, "options": { …search options… } }.
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { SearchRequest } from '@cairn/core';
-import { CairnEngine } from '@cairn/engine';
+import { cliIngest, cliSearch } from './cli-runner.js';
 import { type LocomoQuestion, loadLocomo } from './locomo-data.js';
 import { ReferenceBm25 } from './reference-bm25.js';
 import { meanScores, type QueryScores, scoreRanking } from './retrieval-metrics.js';
@@ -15,10 +17,113 @@ const CATEGORY = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-h
   string
 >;
 
-type Mode = 'reference BM25' | 'cairn lexical' | 'cairn vector' | 'cairn hybrid';
+export interface LocomoRow {
+  label: string;
+  options: Record<string, unknown>;
+}
 
-async function main(): Promise<void> {
-  const path = process.argv[2] ?? process.env.LOCOMO_PATH ?? DEFAULT_PATH;
+export const DEFAULT_ROWS: LocomoRow[] = [
+  { label: 'cairn, defaults (no options)', options: {} },
+  { label: 'cairn, decay off', options: { decay: 'off' } },
+  { label: 'cairn, decay 30d (the old default)', options: { decay: '30d' } },
+  { label: 'cairn lexical leg, defaults otherwise', options: { weights: { vector: 0 } } },
+  { label: 'cairn vector leg, defaults otherwise', options: { weights: { lexical: 0 } } },
+];
+
+export interface LocomoRun {
+  label: string;
+  /** Per question, in data order. */
+  scores: Array<{ q: LocomoQuestion; s: QueryScores }>;
+}
+
+/** Ingests every conversation through `cairn ingest`, then runs each row through `cairn search --queries`. */
+export function runLocomo(path: string, rows: readonly LocomoRow[]): { runs: LocomoRun[]; turns: number } {
+  const data = loadLocomo(path);
+  const dir = mkdtempSync(join(tmpdir(), 'cairn-locomo-'));
+  const dataDir = join(dir, 'data');
+  mkdirSync(dataDir);
+  try {
+    cliIngest(
+      data.turns.map((t) => ({ ...t, ts: new Date(t.ts).toISOString() })),
+      dataDir,
+    );
+    const runs: LocomoRun[] = [];
+    const reference = new Map<string, ReferenceBm25>();
+    for (const ns of data.lastSessionTs.keys()) {
+      const docs = data.turns.filter((t) => t.namespace === ns).map((t) => ({ id: t.id, text: t.text }));
+      reference.set(ns, new ReferenceBm25(docs));
+    }
+    runs.push({
+      label: 'reference BM25',
+      scores: data.questions.map((q) => ({
+        q,
+        s: scoreRanking(reference.get(q.namespace)!.search(q.question, 10), q.evidence),
+      })),
+    });
+    for (const row of rows) {
+      const hits = cliSearch(
+        data.questions.map((q, i) => ({
+          id: String(i),
+          namespace: q.namespace,
+          query: q.question,
+          k: 10,
+          ...row.options,
+        })),
+        dataDir,
+      );
+      runs.push({
+        label: row.label,
+        scores: data.questions.map((q, i) => ({ q, s: scoreRanking(hits.get(String(i)) ?? [], q.evidence) })),
+      });
+    }
+    return { runs, turns: data.turns.length };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function printTables(runs: LocomoRun[], turns: number): void {
+  const f = (x: number) => x.toFixed(3);
+  const questions = runs[0]!.scores.length;
+  const lines = [
+    `LoCoMo retrieval through the CLI (${turns} turns, ${questions} questions of categories 1–4 with evidence; k = 10; every question asked after the last session)`,
+    '',
+    '| run | n | hit@1 | hit@5 | hit@10 | recall@5 | recall@10 | MRR |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const run of runs) {
+    const m = meanScores(run.scores.map((x) => x.s));
+    lines.push(
+      `| ${run.label} | ${m.n} | ${f(m.hit1)} | ${f(m.hit5)} | ${f(m.hit10)} | ${f(m.recall5)} | ${f(m.recall10)} | ${f(m.rr)} |`,
+    );
+  }
+  const conversations = [...new Set(runs[0]!.scores.map((x) => x.q.namespace))];
+  const cats = [...new Set(runs[0]!.scores.map((x) => x.q.category))].sort();
+  lines.push('', `recall@10 per conversation and per category`, '');
+  lines.push(`| run | ${[...conversations, ...cats.map((c) => `${c} ${CATEGORY[c]}`)].join(' | ')} |`);
+  lines.push(`|---|${[...conversations, ...cats].map(() => '---:').join('|')}|`);
+  for (const run of runs) {
+    const by = (keep: (q: LocomoQuestion) => boolean) =>
+      f(meanScores(run.scores.filter((x) => keep(x.q)).map((x) => x.s)).recall10);
+    lines.push(
+      `| ${run.label} | ${[
+        ...conversations.map((ns) => by((q) => q.namespace === ns)),
+        ...cats.map((c) => by((q) => q.category === c)),
+      ].join(' | ')} |`,
+    );
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const args = process.argv.slice(2);
+  const rowsAt = args.indexOf('--rows');
+  const rows =
+    rowsAt >= 0 ? [DEFAULT_ROWS[0]!, ...(JSON.parse(args[rowsAt + 1]!) as LocomoRow[])] : DEFAULT_ROWS;
+  const path =
+    args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--rows') ??
+    process.env.LOCOMO_PATH ??
+    DEFAULT_PATH;
   if (!existsSync(path)) {
     console.error(
       `LoCoMo data not found at ${path}. It is expected at ../shared/eval/locomo-dev.json beside the repo`,
@@ -28,91 +133,6 @@ async function main(): Promise<void> {
     );
     process.exit(2);
   }
-  const data = loadLocomo(path);
-  const dir = mkdtempSync(join(tmpdir(), 'cairn-locomo-'));
-  const engine = await CairnEngine.open({ dataDir: dir, waitForIndex: true });
-  try {
-    engine.ingest(data.turns);
-    await engine.drain();
-    const reference = new Map<string, ReferenceBm25>();
-    for (const ns of data.lastSessionTs.keys()) {
-      reference.set(
-        ns,
-        new ReferenceBm25(
-          data.turns.filter((t) => t.namespace === ns).map((t) => ({ id: t.id, text: t.text })),
-        ),
-      );
-    }
-    const modes: Array<{ mode: Mode; run: (q: LocomoQuestion) => Promise<string[]> }> = [
-      { mode: 'reference BM25', run: async (q) => reference.get(q.namespace)!.search(q.question, 10) },
-      ...(
-        [
-          ['cairn lexical', { lexical: 1, vector: 0 }],
-          ['cairn vector', { lexical: 0, vector: 1 }],
-          ['cairn hybrid', { lexical: 1, vector: 1 }],
-        ] as const
-      ).map(([mode, weights]) => ({
-        mode: mode as Mode,
-        run: async (q: LocomoQuestion) => {
-          const req: SearchRequest = {
-            namespace: q.namespace,
-            query: q.question,
-            k: 10,
-            weights,
-            decay: 'off',
-          };
-          return (await engine.search(req)).hits.map((h) => h.id);
-        },
-      })),
-    ];
-    const results = new Map<Mode, Map<number, QueryScores[]>>();
-    for (const { mode, run } of modes) {
-      const byCat = new Map<number, QueryScores[]>();
-      for (const q of data.questions) {
-        const s = scoreRanking(await run(q), q.evidence);
-        byCat.set(q.category, [...(byCat.get(q.category) ?? []), s]);
-      }
-      results.set(mode, byCat);
-    }
-    printTable(results, data.turns.length, data.questions.length);
-  } finally {
-    await engine.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const { runs, turns } = runLocomo(path, rows);
+  printTables(runs, turns);
 }
-
-function printTable(results: Map<Mode, Map<number, QueryScores[]>>, turns: number, questions: number): void {
-  const f = (x: number) => x.toFixed(3);
-  const lines = [
-    `LoCoMo retrieval (${turns} turns, ${questions} questions of categories 1–4 with evidence; decay off; k = 10)`,
-    '',
-    '| mode | category | n | hit@1 | hit@5 | hit@10 | recall@5 | recall@10 | MRR |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|',
-  ];
-  const overall = new Map<Mode, ReturnType<typeof meanScores>>();
-  for (const [mode, byCat] of results) {
-    const all = meanScores([...byCat.values()].flat());
-    overall.set(mode, all);
-    for (const cat of [...byCat.keys()].sort()) {
-      const m = meanScores(byCat.get(cat)!);
-      lines.push(
-        `| ${mode} | ${cat} ${CATEGORY[cat]} | ${m.n} | ${f(m.hit1)} | ${f(m.hit5)} | ${f(m.hit10)} | ${f(m.recall5)} | ${f(m.recall10)} | ${f(m.rr)} |`,
-      );
-    }
-    lines.push(
-      `| **${mode}** | **all** | ${all.n} | ${f(all.hit1)} | ${f(all.hit5)} | ${f(all.hit10)} | ${f(all.recall5)} | ${f(all.recall10)} | ${f(all.rr)} |`,
-    );
-  }
-  const ref = overall.get('reference BM25')!;
-  const hyb = overall.get('cairn hybrid')!;
-  lines.push('');
-  lines.push(
-    `hybrid vs reference BM25, recall@10: ${f(hyb.recall10)} vs ${f(ref.recall10)} ` +
-      `(${hyb.recall10 >= ref.recall10 ? '+' : ''}${f(hyb.recall10 - ref.recall10)} absolute, ` +
-      `${(((hyb.recall10 - ref.recall10) / ref.recall10) * 100).toFixed(1)}% relative); ` +
-      `hit@10 ${f(hyb.hit10)} vs ${f(ref.hit10)}; MRR ${f(hyb.rr)} vs ${f(ref.rr)}`,
-  );
-  process.stdout.write(`${lines.join('\n')}\n`);
-}
-
-await main();

@@ -59,7 +59,10 @@ export function buildProgram(): Command {
     .option('--pool <n>', 'candidates per leg (default 50)')
     .option('--rrf-k <n>', 'RRF constant (default 60)')
     .option('--weights <spec>', 'leg weights, e.g. lexical=1,vector=0.5 (0 turns a leg off)')
-    .option('--decay <spec>', 'off, or a half-life such as 30d or 12h')
+    .option(
+      '--decay <spec>',
+      'auto (the default: age breaks close calls only), off, or a half-life such as 30d or 12h',
+    )
     .option('--now <time>', 'evaluate recency as of this time (ISO-8601 or epoch ms)')
     .option('--kind <kind>', 'only this kind (repeatable)', collect)
     .option('--session <id>', 'only this session (repeatable)', collect)

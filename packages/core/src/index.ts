@@ -1,6 +1,12 @@
 // This file is the public API of @cairn/core; named exports only.
 
-export { DEFAULT_DECAY, type DecaySpec, type ResolvedDecay, recencyFactor, resolveDecay } from './decay.js';
+export {
+  DEFAULT_DECAY,
+  type DecaySpec,
+  type ResolvedDecay,
+  recencyFactor,
+  resolveDecay,
+} from './decay.js';
 export { withDefaults } from './defaults.js';
 export {
   assertDimensions,
@@ -39,6 +45,16 @@ export {
   zodToCairnError,
 } from './memory.js';
 export { type DiversifyOptions, type DiversifyResult, diversify } from './mmr.js';
+export {
+  blendFactor,
+  blendWeight,
+  DEFAULT_RECENCY_OPTIONS,
+  NO_TEMPORAL_INTENT,
+  type PeerSpan,
+  type RecencyOptions,
+  type TemporalIntent,
+  timeAffinity,
+} from './recency-blend.js';
 export { importanceFactor, rrfTerm } from './rrf.js';
 export {
   DEFAULT_SEARCH_OPTIONS,
@@ -61,6 +77,7 @@ export type {
   CandidateTrace,
   EmptyReason,
   HitExplain,
+  RecencySettings,
   SearchHit,
   SearchResponse,
 } from './search-result.js';

@@ -4,6 +4,7 @@ import { withDefaults } from './defaults.js';
 import { CairnError } from './errors.js';
 import { DEFAULT_INPUT_LIMITS } from './limits.js';
 import { NamespaceSchema, zodToCairnError } from './memory.js';
+import { DEFAULT_RECENCY_OPTIONS, type RecencyOptions } from './recency-blend.js';
 import { parseDuration, parseTimestamp } from './time.js';
 
 /** Restricts every leg of a search. Filters are ANDed; list filters match any of their values. */
@@ -36,8 +37,18 @@ export interface SearchOptions {
   weights: LegWeights;
   /** RRF damping constant; 60 is the value of Cormack et al. 2009. @defaultValue 60 */
   rrfK: number;
-  /** Recency decay. @defaultValue `{ halfLifeMs: 30 days }` */
+  /**
+   * How age enters the score. `'auto'`: relevance first, age breaks ties and close calls, and reaches
+   * further when the query has temporal intent; `'off'`; or a half-life / tau multiplied in with no floor.
+   * @defaultValue `'auto'`
+   */
   decay: DecaySpec;
+  /**
+   * The `'auto'` decay's settings: how many ranks at the top of a leg age may overturn, without and with
+   * temporal intent, and how close to the best a candidate must be for age to count.
+   * @defaultValue DEFAULT_RECENCY_OPTIONS
+   */
+  recency: RecencyOptions;
   /** How far importance (0–1) moves the score: factor = 1 + w·(2·importance − 1). @defaultValue 0.3 */
   importanceWeight: number;
   /** MMR trade-off; 1 keeps pure relevance order. @defaultValue 1 */
@@ -52,6 +63,7 @@ export const DEFAULT_SEARCH_OPTIONS: Readonly<SearchOptions> = Object.freeze({
   weights: Object.freeze({ lexical: 1, vector: 1 }),
   rrfK: 60,
   decay: DEFAULT_DECAY,
+  recency: DEFAULT_RECENCY_OPTIONS,
   importanceWeight: 0.3,
   mmrLambda: 1,
   duplicateThreshold: 0.97,
@@ -59,10 +71,11 @@ export const DEFAULT_SEARCH_OPTIONS: Readonly<SearchOptions> = Object.freeze({
 
 export type ExplainLevel = 'hits' | 'full';
 
-export interface SearchRequest extends Partial<Omit<SearchOptions, 'weights'>> {
+export interface SearchRequest extends Partial<Omit<SearchOptions, 'weights' | 'recency'>> {
   namespace: string;
   query: string;
   weights?: Partial<LegWeights>;
+  recency?: Partial<RecencyOptions>;
   filters?: SearchFilters;
   /** Overrides "now" for recency (epoch ms); for replaying history and benchmarks. */
   now?: number;
@@ -94,8 +107,9 @@ export const SearchFiltersSchema = z.strictObject({
   until: timeLike.optional(),
 });
 
-/** `"off"`, a duration string (`"30d"`, the half-life), or an object with halfLifeMs or tauMs. */
+/** `"auto"`, `"off"`, a duration string (`"30d"`, the half-life), or an object with halfLifeMs or tauMs. */
 export const DecaySchema = z.union([
+  z.literal('auto'),
   z.literal('off'),
   z.string(),
   z.strictObject({ halfLifeMs: z.number().positive() }),
@@ -121,6 +135,14 @@ export const SearchRequestSchema = z.strictObject({
     .optional(),
   rrfK: z.number().min(0).max(10_000).optional(),
   decay: DecaySchema.optional(),
+  recency: z
+    .strictObject({
+      tieBreak: z.number().min(0).max(1_000).optional(),
+      intent: z.number().min(0).max(1_000).optional(),
+      peerMargin: z.number().min(0).max(1).optional(),
+      peerDepth: z.number().int().min(0).max(10_000).optional(),
+    })
+    .optional(),
   importanceWeight: z.number().min(0).max(1).optional(),
   mmrLambda: z.number().min(0).max(1).optional(),
   duplicateThreshold: z.number().min(0).max(2).optional(),
@@ -145,7 +167,7 @@ export function parseSearchRequest(input: unknown, context?: string): SearchRequ
 }
 
 export function parseDecay(value: z.infer<typeof DecaySchema>): DecaySpec {
-  if (value === 'off') return 'off';
+  if (value === 'off' || value === 'auto') return value;
   if (typeof value === 'string') return { halfLifeMs: parseDuration(value, 'decay') };
   return value;
 }
@@ -179,6 +201,7 @@ export function resolveSearch(
 ): ResolvedSearch {
   const opts = withDefaults(defaults, req as Partial<SearchOptions>);
   const weights = withDefaults(defaults.weights, req.weights);
+  const recency = withDefaults(defaults.recency, req.recency);
   const bad = (field: string, message: string) =>
     new CairnError('INVALID_INPUT', `${field}: ${message}`, { field });
   if (!Number.isInteger(opts.k) || opts.k < 1 || opts.k > L.maxK)
@@ -192,6 +215,11 @@ export function resolveSearch(
   }
   if (!(weights.lexical >= 0) || !(weights.vector >= 0)) throw bad('weights', 'must be >= 0');
   if (!(opts.rrfK >= 0)) throw bad('rrfK', 'must be >= 0');
+  if (!(recency.tieBreak >= 0) || !(recency.intent >= 0)) throw bad('recency', 'reaches must be >= 0');
+  if (!(recency.peerMargin >= 0 && recency.peerMargin <= 1))
+    throw bad('recency', 'peerMargin must be in [0, 1]');
+  if (!Number.isInteger(recency.peerDepth) || recency.peerDepth < 0)
+    throw bad('recency', 'peerDepth must be an integer >= 0');
   if (typeof req.query !== 'string') throw bad('query', 'must be a string');
   if (req.query.length > L.maxQueryChars) throw bad('query', `must be at most ${L.maxQueryChars} characters`);
   const ns = NamespaceSchema.safeParse(req.namespace);
@@ -199,6 +227,7 @@ export function resolveSearch(
   return {
     ...opts,
     weights,
+    recency,
     namespace: req.namespace,
     query: req.query,
     filters: req.filters ?? {},

@@ -1,3 +1,4 @@
+import type { RecencyOptions, TemporalIntent } from './recency-blend.js';
 import type { ExplainLevel, LegWeights, SearchFilters } from './search-options.js';
 
 /** Why each hit ranked where it did. Ranks are 1-based and null when that leg did not return the hit. */
@@ -7,7 +8,10 @@ export interface HitExplain {
   /** Raw bm25() (lower is better), null when the lexical leg did not return it. */
   bm25: number | null;
   cosine: number | null;
-  /** Recency factor in (0, 1]; 1 when decay is off. */
+  /**
+   * The recency multiplier exactly as applied, in (0, 1]: `1 − w + w · t` in `'auto'` mode, with `w` and the
+   * peers' span in `explain.settings.recency`; `exp(-age / tau)` with a caller-given decay; 1 with decay off.
+   */
   recency: number;
   /** Weighted RRF sum over the legs. */
   rrf: number;
@@ -29,6 +33,23 @@ export interface SearchHit extends HitExplain {
   ts: number;
   tags: string[];
   importance: number;
+}
+
+/** The recency rule a search used, so every hit's `recency` can be recomputed from the explain. */
+export interface RecencySettings {
+  mode: 'auto' | 'off' | 'fixed';
+  /** 'auto' only: the blend weight w, from the reach in ranks and rrfK. */
+  weight: number | null;
+  /** 'auto' only: the reach in force (tie-break, or intent when the query has temporal intent). */
+  reach: number | null;
+  options: RecencyOptions | null;
+  /** 'auto' only: what the query said about time. */
+  intent: TemporalIntent | null;
+  /**
+   * 'auto' only: the time span (epoch ms) of the peers, the close calls of the best candidate, over which
+   * `t` runs from 0 to 1 (every other candidate has `t = 0`); null when nothing was fused.
+   */
+  peers: { newest: number; oldest: number; count: number } | null;
 }
 
 export type CandidateFate = 'hit' | 'duplicate' | 'diversity' | 'below_k';
@@ -69,9 +90,12 @@ export interface SearchResponse {
       candidatePool: number;
       weights: LegWeights;
       rrfK: number;
+      /** The half-life of the recency curve in use; null with decay off. */
       halfLifeMs: number | null;
       tauMs: number | null;
       now: number;
+      /** How age entered the score (see the DecaySpec modes). */
+      recency: RecencySettings;
       importanceWeight: number;
       mmrLambda: number;
       duplicateThreshold: number;

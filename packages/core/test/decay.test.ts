@@ -6,7 +6,7 @@ import { cairnErrorFrom } from './helpers.js';
 describe('resolveDecay', () => {
   it('derives tau from the half-life (tau = halfLife / ln 2)', () => {
     const d = resolveDecay({ halfLifeMs: 10 * MS_PER_DAY });
-    expect(d.enabled).toBe(true);
+    expect(d.mode).toBe('fixed');
     expect(d.halfLifeMs).toBe(10 * MS_PER_DAY);
     expect(d.tauMs).toBeCloseTo((10 * MS_PER_DAY) / Math.LN2, 3);
   });
@@ -43,15 +43,16 @@ describe('resolveDecay', () => {
 
   it("turns decay off with 'off': infinite half-life and tau", () => {
     expect(resolveDecay('off')).toEqual({
-      enabled: false,
+      mode: 'off',
       tauMs: Number.POSITIVE_INFINITY,
       halfLifeMs: Number.POSITIVE_INFINITY,
     });
   });
 
-  it('defaults to a 30-day half-life', () => {
-    expect(resolveDecay()).toEqual(resolveDecay(DEFAULT_DECAY));
-    expect(resolveDecay().halfLifeMs).toBe(30 * MS_PER_DAY);
+  it("defaults to 'auto', which has no curve of its own (age counts only among close calls)", () => {
+    expect(DEFAULT_DECAY).toBe('auto');
+    expect(resolveDecay()).toEqual(resolveDecay('auto'));
+    expect(resolveDecay().mode).toBe('auto');
   });
 });
 

@@ -1,10 +1,12 @@
 import {
   DEFAULT_INPUT_LIMITS,
+  DEFAULT_RECENCY_OPTIONS,
   DEFAULT_SEARCH_OPTIONS,
   hasFilters,
   MS_PER_DAY,
   parseSearchRequest,
   resolveSearch,
+  type SearchRequest,
   withDefaults,
 } from '@cairn/core';
 import { describe, expect, it } from 'vitest';
@@ -103,7 +105,20 @@ describe('resolveSearch', () => {
       now: 1000,
       explain: 'hits',
     });
-    expect(r.decay.halfLifeMs).toBe(30 * MS_PER_DAY);
+    expect(r.decay.mode).toBe('auto');
+    expect(r.recency).toEqual(DEFAULT_RECENCY_OPTIONS);
+  });
+
+  it('merges partial recency options with the defaults and refuses bad ones by field', () => {
+    const r = resolveSearch({ namespace: 'a', query: 'q', recency: { tieBreak: 2 } });
+    expect(r.recency).toEqual({ ...DEFAULT_RECENCY_OPTIONS, tieBreak: 2 });
+    expect(
+      cairnErrorFrom(() => resolveSearch({ namespace: 'a', query: 'q', recency: { peerMargin: 2 } })).data
+        .field,
+    ).toBe('recency');
+    expect(() => parseSearchRequest({ namespace: 'a', query: 'q', recency: { reach: 3 } })).toThrow(
+      /recency/,
+    );
   });
 
   it('keeps defaults for options explicitly set to undefined', () => {
@@ -131,7 +146,13 @@ describe('resolveSearch', () => {
   });
 
   it('resolves decay off to a disabled decay', () => {
-    expect(resolveSearch({ namespace: 'a', query: 'q', decay: 'off' }).decay.enabled).toBe(false);
+    expect(resolveSearch({ namespace: 'a', query: 'q', decay: 'off' }).decay.mode).toBe('off');
+    expect(resolveSearch({ namespace: 'a', query: 'q', decay: { halfLifeMs: 1000 } }).decay.mode).toBe(
+      'fixed',
+    );
+    const wireForm = { namespace: 'a', query: 'q', decay: '30d' } as unknown as SearchRequest;
+    expect(cairnErrorFrom(() => resolveSearch(wireForm)).data.field).toBe('decay');
+    expect(parseSearchRequest({ namespace: 'a', query: 'q', decay: 'auto' }).decay).toBe('auto');
   });
 
   it('names the field of an invalid programmatic request', () => {

@@ -1,4 +1,5 @@
 import {
+  blendWeight,
   type CandidateTrace,
   DEFAULT_SEARCH_OPTIONS,
   diversify,
@@ -9,6 +10,9 @@ import {
   type LexicalCandidate,
   type LexicalLeg,
   type MemorySource,
+  NO_TEMPORAL_INTENT,
+  type RecencySettings,
+  type ResolvedSearch,
   resolveSearch,
   type SearchHit,
   type SearchOptions,
@@ -18,8 +22,11 @@ import {
   type VectorCandidate,
   type VectorLeg,
 } from '@cairn/core';
+import { applyRecency, type RecencyPlan } from './apply-recency.js';
 import { explainEmpty } from './empty-reason.js';
-import { type FusedCandidate, fuseCandidates } from './fuse-candidates.js';
+import { type FusedCandidate, fuseCandidates, sortFused } from './fuse-candidates.js';
+import { findRecencyPeers } from './recency-peers.js';
+import { detectTemporalIntent, withoutTemporalCue } from './temporal-intent.js';
 
 export interface HybridRouterComponents {
   lexical: LexicalLeg;
@@ -58,6 +65,8 @@ export class HybridRouter {
     const degraded: SearchResponse['degraded'] = [];
     const degradedReasons: Record<string, string> = {};
     const blank = tokenize(opts.query).length === 0;
+    const plan = planRecency(opts);
+    const legQuery = withoutTemporalCue(opts.query, plan.intent);
 
     // Lexical leg.
     const tLex = performance.now();
@@ -68,7 +77,7 @@ export class HybridRouter {
     if (opts.weights.lexical > 0 && !blank) {
       const r = this.c.lexical.searchLexical({
         namespace: opts.namespace,
-        query: opts.query,
+        query: legQuery,
         filters: opts.filters,
         limit: opts.candidatePool,
       });
@@ -90,7 +99,7 @@ export class HybridRouter {
         degradedReasons.vector = 'no embedder is configured';
       } else {
         try {
-          const qv = await this.embedQuery(embedder, opts.namespace, opts.query);
+          const qv = await this.embedQuery(embedder, opts.namespace, legQuery);
           const r = await leg.searchVector({
             namespace: opts.namespace,
             vector: qv!,
@@ -119,6 +128,8 @@ export class HybridRouter {
     const keys = [...new Set([...lexical.map((c) => c.key), ...vector.map((c) => c.key)])];
     const live = this.c.memories.scoringByKeys(opts.namespace, keys);
     const fused = fuseCandidates(lexical, vector, live, opts);
+    const peers = applyRecency(fused, opts, plan, this.recencyPeers(fused, legQuery, opts, plan));
+    sortFused(fused);
     const { selected, duplicates } = this.diversify(fused, opts);
     // Full records only for the page: the pool can be 100 candidates, the page is k.
     const records = this.c.memories.liveByKeys(
@@ -148,9 +159,10 @@ export class HybridRouter {
           candidatePool: opts.candidatePool,
           weights: opts.weights,
           rrfK: opts.rrfK,
-          halfLifeMs: opts.decay.enabled ? opts.decay.halfLifeMs : null,
-          tauMs: opts.decay.enabled ? opts.decay.tauMs : null,
+          halfLifeMs: opts.decay.mode === 'fixed' ? opts.decay.halfLifeMs : null,
+          tauMs: opts.decay.mode === 'fixed' ? opts.decay.tauMs : null,
           now: opts.now,
+          recency: recencySettings(opts, plan, peers),
           importanceWeight: opts.importanceWeight,
           mmrLambda: opts.mmrLambda,
           duplicateThreshold: opts.duplicateThreshold,
@@ -179,6 +191,29 @@ export class HybridRouter {
     }
     response.tookMs.total = elapsed(t0);
     return response;
+  }
+
+  /** The close calls age may reorder ('auto' mode only; see recency-peers.ts). */
+  private recencyPeers(
+    fused: readonly FusedCandidate[],
+    query: string,
+    opts: ResolvedSearch,
+    plan: RecencyPlan,
+  ): Set<number> {
+    if (opts.decay.mode !== 'auto' || plan.weight === 0 || fused.length < 2) return new Set();
+    const depth = plan.peerDepth;
+    const keys = fused
+      .filter(
+        (c) =>
+          (c.bm25Rank ?? Number.POSITIVE_INFINITY) <= depth ||
+          (c.vecRank ?? Number.POSITIVE_INFINITY) <= depth,
+      )
+      .map((c) => c.key);
+    const records = this.c.memories.liveByKeys(opts.namespace, keys);
+    const lexical = this.c.lexical;
+    const idf = (words: readonly string[]) =>
+      lexical.termIdf ? lexical.termIdf(opts.namespace, words) : new Map<string, number>();
+    return findRecencyPeers(fused, query, records, idf, { margin: plan.peerMargin, depth });
   }
 
   /**
@@ -232,6 +267,42 @@ export class HybridRouter {
       { k: opts.k, lambda: opts.mmrLambda, duplicateThreshold: opts.duplicateThreshold },
     );
   }
+}
+
+/**
+ * In `'auto'` mode the reach, and so the blend weight, follows the query: the tie-break reach unless the
+ * query has temporal intent. The other modes need no plan.
+ */
+function planRecency(opts: ResolvedSearch): RecencyPlan {
+  if (opts.decay.mode !== 'auto')
+    return { weight: 0, reach: 0, intent: NO_TEMPORAL_INTENT, peerMargin: 0, peerDepth: 0 };
+  const intent = detectTemporalIntent(opts.query, opts.now);
+  const reach = intent.kind === 'none' ? opts.recency.tieBreak : opts.recency.intent;
+  return {
+    weight: blendWeight(reach, opts.rrfK),
+    reach,
+    intent,
+    peerMargin: opts.recency.peerMargin,
+    peerDepth: opts.recency.peerDepth,
+  };
+}
+
+function recencySettings(
+  opts: ResolvedSearch,
+  plan: RecencyPlan,
+  peers: RecencySettings['peers'],
+): RecencySettings {
+  if (opts.decay.mode !== 'auto') {
+    return { mode: opts.decay.mode, weight: null, reach: null, options: null, intent: null, peers: null };
+  }
+  return {
+    mode: 'auto',
+    weight: plan.weight,
+    reach: plan.reach,
+    options: opts.recency,
+    intent: plan.intent,
+    peers,
+  };
 }
 
 function toHit(c: FusedCandidate, m: KeyedMemory): SearchHit {

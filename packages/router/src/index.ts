@@ -1,4 +1,7 @@
 // This file is the public API of @cairn/router; named exports only.
+export { applyRecency, type RecencyPlan } from './apply-recency.js';
 export { explainEmpty } from './empty-reason.js';
-export { type FusedCandidate, fuseCandidates } from './fuse-candidates.js';
+export { type FusedCandidate, fuseCandidates, sortFused } from './fuse-candidates.js';
 export { HybridRouter, type HybridRouterComponents } from './hybrid-router.js';
+export { findRecencyPeers } from './recency-peers.js';
+export { detectTemporalIntent, withoutTemporalCue } from './temporal-intent.js';

@@ -1,7 +1,7 @@
 import { type KeyedMemory, resolveDecay } from '@cairn/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { fuseCandidates } from '../src/index.js';
+import { applyRecency, fuseCandidates, sortFused } from '../src/index.js';
 
 const memory = (key: number, over: Partial<KeyedMemory> = {}): KeyedMemory => ({
   key,
@@ -42,7 +42,7 @@ describe('fuseCandidates', () => {
         fc.uniqueArray(fc.integer({ min: 1, max: 60 }), { maxLength: 30 }),
         (lexKeys, vecKeys) => {
           const live = new Map([...lexKeys, ...vecKeys].map((k) => [k, memory(k)]));
-          const fused = fuseCandidates(ranked(lexKeys), ranked(vecKeys), live, opts);
+          const fused = sortFused(fuseCandidates(ranked(lexKeys), ranked(vecKeys), live, opts));
           expect(new Set(fused.map((f) => f.key)).size).toBe(fused.length);
           expect(fused.length).toBe(new Set([...lexKeys, ...vecKeys]).size);
           for (const f of fused) {
@@ -78,17 +78,16 @@ describe('fuseCandidates', () => {
     expect(fused.map((f) => f.key)).toEqual([1]);
   });
 
-  it('multiplies by recency and importance, and a zero weight removes a leg', () => {
+  it('multiplies by importance, and a caller-given decay multiplies by exp(-age / tau) from now', () => {
     const day = 86_400_000;
     const live = new Map([
       [1, memory(1, { ts: 0, importance: 1 })],
       [2, memory(2, { ts: 30 * day, importance: 0.5 })],
     ]);
-    const decayed = fuseCandidates(ranked([1, 2]), [], live, {
-      ...opts,
-      now: 30 * day,
-      decay: resolveDecay({ halfLifeMs: 30 * day }),
-    });
+    const decayOpts = { ...opts, now: 30 * day, decay: resolveDecay({ halfLifeMs: 30 * day }) };
+    const decayed = fuseCandidates(ranked([1, 2]), [], live, decayOpts);
+    const plan = { weight: 0, reach: 0, intent: { kind: 'none' as const }, peerMargin: 0, peerDepth: 0 };
+    expect(applyRecency(decayed, decayOpts, plan, new Set())).toBeNull();
     const one = decayed.find((f) => f.key === 1)!;
     expect(one.recency).toBeCloseTo(0.5, 10);
     expect(one.parts.importance).toBeCloseTo(1.3, 10);

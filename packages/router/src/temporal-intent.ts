@@ -1,0 +1,125 @@
+import { MS_PER_DAY, NO_TEMPORAL_INTENT, type TemporalIntent } from '@cairn/core';
+import * as chrono from 'chrono-node';
+
+/**
+ * Words that ask for the latest or current state. Kept short on purpose: each is a cue in everyday agent
+ * questions ("the current deploy target", "do we still use fly.io?") and rarely part of a topic. "last"
+ * counts only where it ends the question ("what did we decide last?") or as "the last time", since "last
+ * name" or "the last step" are topics, and "recently" is left out: questions use it as narration ("what
+ * did Maria paint recently?") at least as often as to ask for the newest.
+ */
+const RECENT_CUES: readonly RegExp[] = [
+  /\b(latest|newest|most recent|currently|current|nowadays|these days|lately|at the moment|right now|anymore|any more|so far)\b/i,
+  /\bstill\b/i,
+  /\bnow\b/i,
+  /\bthe last time\b/i,
+  /\blast\s*[?.!]*\s*$/i,
+];
+
+/**
+ * Words that ask for the first or an earlier state. "before" alone is left out: "before the release" names
+ * an event, not the past in general.
+ */
+const EARLIEST_CUES: readonly RegExp[] = [
+  /\b(originally|original|initially|initial|at first|at the start|in the beginning|earliest|first|used to|previously|back then|formerly)\b/i,
+];
+
+/** "in 2024", "during 2023": a bare year, which chrono leaves alone. */
+const YEAR_PHRASE = /\b(?:in|during|since|of|from|throughout)\s+((?:19|20)\d{2})\b(?!\s*[-/:.]\d)/i;
+
+const startOfUtcDay = (ms: number) => Math.floor(ms / MS_PER_DAY) * MS_PER_DAY;
+const addUtcMonths = (ms: number, n: number) => {
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + n, 1);
+};
+
+/**
+ * What a query says about time, relative to `nowMs`. A named time wins over a recency cue ("what did we
+ * ship last week?" is about that week, not about the newest memory). Windows are whole UTC days, weeks,
+ * months or years; a date that would lie wholly in the future is a guess at the year and is ignored. A cue
+ * for the earliest state wins over one for the latest ("what did we originally use, and what now?" names
+ * the old one). Any other phrasing is `none`, and the default tie-break applies.
+ */
+export function detectTemporalIntent(query: string, nowMs: number): TemporalIntent {
+  const window = namedWindow(query, nowMs);
+  if (window) return window;
+  for (const cue of EARLIEST_CUES) {
+    const m = cue.exec(query);
+    if (m) return { kind: 'earliest', cue: m[0].trim() };
+  }
+  for (const cue of RECENT_CUES) {
+    const m = cue.exec(query);
+    if (m) return { kind: 'recent', cue: m[0].trim().replace(/[?.!\s]+$/, '') };
+  }
+  return NO_TEMPORAL_INTENT;
+}
+
+function namedWindow(query: string, nowMs: number): TemporalIntent | null {
+  let parsed: chrono.ParsedResult[];
+  try {
+    parsed = chrono.parse(query, new Date(nowMs));
+  } catch {
+    // chrono has no documented failure, but a query is arbitrary text: no window rather than a failed search.
+    parsed = [];
+  }
+  // A date that names its year outranks a relative phrase beside it: in "last weekend before April 10,
+  // 2023" the date is the anchor.
+  const namesYear = (r: chrono.ParsedResult) => /\b(19|20)\d{2}\b/.test(r.text);
+  parsed.sort((x, y) => Number(namesYear(y)) - Number(namesYear(x)) || x.index - y.index);
+  for (const r of parsed) {
+    const text = r.text.toLowerCase();
+    if (/^(right )?now$/.test(text)) continue; // a recency cue, not a window
+    const s = r.start;
+    // A clock time alone ("at 5 pm") names no day worth a window.
+    if (!s.isCertain('day') && !s.isCertain('month') && !s.isCertain('weekday')) continue;
+    const startMs = s.date().getTime();
+    let since: number;
+    let until: number;
+    if (r.end) {
+      since = startOfUtcDay(startMs);
+      until = startOfUtcDay(r.end.date().getTime()) + MS_PER_DAY;
+    } else if (/\bweek(end)?s?\b/.test(text)) {
+      since = startOfUtcDay(startMs);
+      until = since + 7 * MS_PER_DAY;
+    } else if (/\bmonths?\b/.test(text) || (s.isCertain('month') && !s.isCertain('day'))) {
+      since = addUtcMonths(startMs, 0);
+      until = addUtcMonths(startMs, 1);
+    } else if (/\byears?\b/.test(text)) {
+      const y = new Date(startMs).getUTCFullYear();
+      since = Date.UTC(y, 0, 1);
+      until = Date.UTC(y + 1, 0, 1);
+    } else {
+      since = startOfUtcDay(startMs);
+      until = since + MS_PER_DAY;
+    }
+    // "before <date>" / "after <date>": the week on that side of it.
+    const before = query.slice(0, r.index).toLowerCase();
+    if (/\b(before|until|prior to)\s*$/.test(before)) {
+      until = since;
+      since = until - 7 * MS_PER_DAY;
+    } else if (/\b(after|since)\s*$/.test(before)) {
+      since = until;
+      until = since + 7 * MS_PER_DAY;
+    }
+    if (!s.isCertain('year') && since > nowMs) continue;
+    return { kind: 'window', cue: r.text, since, until };
+  }
+  const y = YEAR_PHRASE.exec(query);
+  if (y) {
+    const year = Number(y[1]);
+    return { kind: 'window', cue: y[0], since: Date.UTC(year, 0, 1), until: Date.UTC(year + 1, 0, 1) };
+  }
+  return null;
+}
+
+/**
+ * The query without its temporal cue, for the legs: "current", "now" or "last week" say when, not what, and
+ * left in they match memories that merely use the word. A query that would be left with no word keeps its cue.
+ */
+export function withoutTemporalCue(query: string, intent: TemporalIntent): string {
+  if (intent.kind === 'none') return query;
+  const at = query.toLowerCase().indexOf(intent.cue.toLowerCase());
+  if (at < 0) return query;
+  const rest = `${query.slice(0, at)} ${query.slice(at + intent.cue.length)}`.replace(/\s+/g, ' ').trim();
+  return /[\p{L}\p{N}]/u.test(rest) ? rest : query;
+}
