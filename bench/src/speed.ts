@@ -8,7 +8,7 @@ import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { type IntervalHistogram, monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import type { SearchFilters, SearchResponse } from '@cairn/core';
+import type { SearchFilters, SearchRequest, SearchResponse } from '@cairn/core';
 import { CairnEngine, type EngineLog } from '@cairn/engine';
 import { NaiveVectorScan } from './naive-vector-scan.js';
 import { type LatencySummary, summarize } from './percentiles.js';
@@ -333,7 +333,7 @@ function violates(q: BenchQuery, r: SearchResponse): number {
 async function runQueries(
   engine: CairnEngine,
   queries: readonly BenchQuery[],
-  weights?: { lexical?: number; vector?: number },
+  extra: Partial<SearchRequest> = {},
 ): Promise<RunReport> {
   const lat: number[] = [];
   const byClass = new Map<QueryClass, number[]>();
@@ -345,7 +345,7 @@ async function runQueries(
   const t0 = now();
   for (const q of queries) {
     const ts = now();
-    const r = await engine.search(toRequest(q, weights ? { weights } : {}));
+    const r = await engine.search(toRequest(q, extra));
     const took = now() - ts;
     lat.push(took);
     const cls = byClass.get(q.cls);
@@ -387,10 +387,33 @@ async function runQueries(
 
 interface SearchReport {
   hybrid: RunReport;
+  recencyCost: { auto: LatencySummary; off: LatencySummary };
   lexical: RunReport;
   vector: RunReport;
   tenants: RunReport;
   loop: LoopDelay;
+}
+
+/**
+ * What the default 'auto' decay costs (temporal intent, the close calls' word coverage): each query run with
+ * the defaults and with decay off, back to back, the order alternating so neither warms the other's caches.
+ */
+async function measureRecencyCost(engine: CairnEngine, queries: readonly BenchQuery[]) {
+  const auto: number[] = [];
+  const off: number[] = [];
+  for (const [i, q] of queries.entries()) {
+    const runs: Array<[number[], Partial<SearchRequest>]> = [
+      [auto, {}],
+      [off, { decay: 'off' }],
+    ];
+    if (i % 2) runs.reverse();
+    for (const [into, extra] of runs) {
+      const t = now();
+      await engine.search(toRequest(q, extra));
+      into.push(now() - t);
+    }
+  }
+  return { auto: summarize(auto), off: summarize(off) };
 }
 
 async function searchPhase(
@@ -405,15 +428,17 @@ async function searchPhase(
   const hybrid = await runQueries(engine, queries);
   const loopDelay = loop.stop();
   collectGarbage();
-  const lexical = await runQueries(engine, queries, { vector: 0 });
+  const recencyCost = await measureRecencyCost(engine, queries);
   collectGarbage();
-  const vector = await runQueries(engine, queries, { lexical: 0 });
+  const lexical = await runQueries(engine, queries, { weights: { vector: 0 } });
+  collectGarbage();
+  const vector = await runQueries(engine, queries, { weights: { lexical: 0 } });
   collectGarbage();
   const tenants = await runQueries(
     engine,
     makeQueries(corpus, TENANT_QUERIES, opts.seed + 3, SMALL_NAMESPACES),
   );
-  return { hybrid, lexical, vector, tenants, loop: loopDelay };
+  return { hybrid, recencyCost, lexical, vector, tenants, loop: loopDelay };
 }
 
 // ── Phase 3: naive baseline ─────────────────────────────────────────────────────────────────────────────
@@ -760,6 +785,21 @@ function report(
     '',
   );
   const filterTypes = [...h.byFilter.keys()];
+  const rc = search.recencyCost;
+  out.push(
+    "What the default 'auto' decay costs: each hybrid query with the defaults and with decay off, back to back, in alternating order (ms):",
+    '',
+    ...table(
+      ['run', 'n', 'mean', 'p50', 'p99'],
+      [
+        ['defaults (decay auto)', int(rc.auto.n), ms(rc.auto.mean), ms(rc.auto.p50), ms(rc.auto.p99)],
+        ['decay off', int(rc.off.n), ms(rc.off.mean), ms(rc.off.p50), ms(rc.off.p99)],
+        ['auto ÷ off (mean)', '', (rc.auto.mean / rc.off.mean).toFixed(2), '', ''],
+      ],
+      ['---', '---:', '---:', '---:', '---:'],
+    ),
+    '',
+  );
   out.push('Filtered queries by filter type (p50 / p99 ms):', '');
   out.push(
     ...table(

@@ -8,6 +8,8 @@
  */
 const TOKEN_RE = /[\p{L}\p{N}_]+/gu;
 const IDENT_PART_RE = /\p{Lu}?\p{Ll}+|\p{Lu}+(?!\p{Ll})|\p{N}+|\p{Lo}+/gu;
+/** A token identifierParts leaves whole: lower-case letters only, or a capital and lower-case letters. */
+const PLAIN_WORD = /^\p{Lu}?\p{Ll}+$/u;
 
 /** Lower-cased tokens of `text`, in order. */
 export function tokenize(text: string): string[] {
@@ -42,6 +44,8 @@ export function rawTokens(text: string): string[] {
 export function codeParts(text: string): string {
   const out: string[] = [];
   for (const tok of rawTokens(text)) {
+    // Most tokens are plain lower-case words, which have no parts: skip the split (it runs per token).
+    if (PLAIN_WORD.test(tok)) continue;
     const parts = identifierParts(tok);
     if (parts.length > 0) out.push(parts.join(' '));
   }

@@ -25,7 +25,7 @@ import {
 import { applyRecency, type RecencyPlan } from './apply-recency.js';
 import { explainEmpty } from './empty-reason.js';
 import { type FusedCandidate, fuseCandidates, sortFused } from './fuse-candidates.js';
-import { findRecencyPeers } from './recency-peers.js';
+import { findRecencyPeers, recencyContenders } from './recency-peers.js';
 import { detectTemporalIntent, withoutTemporalCue } from './temporal-intent.js';
 
 export interface HybridRouterComponents {
@@ -128,14 +128,15 @@ export class HybridRouter {
     const keys = [...new Set([...lexical.map((c) => c.key), ...vector.map((c) => c.key)])];
     const live = this.c.memories.scoringByKeys(opts.namespace, keys);
     const fused = fuseCandidates(lexical, vector, live, opts);
-    const peers = applyRecency(fused, opts, plan, this.recencyPeers(fused, legQuery, opts, plan));
+    const close = this.recencyPeers(fused, legQuery, opts, plan);
+    const peers = applyRecency(fused, opts, plan, close.peers);
     sortFused(fused);
     const { selected, duplicates } = this.diversify(fused, opts);
-    // Full records only for the page: the pool can be 100 candidates, the page is k.
-    const records = this.c.memories.liveByKeys(
-      opts.namespace,
-      selected.map((i) => fused[i]!.key),
-    );
+    // Full records only for the page: the pool can be 100 candidates, the page is k. The close calls'
+    // records were read already, and most of the page is among them.
+    const records = new Map(close.records);
+    const missing = selected.map((i) => fused[i]!.key).filter((key) => !records.has(key));
+    for (const [key, m] of this.c.memories.liveByKeys(opts.namespace, missing)) records.set(key, m);
     const hits = selected.flatMap((i) => {
       const m = records.get(fused[i]!.key);
       return m ? [toHit(fused[i]!, m)] : [];
@@ -193,27 +194,29 @@ export class HybridRouter {
     return response;
   }
 
-  /** The close calls age may reorder ('auto' mode only; see recency-peers.ts). */
+  /** The close calls age may reorder ('auto' mode only; see recency-peers.ts), and their records. */
   private recencyPeers(
     fused: readonly FusedCandidate[],
     query: string,
     opts: ResolvedSearch,
     plan: RecencyPlan,
-  ): Set<number> {
-    if (opts.decay.mode !== 'auto' || plan.weight === 0 || fused.length < 2) return new Set();
+  ): { peers: Set<number>; records: ReadonlyMap<number, KeyedMemory> } {
+    if (opts.decay.mode !== 'auto' || plan.weight === 0 || fused.length < 2)
+      return { peers: new Set(), records: new Map() };
     const depth = plan.peerDepth;
-    const keys = fused
-      .filter(
-        (c) =>
-          (c.bm25Rank ?? Number.POSITIVE_INFINITY) <= depth ||
-          (c.vecRank ?? Number.POSITIVE_INFINITY) <= depth,
-      )
-      .map((c) => c.key);
+    const keys = recencyContenders(fused, depth, plan.weight).map((c) => c.key);
     const records = this.c.memories.liveByKeys(opts.namespace, keys);
     const lexical = this.c.lexical;
     const idf = (words: readonly string[]) =>
       lexical.termIdf ? lexical.termIdf(opts.namespace, words) : new Map<string, number>();
-    return findRecencyPeers(fused, query, records, idf, { margin: plan.peerMargin, depth });
+    return {
+      peers: findRecencyPeers(fused, query, records, idf, {
+        margin: plan.peerMargin,
+        depth,
+        weight: plan.weight,
+      }),
+      records,
+    };
   }
 
   /**

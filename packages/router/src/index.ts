@@ -3,5 +3,5 @@ export { applyRecency, type RecencyPlan } from './apply-recency.js';
 export { explainEmpty } from './empty-reason.js';
 export { type FusedCandidate, fuseCandidates, sortFused } from './fuse-candidates.js';
 export { HybridRouter, type HybridRouterComponents } from './hybrid-router.js';
-export { findRecencyPeers } from './recency-peers.js';
+export { findRecencyPeers, recencyContenders } from './recency-peers.js';
 export { detectTemporalIntent, withoutTemporalCue } from './temporal-intent.js';

@@ -1,4 +1,4 @@
-import { MS_PER_DAY, NO_TEMPORAL_INTENT, type TemporalIntent } from '@cairn/core';
+import { isStopWord, MS_PER_DAY, NO_TEMPORAL_INTENT, type TemporalIntent, tokenize } from '@cairn/core';
 import * as chrono from 'chrono-node';
 
 /**
@@ -114,12 +114,13 @@ function namedWindow(query: string, nowMs: number): TemporalIntent | null {
 
 /**
  * The query without its temporal cue, for the legs: "current", "now" or "last week" say when, not what, and
- * left in they match memories that merely use the word. A query that would be left with no word keeps its cue.
+ * left in they match memories that merely use the word. A query that would be left with nothing to search
+ * for ("what's the latest?") keeps its cue.
  */
 export function withoutTemporalCue(query: string, intent: TemporalIntent): string {
   if (intent.kind === 'none') return query;
   const at = query.toLowerCase().indexOf(intent.cue.toLowerCase());
   if (at < 0) return query;
   const rest = `${query.slice(0, at)} ${query.slice(at + intent.cue.length)}`.replace(/\s+/g, ' ').trim();
-  return /[\p{L}\p{N}]/u.test(rest) ? rest : query;
+  return tokenize(rest).some((w) => !isStopWord(w)) ? rest : query;
 }

@@ -58,6 +58,7 @@ function rank(
   const peers = findRecencyPeers(fused, query, records, () => new Map(), {
     margin: plan.peerMargin,
     depth: plan.peerDepth,
+    weight: plan.weight,
   });
   applyRecency(fused, opts, plan, peers);
   return sortFused(fused);
@@ -141,6 +142,7 @@ describe("recency in the default 'auto' mode", () => {
           const peers = findRecencyPeers(fused, query, records, () => new Map(), {
             margin: plan.peerMargin,
             depth: plan.peerDepth,
+            weight: plan.weight,
           });
           applyRecency(fused, auto, plan, peers);
           const order = sortFused(fused).map((c) => c.key);

@@ -84,6 +84,9 @@ describe('withoutTemporalCue', () => {
 
   it('keeps a query that would be left with no word, and leaves queries without intent alone', () => {
     expect(withoutTemporalCue('now', { kind: 'recent', cue: 'now' })).toBe('now');
+    expect(withoutTemporalCue("what's the latest?", { kind: 'recent', cue: 'latest' })).toBe(
+      "what's the latest?",
+    );
     expect(withoutTemporalCue('why did it crash', { kind: 'none' })).toBe('why did it crash');
   });
 });
