@@ -1,29 +1,9 @@
-import { type KeyedMemory, resolveDecay } from '@cairn/core';
+import { resolveDecay } from '@cairn/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { applyRecency, fuseCandidates, sortFused } from '../src/index.js';
+import { memory } from './helpers.js';
 
-const memory = (key: number, over: Partial<KeyedMemory> = {}): KeyedMemory => ({
-  key,
-  id: `m${key}`,
-  namespace: 'ns',
-  kind: 'observation',
-  text: 't',
-  title: null,
-  session: null,
-  agent: null,
-  ts: 0,
-  tags: [],
-  meta: {},
-  importance: 0.5,
-  contentHash: 'h',
-  createdAt: 0,
-  updatedAt: 0,
-  supersededBy: null,
-  accessCount: 0,
-  lastAccessed: null,
-  ...over,
-});
 const opts = {
   weights: { lexical: 1, vector: 1 },
   rrfK: 60,

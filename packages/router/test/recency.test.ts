@@ -11,28 +11,7 @@ import {
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { applyRecency, findRecencyPeers, fuseCandidates, type RecencyPlan, sortFused } from '../src/index.js';
-
-const memory = (key: number, over: Partial<KeyedMemory> = {}): KeyedMemory => ({
-  key,
-  id: `m${key}`,
-  namespace: 'ns',
-  kind: 'observation',
-  text: 't',
-  title: null,
-  session: null,
-  agent: null,
-  ts: 0,
-  tags: [],
-  meta: {},
-  importance: 0.5,
-  contentHash: 'h',
-  createdAt: 0,
-  updatedAt: 0,
-  supersededBy: null,
-  accessCount: 0,
-  lastAccessed: null,
-  ...over,
-});
+import { memory } from './helpers.js';
 
 const base = { weights: { lexical: 1, vector: 1 }, rrfK: 60, importanceWeight: 0.3, now: 0 };
 const auto = { ...base, decay: resolveDecay('auto') };
