@@ -6,6 +6,13 @@ export const MS_PER_DAY = 86_400_000;
 const MAX_EPOCH_MS = 8.64e15;
 
 /**
+ * The whole string must be an ISO-8601 date or date-time (a space may stand for the `T`): Date.parse alone
+ * falls back to a lenient parser that reads "2024-01-01 junk" as June ("jun") and skips "(comments)".
+ */
+const ISO_8601 =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
+
+/**
  * Parses a caller's timestamp: epoch milliseconds (number) or an ISO-8601 string. Numeric strings are
  * refused on purpose: "1700000000" could be seconds or milliseconds, and guessing corrupts recency.
  */
@@ -22,7 +29,7 @@ export function parseTimestamp(value: unknown, field = 'ts'): number {
     }
     return Math.round(value);
   }
-  const ymd = typeof value === 'string' ? /^(\d{4})-(\d{2})-(\d{2})/.exec(value) : null;
+  const ymd = typeof value === 'string' ? ISO_8601.exec(value) : null;
   if (ymd) {
     const ms = Date.parse(value as string);
     // Date.parse rolls impossible days over (2024-02-30 → March 1); refuse them instead.

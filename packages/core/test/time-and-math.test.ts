@@ -24,6 +24,29 @@ describe('parseTimestamp', () => {
     expect(parseTimestamp('2024-01-02')).toBe(Date.UTC(2024, 0, 2));
   });
 
+  it.each([
+    ['2024-01-01T10:00:00Z', Date.UTC(2024, 0, 1, 10)],
+    ['2024-01-01T10:00Z', Date.UTC(2024, 0, 1, 10)],
+    ['2024-01-01 10:00:00', Date.UTC(2024, 0, 1, 10)],
+    ['2024-01-01T10:00:00.123456Z', Date.UTC(2024, 0, 1, 10, 0, 0, 123)],
+    ['2024-01-01T12:00:00+02:00', Date.UTC(2024, 0, 1, 10)],
+    ['2024-01-01T12:00:00+0200', Date.UTC(2024, 0, 1, 10)],
+  ])('accepts the ISO-8601 form %s', (s, ms) => {
+    expect(parseTimestamp(s)).toBe(ms);
+  });
+
+  it.each([
+    '2024-01-01 junk', // Date.parse alone reads "jun" as June
+    '2024-01-01 trailing junk',
+    '2024-01-01 (comment)',
+    '2024-01-01T10:00:00Z junk',
+    '2024-01-01T10',
+    ' 2024-01-01',
+    '2024-02-30',
+  ])('refuses %j, naming the field', (s) => {
+    expect(cairnErrorFrom(() => parseTimestamp(s, 'ts')).data.field).toBe('ts');
+  });
+
   it('names the field it was given', () => {
     expect(cairnErrorFrom(() => parseTimestamp('1700000000', 'filters.since')).data.field).toBe(
       'filters.since',

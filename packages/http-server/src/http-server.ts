@@ -29,6 +29,7 @@ import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-pro
 import { z } from 'zod';
 import type { ApiKeys } from './api-keys.js';
 import { ServerMetrics } from './server-metrics.js';
+import { clientErrorHandler, installBodyHandling, MAX_HEADER_BYTES } from './transport-errors.js';
 
 export interface HttpServerOptions {
   service: MemoryService;
@@ -115,6 +116,8 @@ export async function createHttpServer(
   const app = Fastify({
     logger: o.logger,
     bodyLimit: service.limits.maxBodyBytes,
+    http: { maxHeaderSize: MAX_HEADER_BYTES },
+    clientErrorHandler,
     // Memory ids may be 256 characters (fact ids are derived from slot and key).
     routerOptions: { maxParamLength: 1_024 },
     // Router-level errors (a bad percent-encoding, say) in Cairn's error shape too.
@@ -125,6 +128,7 @@ export async function createHttpServer(
       void (reply as FastifyReply).code(400).type('application/json').send(JSON.stringify(body));
     },
   });
+  installBodyHandling(app, service.limits.maxBodyBytes);
   app.setValidatorCompiler(() => (data) => ({ value: data }));
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 

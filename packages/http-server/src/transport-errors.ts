@@ -1,0 +1,98 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import { CairnError } from '@cairn/core';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+
+/**
+ * The request line and headers may hold this many bytes. Node's default (16 KiB) refused the documented
+ * 4,096-character `GET /v1/timeline?query=` once the query was not ASCII: percent-encoded UTF-8 takes up
+ * to 9 bytes a character. @defaultValue 64 KiB
+ */
+export const MAX_HEADER_BYTES = 64 * 1024;
+
+/**
+ * A body announced larger than the limit is still read, and thrown away, up to this many bytes, before the
+ * 413 goes out: a client that writes its whole body before reading (Node's http, most SDKs) would otherwise
+ * see the connection reset (EPIPE) and never the answer. Larger bodies are refused at once. @defaultValue 64 MiB
+ */
+export const DRAIN_OVERSIZED_BODY_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Errors Node's HTTP parser raises before Fastify sees a request (a request line or headers too large, a
+ * malformed request line, conflicting Content-Length headers), answered in Cairn's error shape rather than
+ * Fastify's `{error, message, statusCode}`. The connection is closed: the parser cannot go on.
+ */
+export function clientErrorHandler(err: Error & { code?: string }, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, error] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [
+          431,
+          new CairnError(
+            'PAYLOAD_TOO_LARGE',
+            `the request line and headers exceed ${MAX_HEADER_BYTES} bytes; send long queries in a POST body`,
+            { field: 'url' },
+          ),
+        ]
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, new CairnError('INVALID_INPUT', 'the request was not received in time')]
+        : [400, new CairnError('INVALID_INPUT', `malformed HTTP request (${err.code ?? err.message})`)];
+  const body = JSON.stringify({ error: error.toJSON() });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-type: application/json\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}
+
+/**
+ * Bodies: an empty body sent as application/json (a DELETE from a client that always sets the header)
+ * counts as no body; a body over `limit` is drained (see DRAIN_OVERSIZED_BODY_BYTES) and refused with 413,
+ * whether its length was announced (refused before routing) or it came chunked (refused once it passes the
+ * limit). Malformed JSON is refused by Fastify's own parser, which guards against prototype poisoning.
+ */
+export function installBodyHandling(app: FastifyInstance, limit: number): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  const tooLarge = () =>
+    new CairnError('PAYLOAD_TOO_LARGE', 'the request body is larger than the server accepts', {
+      field: 'body',
+    });
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', (req, payload, done) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    const settle = (err: Error | null, value?: unknown) => {
+      if (settled) return;
+      settled = true;
+      done(err, value);
+    };
+    payload.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) chunks.push(chunk);
+      else if (size > DRAIN_OVERSIZED_BODY_BYTES) payload.destroy();
+    });
+    payload.on('end', () => {
+      if (size > limit) return settle(tooLarge());
+      const body = Buffer.concat(chunks).toString('utf8');
+      if (body.trim() === '') return settle(null, undefined);
+      parseJson(req, body, settle);
+    });
+    payload.on('close', () =>
+      settle(size > limit ? tooLarge() : new CairnError('INVALID_INPUT', 'the body ended early')),
+    );
+    payload.on('error', (err) => settle(err));
+  });
+  app.addHook('onRequest', async (req: FastifyRequest) => {
+    const announced = Number(req.headers['content-length']);
+    if (!(announced > limit)) return;
+    if (announced <= DRAIN_OVERSIZED_BODY_BYTES) {
+      for await (const _chunk of req.raw) {
+        // discarded: only reading it lets the client finish writing and then read the answer
+      }
+    }
+    throw tooLarge();
+  });
+}

@@ -1,0 +1,172 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CairnEngine } from '@cairn/engine';
+import { MemoryService } from '@cairn/service';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHttpServer } from '../src/index.js';
+
+// Requests that go wrong before a route sees them, over real HTTP on loopback: every answer is in the one
+// error shape `{error: {code, message, field?}}`, and none of them resets the connection.
+
+let dir: string;
+let engine: CairnEngine;
+let app: FastifyInstance;
+let port: number;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'cairn-http-transport-'));
+  engine = await CairnEngine.open({ dataDir: dir, persistIntervalMs: 0 });
+  app = await createHttpServer({ service: new MemoryService({ engine }), keys: null });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  port = (app.server.address() as { port: number }).port;
+  engine.ingest([{ namespace: 'a', id: 'm1', text: 'the deploy target is fly.io', session: 's1' }]);
+  await engine.drain();
+});
+
+afterAll(async () => {
+  await app.close();
+  await engine.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Sends raw bytes and returns the status and parsed body of the answer. */
+function raw(
+  request: string,
+): Promise<{ status: number; body: { error: { code: string; message: string } } }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.end(request));
+    let data = '';
+    socket.on('data', (c) => {
+      data += c;
+    });
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(data)?.[1]);
+      resolve({ status, body: JSON.parse(data.slice(data.indexOf('\r\n\r\n') + 4)) });
+    });
+  });
+}
+
+const isErrorShape = (b: unknown) =>
+  expect(b).toEqual({
+    error: expect.objectContaining({ code: expect.any(String), message: expect.any(String) }),
+  });
+
+describe('transport-level errors', () => {
+  it('answers a malformed request line with 400 in the error shape', async () => {
+    const r = await raw('GARBAGE\r\n\r\n');
+    expect(r.status).toBe(400);
+    isErrorShape(r.body);
+    expect(r.body.error.code).toBe('INVALID_INPUT');
+  });
+
+  it('answers conflicting Content-Length headers with 400 in the error shape', async () => {
+    const r = await raw(
+      'POST /v1/search HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\nContent-Length: 5\r\n\r\nabcde',
+    );
+    expect(r.status).toBe(400);
+    isErrorShape(r.body);
+  });
+
+  it('answers a request line over 64 KiB with 431 in the error shape, naming the url', async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/v1/timeline?namespace=a&query=${'x'.repeat(70_000)}`);
+    expect(res.status).toBe(431);
+    const body = await res.json();
+    isErrorShape(body);
+    expect(body.error).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', field: 'url' });
+  });
+
+  it('serves the documented 4,096-character timeline query even when it is not ASCII', async () => {
+    // 4,096 characters, ~24 KiB once percent-encoded: over Node's default 16 KiB of request line.
+    const query = encodeURIComponent(`deploy target ${'é'.repeat(4_096 - 14)}`);
+    const res = await fetch(`http://127.0.0.1:${port}/v1/timeline?namespace=a&query=${query}`);
+    expect(res.status).toBe(200);
+  });
+
+  it('handles a DELETE sent with content-type application/json and no body', async () => {
+    engine.ingest([{ namespace: 'a', id: 'gone', text: 'to be deleted' }]);
+    const res = await fetch(`http://127.0.0.1:${port}/v1/memories/gone?namespace=a`, {
+      method: 'DELETE',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(res.status).toBe(200);
+    const again = await fetch(`http://127.0.0.1:${port}/v1/memories/gone?namespace=a`, {
+      method: 'DELETE',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(again.status).toBe(404);
+  });
+
+  it('answers a 9 MiB body with 413 to a client that writes it all first, without resetting the connection', async () => {
+    const body = Buffer.alloc(9 * 1024 * 1024, 97);
+    for (const [method, path] of [
+      ['POST', '/v1/memories'],
+      ['POST', '/v1/search'],
+      ['DELETE', '/v1/memories/m1?namespace=a'],
+      ['POST', '/v1/no-such-route'],
+    ] as const) {
+      const answer = await new Promise<{ status?: number; text?: string; error?: string }>((resolve) => {
+        const req = http.request(
+          {
+            host: '127.0.0.1',
+            port,
+            method,
+            path,
+            // Node's client frames a DELETE body only when told its length.
+            headers: { 'content-type': 'application/json', 'content-length': body.length },
+          },
+          (res) => {
+            let text = '';
+            res.on('data', (c) => {
+              text += c;
+            });
+            res.on('end', () => resolve({ status: res.statusCode, text }));
+          },
+        );
+        req.on('error', (e: NodeJS.ErrnoException) => resolve({ error: e.code }));
+        req.end(body);
+      });
+      expect(answer.error, `${method} ${path}`).toBeUndefined();
+      expect(answer.status, `${method} ${path} ${answer.text}`).toBe(413);
+      expect(JSON.parse(answer.text!).error.code).toBe('PAYLOAD_TOO_LARGE');
+    }
+  });
+
+  it('answers a chunked body that grows past the limit with 413, without resetting the connection', async () => {
+    const chunk = Buffer.alloc(1024 * 1024, 97);
+    const answer = await new Promise<{ status?: number; error?: string }>((resolve) => {
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/v1/search',
+          headers: { 'content-type': 'application/json' },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode }));
+        },
+      );
+      req.on('error', (e: NodeJS.ErrnoException) => resolve({ error: e.code }));
+      for (let i = 0; i < 9; i++) req.write(chunk);
+      req.end();
+    });
+    expect(answer).toEqual({ status: 413 });
+  });
+
+  it('refuses a timestamp with trailing junk by name, and stores nothing', async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/v1/memories`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ namespace: 'a', id: 'junk', text: 'x', ts: '2024-01-01 junk' }),
+    });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatchObject({ code: 'INVALID_INPUT', field: 'ts' });
+    expect(engine.get('a', ['junk']).missing).toEqual(['junk']);
+  });
+});
