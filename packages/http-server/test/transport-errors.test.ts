@@ -33,6 +33,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+type ErrorShape = { error: { code: string; message: string; field?: string } };
+
 /** Sends raw bytes and returns the status and parsed body of the answer. */
 function raw(
   request: string,
@@ -75,7 +77,7 @@ describe('transport-level errors', () => {
   it('answers a request line over 64 KiB with 431 in the error shape, naming the url', async () => {
     const res = await fetch(`http://127.0.0.1:${port}/v1/timeline?namespace=a&query=${'x'.repeat(70_000)}`);
     expect(res.status).toBe(431);
-    const body = await res.json();
+    const body = (await res.json()) as ErrorShape;
     isErrorShape(body);
     expect(body.error).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', field: 'url' });
   });
@@ -166,7 +168,7 @@ describe('transport-level errors', () => {
       body: JSON.stringify({ namespace: 'a', id: 'junk', text: 'x', ts: '2024-01-01 junk' }),
     });
     expect(res.status).toBe(400);
-    expect((await res.json()).error).toMatchObject({ code: 'INVALID_INPUT', field: 'ts' });
+    expect(((await res.json()) as ErrorShape).error).toMatchObject({ code: 'INVALID_INPUT', field: 'ts' });
     expect(engine.get('a', ['junk']).missing).toEqual(['junk']);
   });
 });
