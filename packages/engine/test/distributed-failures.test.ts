@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { CairnError } from '@cairn/core';
 import { startFakeOllama } from '@cairn/embed/testing';
+import { CaptureProducer } from '@cairn/pipeline';
 import { describe, expect, it } from 'vitest';
 import type { CairnEngine } from '../src/index.js';
 import { eventually, memories, useDeployment } from './distributed-helpers.js';
@@ -144,6 +146,39 @@ describe('distributed pipeline under failure', () => {
     // The reconcile sweep finds stored memories without vectors and enqueues them again.
     await expectExactlyOnce(reader, 'team/alpha', 1_000);
     expect(capture.status.lastReconcile).not.toBeNull();
+  });
+
+  it('a producer waiting for "stored" enqueues again a capture job that vanished (FLUSHALL): stored once, no hang', async () => {
+    const d = await deployments.create({ appendonly: false });
+    const { producer, topology } = await d.producer('stored');
+    // No capture worker yet: the three jobs wait in Redis, and Redis loses them.
+    const waiting = producer.enqueue(memories(300));
+    await eventually(async () => (await topology.queue('capture').getWaitingCount()) === 3, 50);
+    await topology.connection.flushall();
+    expect(await topology.queue('capture').getWaitingCount()).toBe(0);
+    await d.workers();
+    const r = await waiting;
+    expect(r.counts.stored).toBe(300);
+    await expectExactlyOnce(await d.reader(), 'team/alpha', 300);
+  });
+
+  it('a producer gives up on a job that keeps vanishing with a named, retry-safe error, not a long timeout', async () => {
+    const d = await deployments.create({ appendonly: false });
+    const { topology } = await d.producer('stored');
+    const producer = new CaptureProducer(topology, {
+      wait: 'stored',
+      maxRequeues: 0,
+      jobCheckIntervalMs: 100,
+    });
+    const waiting = producer.enqueue(memories(10)).catch((e: unknown) => e);
+    await eventually(async () => (await topology.queue('capture').getWaitingCount()) === 1, 50);
+    await topology.connection.flushall();
+    const err = await waiting;
+    await producer.close();
+    expect(err).toBeInstanceOf(CairnError);
+    expect((err as CairnError).code).toBe('BACKEND_UNAVAILABLE');
+    expect((err as CairnError).data).toMatchObject({ outcome: 'unknown', retryable: true });
+    expect((err as CairnError).message).toMatch(/vanished.*retrying with the same ids is safe/);
   });
 
   it('waits out a dead embedder: searches degrade to lexical, then everything is indexed once it is back', async () => {

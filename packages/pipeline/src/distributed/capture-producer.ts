@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { CairnError, normalizeMemory, withDefaults } from '@cairn/core';
-import { QueueEvents } from 'bullmq';
+import { type Job, type Queue, QueueEvents } from 'bullmq';
 import type { CaptureItemResult, CaptureResult, CaptureStatus } from '../capture-stage.js';
 import { MAX_CAPTURE_BATCH } from './job-catalog.js';
 import { assertRedisReachable, type QueueTopology, type redisConnection } from './queue-topology.js';
@@ -17,12 +17,22 @@ export interface CaptureProducerOptions {
   wait: 'stored' | 'queued';
   /** How long to wait for `'stored'` before giving up (ms); the jobs stay queued. @defaultValue 300_000 */
   waitTimeoutMs: number;
+  /**
+   * While waiting for `'stored'`, how often each job's presence in Redis is checked (ms): a job that
+   * vanished (FLUSHALL, a failover to an empty replica) would otherwise be waited for until the timeout.
+   * @defaultValue 1_000
+   */
+  jobCheckIntervalMs: number;
+  /** How many times a vanished job is enqueued again (capture is idempotent) before the call fails. @defaultValue 3 */
+  maxRequeues: number;
 }
 
 export const DEFAULT_CAPTURE_PRODUCER_OPTIONS: Readonly<CaptureProducerOptions> = Object.freeze({
   batchSize: 500,
   wait: 'stored',
   waitTimeoutMs: 300_000,
+  jobCheckIntervalMs: 1_000,
+  maxRequeues: 3,
 });
 
 export type QueuedStatus = CaptureStatus | 'queued';
@@ -120,21 +130,7 @@ export class CaptureProducer {
       for (const a of accepted)
         items.push({ index: a.index, status: 'queued', id: a.id, namespace: a.namespace });
     } else {
-      const results = await Promise.all(
-        jobs.map((j) =>
-          (j.waitUntilFinished(this.events!, this.opts.waitTimeoutMs) as Promise<CaptureResult>).catch(
-            (err: Error) => {
-              // The batch is safe in Redis and will be stored by a capture worker; the caller only stopped
-              // waiting. Said as a retryable backend condition, not as a bug.
-              throw new CairnError(
-                'BACKEND_UNAVAILABLE',
-                `capture job ${j.id} was queued but not stored within ${this.opts.waitTimeoutMs} ms (is a capture worker running?): ${err.message}`,
-                { backend: 'capture-worker', retryable: true, job: j.id },
-              );
-            },
-          ),
-        ),
-      );
+      const results = await Promise.all(jobs.map((j) => this.waitStored(j)));
       results.forEach((r, bi) => {
         const batch = batches[bi]!;
         for (const it of r.items) items.push({ ...it, index: batch[it.index]!.index });
@@ -144,6 +140,84 @@ export class CaptureProducer {
       items,
       jobs.map((j) => j.id!),
     );
+  }
+
+  /**
+   * Waits for one capture job to be stored. A job that vanished from Redis is enqueued again under its id
+   * (capture is idempotent), up to `maxRequeues` times. Giving up says that the outcome is unknown, not that
+   * nothing was stored: a worker may still be storing the batch, and a retry with the same ids is safe.
+   */
+  private async waitStored(first: Job): Promise<CaptureResult> {
+    const queue = this.topology.queue('capture');
+    const deadline = Date.now() + this.opts.waitTimeoutMs;
+    let job = first;
+    for (let requeues = 0; ; requeues++) {
+      const control = { stopped: false };
+      const finished = job.waitUntilFinished(
+        this.events!,
+        Math.max(1, deadline - Date.now()),
+      ) as Promise<CaptureResult>;
+      const outcome = await Promise.race([
+        finished.then(
+          (result) => ({ result }),
+          (error: Error) => ({ error }),
+        ),
+        this.vanished(queue, job.id!, control).then((gone) =>
+          gone ? { vanished: true as const } : new Promise<never>(() => {}),
+        ),
+      ]).finally(() => {
+        control.stopped = true;
+      });
+      if ('result' in outcome) return outcome.result;
+      if ('error' in outcome) {
+        const timedOut = Date.now() >= deadline;
+        throw new CairnError(
+          'BACKEND_UNAVAILABLE',
+          timedOut
+            ? `capture job ${job.id} was accepted but not confirmed stored within ${this.opts.waitTimeoutMs} ms (is a capture worker running?): the outcome is unknown; retrying with the same ids is safe`
+            : `capture job ${job.id} failed: ${outcome.error.message}`,
+          {
+            backend: 'capture-worker',
+            retryable: true,
+            outcome: timedOut ? 'unknown' : 'failed',
+            job: job.id,
+          },
+        );
+      }
+      // The abandoned wait rejects at its own timeout; nobody listens any more.
+      finished.catch(() => {});
+      if (requeues >= this.opts.maxRequeues) {
+        throw new CairnError(
+          'BACKEND_UNAVAILABLE',
+          `capture job ${job.id} vanished from Redis ${requeues + 1} times (flushed, or failed over to an empty replica): nothing is known to be stored; retrying with the same ids is safe`,
+          { backend: 'redis', retryable: true, outcome: 'unknown', job: job.id },
+        );
+      }
+      const data = job.data;
+      const existing = await queue.getJob(job.id!);
+      job = existing ?? (await queue.add('capture', data, { jobId: job.id! }));
+    }
+  }
+
+  /**
+   * Resolves true once the job has been missing from Redis at two checks in a row (a job that just
+   * completed and was trimmed is missing too, but its completion reaches the waiter first), false once
+   * `control.stopped` is set.
+   */
+  private async vanished(queue: Queue, id: string, control: { stopped: boolean }): Promise<boolean> {
+    let misses = 0;
+    while (!control.stopped) {
+      await new Promise((r) => setTimeout(r, this.opts.jobCheckIntervalMs).unref());
+      if (control.stopped) return false;
+      const present = await queue.getJob(id).then(
+        (j) => j !== undefined && j !== null,
+        // Redis unreachable: nothing can be said; the wait's own timeout still applies.
+        () => true,
+      );
+      misses = present ? 0 : misses + 1;
+      if (misses >= 2) return true;
+    }
+    return false;
   }
 
   async close(): Promise<void> {
