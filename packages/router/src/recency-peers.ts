@@ -27,13 +27,14 @@ export function findRecencyPeers(
   const weightOf = new Map<string, number>();
   for (const [stem, word] of words) weightOf.set(stem, Math.max(weights.get(word) ?? 1, 1e-6));
   const total = [...weightOf.values()].reduce((a, b) => a + b, 0);
+  const heads = new Set([...weightOf.keys()].map((stem) => stem.slice(0, 2)));
   const coverage = new Map<number, number>();
   let best = 0;
   for (const c of contenders) {
     const m = records.get(c.key);
     if (!m || total === 0) continue;
     let covered = 0;
-    for (const stem of stemsFound(m, weightOf)) covered += weightOf.get(stem)!;
+    for (const stem of stemsFound(m, weightOf, heads)) covered += weightOf.get(stem)!;
     coverage.set(c.key, covered / total);
     best = Math.max(best, covered / total);
   }
@@ -83,11 +84,13 @@ function queryWords(query: string): Map<string, string> {
 
 /**
  * Which of the query's stems a memory contains. Porter only rewrites a word's ending, so a word whose first
- * two letters start no query stem cannot stem to one: most of a memory's words are never stemmed.
+ * two letters (`heads`) start no query stem cannot stem to one: most of a memory's words are never stemmed.
  */
-function stemsFound(m: KeyedMemory, queryStems: ReadonlyMap<string, number>): Set<string> {
-  const heads = new Set<string>();
-  for (const s of queryStems.keys()) heads.add(s.slice(0, 2));
+function stemsFound(
+  m: KeyedMemory,
+  queryStems: ReadonlyMap<string, number>,
+  heads: ReadonlySet<string>,
+): Set<string> {
   const text = m.title ? `${m.title} ${m.text}` : m.text;
   const found = new Set<string>();
   const check = (words: readonly string[]) => {
