@@ -32,6 +32,7 @@ export function exitCodeFor(code: CairnErrorCode): number {
     case 'RATE_LIMITED':
     case 'BACKEND_UNAVAILABLE':
     case 'STORAGE_ERROR':
+    case 'STORAGE_FULL':
     case 'INTERNAL':
       return EXIT.failure;
     default: {

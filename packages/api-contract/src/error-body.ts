@@ -32,6 +32,8 @@ export function httpStatusOf(code: CairnErrorCode): number {
       return 429;
     case 'BACKEND_UNAVAILABLE':
       return 503;
+    case 'STORAGE_FULL':
+      return 507;
     case 'STORAGE_ERROR':
     case 'INTERNAL':
       return 500;

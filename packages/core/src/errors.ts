@@ -21,6 +21,8 @@ export const CairnErrorCode = {
   BACKEND_UNAVAILABLE: 'BACKEND_UNAVAILABLE',
   /** The on-disk data is newer than this build, or damaged beyond automatic repair. */
   STORAGE_ERROR: 'STORAGE_ERROR',
+  /** The disk holding the data folder is full: nothing of the write was stored; free space and retry. */
+  STORAGE_FULL: 'STORAGE_FULL',
   /** A bug: an invariant did not hold. */
   INTERNAL: 'INTERNAL',
 } as const;

@@ -47,7 +47,7 @@ export function guarded<A>(ctx: ToolContext, tool: string, fn: (args: A) => Prom
       return await fn(args);
     } catch (err) {
       const e = asCairnError(err);
-      if (e.code === 'INTERNAL' || e.code === 'STORAGE_ERROR' || e.code === 'BACKEND_UNAVAILABLE')
+      if (['INTERNAL', 'STORAGE_ERROR', 'STORAGE_FULL', 'BACKEND_UNAVAILABLE'].includes(e.code))
         ctx.log('error', `${tool} failed`, { code: e.code, error: e.message });
       return toolError(e);
     }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { codeParts, type NormalizedMemory } from '@cairn/core';
 import type Database from 'better-sqlite3';
 import { scopeText } from './facet-tokens.js';
+import { storageFailure } from './storage-failure.js';
 
 export type WriteStatus = 'stored' | 'updated' | 'unchanged';
 
@@ -88,7 +89,12 @@ export class MemoryWriter {
 
   write(batch: readonly NormalizedMemory[], now = Date.now()): WriteResult[] {
     if (batch.length === 0) return [];
-    return this.writeBatch.immediate(batch, now);
+    try {
+      return this.writeBatch.immediate(batch, now);
+    } catch (err) {
+      // The transaction rolled back: nothing of the batch is stored. Say why in Cairn's terms.
+      throw storageFailure(err);
+    }
   }
 
   private writeOne(
