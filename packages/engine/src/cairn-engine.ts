@@ -125,9 +125,9 @@ export class CairnEngine {
         this.log('warn', 'key catalog load failed; filters are answered from SQLite', { error: err.message });
       });
     }
+    const persistEvery = opts.persistIntervalMs ?? 30_000;
+    if (persistEvery > 0 && embedder) this.every(persistEvery, () => void this.maintainIndex());
     if (!this.external) {
-      const every = opts.persistIntervalMs ?? 30_000;
-      if (every > 0 && embedder) this.every(every, () => void this.serving.vectors?.flush());
       // Memories stored by an earlier process that died before embedding them are picked up now.
       this.pipeline.kick();
     }
@@ -275,6 +275,20 @@ export class CairnEngine {
     if (!this.external) this.pipeline.retarget(embedder, space);
     this.log('info', 'serving a newly activated embedding space', { from: old.space?.id, to: space.id });
     void old.vectors?.close();
+  }
+
+  /** The periodic index upkeep: audit the loaded indexes against SQLite, then (as the writer) persist them. */
+  private async maintainIndex(): Promise<void> {
+    const vectors = this.serving.vectors;
+    if (!vectors) return;
+    try {
+      await vectors.audit();
+      if (!this.external) await vectors.flush();
+    } catch (err) {
+      this.log('warn', 'vector index upkeep failed; the next round tries again', {
+        error: (err as Error).message,
+      });
+    }
   }
 
   /** Counts per namespace; `only` limits the (per-namespace) work to the namespaces a caller may see. */

@@ -53,8 +53,9 @@ export interface EngineOptions {
   /** Memories per embedder call. @defaultValue 256 */
   embedBatchSize?: number;
   /**
-   * Merge pending vector deltas into their HNSW graph files this often (ms); 0 disables the timer
-   * (drain() and close() still merge). @defaultValue 30_000
+   * Merge pending vector deltas into their HNSW graph files this often (ms), after checking that each
+   * loaded index holds every stored vector (an audit that repairs holes); 0 disables the timer (drain()
+   * and close() still merge). An `'external'` engine only audits. @defaultValue 30_000
    */
   persistIntervalMs?: number;
   log?: EngineLog;

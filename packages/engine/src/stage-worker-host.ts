@@ -98,6 +98,11 @@ export class StageWorkerHost {
           }
           return v;
         },
+        audit: async () => {
+          let added = 0;
+          for (const v of vectors.values()) added += await v.audit();
+          return added;
+        },
         releaseShard: async (shard, save) => {
           const shards = topology.opts.shards;
           for (const v of vectors.values()) await v.release((ns) => shardOf(ns, shards) === shard, save);

@@ -15,7 +15,8 @@ export interface RecordSink {
 export interface EmbeddedVector {
   key: number;
   namespace: string;
-  seq: number;
+  /** When the vector was stored (the store's write clock); vector indexes catch up by it. */
+  writeSeq: number;
   vector: Float32Array;
 }
 

@@ -9,7 +9,11 @@ export interface StoredEmbedding {
   key: number;
   namespace: string;
   contentHash: string;
-  seq: number;
+  /**
+   * When the vector was written: one increasing clock across every space and process on the data folder.
+   * Vector indexes catch up by it (see migration 5); it says nothing about which text was embedded.
+   */
+  writeSeq: number;
   vector: Float32Array;
 }
 
@@ -40,11 +44,13 @@ export interface SpaceProgress {
  */
 export class EmbeddingStore {
   private readonly byKeysStmt: Database.Statement;
+  private readonly clockStmt: Database.Statement;
 
   constructor(private readonly db: Database.Database) {
     this.byKeysStmt = db.prepare(
       'SELECT key, vector FROM embeddings WHERE space = ? AND namespace = ? AND key IN (SELECT value FROM json_each(?))',
     );
+    this.clockStmt = db.prepare('SELECT value FROM embedding_clock').pluck();
   }
 
   /**
@@ -290,30 +296,35 @@ export class EmbeddingStore {
     cursor?: number,
   ): StoredEmbedding[] {
     const upsert = this.db.prepare(
-      `INSERT INTO embeddings (space, key, namespace, content_hash, seq, vector)
-       SELECT ?, key, namespace, content_hash, change_seq, ? FROM memories WHERE key = ? AND change_seq = ?
+      `INSERT INTO embeddings (space, key, namespace, content_hash, seq, vector, write_seq)
+       SELECT ?, key, namespace, content_hash, change_seq, ?, ? FROM memories WHERE key = ? AND change_seq = ?
        ON CONFLICT (space, key) DO UPDATE SET content_hash = excluded.content_hash, seq = excluded.seq,
-         vector = excluded.vector, namespace = excluded.namespace`,
+         vector = excluded.vector, namespace = excluded.namespace, write_seq = excluded.write_seq`,
     );
     const advance = this.db.prepare('UPDATE embedding_spaces SET cursor = max(cursor, ?) WHERE id = ?');
     const clearFailure = this.db.prepare('DELETE FROM embed_failures WHERE space = ? AND key = ?');
     return this.db
       .transaction(() => {
+        // Read inside the immediate transaction, under SQLite's write lock: no other process can commit
+        // a vector between this read and the commit, so write_seq order is commit order.
+        let clock = this.clockStmt.get() as number;
         const stored: StoredEmbedding[] = [];
         for (const { memory, vector } of items) {
           assertDimensions(vector, space, `vector for memory ${memory.namespace}/${memory.key}`);
-          const res = upsert.run(space.id, vectorToBlob(vector), memory.key, memory.changeSeq);
+          const res = upsert.run(space.id, vectorToBlob(vector), clock + 1, memory.key, memory.changeSeq);
           if (res.changes > 0) {
+            clock += 1;
             clearFailure.run(space.id, memory.key);
             stored.push({
               key: memory.key,
               namespace: memory.namespace,
               contentHash: memory.contentHash,
-              seq: memory.changeSeq,
+              writeSeq: clock,
               vector,
             });
           }
         }
+        if (stored.length > 0) this.db.prepare('UPDATE embedding_clock SET value = ?').run(clock);
         if (cursor !== undefined) advance.run(cursor, space.id);
         return stored;
       })
@@ -339,28 +350,41 @@ export class EmbeddingStore {
   }
 
   /**
-   * Iterates a namespace's vectors in seq order, starting after `afterSeq`, copying each BLOB. Reads in
-   * pages with `.all()`: an open SQLite cursor held across a consumer's `await` would make every write on
-   * this connection fail with "connection is busy" until the iteration ends.
+   * Iterates a namespace's vectors in the order they were written, starting after `afterWriteSeq`,
+   * copying each BLOB. Reads in pages with `.all()`: an open SQLite cursor held across a consumer's
+   * `await` would make every write on this connection fail with "connection is busy" until it ends.
    */
-  *iterate(spaceId: string, namespace: string, afterSeq = 0, pageSize = 2000): Generator<StoredEmbedding> {
+  *iterate(
+    spaceId: string,
+    namespace: string,
+    afterWriteSeq = 0,
+    pageSize = 2000,
+  ): Generator<StoredEmbedding> {
     const stmt = this.db.prepare(
-      `SELECT key, namespace, content_hash AS contentHash, seq, vector FROM embeddings
-       WHERE space = ? AND namespace = ? AND seq > ? ORDER BY seq LIMIT ?`,
+      `SELECT key, namespace, content_hash AS contentHash, write_seq AS writeSeq, vector FROM embeddings
+       WHERE space = ? AND namespace = ? AND write_seq > ? ORDER BY write_seq LIMIT ?`,
     );
-    let after = afterSeq;
+    let after = afterWriteSeq;
     for (;;) {
       const rows = stmt.all(spaceId, namespace, after, pageSize) as Array<{
         key: number;
         namespace: string;
         contentHash: string;
-        seq: number;
+        writeSeq: number;
         vector: Buffer;
       }>;
       for (const row of rows) yield { ...row, vector: blobToVector(row.vector) };
       if (rows.length < pageSize) return;
-      after = rows.at(-1)!.seq;
+      after = rows.at(-1)!.writeSeq;
     }
+  }
+
+  /** Every key of a namespace with a vector in the space (the index audit's checklist), in key order. */
+  keys(spaceId: string, namespace: string): number[] {
+    return this.db
+      .prepare('SELECT key FROM embeddings WHERE space = ? AND namespace = ? ORDER BY key')
+      .pluck()
+      .all(spaceId, namespace) as number[];
   }
 
   /** Vectors for specific keys of one namespace. */
@@ -383,10 +407,18 @@ export class EmbeddingStore {
     ).n;
   }
 
-  maxSeq(spaceId: string, namespace: string): number {
+  countWrittenAfter(spaceId: string, namespace: string, writeSeq: number): number {
+    return this.db
+      .prepare('SELECT count(*) FROM embeddings WHERE space = ? AND namespace = ? AND write_seq > ?')
+      .pluck()
+      .get(spaceId, namespace, writeSeq) as number;
+  }
+
+  /** The write_seq of the namespace's latest vector in the space (0 for none). */
+  maxWriteSeq(spaceId: string, namespace: string): number {
     return (
       this.db
-        .prepare('SELECT coalesce(max(seq), 0) AS s FROM embeddings WHERE space = ? AND namespace = ?')
+        .prepare('SELECT coalesce(max(write_seq), 0) AS s FROM embeddings WHERE space = ? AND namespace = ?')
         .get(spaceId, namespace) as { s: number }
     ).s;
   }

@@ -153,6 +153,28 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 5,
+    description: 'embeddings.write_seq orders vectors as they were written, which vector indexes follow',
+    up(db) {
+      db.exec(`
+        -- seq (the memory's change_seq) says which text a vector embeds, not when it was stored:
+        -- distributed embed workers store batches in any order (a SIGKILLed worker's batch is retried
+        -- 30 s later), so an index that caught up to seq S never read an older batch stored after.
+        -- write_seq comes from one clock, taken inside each write transaction: SQLite serialises
+        -- writers, so write_seq order is commit order across every process on the data folder.
+        ALTER TABLE embeddings ADD COLUMN write_seq INTEGER NOT NULL DEFAULT 0;
+        UPDATE embeddings SET write_seq = seq;
+        DROP INDEX embeddings_space_ns_seq;
+        CREATE INDEX embeddings_space_ns_write ON embeddings (space, namespace, write_seq);
+        CREATE TABLE embedding_clock (
+          id     INTEGER PRIMARY KEY CHECK (id = 0),
+          value  INTEGER NOT NULL
+        );
+        INSERT INTO embedding_clock (id, value) VALUES (0, (SELECT coalesce(max(seq), 0) FROM embeddings));
+      `);
+    },
+  },
 ];
 
 export function migrate(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS): number {

@@ -107,11 +107,13 @@ describe('EmbeddingStore: pending and put', () => {
     t.store.write([mem({ id: 'a', text: 'v1' })]);
     embedAll();
     t.store.write([mem({ id: 'a', text: 'v2' })]);
+    const before = t.store.embeddings.maxWriteSeq(space.id, 'ns');
     const [p] = t.store.embeddings.pending(space.id, 10);
-    t.store.embeddings.put(space, [{ memory: p!, vector: vec(9, 9, 9, 9) }], p!.changeSeq);
+    const [stored] = t.store.embeddings.put(space, [{ memory: p!, vector: vec(9, 9, 9, 9) }], p!.changeSeq);
     expect([...t.store.embeddings.byKeys(space.id, 'ns', [p!.key]).get(p!.key)!]).toEqual([9, 9, 9, 9]);
     expect(t.store.embeddings.count(space.id, 'ns')).toBe(1);
-    expect(t.store.embeddings.maxSeq(space.id, 'ns')).toBe(p!.changeSeq);
+    expect(stored!.writeSeq).toBeGreaterThan(before);
+    expect(t.store.embeddings.maxWriteSeq(space.id, 'ns')).toBe(stored!.writeSeq);
   });
 
   it('refuses a vector of the wrong length and stores nothing of the batch', () => {
@@ -178,7 +180,7 @@ describe('EmbeddingStore: reading vectors', () => {
     ).toBe(0);
   });
 
-  it('iterates a namespace in seq order, after a given seq', () => {
+  it('iterates a namespace in write order, after a given write_seq', () => {
     t.store.write([
       mem({ id: 'a', text: '1' }),
       mem({ id: 'b', text: '2' }),
@@ -188,10 +190,31 @@ describe('EmbeddingStore: reading vectors', () => {
     const all = [...t.store.embeddings.iterate(space.id, 'ns')];
     expect(all.map((e) => e.key)).toEqual([rawRow(t.store, 'ns', 'a').key, rawRow(t.store, 'ns', 'b').key]);
     expect(all.every((e) => e.namespace === 'ns')).toBe(true);
-    expect([...t.store.embeddings.iterate(space.id, 'ns', all[0]!.seq)].map((e) => e.key)).toEqual([
+    expect([...t.store.embeddings.iterate(space.id, 'ns', all[0]!.writeSeq)].map((e) => e.key)).toEqual([
       all[1]!.key,
     ]);
     expect([...all[0]!.vector]).toEqual([all[0]!.key, 0, 0, 1]);
+  });
+
+  it('orders vectors by when they were written, not by when their memories changed', () => {
+    t.store.write([mem({ id: 'old', text: '1' }), mem({ id: 'new', text: '2' })]);
+    const [older, newer] = t.store.embeddings.pending(space.id, 10);
+    // The newer memory's vector is stored first, as an out-of-order embed worker does.
+    const [first] = t.store.embeddings.put(space, [{ memory: newer!, vector: vec(1, 0, 0, 0) }]);
+    const [second] = t.store.embeddings.put(space, [{ memory: older!, vector: vec(0, 1, 0, 0) }]);
+    expect(second!.writeSeq).toBeGreaterThan(first!.writeSeq);
+    // An index that caught up after the first write finds the second.
+    expect([...t.store.embeddings.iterate(space.id, 'ns', first!.writeSeq)].map((e) => e.key)).toEqual([
+      older!.key,
+    ]);
+    // One clock for every namespace (and space).
+    t.store.write([mem({ namespace: 'x', id: 'c', text: '3' })]);
+    const [c] = t.store.embeddings.pending(space.id, 10);
+    const [third] = t.store.embeddings.put(space, [{ memory: c!, vector: vec(0, 0, 1, 0) }]);
+    expect(third!.writeSeq).toBe(second!.writeSeq + 1);
+    expect(t.store.embeddings.keys(space.id, 'ns').sort((a, b) => a - b)).toEqual(
+      [older!.key, newer!.key].sort((a, b) => a - b),
+    );
   });
 
   it('reads vectors by key within one namespace only', () => {

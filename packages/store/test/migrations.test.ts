@@ -170,6 +170,44 @@ describe('migration 2: filter facets in the FTS scope column', () => {
   });
 });
 
+describe('migration 5: embeddings carry the order they were written in', () => {
+  it('keeps the old order for stored vectors and continues the clock above it', () => {
+    const path = join(dir, 'v4.db');
+    const v4 = new Database(path);
+    migrate(v4, MIGRATIONS.slice(0, 4));
+    v4.prepare(
+      "INSERT INTO embedding_spaces (id, model_id, dimensions, created_at, active) VALUES ('s', 'm', 4, 0, 1)",
+    ).run();
+    for (const [id, seq] of [
+      ['a', 7],
+      ['b', 3],
+    ] as const) {
+      const key = v4
+        .prepare(
+          `INSERT INTO memories (namespace, id, kind, title, text, parts, scope, ts, tags, meta, importance,
+             content_hash, fingerprint, created_at, updated_at, change_seq)
+           VALUES ('ns', ?, 'turn', NULL, 't', '', '', 0, '[]', '{}', 0.5, ?, 'f', 0, 0, ?)`,
+        )
+        .run(id, id, seq).lastInsertRowid;
+      v4.prepare(
+        `INSERT INTO embeddings (space, key, namespace, content_hash, seq, vector) VALUES ('s', ?, 'ns', ?, ?, zeroblob(16))`,
+      ).run(key, id, seq);
+    }
+    v4.close();
+    const store = new MemoryStore({ path });
+    try {
+      expect([...store.embeddings.iterate('s', 'ns')].map((e) => e.writeSeq)).toEqual([3, 7]);
+      store.write([mem({ namespace: 'ns', id: 'c', text: 'new' })]);
+      const space = store.embeddings.getSpace('s')!;
+      const pending = store.embeddings.pending('s', 10).filter((p) => p.text === 'new');
+      const [stored] = store.embeddings.put(space, [{ memory: pending[0]!, vector: new Float32Array(4) }]);
+      expect(stored!.writeSeq).toBe(8);
+    } finally {
+      store.close();
+    }
+  });
+});
+
 describe('openDatabase', () => {
   it('refuses to open a missing file read-only, with STORAGE_ERROR', () => {
     expect(cairnErrorFrom(() => openDatabase(join(dir, 'missing.db'), { readonly: true })).code).toBe(

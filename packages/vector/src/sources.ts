@@ -2,12 +2,20 @@ import type { SearchFilters } from '@cairn/core';
 
 /** What the vector leg reads from the record store. @cairn/store's MemoryStore satisfies both. */
 export interface EmbeddingSource {
-  /** Stored vectors of a namespace in seq order, after `afterSeq`. Each vector must be an own copy. */
+  /**
+   * Stored vectors of a namespace in the order they were written, after `afterWriteSeq`. Each vector
+   * must be an own copy. Write order, not the memories' change order: an index that has read up to a
+   * write_seq has read every vector committed before it, whichever order workers stored them in.
+   */
   iterate(
     spaceId: string,
     namespace: string,
-    afterSeq?: number,
-  ): Iterable<{ key: number; seq: number; vector: Float32Array }>;
+    afterWriteSeq?: number,
+  ): Iterable<{ key: number; writeSeq: number; vector: Float32Array }>;
+  /** How many of the namespace's vectors were written after `writeSeq`. */
+  countWrittenAfter(spaceId: string, namespace: string, writeSeq: number): number;
+  /** Every key of the namespace with a stored vector (what an index audit checks it holds). */
+  keys(spaceId: string, namespace: string): number[];
   byKeys(spaceId: string, namespace: string, keys: readonly number[]): Map<number, Float32Array>;
   count(spaceId: string, namespace: string): number;
 }

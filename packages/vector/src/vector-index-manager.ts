@@ -90,12 +90,12 @@ interface GraphState {
   graph: Index;
   graphSize: number;
   generation: number;
-  /** Highest embedding seq inside the graph file. */
+  /** Highest embedding write_seq inside the graph file. */
   graphWatermark: number;
   delta: ExactMatrix;
-  /** seq of each delta entry, to tell which entries a finished merge covered. */
+  /** write_seq of each delta entry, to tell which entries a finished merge covered. */
   deltaSeq: Map<number, number>;
-  /** Highest embedding seq applied (graph or delta). */
+  /** Highest embedding write_seq applied (graph or delta): every vector written up to it is held. */
   watermark: number;
   /** Delta keys absent from the graph (new memories, not updates), for the namespace's size. */
   fresh: number;
@@ -152,6 +152,8 @@ const WIDE_OVERSAMPLE = 3;
 const RATE_MARGIN = 1.5;
 /** Rows copied per event-loop turn while collecting vectors for a build. */
 const COLLECT_CHUNK = 5_000;
+/** Vectors an audit reads from SQLite per query. */
+const AUDIT_CHUNK = 1_000;
 
 /**
  * The vector leg: one index per namespace and embedding space, loaded lazily. Small namespaces are held as
@@ -319,13 +321,15 @@ export class VectorIndexManager implements VectorLeg {
    * Applies newly stored embeddings to namespaces whose index is loaded (a memcpy each: exact matrices
    * and deltas, never a graph insert). Unloaded namespaces catch up from SQLite when next loaded.
    */
-  apply(entries: ReadonlyArray<{ namespace: string; key: number; seq: number; vector: Float32Array }>): void {
+  apply(
+    entries: ReadonlyArray<{ namespace: string; key: number; writeSeq: number; vector: Float32Array }>,
+  ): void {
     for (const e of entries) {
       this.vectorCache?.delete(e.key);
       const slot = this.slots.get(e.namespace);
       const ready = slot?.ready;
-      if (!ready || e.seq <= ready.watermark) continue;
-      this.applyOne(ready, e.key, e.seq, e.vector);
+      if (!ready || e.writeSeq <= ready.watermark) continue;
+      this.applyOne(ready, e.key, e.writeSeq, e.vector);
       if (this.opts.role === 'reader') continue;
       if (ready.kind === 'exact' && ready.matrix.size > this.opts.exactThreshold * 1.25)
         this.promote(e.namespace);
@@ -346,7 +350,10 @@ export class VectorIndexManager implements VectorLeg {
     if (slot?.ready) return { state: slot.ready.kind, size: this.sizeOf(slot.ready) };
     if (slot?.building) return { state: 'building', size: null };
     const side = this.sidecar(namespace);
-    return { state: 'unloaded', size: side?.count ?? null };
+    // What a load would hold: the file plus the vectors written since it (it catches those up).
+    if (!side) return { state: 'unloaded', size: null };
+    const since = this.opts.embeddings.countWrittenAfter(this.space.id, namespace, side.watermark);
+    return { state: 'unloaded', size: side.count + since };
   }
 
   /**
@@ -376,8 +383,58 @@ export class VectorIndexManager implements VectorLeg {
       if (ready.kind === 'hnsw') this.catchUpSync(namespace, ready);
       else
         for (const e of this.opts.embeddings.iterate(this.space.id, namespace, ready.watermark))
-          this.applyOne(ready, e.key, e.seq, e.vector);
+          this.applyOne(ready, e.key, e.writeSeq, e.vector);
     }
+  }
+
+  /**
+   * Checks that each loaded namespace holds a vector for every key stored for it, and adds the ones it
+   * lacks: a graph file saved by a version that dropped vectors stored out of change order, or any other
+   * hole. The embeddings in SQLite are the truth; this makes the index converge to them whatever went
+   * wrong. A writer merges the additions into its next generation. Returns how many were added.
+   */
+  async audit(): Promise<number> {
+    let added = 0;
+    for (const namespace of [...this.slots.keys()]) {
+      added += this.auditNamespace(namespace);
+      await new Promise((r) => setImmediate(r));
+    }
+    return added;
+  }
+
+  private auditSoon(namespace: string): void {
+    try {
+      this.auditNamespace(namespace);
+    } catch (err) {
+      // The store may have closed meanwhile; the periodic audit tries again.
+      this.opts.log('warn', 'vector index audit failed', { namespace, error: (err as Error).message });
+    }
+  }
+
+  private auditNamespace(namespace: string): number {
+    const ready = this.slots.get(namespace)?.ready;
+    if (!ready) return 0;
+    const held = (key: number) =>
+      ready.kind === 'exact'
+        ? ready.matrix.has(key)
+        : ready.delta.has(key) || ready.graph.contains(BigInt(key));
+    const missing = this.opts.embeddings.keys(this.space.id, namespace).filter((k) => !held(k));
+    if (missing.length === 0) return 0;
+    for (let i = 0; i < missing.length; i += AUDIT_CHUNK) {
+      const chunk = missing.slice(i, i + AUDIT_CHUNK);
+      // At the current watermark: these are older writes, and the watermark must not move past any
+      // vector not yet read.
+      for (const [key, v] of this.opts.embeddings.byKeys(this.space.id, namespace, chunk))
+        this.applyOne(ready, key, ready.watermark, v);
+    }
+    this.opts.log('warn', 'vector index lacked stored vectors; added them', {
+      namespace,
+      space: this.space.id,
+      added: missing.length,
+    });
+    if (this.opts.role === 'writer' && ready.kind === 'hnsw' && ready.delta.size >= this.opts.mergeThreshold)
+      this.startMerge(namespace, ready);
+    return missing.length;
   }
 
   /** Merges every pending delta into its graph file and waits for builds and merges under way. */
@@ -492,6 +549,8 @@ export class VectorIndexManager implements VectorLeg {
     const loaded = this.tryLoadFile(namespace);
     if (loaded) {
       slot.ready = loaded;
+      // A file is trusted for what its watermark covers; check that claim off the query's path.
+      setImmediate(() => this.auditSoon(namespace));
       if (loaded.kind === 'hnsw' && loaded.delta.size >= this.opts.mergeThreshold)
         this.startMerge(namespace, loaded);
       return;
@@ -506,7 +565,7 @@ export class VectorIndexManager implements VectorLeg {
     let watermark = 0;
     for (const e of this.opts.embeddings.iterate(this.space.id, namespace, 0)) {
       matrix.upsert(e.key, e.vector);
-      watermark = Math.max(watermark, e.seq);
+      watermark = Math.max(watermark, e.writeSeq);
     }
     return { kind: 'exact', matrix, watermark };
   }
@@ -568,7 +627,7 @@ export class VectorIndexManager implements VectorLeg {
     let n = 0;
     for (const e of this.opts.embeddings.iterate(this.space.id, namespace, state.watermark)) {
       if (++n > limit) return false;
-      this.applyOne(state, e.key, e.seq, e.vector);
+      this.applyOne(state, e.key, e.writeSeq, e.vector);
     }
     return true;
   }
@@ -578,7 +637,7 @@ export class VectorIndexManager implements VectorLeg {
     for (;;) {
       let n = 0;
       for (const e of this.opts.embeddings.iterate(this.space.id, namespace, state.watermark)) {
-        this.applyOne(state, e.key, e.seq, e.vector);
+        this.applyOne(state, e.key, e.writeSeq, e.vector);
         if (++n >= COLLECT_CHUNK) break;
       }
       if (n < COLLECT_CHUNK) return;
@@ -748,7 +807,7 @@ export class VectorIndexManager implements VectorLeg {
       }
       keys[n] = BigInt(e.key);
       vectors.set(e.vector, n * dims);
-      watermark = Math.max(watermark, e.seq);
+      watermark = Math.max(watermark, e.writeSeq);
       n++;
       if (n % COLLECT_CHUNK === 0) await new Promise((r) => setImmediate(r));
     }

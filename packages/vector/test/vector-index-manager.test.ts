@@ -203,7 +203,7 @@ describe('VectorIndexManager: HNSW mode', () => {
     await m1.flush();
     const after = sidecar();
     expect(after.count).toBe(N + 5);
-    expect(after.watermark).toBe(Math.max(...added.stored.map((s) => s.seq)));
+    expect(after.watermark).toBe(Math.max(...added.stored.map((s) => s.writeSeq)));
 
     fx.logs.length = 0;
     fx.builder.builds = 0;
@@ -366,7 +366,7 @@ describe('VectorIndexManager: HNSW mode', () => {
     await m2.flush();
     expect(sidecar()).toMatchObject({
       count: N + 20,
-      watermark: Math.max(...added.stored.map((s) => s.seq)),
+      watermark: Math.max(...added.stored.map((s) => s.writeSeq)),
     });
   });
 

@@ -55,6 +55,11 @@ export interface IndexPorts {
    * state is saved first when `save`, then forgotten.
    */
   releaseShard?(shard: number, save: boolean): Promise<void>;
+  /**
+   * Checks the indexes this process writes against the stored vectors and adds any they lack; returns
+   * how many were added. Run on the reconcile interval: whatever a crash did, `indexed` converges.
+   */
+  audit?(): Promise<number>;
 }
 
 function payloadOf<N extends JobName>(name: N, data: unknown) {

@@ -39,7 +39,10 @@ export interface StageWorkersOptions {
   lockDurationMs: number;
   /** How long an index shard's lease outlives a holder that stopped renewing it (ms). @defaultValue 15_000 */
   leaseTtlMs: number;
-  /** How often the reconcile sweep looks for stored memories without a vector (ms); 0 disables. @defaultValue 30_000 */
+  /**
+   * How often the reconcile sweep looks for stored memories without a vector, and an index writer checks
+   * that its indexes hold every stored vector (ms); 0 disables both. @defaultValue 30_000
+   */
   reconcileIntervalMs: number;
   /** Memories younger than this (ms) are left to the queues by the sweep. @defaultValue 60_000 */
   reconcileGraceMs: number;
@@ -81,6 +84,8 @@ export interface StageWorkersStatus {
   cache: { size: number; hits: number; misses: number };
   embedderCalls: number;
   lastReconcile: { at: number; enqueued: number } | null;
+  /** The last index audit of this process's shards: vectors found missing from an index and added. */
+  lastAudit: { at: number; added: number } | null;
 }
 
 type Log = (level: 'debug' | 'info' | 'warn' | 'error', msg: string, data?: Record<string, unknown>) => void;
@@ -98,6 +103,7 @@ export class StageWorkers {
   private readonly batchers = new Map<string, EmbedBatcher>();
   private leaseTimer: NodeJS.Timeout | null = null;
   private reconcileTimer: NodeJS.Timeout | null = null;
+  private auditTimer: NodeJS.Timeout | null = null;
   /** This process's entry in the set of live index workers. */
   private readonly memberId = randomUUID();
   private claiming = false;
@@ -135,6 +141,7 @@ export class StageWorkers {
       cache: { size: 0, hits: 0, misses: 0 },
       embedderCalls: 0,
       lastReconcile: null,
+      lastAudit: null,
     };
   }
 
@@ -197,6 +204,16 @@ export class StageWorkers {
       this.leaseTimer = setInterval(() => void this.claimShards(), Math.max(250, this.opts.leaseTtlMs / 3));
       this.leaseTimer.unref();
     }
+    if (stages.has('index') && this.opts.reconcileIntervalMs > 0) {
+      this.auditTimer = setInterval(
+        () =>
+          void this.auditIndexes().catch((e: Error) =>
+            this.log('warn', 'index audit failed', { error: e.message }),
+          ),
+        this.opts.reconcileIntervalMs,
+      );
+      this.auditTimer.unref();
+    }
     if (this.ports.reconcile && this.opts.reconcileIntervalMs > 0) {
       this.reconcileLease = new Lease(
         this.leaseRedis,
@@ -234,12 +251,26 @@ export class StageWorkers {
     return enqueued;
   }
 
+  /**
+   * Checks that the indexes of the shards this process holds contain every stored vector, adding any
+   * they lack. Vectors are applied in write order, so none should be; this is the backstop that makes
+   * `indexed` converge to `embedded` whatever a crash or an older version left behind.
+   */
+  async auditIndexes(): Promise<number> {
+    const audit = this.ports.index?.audit;
+    if (!audit || this.closing) return 0;
+    const added = await audit();
+    this.status.lastAudit = { at: Date.now(), added };
+    return added;
+  }
+
   /** Stops taking jobs, lets active ones finish for up to `deadlineMs`, then force-closes (their locks lapse and another worker retries them). */
   async close(deadlineMs = 10_000): Promise<{ graceful: boolean }> {
     if (this.closing) return { graceful: true };
     this.closing = true;
     if (this.leaseTimer) clearInterval(this.leaseTimer);
     if (this.reconcileTimer) clearInterval(this.reconcileTimer);
+    if (this.auditTimer) clearInterval(this.auditTimer);
     const all = [...this.workers.values()];
     let timer: NodeJS.Timeout | undefined;
     const graceful = await Promise.race([

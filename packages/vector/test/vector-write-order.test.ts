@@ -1,0 +1,117 @@
+import { normalizeMemory, type PendingMemory } from '@cairn/core';
+import type { StoredEmbedding } from '@cairn/store';
+import type { VectorIndexManager } from '@cairn/vector';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DIMS, randomUnitVectors, T0, VectorFixture } from './helpers.js';
+
+/**
+ * Distributed embed workers finish batches in any order: a batch of older memories (lower change_seq) can
+ * be stored after a newer one, for example when its worker was SIGKILLed and BullMQ retried the stalled
+ * job 30 s later. Every stored vector must still reach every index, whatever order it was written in.
+ */
+let fx: VectorFixture;
+beforeEach(() => {
+  fx = new VectorFixture();
+});
+afterEach(async () => {
+  await fx.cleanup();
+});
+
+/** Writes `n` memories and returns them as the embed stage reads them, in change order. */
+function writeMemories(namespace: string, n: number): PendingMemory[] {
+  fx.store.write(
+    Array.from({ length: n }, (_, i) =>
+      normalizeMemory({ namespace, id: `m${i}`, text: `${namespace} memory ${i}` }, T0),
+    ),
+  );
+  return fx.store.embeddings.pending(fx.space.id, 100_000).filter((p) => p.namespace === namespace);
+}
+
+/** Stores the vectors of `slice` (no cursor: an out-of-order producer never moves it). */
+function put(slice: PendingMemory[], vectors: Map<number, Float32Array>): StoredEmbedding[] {
+  return fx.store.embeddings.put(
+    fx.space,
+    slice.map((memory) => ({ memory, vector: vectors.get(memory.key)! })),
+  );
+}
+
+async function missingFrom(m: VectorIndexManager, namespace: string, vectors: Map<number, Float32Array>) {
+  const missing: number[] = [];
+  for (const [key, v] of vectors) {
+    const res = await m.searchVector({ namespace, vector: v, filters: {}, limit: 1 });
+    if (res.status !== 'ok') throw new Error(res.reason);
+    if (res.candidates[0]?.key !== key) missing.push(key);
+  }
+  return missing;
+}
+
+describe('VectorIndexManager: vectors stored out of change order', () => {
+  for (const mode of ['exact', 'hnsw'] as const) {
+    const exactThreshold = mode === 'exact' ? 5_000 : 10;
+
+    it(`a writer applies an older batch stored after a newer one (${mode})`, async () => {
+      const pending = writeMemories('ns', 120);
+      const vectors = new Map(pending.map((p, i) => [p.key, randomUnitVectors(120, DIMS, 7)[i]!]));
+      const m = fx.manager({ exactThreshold });
+      // The namespace is loaded with the first 40, then the newest 40 arrive, then the middle 40.
+      m.apply(put(pending.slice(0, 40), vectors));
+      await m.warm('ns');
+      m.apply(put(pending.slice(80), vectors));
+      m.apply(put(pending.slice(40, 80), vectors));
+      expect(await missingFrom(m, 'ns', vectors)).toEqual([]);
+      expect(m.status('ns').size).toBe(120);
+      // And so does the next process, from the files and SQLite.
+      await m.close();
+      const next = fx.manager({ exactThreshold });
+      expect(await missingFrom(next, 'ns', vectors)).toEqual([]);
+      expect(next.status('ns').size).toBe(120);
+    });
+
+    it(`a reader picks up an older batch stored after it caught up with a newer one (${mode})`, async () => {
+      const pending = writeMemories('ns', 120);
+      const vectors = new Map(pending.map((p, i) => [p.key, randomUnitVectors(120, DIMS, 8)[i]!]));
+      const writer = fx.manager({ exactThreshold });
+      writer.apply(put(pending.slice(0, 60), vectors));
+      await writer.warm('ns');
+      await writer.flush();
+      const reader = fx.manager({ exactThreshold, role: 'reader' });
+      await reader.warm('ns');
+      writer.apply(put(pending.slice(100), vectors));
+      reader.refresh();
+      writer.apply(put(pending.slice(60, 100), vectors));
+      await writer.flush();
+      reader.refresh();
+      expect(await missingFrom(reader, 'ns', vectors)).toEqual([]);
+      expect(reader.status('ns').size).toBe(120);
+    });
+  }
+
+  it('an audit adds the vectors a saved graph lacks (a file from a version that dropped them)', async () => {
+    const pending = writeMemories('ns', 120);
+    const vectors = new Map(pending.map((p, i) => [p.key, randomUnitVectors(120, DIMS, 9)[i]!]));
+    const writer = fx.manager({ exactThreshold: 10 });
+    writer.apply(put(pending.slice(0, 80), vectors));
+    await writer.warm('ns');
+    await writer.close();
+    // The damage the old ordering left: vectors stored, but below the file's watermark and not in it.
+    const lost = put(pending.slice(80, 100), vectors);
+    fx.store.db
+      .prepare(`UPDATE embeddings SET write_seq = 1 WHERE key IN (${lost.map((l) => l.key).join(',')})`)
+      .run();
+    put(pending.slice(100), vectors);
+    const next = fx.manager({ exactThreshold: 10, waitForBuild: false });
+    // Stats tell the truth before anything is loaded: the file plus what a load catches up, not 120.
+    expect(next.status('ns')).toEqual({ state: 'unloaded', size: 100 });
+    await next.warm('ns');
+    // The audit that follows a load from a file runs on the next turn.
+    await new Promise((r) => setImmediate(r));
+    expect(await missingFrom(next, 'ns', vectors)).toEqual([]);
+    expect(next.status('ns').size).toBe(120);
+    expect(fx.warnings().some((w) => w.msg === 'vector index lacked stored vectors; added them')).toBe(true);
+    // The repair is saved with the next generation, and a clean index audits to nothing.
+    await next.flush();
+    expect(await next.audit()).toBe(0);
+    const after = fx.manager({ exactThreshold: 10 });
+    expect(after.status('ns')).toEqual({ state: 'unloaded', size: 120 });
+  });
+});
