@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command, Option } from 'commander';
+import { checkCommand } from './commands/check.js';
 import { demoCommand } from './commands/demo.js';
 import { ingestCommand } from './commands/ingest.js';
 import { mcpCommand } from './commands/mcp.js';
@@ -117,6 +118,14 @@ export function buildProgram(): Command {
     .addOption(dataDir())
     .addOption(json())
     .action(run(statsCommand));
+
+  program
+    .command('check')
+    .description("check cairn.db's integrity (read-only, safe beside a running server); exit 1 if damaged")
+    .option('--quick', "SQLite's quick_check: page and b-tree structure only, faster on large folders")
+    .addOption(dataDir())
+    .addOption(json())
+    .action(run(checkCommand));
 
   program
     .command('worker')

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -171,6 +171,37 @@ describe('cairn get, timeline and stats', () => {
     const missing = cairn(['timeline', 'a2', '-n', 'other']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/no memory with id "a2" in namespace "other"/);
+  });
+});
+
+describe('cairn check', () => {
+  it('passes a healthy data folder, names the damage in a broken one and exits 1, and search refuses it by name', () => {
+    const many = Array.from({ length: 2_000 }, (_, i) => ({
+      namespace: 'proj',
+      id: `m${i}`,
+      text: `memory ${i} zq${i}x`,
+    }));
+    expect(cairn(['ingest', file('many.jsonl', many)]).code).toBe(0);
+    const ok = cairn(['check', '--json']);
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ ok: true, depth: 'full', problems: [] });
+    // Garbage over some pages, as a failing disk leaves them.
+    const path = join(dir, 'data', 'cairn.db');
+    const fd = openSync(path, 'r+');
+    const pages = Math.floor(statSync(path).size / 4096);
+    for (let i = 0; i < 12; i++)
+      writeSync(fd, Buffer.alloc(4096, 0x5a ^ i), 0, 4096, (2 + ((i * 7919) % (pages - 2))) * 4096);
+    closeSync(fd);
+    const bad = cairn(['check']);
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toMatch(/cairn\.db: DAMAGED \(full check found \d+ problems\)/);
+    expect(bad.stdout).toContain('restore the folder from a backup');
+    const quick = cairn(['check', '--quick', '--json']);
+    expect(quick.code).toBe(1);
+    expect(JSON.parse(quick.stdout)).toMatchObject({ ok: false, depth: 'quick' });
+    // A search either answers or names the damage, never a raw SQLite error as INTERNAL.
+    const search = cairn(['search', 'zq7x', '-n', 'proj', '--json']);
+    expect(search.stderr).not.toContain('[INTERNAL]');
   });
 });
 

@@ -14,10 +14,17 @@ import {
 import { createEmbedder, resolveEmbedder } from '@cairn/embed';
 import { type CaptureResult, EmbeddedPipeline } from '@cairn/pipeline';
 import { HybridRouter } from '@cairn/router';
-import { MemoryStore, type SpaceInfo, type TimelineResult } from '@cairn/store';
+import {
+  damagedDatabaseError,
+  isDatabaseDamage,
+  MemoryStore,
+  type SpaceInfo,
+  type TimelineResult,
+} from '@cairn/store';
 import { VectorIndexManager, workerIndexBuilder } from '@cairn/vector';
 import { DataFolderLock } from './data-folder-lock.js';
 import type { EngineLog, EngineOptions } from './engine-options.js';
+import { StoreHealth } from './store-health.js';
 
 /** The shape `cairn stats --json` prints; the distributed mode adds `queues`. */
 export interface EngineStats {
@@ -93,6 +100,8 @@ export class CairnEngine {
   private readonly pool: ComputePool | null;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly log: EngineLog;
+  /** Whether cairn.db can be trusted; every public operation goes through its guard. */
+  readonly health: StoreHealth;
   private closed = false;
 
   private constructor(
@@ -107,6 +116,7 @@ export class CairnEngine {
   ) {
     this.log = opts.log ?? noLog;
     this.store = store;
+    this.health = new StoreHealth(join(dataDir, 'cairn.db'), this.log);
     this.pool = embedder && (opts.useWorkerThreads ?? true) ? new ComputePool() : null;
     this.serving = this.serve(embedder, space);
     this.pipeline = new EmbeddedPipeline(
@@ -118,6 +128,8 @@ export class CairnEngine {
       { embedBatchSize: opts.embedBatchSize },
     );
     const refreshEvery = opts.refreshIntervalMs ?? 1_000;
+    if ((opts.integrityCheck ?? (refreshEvery > 0 ? 'background' : 'off')) === 'background')
+      void this.health.check();
     if (refreshEvery > 0) {
       this.every(refreshEvery, () => this.refresh());
       // A long-lived process: load the key catalog without stalling the first searches.
@@ -154,12 +166,16 @@ export class CairnEngine {
         readerBecause = `data folder ${opts.dataDir} is being written by ${who}; this process only reads it (write through that process: cairn serve and the API, or cairn mcp --api)`;
       }
     }
+    const dbPath = join(opts.dataDir, 'cairn.db');
+    // Damage met while opening (a header or schema page overwritten) is named like damage met later.
+    const named = (err: unknown) =>
+      isDatabaseDamage(err) ? damagedDatabaseError(dbPath, [(err as Error).message], err) : err;
     let store: MemoryStore;
     try {
-      store = new MemoryStore({ path: join(opts.dataDir, 'cairn.db'), lexical: opts.lexical });
+      store = new MemoryStore({ path: dbPath, lexical: opts.lexical });
     } catch (err) {
       lock?.release();
-      throw err;
+      throw named(err);
     }
     try {
       let embedder: Embedder | null;
@@ -181,7 +197,7 @@ export class CairnEngine {
     } catch (err) {
       store.close();
       lock?.release();
-      throw err;
+      throw named(err);
     }
   }
 
@@ -209,7 +225,7 @@ export class CairnEngine {
         this.readerBecause ??
           'this engine reads a distributed deployment; write through the capture queue (REDIS_URL) instead',
       );
-    return this.pipeline.ingest(inputs);
+    return this.health.guard(() => this.pipeline.ingest(inputs));
   }
 
   /**
@@ -224,24 +240,24 @@ export class CairnEngine {
   }
 
   search(req: SearchRequest): Promise<SearchResponse> {
-    return this.serving.router.search(req);
+    return this.health.guard(() => this.serving.router.search(req));
   }
 
   get(namespace: string, ids: readonly string[]): { memories: KeyedMemory[]; missing: string[] } {
-    return this.store.get(namespace, ids);
+    return this.health.guard(() => this.store.get(namespace, ids));
   }
 
   timeline(namespace: string, anchorId: string, before = 5, after = 5): TimelineResult {
-    return this.store.timeline(namespace, anchorId, before, after);
+    return this.health.guard(() => this.store.timeline(namespace, anchorId, before, after));
   }
 
   /** The newest live memories of a namespace, optionally of some kinds. */
   recent(namespace: string, opts: { kinds?: readonly string[]; limit: number }): KeyedMemory[] {
-    return this.store.recent(namespace, opts);
+    return this.health.guard(() => this.store.recent(namespace, opts));
   }
 
   delete(namespace: string, id: string): boolean {
-    return this.store.delete(namespace, id);
+    return this.health.guard(() => this.store.delete(namespace, id));
   }
 
   /**
@@ -293,6 +309,10 @@ export class CairnEngine {
 
   /** Counts per namespace; `only` limits the (per-namespace) work to the namespaces a caller may see. */
   stats(only?: (namespace: string) => boolean): EngineStats {
+    return this.health.guard(() => this.countNamespaces(only));
+  }
+
+  private countNamespaces(only?: (namespace: string) => boolean): EngineStats {
     const namespaces: Record<string, NamespaceStats> = {};
     const { space, vectors } = this.serving;
     for (const ns of this.store.namespaces()) {
@@ -319,6 +339,7 @@ export class CairnEngine {
     if (this.closed) return;
     this.closed = true;
     for (const t of this.timers) clearInterval(t);
+    await this.health.close();
     await this.pipeline.close();
     await this.serving.vectors?.close();
     await this.pool?.close();

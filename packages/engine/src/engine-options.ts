@@ -58,5 +58,13 @@ export interface EngineOptions {
    * and close() still merge). An `'external'` engine only audits. @defaultValue 30_000
    */
   persistIntervalMs?: number;
+  /**
+   * Check cairn.db's integrity (SQLite's quick_check) once, on a worker thread, after opening: a damaged
+   * file otherwise answers some searches wrongly and fails others. Until it finishes, requests are served;
+   * once it finds damage, every operation fails with STORAGE_ERROR and readiness fails. SQLite damage
+   * errors met at any time have the same effect. @defaultValue 'background' for a long-lived engine
+   * (`refreshIntervalMs` > 0), 'off' for a one-shot one
+   */
+  integrityCheck?: 'background' | 'off';
   log?: EngineLog;
 }

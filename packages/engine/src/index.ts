@@ -9,3 +9,4 @@ export {
 export { DataFolderLock, type LockHolder } from './data-folder-lock.js';
 export type { EngineLog, EngineOptions } from './engine-options.js';
 export { StageWorkerHost, type StageWorkerHostOptions } from './stage-worker-host.js';
+export { StoreHealth, type StoreHealthStatus } from './store-health.js';

@@ -215,9 +215,15 @@ export async function createHttpServer(
     { schema: { response: { 200: HealthResponseSchema, 503: HealthResponseSchema } } },
     async (_req, reply) => {
       const checks: Record<string, { ok: boolean; detail?: string }> = {};
+      // `SELECT 1` answers from a damaged file too; the engine's integrity check and the damage it has
+      // met decide. A check still running is not a failure: requests are served meanwhile.
+      const health = service.engine.health.status;
       try {
         service.engine.store.db.prepare('SELECT 1').get();
-        checks.store = { ok: true };
+        checks.store =
+          health.state === 'damaged'
+            ? { ok: false, detail: `cairn.db is damaged: ${health.problems[0] ?? 'see the log'}` }
+            : { ok: true, detail: `integrity ${health.state}` };
       } catch (err) {
         checks.store = { ok: false, detail: (err as Error).message };
       }

@@ -14,6 +14,12 @@ export {
   renderFtsQuery,
 } from './fts-query.js';
 export {
+  checkIntegrity,
+  damagedDatabaseError,
+  type IntegrityReport,
+  isDatabaseDamage,
+} from './integrity.js';
+export {
   type CompiledFilter,
   DEFAULT_KEY_CATALOG_OPTIONS,
   KeyCatalog,

@@ -324,7 +324,13 @@ export class MemoryStore implements MemorySource {
   close(): void {
     this.catalog?.stop();
     if (this.db.open) {
-      if (!this.db.readonly) this.db.pragma('optimize');
+      // Best effort: statistics for the next process. A damaged or full file must not stop the close.
+      if (!this.db.readonly)
+        try {
+          this.db.pragma('optimize');
+        } catch {
+          // The database is closed below either way.
+        }
       this.db.close();
     }
   }

@@ -1,0 +1,112 @@
+import { closeSync, openSync, statSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { type CairnError, isCairnError } from '@cairn/core';
+import { describe, expect, it } from 'vitest';
+import type { CairnEngine } from '../src/index.js';
+import { eventually } from './distributed-helpers.js';
+import { useEngines } from './helpers.js';
+
+const engines = useEngines();
+
+const memories = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({
+    namespace: 'ns',
+    id: `m${i}`,
+    text: `memory ${i} about the auth middleware and token zq${i}x`,
+  }));
+
+/** Overwrites `count` pages of the file (never the header page) with garbage, as a failing disk might. */
+function damagePages(path: string, count: number): void {
+  const pageSize = 4096;
+  const pages = Math.floor(statSync(path).size / pageSize);
+  const fd = openSync(path, 'r+');
+  try {
+    let seed = 7;
+    const garbage = Buffer.alloc(pageSize);
+    for (let i = 0; i < count; i++) {
+      seed = (seed * 1103515245 + 12345) >>> 0;
+      for (let b = 0; b < pageSize; b++) garbage[b] = (seed >>> (b % 24)) & 0xff;
+      const page = 2 + (seed % (pages - 2));
+      writeSync(fd, garbage, 0, pageSize, page * pageSize);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+async function errorOf(fn: () => unknown): Promise<CairnError> {
+  try {
+    await fn();
+  } catch (err) {
+    if (isCairnError(err)) return err;
+    throw err;
+  }
+  throw new Error('expected a CairnError');
+}
+
+describe('a damaged cairn.db', () => {
+  it('a long-lived engine finds the damage off-thread, then refuses every operation with one named error', async () => {
+    const dir = engines.tempDir();
+    const first = await engines.open({}, dir);
+    first.ingest(memories(2_000));
+    await first.drain();
+    await first.close();
+    damagePages(join(dir, 'cairn.db'), 12);
+
+    const engine: CairnEngine = await engines.open({ refreshIntervalMs: 1_000, persistIntervalMs: 0 }, dir);
+    await eventually(() => engine.health.status.state === 'damaged');
+    expect(engine.health.status.problems.length).toBeGreaterThan(0);
+    const attempts: Array<() => unknown> = [
+      () => engine.search({ namespace: 'ns', query: 'zq5x' }),
+      () => engine.ingest(memories(1)),
+      () => engine.get('ns', ['m1']),
+      () => engine.timeline('ns', 'm1'),
+      () => engine.stats(),
+      () => engine.delete('ns', 'm1'),
+    ];
+    for (const attempt of attempts) {
+      const err = await errorOf(attempt);
+      expect(err.code).toBe('STORAGE_ERROR');
+      expect(err.data.reason).toBe('damaged');
+      expect(err.message).toMatch(/cairn\.db is damaged .*cairn check --data-dir/);
+    }
+  });
+
+  it('a healthy database passes the check and serves as before', async () => {
+    const engine = await engines.open({ refreshIntervalMs: 1_000, persistIntervalMs: 0 });
+    engine.ingest(memories(50));
+    await eventually(() => engine.health.status.state === 'ok');
+    const res = await engine.search({ namespace: 'ns', query: 'zq7x' });
+    expect(res.hits[0]?.id).toBe('m7');
+  });
+
+  it('a one-shot engine skips the check, and names SQLite damage it meets instead of calling it internal', async () => {
+    const dir = engines.tempDir();
+    const first = await engines.open({}, dir);
+    first.ingest(memories(2_000));
+    await first.drain();
+    await first.close();
+    damagePages(join(dir, 'cairn.db'), 400);
+    const e = await engines.open({ refreshIntervalMs: 0 }, dir);
+    expect(e.health.status.state).toBe('unchecked');
+    const outcomes = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        (async () => {
+          try {
+            await e.search({ namespace: 'ns', query: `zq${i * 50}x` });
+            return 'ok';
+          } catch (err) {
+            return isCairnError(err) ? err.code : `raw: ${(err as Error).message}`;
+          }
+        })(),
+      ),
+    );
+    // Each search either answers or fails with the named error; none surfaces SQLite's raw error.
+    expect(outcomes.filter((o) => o !== 'ok' && o !== 'STORAGE_ERROR')).toEqual([]);
+    expect(outcomes).toContain('STORAGE_ERROR');
+    expect(e.health.status.state).toBe('damaged');
+    // Once damage is known, nothing answers from the file any more.
+    const after = await errorOf(() => e.search({ namespace: 'ns', query: 'zq1x' }));
+    expect(after.data.reason).toBe('damaged');
+  });
+});
