@@ -748,10 +748,9 @@ async function runRound(round: number, opts: FaultOptions, memories: ReturnType<
         seconds: secs(ingestEnd - ingestStart),
         summary: summary
           ? Object.fromEntries(
-              ['read', 'stored', 'updated', 'unchanged', 'rejected', 'queued', 'mode', 'errors'].map((k) => [
-                k,
-                summary[k],
-              ]),
+              ['read', 'stored', 'updated', 'unchanged', 'rejected', 'queued', 'mode', 'errors', 'error'].map(
+                (k) => [k, summary[k]],
+              ),
             )
           : null,
         stderrTail,

@@ -185,6 +185,39 @@ describe('cairn with REDIS_URL', () => {
     expect(r.stderr).toMatch(/stalled at 0 memories: no embed worker is running/);
   });
 
+  it('a worker stops on SIGTERM while Redis is down, instead of waiting for it to come back', async () => {
+    const own = await startRedisServer();
+    try {
+      const w = spawn(process.execPath, [MAIN, 'worker', '--shutdown-timeout', '2'], {
+        env: { ...process.env, ...env, REDIS_URL: own.url },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      workers.push(w);
+      let log = '';
+      w.stderr!.on('data', (d) => {
+        log += d;
+      });
+      await until(
+        () => log,
+        (l) => l.includes('worker started'),
+        'the worker to start',
+      );
+      await own.close();
+      const exited = once(w, 'exit');
+      w.kill('SIGTERM');
+      // Bounded by the shutdown timeout plus a few bounded Redis steps; without the bounds it never exits.
+      const [code] = (await Promise.race([
+        exited,
+        new Promise((_, reject) => setTimeout(() => reject(new Error(`still running:\n${log}`)), 30_000)),
+      ])) as [number | null];
+      expect(code).toBe(0);
+      expect(log).toMatch(/"graceful":false.*"msg":"worker stopped"/);
+      expect(log).not.toContain('did not stop in time');
+    } finally {
+      await own.close().catch(() => {});
+    }
+  });
+
   it('worker and dead-letters without REDIS_URL fail with a message naming it', () => {
     for (const args of [['worker'], ['dead-letters']]) {
       const r = cairn(args, { REDIS_URL: '' });

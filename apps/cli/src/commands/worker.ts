@@ -4,7 +4,10 @@ import { deadLetters, retryDeadLetters, STAGE_NAMES, type StageName } from '@cai
 import type { CliEnv } from '../env.js';
 import { resolveDataDir } from '../env.js';
 import { withQueues } from '../open-engine.js';
-import { createLogger, writeJson } from '../output.js';
+import { createLogger, EXIT, writeJson } from '../output.js';
+
+/** After the shutdown deadline, how long the rest of the stop may take before the process exits anyway (ms). */
+const FORCE_EXIT_AFTER_MS = 10_000;
 
 export interface WorkerFlags {
   stages: string;
@@ -73,18 +76,33 @@ export async function workerCommand(flags: WorkerFlags, env: CliEnv): Promise<vo
   const report = setInterval(() => logger.info(host.status, 'worker status'), 30_000);
   report.unref();
   await new Promise<void>((resolve) => {
+    let stopping = false;
     const stop = (signal: string) => {
+      if (stopping) {
+        // A second signal means "now": what was not finished is retried by another worker.
+        logger.warn({ signal }, 'worker stopping at once on a second signal');
+        process.exit(EXIT.failure);
+      }
+      stopping = true;
       logger.info({ signal }, 'worker stopping: no new jobs, draining active ones');
       clearInterval(report);
       const deadline = Number(flags.shutdownTimeout) * 1000;
+      // close() bounds each step that needs Redis; this is the backstop should anything else hang.
+      setTimeout(() => {
+        logger.error({ afterMs: deadline + FORCE_EXIT_AFTER_MS }, 'worker did not stop in time; exiting');
+        process.exit(EXIT.failure);
+      }, deadline + FORCE_EXIT_AFTER_MS).unref();
       void host.close(deadline).then((r) => {
         logger.info({ graceful: r.graceful, status: host.status }, 'worker stopped');
         resolve();
       });
     };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
   });
+  // Everything is closed; a BullMQ connection that was mid-reconnect when Redis went away can still hold
+  // the event loop open, and a stopped worker has nothing left to do.
+  process.exit(process.exitCode ?? EXIT.ok);
 }
 
 export async function deadLettersCommand(

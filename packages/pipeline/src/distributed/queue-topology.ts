@@ -3,6 +3,7 @@ import { CairnError, withDefaults } from '@cairn/core';
 import { Queue, type QueueOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import { CAPPED_BACKOFF, JOB_CATALOG, type JobName } from './job-catalog.js';
+import { settleWithin } from './settle-within.js';
 
 export interface QueueTopologyOptions {
   /** Redis URL, e.g. `redis://127.0.0.1:6379/0`. */
@@ -143,8 +144,9 @@ export class QueueTopology {
     return out;
   }
 
-  async close(): Promise<void> {
-    await Promise.all([...this.queues.values()].map((q) => q.close()));
+  /** Closes every queue, waiting at most `deadlineMs` for Redis (down, it would hold the close forever). */
+  async close(deadlineMs = 2_000): Promise<void> {
+    await settleWithin(Promise.all([...this.queues.values()].map((q) => q.close())), deadlineMs);
     this.queues.clear();
     this.connection.disconnect();
   }

@@ -11,6 +11,7 @@ import {
 import { CAPPED_BACKOFF, type JobInput, type JobName, retryDelay } from './job-catalog.js';
 import { type QueueTopology, queueName, redisConnection, shardOf } from './queue-topology.js';
 import { requeueEmbeds } from './requeue-embeds.js';
+import { settleWithin } from './settle-within.js';
 import { Lease } from './shard-lease.js';
 import {
   type CapturePorts,
@@ -88,6 +89,9 @@ export interface StageWorkersStatus {
   lastAudit: { at: number; added: number } | null;
 }
 
+/** How long a shutdown step that needs Redis may take once the graceful deadline has passed (ms). */
+const FORCED_STEP_MS = 1_500;
+
 type Log = (level: 'debug' | 'info' | 'warn' | 'error', msg: string, data?: Record<string, unknown>) => void;
 
 /**
@@ -112,6 +116,8 @@ export class StageWorkers {
   private reconcileLease: Lease | null = null;
   private closing = false;
   private readonly leaseRedis;
+  /** Each BullMQ worker's own connection, disconnected at close even when the worker's close hangs. */
+  private readonly connections = new Set<ReturnType<typeof redisConnection>>();
   readonly status: StageWorkersStatus;
 
   constructor(
@@ -264,7 +270,11 @@ export class StageWorkers {
     return added;
   }
 
-  /** Stops taking jobs, lets active ones finish for up to `deadlineMs`, then force-closes (their locks lapse and another worker retries them). */
+  /**
+   * Stops taking jobs, lets active ones finish for up to `deadlineMs`, then force-closes (their locks lapse
+   * and another worker retries them). Every step that needs Redis is bounded: with Redis down, close still
+   * returns within about `deadlineMs` + 3 s (leases it could not release expire on their own).
+   */
   async close(deadlineMs = 10_000): Promise<{ graceful: boolean }> {
     if (this.closing) return { graceful: true };
     this.closing = true;
@@ -272,19 +282,24 @@ export class StageWorkers {
     if (this.reconcileTimer) clearInterval(this.reconcileTimer);
     if (this.auditTimer) clearInterval(this.auditTimer);
     const all = [...this.workers.values()];
-    let timer: NodeJS.Timeout | undefined;
-    const graceful = await Promise.race([
-      Promise.all(all.map((w) => w.close())).then(() => true),
-      new Promise<boolean>((r) => {
-        timer = setTimeout(() => r(false), deadlineMs);
-      }),
-    ]);
-    clearTimeout(timer);
-    if (!graceful) await Promise.all(all.map((w) => w.close(true).catch(() => {})));
-    await Promise.all([...this.leases.values()].map((l) => l.release()));
-    await this.reconcileLease?.release();
-    await this.leaseRedis.zrem(`${this.topology.opts.prefix}:index-members`, this.memberId).catch(() => {});
+    // With Redis unreachable no active job can be reported done, so waiting for one buys nothing: its
+    // lock lapses and another worker redoes it (every stage is idempotent).
+    const redisUp = this.leaseRedis.status === 'ready';
+    const graceful =
+      (await settleWithin(Promise.all(all.map((w) => w.close())), redisUp ? deadlineMs : FORCED_STEP_MS)) &&
+      redisUp;
+    if (!graceful) await settleWithin(Promise.all(all.map((w) => w.close(true))), FORCED_STEP_MS);
+    await settleWithin(
+      Promise.all([
+        ...[...this.leases.values()].map((l) => l.release()),
+        this.reconcileLease?.release(),
+        this.leaseRedis.zrem(`${this.topology.opts.prefix}:index-members`, this.memberId),
+      ]),
+      FORCED_STEP_MS,
+    );
     this.leaseRedis.disconnect();
+    // A worker whose close did not finish still holds a connection trying to reconnect.
+    for (const c of this.connections) c.disconnect();
     this.workers.clear();
     return { graceful };
   }
@@ -335,7 +350,11 @@ export class StageWorkers {
     });
     w.on('error', (err) => this.log('error', `${queue} worker error`, { error: err.message }));
     // BullMQ does not close a connection it was handed.
-    w.on('closed', () => connection.disconnect());
+    this.connections.add(connection);
+    w.on('closed', () => {
+      connection.disconnect();
+      this.connections.delete(connection);
+    });
     this.workers.set(queue, w);
     return w;
   }

@@ -1,0 +1,21 @@
+/**
+ * Waits for `work` at most `ms`: true if it settled (either way) in time, false if not. Never rejects.
+ * Shutdown steps that talk to Redis use it: while Redis is down, ioredis queues commands until it comes
+ * back, so an unbounded `await` made a worker ignore SIGTERM for as long as the outage lasted.
+ */
+export async function settleWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      work.then(
+        () => true,
+        () => true,
+      ),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
