@@ -1,4 +1,7 @@
-import { renameSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { renameSync, unlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Index, MetricKind, ScalarKind } from 'usearch';
 import type { HnswParams, IndexBuilder, IndexBuildRequest } from './hnsw-params.js';
 
@@ -41,17 +44,52 @@ export function saveIndexAtomically(index: Index, path: string): void {
   renameSync(tmp, path);
 }
 
+/**
+ * Frees an index's native memory now; the index must not be used afterwards. usearch 2.26's binding frees
+ * it only when V8 collects the small JS wrapper, and V8 does not know how much native memory the wrapper
+ * holds: a build worker, whose JS heap hardly grows, kept every merged graph (tens of MB each) for
+ * minutes, and the serving thread kept every replaced generation mapped, its file deleted but its disk
+ * space held. `view()` resets the index (freeing graph, lookups and mapping) before mapping the file it
+ * is given, so viewing an empty index releases nearly everything; the empty file is unlinked at once.
+ */
+const EMPTY_PARAMS: HnswParams = {
+  connectivity: 2,
+  expansionAdd: 2,
+  expansionSearch: 2,
+  quantization: 'f32',
+};
+
+export function releaseIndex(index: Index): void {
+  const path = join(tmpdir(), `cairn-release-${process.pid}-${randomUUID()}.usearch`);
+  try {
+    createHnswIndex(1, EMPTY_PARAMS).save(path);
+    index.view(path);
+  } catch {
+    // Only memory is at stake: the wrapper's collection still frees it eventually.
+  } finally {
+    try {
+      unlinkSync(path);
+    } catch {
+      // Never written.
+    }
+  }
+}
+
 /** Builds (or merges into a copy of `basePath`) on the calling thread. Used when no worker pool is wired. */
 export const inProcessIndexBuilder: IndexBuilder = {
   async build(req: IndexBuildRequest) {
     const index = createHnswIndex(req.dimensions, req.params);
-    if (req.basePath) {
-      index.load(req.basePath);
-      // Updated memories: drop their old vectors first (usearch refuses a duplicate key).
-      for (const k of req.keys) if (index.contains(k)) index.remove(k);
+    try {
+      if (req.basePath) {
+        index.load(req.basePath);
+        // Updated memories: drop their old vectors first (usearch refuses a duplicate key).
+        for (const k of req.keys) if (index.contains(k)) index.remove(k);
+      }
+      addInChunks(index, req.keys, req.vectors, req.dimensions);
+      saveIndexAtomically(index, req.path);
+      return { count: index.size() };
+    } finally {
+      releaseIndex(index);
     }
-    addInChunks(index, req.keys, req.vectors, req.dimensions);
-    saveIndexAtomically(index, req.path);
-    return { count: index.size() };
   },
 };

@@ -32,7 +32,7 @@ import {
 } from './hnsw-params.js';
 import { checkIndexFile } from './index-file-check.js';
 import type { EmbeddingSource, KeyFilter, LogFn } from './sources.js';
-import { createHnswIndex, inProcessIndexBuilder } from './usearch-index.js';
+import { createHnswIndex, inProcessIndexBuilder, releaseIndex } from './usearch-index.js';
 
 export interface VectorIndexOptions {
   /** Folder for index files (one subfolder per embedding space). */
@@ -375,6 +375,7 @@ export class VectorIndexManager implements VectorLeg {
         const loaded = this.tryLoadFile(namespace, true);
         if (loaded) {
           slot.ready = loaded;
+          if (ready.kind === 'hnsw') releaseIndex(ready.graph);
           // Which vectors the writer changed since is not known here: none of the cached ones is trusted.
           this.vectorCache?.clear();
           continue;
@@ -457,7 +458,16 @@ export class VectorIndexManager implements VectorLeg {
 
   async close(): Promise<void> {
     await this.flush();
+    for (const slot of this.slots.values()) this.dispose(slot);
     this.slots.clear();
+  }
+
+  /** Frees a forgotten slot's graph once no merge is using it (see {@link releaseIndex}). */
+  private dispose(slot: Slot): void {
+    const ready = slot.ready;
+    if (ready?.kind !== 'hnsw') return;
+    if (ready.merging) void ready.merging.finally(() => releaseIndex(ready.graph));
+    else releaseIndex(ready.graph);
   }
 
   /**
@@ -471,6 +481,7 @@ export class VectorIndexManager implements VectorLeg {
     for (const [ns, slot] of mine) {
       if (save && this.opts.role !== 'reader') await this.save(ns, slot);
       this.slots.delete(ns);
+      this.dispose(slot);
     }
   }
 
@@ -601,7 +612,10 @@ export class VectorIndexManager implements VectorLeg {
     } catch (err) {
       return why(`index file unreadable (${(err as Error).message})`);
     }
-    if (graph.size() !== side.count) return why('index file does not match its sidecar');
+    if (graph.size() !== side.count) {
+      releaseIndex(graph);
+      return why('index file does not match its sidecar');
+    }
     const state: GraphState = {
       kind: 'hnsw',
       graph,
@@ -616,6 +630,7 @@ export class VectorIndexManager implements VectorLeg {
     };
     const limit = this.opts.role === 'reader' ? Number.POSITIVE_INFINITY : this.opts.maxCatchUp;
     if (catchUp && !this.catchUpSync(namespace, state, limit)) {
+      releaseIndex(graph);
       return why(`more than ${this.opts.maxCatchUp} vectors newer than the saved file`);
     }
     if (this.opts.role === 'writer') this.removeStaleFiles(namespace, side.file);
@@ -730,6 +745,7 @@ export class VectorIndexManager implements VectorLeg {
         deltaSeq.set(k, seq);
         if (!graph.contains(BigInt(k))) fresh += 1;
       }
+      const replaced = state.graph;
       Object.assign(state, {
         graph,
         graphSize: side.count,
@@ -739,6 +755,8 @@ export class VectorIndexManager implements VectorLeg {
         deltaSeq,
         fresh,
       });
+      // Searches are synchronous: none can be inside the old graph now.
+      releaseIndex(replaced);
       this.removeStaleFiles(namespace, side.file);
     })()
       .catch((err: Error) => {
