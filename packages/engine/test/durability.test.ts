@@ -60,6 +60,22 @@ describe('durability', () => {
     });
     expect(vector.degraded).toEqual([]);
     expect(vector.hits[0]?.id).toBe(`b${last}-7`);
+    // Derived state converged too: the index holds every vector, and an even sample of all the
+    // acknowledged memories is each found first by its unique token through the vector leg alone.
+    await engine.vectors!.warm('crash');
+    expect(engine.stats().namespaces.crash!.indexed).toBe(stats.stored);
+    const step = Math.max(1, Math.floor(ids.length / 60));
+    const missed: string[] = [];
+    for (let i = 0; i < ids.length; i += step) {
+      const [b, n] = ids[i]!.slice(1).split('-');
+      const res = await engine.search({
+        namespace: 'crash',
+        query: `token${b}x${n}`,
+        weights: { lexical: 0 },
+      });
+      if (res.hits[0]?.id !== ids[i]) missed.push(ids[i]!);
+    }
+    expect(missed).toEqual([]);
     // Nothing is stored twice: every id appears once.
     expect(new Set(got.memories.map((m) => m.id)).size).toBe(ids.length);
   });
