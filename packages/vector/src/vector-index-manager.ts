@@ -1,15 +1,3 @@
-import { createHash } from 'node:crypto';
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import { basename, join } from 'node:path';
 import {
   assertDimensions,
   type EmbeddingSpace,
@@ -21,18 +9,28 @@ import {
   withDefaults,
 } from '@cairn/core';
 import { LRUCache } from 'lru-cache';
-import type { Index } from 'usearch';
 import { ExactMatrix } from './exact-matrix.js';
+import { GenerationFiles } from './generation-files.js';
+import { DEFAULT_HNSW_PARAMS, type HnswParams, type IndexBuilder } from './hnsw-params.js';
 import {
-  BYTES_PER_SCALAR,
-  DEFAULT_HNSW_PARAMS,
-  type HnswParams,
-  type IndexBuilder,
-  type IndexBuildRequest,
-} from './hnsw-params.js';
-import { checkIndexFile } from './index-file-check.js';
+  applyVector,
+  type ExactState,
+  type GraphState,
+  holds,
+  type NamespaceState,
+  nearest,
+  sizeOf,
+} from './namespace-state.js';
+import {
+  FILTERED_OVERSAMPLE,
+  filteredFetch,
+  MAX_EXACT_FILTERED,
+  MIN_FILTERED_CANDIDATES,
+  UNFILTERED_OVERSAMPLE,
+  WIDE_OVERSAMPLE,
+} from './search-sizing.js';
 import type { EmbeddingSource, KeyFilter, LogFn } from './sources.js';
-import { createHnswIndex, inProcessIndexBuilder, releaseIndex } from './usearch-index.js';
+import { inProcessIndexBuilder, releaseIndex } from './usearch-index.js';
 
 export interface VectorIndexOptions {
   /** Folder for index files (one subfolder per embedding space). */
@@ -74,39 +72,9 @@ export interface VectorIndexOptions {
   log?: LogFn;
 }
 
-interface ExactState {
-  kind: 'exact';
-  matrix: ExactMatrix;
-  watermark: number;
-}
-
-/**
- * An HNSW namespace: an immutable graph file, memory-mapped (`Index.view`), plus an exact delta of the
- * vectors stored since that file was built. The serving thread never inserts into a graph: inserts are
- * tens of milliseconds per batch at 768-d and would stall the event loop. Merges run on the builder.
- */
-interface GraphState {
-  kind: 'hnsw';
-  graph: Index;
-  graphSize: number;
-  generation: number;
-  /** Highest embedding write_seq inside the graph file. */
-  graphWatermark: number;
-  delta: ExactMatrix;
-  /** write_seq of each delta entry, to tell which entries a finished merge covered. */
-  deltaSeq: Map<number, number>;
-  /** Highest embedding write_seq applied (graph or delta): every vector written up to it is held. */
-  watermark: number;
-  /** Delta keys absent from the graph (new memories, not updates), for the namespace's size. */
-  fresh: number;
-  merging: Promise<void> | null;
-}
-
-type Ready = ExactState | GraphState;
-
 interface Slot {
-  ready?: Ready;
-  building?: Promise<Ready>;
+  ready?: NamespaceState;
+  building?: Promise<NamespaceState>;
   error?: Error;
   /** When the last build failed (ms): an exact namespace that outgrew its matrix waits before retrying. */
   failedAt?: number;
@@ -119,37 +87,6 @@ interface Slot {
  */
 const RETRY_BUILD_AFTER_MS = 30_000;
 
-interface Sidecar {
-  format: 2;
-  space: string;
-  namespace: string;
-  dimensions: number;
-  params: HnswParams;
-  generation: number;
-  /** File name (in the space folder) of this generation's graph. */
-  file: string;
-  watermark: number;
-  count: number;
-  /** Size of the graph file, checked before it is mapped. */
-  bytes: number;
-}
-
-/** Filtered searches over HNSW fetch this many times `limit`, since filters remove candidates after search. */
-const FILTERED_OVERSAMPLE = 4;
-/**
- * Unfiltered searches still oversample a little: superseded and deleted memories are dropped after search.
- * Kept small because a wider k costs even below ef: at 100k, 768-d, f16, ef 128, one search for k = 83 took
- * 1.6 ms and for k = 58 1.3 ms, with the same recall@10.
- */
-const UNFILTERED_OVERSAMPLE = 1.2;
-/** A filtered search that found at least this many allowed candidates does not widen. */
-const MIN_FILTERED_CANDIDATES = 10;
-/** A filter allowing at most this many memories is served by an exact scan of just those vectors. */
-const MAX_EXACT_FILTERED = 1_000;
-/** Otherwise the approximate search is widened by this factor once. */
-const WIDE_OVERSAMPLE = 3;
-/** A filtered search sized from an estimated pass rate asks for this much more than the rate implies. */
-const RATE_MARGIN = 1.5;
 /** Rows copied per event-loop turn while collecting vectors for a build. */
 const COLLECT_CHUNK = 5_000;
 /** Vectors an audit reads from SQLite per query. */
@@ -164,6 +101,7 @@ const AUDIT_CHUNK = 1_000;
 export class VectorIndexManager implements VectorLeg {
   readonly space: EmbeddingSpace;
   private readonly slots = new Map<string, Slot>();
+  private readonly files: GenerationFiles;
   /** Stored vectors by key, read from SQLite for graph namespaces (see `vectorCacheEntries`). */
   private readonly vectorCache: LRUCache<number, { namespace: string; vector: Float32Array }> | null;
   private readonly opts: Required<Omit<VectorIndexOptions, 'hnsw' | 'log'>> & {
@@ -195,7 +133,12 @@ export class VectorIndexManager implements VectorLeg {
     };
     this.vectorCache =
       this.opts.vectorCacheEntries > 0 ? new LRUCache({ max: this.opts.vectorCacheEntries }) : null;
-    mkdirSync(this.spaceDir(), { recursive: true });
+    this.files = new GenerationFiles(this.opts.dir, this.space, this.opts.hnsw, this.opts.builder);
+  }
+
+  /** The folder of one embedding space's index files under `dir` (for deleting a dropped space's files). */
+  static spaceDir(dir: string, spaceId: string): string {
+    return GenerationFiles.spaceDir(dir, spaceId);
   }
 
   async searchVector(req: {
@@ -209,7 +152,7 @@ export class VectorIndexManager implements VectorLeg {
     if (!ready.ok) return { status: 'unavailable', reason: ready.reason };
     const idx = ready.value;
     const filtered = hasFilters(req.filters);
-    const size = this.sizeOf(idx);
+    const size = sizeOf(idx);
     // Session and time filters are indexed: when few memories pass, scan their vectors exactly. Not when
     // kinds, agents or tags narrow a time window further: listing what passes then reads every row of the
     // window (~16 ms for kind + two months of a 100k namespace, on a small machine), while the graph search
@@ -236,7 +179,7 @@ export class VectorIndexManager implements VectorLeg {
     );
     const enough = idx.kind === 'exact' ? req.limit : Math.min(req.limit, MIN_FILTERED_CANDIDATES);
     if (rate !== null) fetch = filteredFetch(req.limit, rate, fetch, enough, size);
-    let raw = this.rawSearch(idx, req.vector, fetch);
+    let raw = nearest(idx, req.vector, fetch);
     if (!filtered) {
       // Every key of this index belongs to the namespace; the few superseded or deleted ones are dropped by
       // the router's liveness check before fusion, so no SQLite round trip is needed here.
@@ -267,7 +210,7 @@ export class VectorIndexManager implements VectorLeg {
         exact = true;
       } else {
         fetch = Math.min(size, fetch * WIDE_OVERSAMPLE);
-        raw = this.rawSearch(idx, req.vector, fetch);
+        raw = nearest(idx, req.vector, fetch);
         allowed = this.opts.keys.allowedKeys(
           req.namespace,
           raw.map((r) => r.key),
@@ -347,9 +290,9 @@ export class VectorIndexManager implements VectorLeg {
   /** Per-namespace index state, for stats. */
   status(namespace: string): { state: 'unloaded' | 'building' | 'exact' | 'hnsw'; size: number | null } {
     const slot = this.slots.get(namespace);
-    if (slot?.ready) return { state: slot.ready.kind, size: this.sizeOf(slot.ready) };
+    if (slot?.ready) return { state: slot.ready.kind, size: sizeOf(slot.ready) };
     if (slot?.building) return { state: 'building', size: null };
-    const side = this.sidecar(namespace);
+    const side = this.files.sidecar(namespace);
     // What a load would hold: the file plus the vectors written since it (it catches those up).
     if (!side) return { state: 'unloaded', size: null };
     const since = this.opts.embeddings.countWrittenAfter(this.space.id, namespace, side.watermark);
@@ -365,7 +308,7 @@ export class VectorIndexManager implements VectorLeg {
     for (const [namespace, slot] of this.slots) {
       const ready = slot.ready;
       if (!ready) continue;
-      const side = this.sidecar(namespace);
+      const side = this.files.sidecar(namespace);
       const newer =
         side &&
         (ready.kind === 'exact'
@@ -415,11 +358,7 @@ export class VectorIndexManager implements VectorLeg {
   private auditNamespace(namespace: string): number {
     const ready = this.slots.get(namespace)?.ready;
     if (!ready) return 0;
-    const held = (key: number) =>
-      ready.kind === 'exact'
-        ? ready.matrix.has(key)
-        : ready.delta.has(key) || ready.graph.contains(BigInt(key));
-    const missing = this.opts.embeddings.keys(this.space.id, namespace).filter((k) => !held(k));
+    const missing = this.opts.embeddings.keys(this.space.id, namespace).filter((k) => !holds(ready, k));
     if (missing.length === 0) return 0;
     for (let i = 0; i < missing.length; i += AUDIT_CHUNK) {
       const chunk = missing.slice(i, i + AUDIT_CHUNK);
@@ -485,43 +424,15 @@ export class VectorIndexManager implements VectorLeg {
     }
   }
 
-  private sizeOf(idx: Ready): number {
-    return idx.kind === 'exact' ? idx.matrix.size : idx.graphSize + idx.fresh;
-  }
-
-  private rawSearch(idx: Ready, vector: Float32Array, k: number): Array<{ key: number; cosine: number }> {
-    if (k <= 0) return [];
-    if (idx.kind === 'exact') return idx.matrix.search(vector, k);
-    const q = vector.byteOffset === 0 ? vector : vector.slice();
-    const m = idx.graph.search(q, Math.min(k, idx.graphSize), 0);
-    const out: Array<{ key: number; cosine: number }> = [];
-    for (let i = 0; i < m.keys.length; i++) {
-      const key = Number(m.keys[i]);
-      // A key in the delta has a newer vector than the graph's copy.
-      if (!idx.delta.has(key)) out.push({ key, cosine: 1 - m.distances[i]! });
-    }
-    if (idx.delta.size > 0) {
-      out.push(...idx.delta.search(q, k));
-      out.sort((a, b) => b.cosine - a.cosine);
-    }
-    return out.slice(0, k);
-  }
-
-  private applyOne(ready: Ready, key: number, seq: number, vector: Float32Array): void {
+  private applyOne(state: NamespaceState, key: number, writeSeq: number, vector: Float32Array): void {
     this.vectorCache?.delete(key);
-    if (ready.kind === 'exact') ready.matrix.upsert(key, vector);
-    else {
-      if (!ready.delta.has(key) && !ready.graph.contains(BigInt(key))) ready.fresh += 1;
-      ready.delta.upsert(key, vector);
-      ready.deltaSeq.set(key, seq);
-    }
-    ready.watermark = Math.max(ready.watermark, seq);
+    applyVector(state, key, writeSeq, vector);
   }
 
   private async acquire(
     namespace: string,
     wait: boolean,
-  ): Promise<{ ok: true; value: Ready } | { ok: false; reason: string }> {
+  ): Promise<{ ok: true; value: NamespaceState } | { ok: false; reason: string }> {
     let slot = this.slots.get(namespace);
     if (!slot) {
       slot = {};
@@ -587,35 +498,13 @@ export class VectorIndexManager implements VectorLeg {
       this.opts.log('warn', `rebuilding vector index: ${reason}`, {
         namespace,
         space: this.space.id,
-        dir: this.spaceDir(),
+        dir: this.files.dir,
       });
       return null;
     };
-    const side = this.readSidecar(namespace);
-    if (typeof side === 'string') return why(side);
-    const path = join(this.spaceDir(), side.file);
-    if (!existsSync(path)) return why('index file missing');
-    if (side.dimensions !== this.space.dimensions || side.space !== this.space.id) {
-      return why('index file belongs to another embedding space');
-    }
-    if (JSON.stringify(side.params) !== JSON.stringify(this.opts.hnsw)) return why('HNSW parameters changed');
-    const damage = checkIndexFile(path, {
-      count: side.count,
-      dimensions: this.space.dimensions,
-      bytes: side.bytes,
-      bytesPerScalar: BYTES_PER_SCALAR[this.opts.hnsw.quantization],
-    });
-    if (damage) return why(damage);
-    const graph = createHnswIndex(this.space.dimensions, this.opts.hnsw);
-    try {
-      graph.view(path);
-    } catch (err) {
-      return why(`index file unreadable (${(err as Error).message})`);
-    }
-    if (graph.size() !== side.count) {
-      releaseIndex(graph);
-      return why('index file does not match its sidecar');
-    }
+    const opened = this.files.open(namespace);
+    if (typeof opened === 'string') return why(opened);
+    const { graph, side } = opened;
     const state: GraphState = {
       kind: 'hnsw',
       graph,
@@ -633,7 +522,7 @@ export class VectorIndexManager implements VectorLeg {
       releaseIndex(graph);
       return why(`more than ${this.opts.maxCatchUp} vectors newer than the saved file`);
     }
-    if (this.opts.role === 'writer') this.removeStaleFiles(namespace, side.file);
+    if (this.opts.role === 'writer') this.files.removeStale(namespace, side.file);
     return state;
   }
 
@@ -665,8 +554,8 @@ export class VectorIndexManager implements VectorLeg {
     const started = Date.now();
     slot.building = (async () => {
       const { keys, vectors, watermark } = await this.collect(namespace);
-      const generation = (this.sidecar(namespace)?.generation ?? 0) + 1;
-      await this.writeGeneration(namespace, generation, watermark, { keys, vectors });
+      const generation = (this.files.sidecar(namespace)?.generation ?? 0) + 1;
+      await this.files.write(namespace, generation, watermark, { keys, vectors });
       const loaded = this.tryLoadFile(namespace, false);
       if (!loaded) throw new Error('the freshly built index could not be loaded');
       await this.catchUpAsync(namespace, loaded);
@@ -724,16 +613,15 @@ export class VectorIndexManager implements VectorLeg {
       watermark = Math.max(watermark, state.deltaSeq.get(k) ?? 0);
     });
     const merged = new Map(keysList.map((k) => [k, state.deltaSeq.get(k) ?? 0]));
-    const base = join(this.spaceDir(), this.sidecar(namespace)?.file ?? '');
+    const base = this.files.currentPath(namespace);
     const generation = state.generation + 1;
     state.merging = (async () => {
-      const side = await this.writeGeneration(namespace, generation, watermark, {
+      const side = await this.files.write(namespace, generation, watermark, {
         keys,
         vectors,
         basePath: base,
       });
-      const graph = createHnswIndex(dims, this.opts.hnsw);
-      graph.view(join(this.spaceDir(), side.file));
+      const graph = this.files.view(side);
       // Keep delta entries that changed after the merge snapshot was taken.
       const delta = new ExactMatrix(dims, Math.max(256, state.delta.size - merged.size));
       const deltaSeq = new Map<number, number>();
@@ -757,7 +645,7 @@ export class VectorIndexManager implements VectorLeg {
       });
       // Searches are synchronous: none can be inside the old graph now.
       releaseIndex(replaced);
-      this.removeStaleFiles(namespace, side.file);
+      this.files.removeStale(namespace, side.file);
     })()
       .catch((err: Error) => {
         this.opts.log('error', 'vector index merge failed; the delta keeps serving', {
@@ -768,39 +656,6 @@ export class VectorIndexManager implements VectorLeg {
       .finally(() => {
         state.merging = null;
       });
-  }
-
-  /** Builds a generation's file on the builder, then points the sidecar at it (the commit point). */
-  private async writeGeneration(
-    namespace: string,
-    generation: number,
-    watermark: number,
-    data: Pick<IndexBuildRequest, 'keys' | 'vectors' | 'basePath'>,
-  ): Promise<Sidecar> {
-    const file = `${this.fileStem(namespace)}.g${generation}.usearch`;
-    const path = join(this.spaceDir(), file);
-    const { count } = await this.opts.builder.build({
-      ...data,
-      dimensions: this.space.dimensions,
-      params: this.opts.hnsw,
-      path,
-    });
-    const side: Sidecar = {
-      format: 2,
-      space: this.space.id,
-      namespace,
-      dimensions: this.space.dimensions,
-      params: this.opts.hnsw,
-      generation,
-      file,
-      watermark,
-      count,
-      bytes: statSync(path).size,
-    };
-    const sidePath = this.sidecarPath(namespace);
-    writeFileSync(`${sidePath}.tmp`, JSON.stringify(side));
-    renameSync(`${sidePath}.tmp`, sidePath);
-    return side;
   }
 
   /** Reads a namespace's vectors into shared buffers, yielding to the event loop between chunks. */
@@ -831,72 +686,4 @@ export class VectorIndexManager implements VectorLeg {
     }
     return { keys: keys.subarray(0, n), vectors: vectors.subarray(0, n * dims), watermark };
   }
-
-  /** Deletes graph files of a namespace other than the current one (old generations, crash leftovers). */
-  private removeStaleFiles(namespace: string, current: string): void {
-    const stem = this.fileStem(namespace);
-    for (const f of readdirSync(this.spaceDir())) {
-      if (f.startsWith(`${stem}.g`) && f !== current && !f.endsWith('.json')) {
-        try {
-          unlinkSync(join(this.spaceDir(), f));
-        } catch {
-          // Already gone: nothing to do.
-        }
-      }
-    }
-  }
-
-  /** The folder of one embedding space's index files under `dir` (for deleting a dropped space's files). */
-  static spaceDir(dir: string, spaceId: string): string {
-    // A readable prefix plus a hash: `org/model` and `org_model` must not share a folder.
-    const h = createHash('sha256').update(spaceId).digest('hex').slice(0, 8);
-    return join(dir, `${spaceId.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 60)}-${h}`);
-  }
-
-  private spaceDir(): string {
-    return VectorIndexManager.spaceDir(this.opts.dir, this.space.id);
-  }
-
-  private fileStem(namespace: string): string {
-    // Namespaces may contain '/', ':' and '@'; a readable prefix plus a hash keeps names unique and safe.
-    const safe = namespace.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 60);
-    const h = createHash('sha256').update(namespace).digest('hex').slice(0, 12);
-    return `${safe}-${h}`;
-  }
-
-  private sidecarPath(namespace: string): string {
-    return join(this.spaceDir(), `${this.fileStem(namespace)}.json`);
-  }
-
-  /** The namespace's sidecar, or why there is no usable one. */
-  private readSidecar(namespace: string): Sidecar | string {
-    const path = this.sidecarPath(namespace);
-    if (!existsSync(path)) return 'index file missing';
-    try {
-      const s = JSON.parse(readFileSync(path, 'utf8')) as Sidecar;
-      if (s.format === 2 && s.namespace === namespace && basename(s.file) === s.file) return s;
-    } catch {
-      // Falls through to the reason below.
-    }
-    return 'sidecar missing or unreadable';
-  }
-
-  private sidecar(namespace: string): Sidecar | null {
-    const s = this.readSidecar(namespace);
-    return typeof s === 'string' ? null : s;
-  }
-}
-
-/**
- * How many graph results a filtered search asks for, given the filter's estimated pass rate: the full
- * pool when that costs no more than the fixed oversample, else enough for a few good candidates in one
- * search (a two-week window may pass ~4% of a year: the fixed 4× found too few and searched again 3×
- * wider).
- */
-function filteredFetch(limit: number, rate: number, fallback: number, enough: number, size: number): number {
-  const floor = Math.ceil(limit * UNFILTERED_OVERSAMPLE) + 8;
-  const full = Math.ceil((limit / Math.max(rate, 1e-6)) * RATE_MARGIN) + 8;
-  if (full <= fallback) return Math.min(size, Math.max(floor, full));
-  const few = Math.ceil((enough / Math.max(rate, 1e-6)) * RATE_MARGIN) + 8;
-  return Math.min(size, Math.max(fallback, Math.min(few, fallback * WIDE_OVERSAMPLE)));
 }

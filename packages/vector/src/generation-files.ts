@@ -1,0 +1,187 @@
+import { createHash } from 'node:crypto';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { basename, join } from 'node:path';
+import type { EmbeddingSpace } from '@cairn/core';
+import type { Index } from 'usearch';
+import {
+  BYTES_PER_SCALAR,
+  type HnswParams,
+  type IndexBuilder,
+  type IndexBuildRequest,
+} from './hnsw-params.js';
+import { checkIndexFile } from './index-file-check.js';
+import { createHnswIndex, releaseIndex } from './usearch-index.js';
+
+/** What a namespace's current graph generation is: the commit point of a build or merge. */
+export interface Sidecar {
+  format: 2;
+  space: string;
+  namespace: string;
+  dimensions: number;
+  params: HnswParams;
+  generation: number;
+  /** File name (in the space folder) of this generation's graph. */
+  file: string;
+  /** Highest embedding write_seq inside the graph file. */
+  watermark: number;
+  count: number;
+  /** Size of the graph file, checked before it is mapped. */
+  bytes: number;
+}
+
+/**
+ * The on-disk life of one embedding space's HNSW graphs: one folder, and per namespace a series of
+ * immutable generation files plus a JSON sidecar naming the current one. A generation is built on the
+ * builder, then the sidecar is renamed over (atomic), so a crash at any point leaves the previous
+ * generation current. Nothing here knows about deltas or searches.
+ */
+export class GenerationFiles {
+  readonly dir: string;
+
+  constructor(
+    root: string,
+    private readonly space: EmbeddingSpace,
+    private readonly params: HnswParams,
+    private readonly builder: IndexBuilder,
+  ) {
+    this.dir = GenerationFiles.spaceDir(root, space.id);
+    mkdirSync(this.dir, { recursive: true });
+  }
+
+  /** The folder of one embedding space's index files under `root` (for deleting a dropped space's files). */
+  static spaceDir(root: string, spaceId: string): string {
+    // A readable prefix plus a hash: `org/model` and `org_model` must not share a folder.
+    const h = createHash('sha256').update(spaceId).digest('hex').slice(0, 8);
+    return join(root, `${spaceId.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 60)}-${h}`);
+  }
+
+  /** The namespace's sidecar, or null when it has none usable. */
+  sidecar(namespace: string): Sidecar | null {
+    const s = this.readSidecar(namespace);
+    return typeof s === 'string' ? null : s;
+  }
+
+  /**
+   * Maps the namespace's current generation read-only (`Index.view`), after checking that the file is
+   * the one its sidecar describes. Returns the mapped graph, or why it cannot be used (then rebuild).
+   */
+  open(namespace: string): { graph: Index; side: Sidecar } | string {
+    const side = this.readSidecar(namespace);
+    if (typeof side === 'string') return side;
+    const path = join(this.dir, side.file);
+    if (!existsSync(path)) return 'index file missing';
+    if (side.dimensions !== this.space.dimensions || side.space !== this.space.id)
+      return 'index file belongs to another embedding space';
+    if (JSON.stringify(side.params) !== JSON.stringify(this.params)) return 'HNSW parameters changed';
+    const damage = checkIndexFile(path, {
+      count: side.count,
+      dimensions: this.space.dimensions,
+      bytes: side.bytes,
+      bytesPerScalar: BYTES_PER_SCALAR[this.params.quantization],
+    });
+    if (damage) return damage;
+    const graph = createHnswIndex(this.space.dimensions, this.params);
+    try {
+      graph.view(path);
+    } catch (err) {
+      return `index file unreadable (${(err as Error).message})`;
+    }
+    if (graph.size() !== side.count) {
+      releaseIndex(graph);
+      return 'index file does not match its sidecar';
+    }
+    return { graph, side };
+  }
+
+  /** Maps a generation just written (its sidecar is already current). */
+  view(side: Sidecar): Index {
+    const graph = createHnswIndex(this.space.dimensions, this.params);
+    graph.view(join(this.dir, side.file));
+    return graph;
+  }
+
+  /** The current generation's path, for a merge to start from. */
+  currentPath(namespace: string): string {
+    return join(this.dir, this.sidecar(namespace)?.file ?? '');
+  }
+
+  /** Builds a generation's file on the builder, then points the sidecar at it (the commit point). */
+  async write(
+    namespace: string,
+    generation: number,
+    watermark: number,
+    data: Pick<IndexBuildRequest, 'keys' | 'vectors' | 'basePath'>,
+  ): Promise<Sidecar> {
+    const file = `${this.fileStem(namespace)}.g${generation}.usearch`;
+    const path = join(this.dir, file);
+    const { count } = await this.builder.build({
+      ...data,
+      dimensions: this.space.dimensions,
+      params: this.params,
+      path,
+    });
+    const side: Sidecar = {
+      format: 2,
+      space: this.space.id,
+      namespace,
+      dimensions: this.space.dimensions,
+      params: this.params,
+      generation,
+      file,
+      watermark,
+      count,
+      bytes: statSync(path).size,
+    };
+    const sidePath = this.sidecarPath(namespace);
+    writeFileSync(`${sidePath}.tmp`, JSON.stringify(side));
+    renameSync(`${sidePath}.tmp`, sidePath);
+    return side;
+  }
+
+  /** Deletes graph files of a namespace other than the current one (old generations, crash leftovers). */
+  removeStale(namespace: string, current: string): void {
+    const stem = this.fileStem(namespace);
+    for (const f of readdirSync(this.dir)) {
+      if (f.startsWith(`${stem}.g`) && f !== current && !f.endsWith('.json')) {
+        try {
+          unlinkSync(join(this.dir, f));
+        } catch {
+          // Already gone: nothing to do.
+        }
+      }
+    }
+  }
+
+  private fileStem(namespace: string): string {
+    // Namespaces may contain '/', ':' and '@'; a readable prefix plus a hash keeps names unique and safe.
+    const safe = namespace.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 60);
+    const h = createHash('sha256').update(namespace).digest('hex').slice(0, 12);
+    return `${safe}-${h}`;
+  }
+
+  private sidecarPath(namespace: string): string {
+    return join(this.dir, `${this.fileStem(namespace)}.json`);
+  }
+
+  /** The namespace's sidecar, or why there is no usable one. */
+  private readSidecar(namespace: string): Sidecar | string {
+    const path = this.sidecarPath(namespace);
+    if (!existsSync(path)) return 'index file missing';
+    try {
+      const s = JSON.parse(readFileSync(path, 'utf8')) as Sidecar;
+      if (s.format === 2 && s.namespace === namespace && basename(s.file) === s.file) return s;
+    } catch {
+      // Falls through to the reason below.
+    }
+    return 'sidecar missing or unreadable';
+  }
+}

@@ -1,0 +1,85 @@
+import type { Index } from 'usearch';
+import type { ExactMatrix } from './exact-matrix.js';
+
+/** A small namespace: every vector in one exact matrix, searched by brute force. */
+export interface ExactState {
+  kind: 'exact';
+  matrix: ExactMatrix;
+  /** Highest embedding write_seq applied: every vector written up to it is held. */
+  watermark: number;
+}
+
+/**
+ * An HNSW namespace: an immutable graph file, memory-mapped (`Index.view`), plus an exact delta of the
+ * vectors stored since that file was built. The serving thread never inserts into a graph: inserts are
+ * tens of milliseconds per batch at 768-d and would stall the event loop. Merges run on the builder.
+ */
+export interface GraphState {
+  kind: 'hnsw';
+  graph: Index;
+  graphSize: number;
+  generation: number;
+  /** Highest embedding write_seq inside the graph file. */
+  graphWatermark: number;
+  delta: ExactMatrix;
+  /** write_seq of each delta entry, to tell which entries a finished merge covered. */
+  deltaSeq: Map<number, number>;
+  /** Highest embedding write_seq applied (graph or delta): every vector written up to it is held. */
+  watermark: number;
+  /** Delta keys absent from the graph (new memories, not updates), for the namespace's size. */
+  fresh: number;
+  merging: Promise<void> | null;
+}
+
+export type NamespaceState = ExactState | GraphState;
+
+/** How many distinct keys the namespace's index holds. */
+export function sizeOf(state: NamespaceState): number {
+  return state.kind === 'exact' ? state.matrix.size : state.graphSize + state.fresh;
+}
+
+/** Whether the index holds a vector for `key` (graph or delta). */
+export function holds(state: NamespaceState, key: number): boolean {
+  return state.kind === 'exact'
+    ? state.matrix.has(key)
+    : state.delta.has(key) || state.graph.contains(BigInt(key)) === true;
+}
+
+/** Takes in one stored vector (a memcpy: exact matrices and deltas, never a graph insert). */
+export function applyVector(
+  state: NamespaceState,
+  key: number,
+  writeSeq: number,
+  vector: Float32Array,
+): void {
+  if (state.kind === 'exact') state.matrix.upsert(key, vector);
+  else {
+    if (!state.delta.has(key) && !state.graph.contains(BigInt(key))) state.fresh += 1;
+    state.delta.upsert(key, vector);
+    state.deltaSeq.set(key, writeSeq);
+  }
+  state.watermark = Math.max(state.watermark, writeSeq);
+}
+
+/** The `k` nearest keys by cosine: the graph's, minus keys the delta holds newer vectors for, plus the delta's. */
+export function nearest(
+  state: NamespaceState,
+  vector: Float32Array,
+  k: number,
+): Array<{ key: number; cosine: number }> {
+  if (k <= 0) return [];
+  if (state.kind === 'exact') return state.matrix.search(vector, k);
+  const q = vector.byteOffset === 0 ? vector : vector.slice();
+  const m = state.graph.search(q, Math.min(k, state.graphSize), 0);
+  const out: Array<{ key: number; cosine: number }> = [];
+  for (let i = 0; i < m.keys.length; i++) {
+    const key = Number(m.keys[i]);
+    // A key in the delta has a newer vector than the graph's copy.
+    if (!state.delta.has(key)) out.push({ key, cosine: 1 - m.distances[i]! });
+  }
+  if (state.delta.size > 0) {
+    out.push(...state.delta.search(q, k));
+    out.sort((a, b) => b.cosine - a.cosine);
+  }
+  return out.slice(0, k);
+}
