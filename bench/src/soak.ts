@@ -8,6 +8,7 @@
 //          [--node-arg=--trace-gc ...] [--no-heap-probe] [--json PATH]
 // The load runs in this process, on the same machine as the server: the two share its cores, so
 // throughput is the highest rate this machine holds with both, not the server's alone.
+
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -15,6 +16,7 @@ import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { type RedisServer, startRedisServer } from '@cairn/pipeline/testing';
 import { summarize } from './percentiles.js';
 import { seededRandom } from './seeded-random.js';
 import { generateCorpus, type SyntheticCorpus } from './synthetic-corpus.js';
@@ -44,6 +46,12 @@ interface SoakOptions {
   heapProbe: boolean;
   /** Where the JSON summary goes; null: bench/results/soak-<date>.json. @defaultValue null */
   json: string | null;
+  /**
+   * `distributed`: a private redis-server, one `cairn worker` (every stage) and `cairn serve` with
+   * REDIS_URL; writes wait for `stored`. The worker's RSS and fds are reported beside the server's.
+   * @defaultValue 'embedded'
+   */
+  mode: 'embedded' | 'distributed';
 }
 
 const DEFAULT_SOAK_OPTIONS: Readonly<SoakOptions> = Object.freeze({
@@ -59,6 +67,7 @@ const DEFAULT_SOAK_OPTIONS: Readonly<SoakOptions> = Object.freeze({
   nodeArgs: [],
   heapProbe: true,
   json: null,
+  mode: 'embedded',
 });
 
 /** The server's per-key limit (requests/minute): far above what this machine can serve, so no 429s. */
@@ -76,6 +85,8 @@ const GET_IDS_MAX = 200;
 /** A write batch and a seed batch are at most MAX_CAPTURE_BATCH memories. */
 const WRITE_BATCH_MAX = 1_000;
 const TAIL_LINES = 40;
+/** How long the read-back waits for `embedded` and `indexed` to reach `stored`. */
+const CONVERGE_DEADLINE_MS = 180_000;
 
 const CLI_SCRIPT = resolve(import.meta.dirname, '../../apps/cli/dist/main.js');
 const RESULTS_DIR = resolve(import.meta.dirname, '../results');
@@ -96,6 +107,7 @@ function parseOptions(argv: string[]): SoakOptions {
       'node-arg': { type: 'string', multiple: true },
       'no-heap-probe': { type: 'boolean' },
       json: { type: 'string' },
+      mode: { type: 'string' },
     },
   });
   const num = (key: string, raw: string, min: number, max = Number.POSITIVE_INFINITY, int = true) => {
@@ -126,6 +138,14 @@ function parseOptions(argv: string[]): SoakOptions {
     nodeArgs: v['node-arg'] ?? [],
     heapProbe: !v['no-heap-probe'],
     json: v.json ? resolve(v.json) : null,
+    mode:
+      v.mode === undefined || v.mode === 'embedded'
+        ? 'embedded'
+        : v.mode === 'distributed'
+          ? 'distributed'
+          : (() => {
+              throw new Error(`--mode must be embedded or distributed, got "${v.mode}"`);
+            })(),
   };
 }
 
@@ -185,7 +205,12 @@ class ServerProcess {
   private stopping = false;
   private running = true;
 
-  constructor(dataDir: string, nodeArgs: readonly string[], probePath: string | null) {
+  constructor(
+    dataDir: string,
+    nodeArgs: readonly string[],
+    probePath: string | null,
+    redisUrl: string | null = null,
+  ) {
     const args = [
       ...nodeArgs,
       ...(probePath ? ['--require', probePath] : []),
@@ -201,9 +226,10 @@ class ServerProcess {
       '--rate-limit',
       String(RATE_LIMIT_PER_MINUTE),
     ];
-    // Embedded mode whatever the caller's shell holds: no Redis, no API keys.
+    // The mode the soak asks for whatever the caller's shell holds, and no API keys.
     const env: NodeJS.ProcessEnv = { ...process.env, CAIRN_LOG_LEVEL: 'warn' };
     for (const name of ['REDIS_URL', 'CAIRN_API_KEYS', 'CAIRN_API_KEYS_FILE']) delete env[name];
+    if (redisUrl) env.REDIS_URL = redisUrl;
     this.child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
     this.pid = this.child.pid!;
     leftovers.children.add(this.child);
@@ -542,6 +568,10 @@ interface Verification {
   /** GET /v1/stats' stored count (all namespaces) against seed + acknowledged writes. */
   statsStored: number | null;
   expectedStored: number;
+  /** When embedded and indexed reached stored after the load (ms into the read-back), or null: never. */
+  converged: { ms: number } | null;
+  /** The last stats read: stored, embedded and indexed over all namespaces. */
+  derived: { stored: number; embedded: number; indexed: number };
 }
 
 /** Every acknowledged id, read back with POST /v1/memories/get (200 ids a call), then the stats count. */
@@ -568,12 +598,34 @@ async function verify(agent: http.Agent, base: URL, acked: Acked, seedDocs: numb
     }
   }
   let statsStored: number | null = null;
-  const stats = await request(agent, base, 'GET', '/v1/stats');
-  if (stats.status === 200) {
-    const s = JSON.parse(stats.body) as { namespaces: Record<string, { stored: number }> };
-    statsStored = Object.values(s.namespaces).reduce((a, n) => a + n.stored, 0);
+  // Derived state must converge too: every stored memory embedded and in the index. Polled, since the
+  // last writes' vectors follow them (and in distributed mode travel through the queues).
+  const started = Date.now();
+  let converged: { ms: number } | null = null;
+  let last = { stored: 0, embedded: 0, indexed: 0 };
+  while (Date.now() - started < CONVERGE_DEADLINE_MS) {
+    const stats = await request(agent, base, 'GET', '/v1/stats');
+    if (stats.status === 200) {
+      const s = JSON.parse(stats.body) as {
+        namespaces: Record<string, { stored: number; embedded: number; indexed: number }>;
+      };
+      const all = Object.values(s.namespaces);
+      last = {
+        stored: all.reduce((a, n) => a + n.stored, 0),
+        embedded: all.reduce((a, n) => a + n.embedded, 0),
+        indexed: all.reduce((a, n) => a + n.indexed, 0),
+      };
+      statsStored = last.stored;
+      if (last.embedded === last.stored && last.indexed === last.stored) {
+        converged = { ms: Date.now() - started };
+        break;
+      }
+    }
+    await expiry(1_000);
   }
   return {
+    converged,
+    derived: last,
     acknowledged,
     found,
     missing: missing.length,
@@ -771,8 +823,19 @@ async function main(): Promise<void> {
   let server: ServerProcess | null = null;
   // One socket per connection, kept alive: the soak measures the server, not TCP handshakes.
   const agent = new http.Agent({ keepAlive: true, maxSockets: opts.connections });
+  let redis: RedisServer | null = null;
+  let worker: ChildProcess | null = null;
   try {
-    server = new ServerProcess(dir, opts.nodeArgs, probePath);
+    if (opts.mode === 'distributed') {
+      redis = await startRedisServer();
+      worker = spawn(process.execPath, [CLI_SCRIPT, 'worker', '--data-dir', dir], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, REDIS_URL: redis.url, CAIRN_LOG_LEVEL: 'warn' },
+      });
+      leftovers.children.add(worker);
+      progress(`distributed: redis ${redis.url}, worker pid ${worker.pid}`);
+    }
+    server = new ServerProcess(dir, opts.nodeArgs, probePath, redis?.url ?? null);
     const url = await Promise.race([server.url, expiry(START_DEADLINE_MS)]);
     if (url === null)
       throw new Error(`the server did not listen within ${START_DEADLINE_MS} ms\n${server.tail()}`);
@@ -793,6 +856,7 @@ async function main(): Promise<void> {
       await expiry(100);
     const start = readProc(server.pid);
     const startMemory = server.memory;
+    const workerStart = worker?.pid ? readProc(worker.pid) : null;
     const load = new Load(agent, base, work, opts);
     const windows: Array<{ row: Row; stats: WindowStats; cpu: number | null }> = [];
     const totalMs = opts.minutes * 60_000;
@@ -827,6 +891,7 @@ async function main(): Promise<void> {
     );
     const verification = await verify(agent, base, load.acked, opts.seedDocs);
     const after = readProc(server.pid);
+    const workerEnd = worker?.pid ? readProc(worker.pid) : null;
 
     // Minutes: consecutive windows whose end falls in the same minute of the load.
     const minutes: Row[] = [];
@@ -868,6 +933,10 @@ async function main(): Promise<void> {
       seedMs,
       atLoadStart: { proc: start, memory: startMemory },
       afterReadBack: { proc: after, memory: server.memory },
+      worker:
+        workerStart && workerEnd
+          ? { pid: worker!.pid, atLoadStart: workerStart, afterReadBack: workerEnd }
+          : null,
       totals: {
         requests: rows.reduce((a, r) => a + r.requestsPerSec * r.seconds, 0),
         memoriesWritten: rows.reduce((a, r) => a + r.memoriesWritten, 0),
@@ -890,7 +959,7 @@ async function main(): Promise<void> {
     };
     const stop = await server.stop();
     const out = [
-      `## Soak: ${opts.minutes} min, ${opts.connections} connections, ${Math.round(opts.searchShare * 100)}% searches / ${Math.round((1 - opts.searchShare) * 100)}% writes of ${opts.writeBatch}`,
+      `## Soak (${opts.mode}): ${opts.minutes} min, ${opts.connections} connections, ${Math.round(opts.searchShare * 100)}% searches / ${Math.round((1 - opts.searchShare) * 100)}% writes of ${opts.writeBatch}`,
       '',
       `Revision ${summary.revision}; ${summary.machine.cpu}, ${summary.machine.cores} cores, Node ${summary.machine.node}; ` +
         `${int(opts.seedDocs)} seed memories; server stopped: ${stop.graceful ? stop.how : `killed after ${STOP_DEADLINE_MS / 1000} s`}.`,
@@ -901,6 +970,13 @@ async function main(): Promise<void> {
       `Read-back: ${int(verification.found)} of ${int(verification.acknowledged)} acknowledged writes found, ` +
         `${int(verification.missing)} missing${verification.missingSample.length ? ` (${verification.missingSample.join(', ')})` : ''}; ` +
         `stats: ${verification.statsStored === null ? '–' : int(verification.statsStored)} stored, ${int(verification.expectedStored)} expected.`,
+      `Derived state: ${verification.converged ? `embedded and indexed reached stored ${(verification.converged.ms / 1000).toFixed(1)} s after the load` : `NOT converged within ${CONVERGE_DEADLINE_MS / 1000} s`} ` +
+        `(stored ${int(verification.derived.stored)}, embedded ${int(verification.derived.embedded)}, indexed ${int(verification.derived.indexed)}).`,
+      ...(workerStart && workerEnd
+        ? [
+            `Worker (${opts.mode}): RSS ${mib(workerStart.rss)} → ${mib(workerEnd.rss)} MiB, fds ${workerStart.fds} → ${workerEnd.fds}, threads ${workerStart.threads} → ${workerEnd.threads}.`,
+          ]
+        : []),
       `RSS growth (MiB/min): whole ${summary.growthMiBPerMinute.rss.whole?.toFixed(1)}, first half ${summary.growthMiBPerMinute.rss.firstHalf?.toFixed(1)}, ` +
         `second half ${summary.growthMiBPerMinute.rss.secondHalf?.toFixed(1)}; heapUsed whole ${summary.growthMiBPerMinute.heapUsed.whole?.toFixed(1)}.`,
       '',
@@ -916,12 +992,21 @@ async function main(): Promise<void> {
     progress(`done; JSON summary in ${jsonPath}`);
     if (
       verification.missing > 0 ||
+      verification.converged === null ||
       (verification.statsStored !== null && verification.statsStored < verification.expectedStored)
     )
       process.exitCode = 1;
   } finally {
     agent.destroy();
     if (server?.alive) await server.stop();
+    if (worker && worker.exitCode === null) {
+      const gone = new Promise((r) => worker!.once('exit', r));
+      worker.kill('SIGTERM');
+      await Promise.race([gone, expiry(STOP_DEADLINE_MS)]);
+      worker.kill('SIGKILL');
+      leftovers.children.delete(worker);
+    }
+    await redis?.close();
     if (temporary) {
       rmSync(dir, { recursive: true, force: true });
       leftovers.dirs.delete(dir);
