@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { existsSync, statSync, truncateSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { useEngines } from './helpers.js';
@@ -78,5 +80,47 @@ describe('durability', () => {
     expect(missed).toEqual([]);
     // Nothing is stored twice: every id appears once.
     expect(new Set(got.memories.map((m) => m.id)).size).toBe(ids.length);
+  });
+
+  it('recovers from a WAL cut short (a torn write): whole transactions survive, the rest is gone, nothing is half-written', async () => {
+    const dir = engines.tempDir();
+    const acked = await runAndKill(dir, 12, 1_000_000);
+    const wal = join(dir, 'cairn.db-wal');
+    expect(existsSync(wal)).toBe(true);
+    // Cut the WAL in the middle of a frame, as a crash in the middle of a write could leave it.
+    truncateSync(wal, Math.floor(statSync(wal).size * 0.6) - 100);
+    const engine = await engines.open({ refreshIntervalMs: 1_000 }, dir);
+    await new Promise<void>((resolve) => {
+      const poll = () =>
+        ['ok', 'damaged'].includes(engine.health.status.state) ? resolve() : setTimeout(poll, 50);
+      poll();
+    });
+    expect(engine.health.status.state).toBe('ok');
+    // Every batch is a transaction: each one is there whole or not at all, and the ones that are there
+    // form a prefix (a WAL is replayed in order, up to the first torn frame).
+    const present = acked.map(
+      (b) =>
+        engine.get(
+          'crash',
+          Array.from({ length: 200 }, (_, i) => `b${b}-${i}`),
+        ).memories.length,
+    );
+    expect(present.every((n) => n === 0 || n === 200)).toBe(true);
+    const kept = present.filter((n) => n === 200).length;
+    expect(present.slice(0, kept).every((n) => n === 200)).toBe(true);
+    expect(kept).toBeGreaterThan(0);
+    // What is there is searchable and consistent: every kept memory embedded and indexed once.
+    await engine.drain();
+    const stats = engine.stats().namespaces.crash!;
+    expect(stats.stored).toBeGreaterThanOrEqual(kept * 200);
+    expect(stats.embedded).toBe(stats.stored);
+    await engine.vectors!.warm('crash');
+    expect(engine.stats().namespaces.crash!.indexed).toBe(stats.stored);
+    const res = await engine.search({
+      namespace: 'crash',
+      query: `token${kept - 1}x3`,
+      weights: { lexical: 0 },
+    });
+    expect(res.hits[0]?.id).toBe(`b${kept - 1}-3`);
   });
 });
