@@ -1,5 +1,15 @@
-import { spawnSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -171,6 +181,41 @@ describe('cairn get, timeline and stats', () => {
     const missing = cairn(['timeline', 'a2', '-n', 'other']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/no memory with id "a2" in namespace "other"/);
+  });
+});
+
+describe('cairn ingest killed with SIGKILL', () => {
+  it('run again, stores every memory exactly once, embedded and indexed, in a sound database', async () => {
+    const n = 12_000;
+    const big = file(
+      'big.jsonl',
+      Array.from({ length: n }, (_, i) => ({
+        namespace: 'proj',
+        id: `k${i}`,
+        text: `memory ${i} about topic zq${i}x`,
+      })),
+    );
+    const child = spawn(process.execPath, [MAIN, 'ingest', big], {
+      env: { ...process.env, CAIRN_DATA_DIR: join(dir, 'data') },
+      stdio: 'ignore',
+    });
+    // Killed part-way: after the first batches are stored, before the end.
+    const dbPath = join(dir, 'data', 'cairn.db');
+    for (let i = 0; i < 400 && !(existsSync(dbPath) && statSync(dbPath).size > 2_000_000); i++)
+      await new Promise((r) => setTimeout(r, 25));
+    // Still running: the kill lands part-way through.
+    expect(child.exitCode).toBeNull();
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+    const again = cairn(['ingest', big, '--json']);
+    expect(again.code).toBe(0);
+    const stats = JSON.parse(cairn(['stats', '--json']).stdout).namespaces.proj;
+    expect(stats).toMatchObject({ stored: n, embedded: n, indexed: n, pending: 0 });
+    expect(cairn(['check', '--json']).code).toBe(0);
+    const hit = JSON.parse(
+      cairn(['search', 'zq7777x', '-n', 'proj', '--json', '--weights', 'lexical=0,vector=1']).stdout,
+    );
+    expect(hit.hits[0].id).toBe('k7777');
   });
 });
 
