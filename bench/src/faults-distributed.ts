@@ -99,6 +99,8 @@ const VECTOR_ONLY = Object.freeze({ lexical: 0, vector: 1 });
 const WORKER_READY_MS = 60_000;
 /** SIGTERMed workers get the CLI's default --shutdown-timeout (10 s) plus this margin (ms) before SIGKILL. */
 const WORKER_STOP_MS = 20_000;
+/** Lines of a process's stderr kept to explain a failure. */
+const TAIL_LINES = 20;
 /** One `cairn stats` or `cairn search` process gets this long (ms). */
 const CLI_CALL_MS = 180_000;
 
@@ -202,6 +204,7 @@ class CliProcess {
   private readonly child: ChildProcess;
   private readonly log: WriteStream;
   private readonly lineWaiters: Array<{ test: (line: string) => boolean; resolve: () => void }> = [];
+  private readonly tail: string[] = [];
   private carry = '';
 
   constructor(
@@ -224,9 +227,12 @@ class CliProcess {
       this.log.write(b);
       const lines = (this.carry + b.toString()).split('\n');
       this.carry = lines.pop() ?? '';
-      for (const line of lines)
+      for (const line of lines) {
         for (let i = this.lineWaiters.length - 1; i >= 0; i--)
           if (this.lineWaiters[i]!.test(line)) this.lineWaiters.splice(i, 1)[0]!.resolve();
+        this.tail.push(line);
+      }
+      this.tail.splice(0, Math.max(0, this.tail.length - TAIL_LINES));
     });
     this.child.on('exit', (code, signal) => {
       leftovers.children.delete(this.child);
@@ -242,13 +248,31 @@ class CliProcess {
     return this.exit === null;
   }
 
-  /** Resolves when stderr shows a line matching `test`; rejects if the process exits or `ms` passes first. */
+  /**
+   * Resolves when stderr shows a line matching `test`; rejects if the process exits, reports a CLI error
+   * or `ms` passes first. A CLI error alone is not an exit: a `cairn worker` whose start-up fails after
+   * it connected to Redis prints its error and stays alive.
+   */
   async waitForLine(test: (line: string) => boolean, ms: number, what: string): Promise<void> {
     const seen = new Promise<void>((resolve) => this.lineWaiters.push({ test, resolve }));
-    const r = await Promise.race([seen.then(() => 'ok' as const), this.exited, expiry(ms)]);
+    const failed = new Promise<void>((resolve) =>
+      this.lineWaiters.push({ test: (l) => l.startsWith('cairn: error'), resolve }),
+    );
+    const r = await Promise.race([
+      seen.then(() => 'ok' as const),
+      failed.then(() => 'error' as const),
+      this.exited,
+      expiry(ms),
+    ]);
     if (r === 'ok') return;
+    const why =
+      r === 'error'
+        ? 'reported an error'
+        : r
+          ? `exited (${describeExit(r)})`
+          : `did not log ${what} within ${ms} ms`;
     throw new Error(
-      `${this.label} ${r ? `exited (${describeExit(r)})` : `did not log ${what} within ${ms} ms`}`,
+      `${this.label} ${why}:\n${this.tail.map((l) => `  | ${l}`).join('\n') || '  (no output)'}`,
     );
   }
 
@@ -294,8 +318,9 @@ async function runCli(
  * neighbours overlap as real ones do), each with one token found nowhere else. The tokens are letters only
  * and scrambled from the index, so two tokens share few character n-grams. Even so, the built-in hashing
  * embedder's vector for one 7-letter word is a weak signal among 20,000 memories of ~30 words each hashed
- * into 768 dimensions (in a clean embedded run, 31 of 300 tokens come back at rank 1 vector-only, while the
- * memory's own text does for 299): the own-text probe is the one that tells whether a vector is indexed.
+ * into 768 dimensions (in a clean embedded run, 31 of 300 tokens come back at rank 1 vector-only, 26 to 126
+ * in distributed runs whose index held every vector, while the memory's own text does for 299 to 300): the
+ * own-text probe is the one that tells whether a vector is indexed.
  */
 function makeCorpus(n: number, seed: number) {
   const corpus = generateCorpus({ mainDocs: n, seed });
@@ -807,7 +832,12 @@ async function runRound(round: number, opts: FaultOptions, memories: ReturnType<
 
 function revisionOf(cli: string): string {
   try {
-    const git = (args: string[]) => execFileSync('git', args, { cwd: dirname(cli), encoding: 'utf8' }).trim();
+    const git = (args: string[]) =>
+      execFileSync('git', args, {
+        cwd: dirname(cli),
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim();
     const head = git(['rev-parse', '--short', 'HEAD']);
     const dirty = git(['status', '--porcelain', '--', 'packages', 'apps']);
     return dirty ? `${head} plus uncommitted changes in ${dirty.split('\n').length} package file(s)` : head;
@@ -851,7 +881,17 @@ async function main(): Promise<void> {
     `${opts.scenario}: ${opts.rounds} round(s) of ${opts.memories} memories against ${opts.cli} (${revision})`,
   );
   const rounds: RoundReport[] = [];
-  for (let round = 1; round <= opts.rounds; round++) rounds.push(await runRound(round, opts, memories));
+  // A round that fails (a worker that never starts, say) is reported, and the next one still runs.
+  const failedRounds: Array<{ round: number; error: string }> = [];
+  for (let round = 1; round <= opts.rounds; round++) {
+    try {
+      rounds.push(await runRound(round, opts, memories));
+    } catch (err) {
+      const error = (err as Error).message;
+      failedRounds.push({ round, error });
+      progress(`round ${round} failed: ${error}`);
+    }
+  }
   const summary = {
     date: new Date().toISOString(),
     command: ['node', 'bench/dist/faults-distributed.js', ...process.argv.slice(2)].join(' '),
@@ -874,13 +914,16 @@ async function main(): Promise<void> {
       ownTextK: OWN_TEXT_K,
       ownTextCandidatePool: OWN_TEXT_POOL,
     },
-    converged: rounds.every((r) => r.converged),
+    converged: failedRounds.length === 0 && rounds.every((r) => r.converged),
     rounds,
+    failedRounds,
   };
   const json = JSON.stringify(summary, null, 2);
   process.stdout.write(`${json}\n`);
   if (opts.out) writeFileSync(opts.out, `${json}\n`);
   for (const r of rounds) process.stderr.write(`${humanLine(r, opts.memories)}\n`);
+  for (const f of failedRounds)
+    process.stderr.write(`${opts.scenario} round ${f.round}: FAILED: ${f.error.replace(/\n\s*/g, ' ')}\n`);
   if (!summary.converged) process.exitCode = 1;
 }
 

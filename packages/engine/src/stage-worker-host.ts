@@ -13,7 +13,7 @@ import {
   type StageWorkersStatus,
   shardOf,
 } from '@cairn/pipeline';
-import { MemoryStore } from '@cairn/store';
+import { damagedDatabaseError, isDatabaseDamage, MemoryStore } from '@cairn/store';
 import { VectorIndexManager, workerIndexBuilder } from '@cairn/vector';
 import { specOf } from './cairn-engine.js';
 import type { EngineLog, EngineOptions } from './engine-options.js';
@@ -50,11 +50,29 @@ export class StageWorkerHost {
   ) {}
 
   static async start(opts: StageWorkerHostOptions): Promise<StageWorkerHost> {
+    const topology = await QueueTopology.connect({ redisUrl: opts.redisUrl, ...opts.queue });
+    const opened: { store?: MemoryStore } = {};
+    try {
+      return await StageWorkerHost.assemble(opts, topology, opened);
+    } catch (err) {
+      // An open Redis connection would keep a worker that failed to start running, doing nothing.
+      opened.store?.close();
+      await topology.close();
+      const path = join(opts.dataDir, 'cairn.db');
+      throw isDatabaseDamage(err) ? damagedDatabaseError(path, [(err as Error).message], err) : err;
+    }
+  }
+
+  private static async assemble(
+    opts: StageWorkerHostOptions,
+    topology: QueueTopology,
+    opened: { store?: MemoryStore },
+  ): Promise<StageWorkerHost> {
     const log = opts.log ?? (() => {});
     const stages = new Set(opts.stages);
-    const topology = await QueueTopology.connect({ redisUrl: opts.redisUrl, ...opts.queue });
     const needsStore = stages.has('capture') || stages.has('index');
     const store = needsStore ? new MemoryStore({ path: join(opts.dataDir, 'cairn.db') }) : null;
+    if (store) opened.store = store;
     if (store && !store.embeddings.activeSpace()) {
       // A fresh data folder: the first space is chosen here, once, as the embedded engine would.
       const spec = opts.embedderSpec ?? 'hash';

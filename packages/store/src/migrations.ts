@@ -189,6 +189,9 @@ export function migrate(db: Database.Database, migrations: readonly Migration[] 
   for (const m of migrations) {
     if (m.version <= current) continue;
     db.transaction(() => {
+      // Read again under the write lock: two processes opening a fresh folder at once (two workers) both
+      // saw version 0 above, and the second ran migration 1 again ("table memories already exists").
+      if ((db.pragma('user_version', { simple: true }) as number) >= m.version) return;
       m.up(db);
       db.pragma(`user_version = ${m.version}`);
     }).immediate();

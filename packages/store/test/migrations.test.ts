@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -166,6 +167,40 @@ describe('migration 2: filter facets in the FTS scope column', () => {
       ).toEqual([]);
     } finally {
       store.close();
+    }
+  });
+});
+
+describe('several processes opening a fresh folder at once', () => {
+  it('migrate it once between them: none runs a migration another already ran', async () => {
+    const path = join(dir, 'fresh.db');
+    const storeDist = new URL('../dist/index.js', import.meta.url).href;
+    // Each child waits for the same instant, then opens the store (which migrates).
+    const at = Date.now() + 1_500;
+    const script = `const { MemoryStore } = await import(${JSON.stringify(storeDist)});
+      while (Date.now() < ${at}) {}
+      new MemoryStore({ path: ${JSON.stringify(path)} }).close();`;
+    const children = Array.from({ length: 6 }, () =>
+      spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'ignore', 'pipe'] }),
+    );
+    const results = await Promise.all(
+      children.map(
+        (c) =>
+          new Promise<{ code: number | null; err: string }>((resolve) => {
+            let err = '';
+            c.stderr!.on('data', (d) => {
+              err += d;
+            });
+            c.on('exit', (code) => resolve({ code, err }));
+          }),
+      ),
+    );
+    expect(results.filter((r) => r.code !== 0)).toEqual([]);
+    const db = openDatabase(path);
+    try {
+      expect(db.pragma('user_version', { simple: true })).toBe(LATEST);
+    } finally {
+      db.close();
     }
   });
 });
