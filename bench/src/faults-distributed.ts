@@ -1,13 +1,14 @@
 // Fault injection in the distributed pipeline, through the CLI as a user runs it: a private redis-server,
 // two `cairn worker --stages capture,embed,index` processes, one `cairn ingest` of N memories that each
-// carry a unique token, and one fault while the ingest runs (a worker SIGKILLed and restarted, or a
-// FLUSHALL of Redis). Afterwards `cairn stats --json` is polled until stored == embedded == indexed == N or
+// carry a unique token, and one fault while the ingest runs (a worker SIGKILLed and restarted, a FLUSHALL
+// of Redis, Redis stopped and restarted with its append-only file, or SIGKILLed without one so that it
+// comes back empty). Afterwards `cairn stats --json` is polled until stored == embedded == indexed == N or
 // the settle time runs out, then fresh `cairn search` processes look each sampled memory up by its token
 // (vector leg only, and with the default weights) and by its own text (vector leg only: the probe that tells
 // an indexed vector from an absent one). Every figure comes from a CLI process reading the data folder, so
 // it includes whatever the index files and a cold start do.
 // Usage: pnpm build && node bench/dist/faults-distributed.js [--cli apps/cli/dist/main.js]
-//          [--scenario worker-kill|flushall] [--memories 20000] [--kill-after-ms 2000] [--flush-after-ms 4000]
+//          [--scenario worker-kill|flushall|redis-restart-aof|redis-kill-no-aof] [--memories 20000] [--kill-after-ms 2000] [--flush-after-ms 4000]
 //          [--rounds 1] [--sample 300] [--settle-s 180] [--poll-s 5] [--seed 42] [--log-dir DIR] [--out FILE]
 // Prints the JSON summary on stdout and one line per round on stderr; exits 1 when a round never converged.
 // Needs redis-server on PATH.
@@ -33,7 +34,9 @@ import { CLI_PATH, writeJsonl } from './cli-runner.js';
 import { seededRandom } from './seeded-random.js';
 import { generateCorpus, MAIN_NAMESPACE } from './synthetic-corpus.js';
 
-const SCENARIOS = ['worker-kill', 'flushall'] as const;
+/** How long Redis stays down in the restart scenarios (ms). */
+const REDIS_DOWN_MS = 3_000;
+const SCENARIOS = ['worker-kill', 'flushall', 'redis-restart-aof', 'redis-kill-no-aof'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 interface FaultOptions {
@@ -634,7 +637,8 @@ async function runRound(round: number, opts: FaultOptions, memories: ReturnType<
   let ingest: CliProcess | null = null;
   let faultTimer: NodeJS.Timeout | null = null;
   try {
-    redis = await startRedisServer({ appendonly: false });
+    // With an append-only file, as the compose file runs it; without, Redis comes back empty.
+    redis = await startRedisServer({ appendonly: opts.scenario === 'redis-restart-aof' });
     leftovers.dirs.add(redis.dir);
     admin = redisConnection(redis.url, 'producer');
     await assertRedisReachable(admin, redis.url);
@@ -696,9 +700,16 @@ async function runRound(round: number, opts: FaultOptions, memories: ReturnType<
             const t = now();
             await ready(again);
             restartedReadyMs = Math.round(now() - t);
-          } else {
+          } else if (opts.scenario === 'flushall') {
             await conn.flushall();
             fault.detail = `FLUSHALL on ${redis?.url}`;
+          } else {
+            // A crash of Redis itself, then a supervisor starting it again on the same port and folder.
+            const signal = opts.scenario === 'redis-restart-aof' ? 'SIGTERM' : 'SIGKILL';
+            await redis!.stop(signal);
+            await sleep(REDIS_DOWN_MS);
+            await redis!.start();
+            fault.detail = `redis ${signal === 'SIGTERM' ? 'stopped (AOF kept)' : 'SIGKILLed (no AOF: empty)'} for ${REDIS_DOWN_MS} ms, then started again`;
           }
           progress(
             `round ${round}: ${fault.detail} at ${fault.atMs} ms (ingest running: ${fault.duringIngest})`,
@@ -717,9 +728,23 @@ async function runRound(round: number, opts: FaultOptions, memories: ReturnType<
       progress(`round ${round}: the ingest did not return within ${opts.ingestTimeoutS} s; killing it`);
       ingest.kill('SIGKILL');
     }
-    const ingestExit = await ingest.exited;
-    const ingestEnd = now();
+    let ingestExit = await ingest.exited;
     await faultDone;
+    if (ingestExit.code !== 0 && opts.scenario.startsWith('redis-') && !hung) {
+      // A producer that lost Redis fails with BACKEND_UNAVAILABLE saying a retry with the same ids is
+      // safe; a user runs the same command again.
+      progress(`round ${round}: ingest ${describeExit(ingestExit)}; running it again, as its error advises`);
+      ingest = new CliProcess(
+        'ingest-again',
+        opts.cli,
+        ['ingest', file, '--json', '--data-dir', dataDir],
+        env,
+        join(logDir, 'ingest-again.log'),
+        true,
+      );
+      ingestExit = await ingest.exited;
+    }
+    const ingestEnd = now();
     let summary: Record<string, unknown> | null = null;
     try {
       const line = ingest.stdout.trim().split('\n').pop();
@@ -727,7 +752,7 @@ async function runRound(round: number, opts: FaultOptions, memories: ReturnType<
     } catch {
       summary = null;
     }
-    const stderrTail = readFileSync(join(logDir, 'ingest.log'), 'utf8')
+    const stderrTail = readFileSync(join(logDir, `${ingest.label}.log`), 'utf8')
       .split('\n')
       .filter((l) => l.trim() && !l.startsWith('ingest ['))
       .slice(-5);
