@@ -6,7 +6,7 @@
 //          [--processes N] [--rounds N]   (run the levels N times against the same server)
 //          [--data-dir DIR]   (build the data folder there once and reuse it on later runs)
 // autocannon runs in this process, on the same machine as the server: the two share its cores.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -23,6 +23,15 @@ import { parseArgs } from 'node:util';
 import { CairnEngine } from '@cairn/engine';
 import autocannon from 'autocannon';
 import { type LatencySummary, summarize } from './percentiles.js';
+import {
+  CLI_SCRIPT,
+  expiry,
+  leftovers,
+  RATE_LIMIT_PER_MINUTE,
+  ServeProcess,
+  START_DEADLINE_MS,
+  STOP_DEADLINE_MS,
+} from './serve-process.js';
 import { generateCorpus, type SyntheticCorpus } from './synthetic-corpus.js';
 import {
   type BenchQuery,
@@ -85,16 +94,7 @@ const DEFAULT_API_OPTIONS: Readonly<ApiOptions> = Object.freeze({
 
 /** Untimed in-process searches before the baseline is timed. */
 const BASELINE_WARMUP = 100;
-/** The server's per-key limit (requests/minute), far above anything this machine can serve. */
-const RATE_LIMIT_PER_MINUTE = 100_000_000;
-/** The server gets this long (ms) to open the data folder and listen. */
-const START_DEADLINE_MS = 120_000;
-/** The server gets this long (ms) to exit after SIGTERM; then it is killed. */
-const STOP_DEADLINE_MS = 30_000;
-/** Lines of the server's output kept to explain a failure. */
-const TAIL_LINES = 40;
 
-const CLI_SCRIPT = resolve(import.meta.dirname, '../../apps/cli/dist/main.js');
 const OUT_DIR = resolve(import.meta.dirname, '../out');
 const OUT_PATH = join(OUT_DIR, 'api-latest.md');
 const RESULTS_DIR = resolve(import.meta.dirname, '../results');
@@ -151,26 +151,12 @@ function parseOptions(argv: string[]): ApiOptions {
 
 const now = () => performance.now();
 const tick = () => new Promise<void>((r) => setImmediate(r));
-/** A sleep that does not keep the process alive (a deadline in a race that usually ends first). */
-const expiry = (ms: number) => new Promise<null>((r) => setTimeout(() => r(null), ms).unref());
 
 let t0Global = now();
 const progress = (msg: string) =>
   process.stderr.write(`[api ${((now() - t0Global) / 1000).toFixed(1)}s] ${msg}\n`);
 
 // ── Clean-up on any exit ────────────────────────────────────────────────────────────────────────────────
-
-/**
- * What must not outlive the benchmark, however it ends (error, Ctrl-C): the server child and the data
- * folder. The 'exit' handler is synchronous, so the server is SIGKILLed there; the normal path stops it
- * gracefully first and removes it from here.
- */
-const leftovers = { children: new Set<ChildProcess>(), dirs: new Set<string>() };
-process.on('exit', () => {
-  for (const c of leftovers.children) c.kill('SIGKILL');
-  for (const d of leftovers.dirs) rmSync(d, { recursive: true, force: true });
-});
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
 
 // ── Phase 1: the data folder ────────────────────────────────────────────────────────────────────────────
 
@@ -282,95 +268,18 @@ async function inProcessBaseline(
 
 // ── The server child ────────────────────────────────────────────────────────────────────────────────────
 
-/** `cairn serve` over the data folder, on a free loopback port, with its output kept only as a tail. */
-class ServerProcess {
-  readonly url: Promise<string>;
-  readonly exited: Promise<string>;
-  readonly pid: number;
-  private readonly child: ChildProcess;
-  private readonly lines: string[] = [];
-  private stopping = false;
-  private running = true;
-
-  constructor(dataDir: string, profileDir: string | null, processes: number) {
-    const nodeArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
-    const args = [
-      ...nodeArgs,
-      CLI_SCRIPT,
-      'serve',
-      '--no-auth',
-      '--data-dir',
-      dataDir,
-      '--port',
-      '0',
-      '--host',
-      '127.0.0.1',
-      '--rate-limit',
-      String(RATE_LIMIT_PER_MINUTE),
-      '--processes',
-      String(processes),
-    ];
-    // Embedded mode whatever the caller's shell holds: no Redis, no API keys.
-    const env: NodeJS.ProcessEnv = { ...process.env, CAIRN_LOG_LEVEL: 'warn' };
-    for (const name of ['REDIS_URL', 'CAIRN_API_KEYS', 'CAIRN_API_KEYS_FILE']) delete env[name];
-    this.child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
-    this.pid = this.child.pid!;
-    leftovers.children.add(this.child);
-    this.exited = new Promise((r) =>
-      this.child.on('exit', (code, signal) => {
-        leftovers.children.delete(this.child);
-        this.running = false;
-        const how = signal ? `signal ${signal}` : `code ${code}`;
-        if (!this.stopping) progress(`the server exited unexpectedly (${how})\n${this.tail()}`);
-        r(how);
-      }),
-    );
-    this.url = new Promise((resolveUrl, reject) => {
-      const onLine = (line: string) => {
-        // serve.ts prints "Cairn API on http://127.0.0.1:PORT (...)" on stderr once it listens.
-        const m = /Cairn API on (http:\/\/[^\s]+:\d+)/.exec(line);
-        if (m) resolveUrl(m[1]!);
-      };
-      for (const stream of [this.child.stdout!, this.child.stderr!])
-        stream.on('data', (b: Buffer) => {
-          for (const line of b.toString().split('\n').filter(Boolean)) {
-            this.lines.push(line);
-            onLine(line);
-          }
-          this.lines.splice(0, Math.max(0, this.lines.length - TAIL_LINES));
-        });
-      this.exited.then((how) =>
-        reject(new Error(`the server exited before listening (${how})\n${this.tail()}`)),
-      );
-    });
-  }
-
-  get alive(): boolean {
-    return this.running;
-  }
-
-  tail(): string {
-    return this.lines.length === 0 ? '  | (no output)' : this.lines.map((l) => `  | ${l}`).join('\n');
-  }
-
-  /** SIGTERM (serve.ts closes the listener and the engine), SIGKILL if it overruns the deadline. */
-  async stop(): Promise<{ graceful: boolean; how: string }> {
-    this.stopping = true;
-    this.child.kill('SIGTERM');
-    const how = await Promise.race([this.exited, expiry(STOP_DEADLINE_MS)]);
-    if (how !== null) return { graceful: true, how };
-    this.child.kill('SIGKILL');
-    return { graceful: false, how: await this.exited };
-  }
-}
-
 async function startServer(
   dataDir: string,
   profileDir: string | null,
   processes: number,
-): Promise<ServerProcess> {
+): Promise<ServeProcess> {
   if (!existsSync(CLI_SCRIPT)) throw new Error(`${CLI_SCRIPT} is missing: run pnpm build first`);
-  const server = new ServerProcess(dataDir, profileDir, processes);
+  const server = new ServeProcess({
+    dataDir,
+    nodeArgs: profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [],
+    serveArgs: ['--processes', String(processes)],
+    progress,
+  });
   const url = await Promise.race([server.url, expiry(START_DEADLINE_MS)]);
   if (url === null) {
     await server.stop();
@@ -561,7 +470,7 @@ function cannon(
 }
 
 async function loadLevel(
-  server: ServerProcess,
+  server: ServeProcess,
   url: string,
   bodies: readonly string[],
   connections: number,
@@ -880,7 +789,7 @@ async function main(): Promise<void> {
   const dir = opts.dataDir ?? mkdtempSync(join(os.tmpdir(), 'cairn-api-'));
   const temporary = opts.dataDir === null;
   if (temporary) leftovers.dirs.add(dir);
-  let server: ServerProcess | null = null;
+  let server: ServeProcess | null = null;
   try {
     const build = await reuseOrBuild(dir, corpus, opts);
     progress(`  built in ${sec(build.ms)}; in-process baseline: ${int(opts.baseline)} searches`);

@@ -19,6 +19,14 @@ import { parseArgs } from 'node:util';
 import { type RedisServer, startRedisServer } from '@cairn/pipeline/testing';
 import { summarize } from './percentiles.js';
 import { seededRandom } from './seeded-random.js';
+import {
+  CLI_SCRIPT,
+  expiry,
+  leftovers,
+  ServeProcess,
+  START_DEADLINE_MS,
+  STOP_DEADLINE_MS,
+} from './serve-process.js';
 import { generateCorpus, type SyntheticCorpus } from './synthetic-corpus.js';
 import { makeQueries, toRequest } from './synthetic-queries.js';
 
@@ -70,10 +78,6 @@ const DEFAULT_SOAK_OPTIONS: Readonly<SoakOptions> = Object.freeze({
   mode: 'embedded',
 });
 
-/** The server's per-key limit (requests/minute): far above what this machine can serve, so no 429s. */
-const RATE_LIMIT_PER_MINUTE = 100_000_000;
-const START_DEADLINE_MS = 120_000;
-const STOP_DEADLINE_MS = 30_000;
 /** A request that takes longer than this counts as an error ("timeout") and its socket is dropped. */
 const REQUEST_TIMEOUT_MS = 30_000;
 /** The heap probe's period (ms): a few samples per window, so each window ends with a fresh one. */
@@ -84,11 +88,9 @@ const PROBE_MARK = '@@soak-mem ';
 const GET_IDS_MAX = 200;
 /** A write batch and a seed batch are at most MAX_CAPTURE_BATCH memories. */
 const WRITE_BATCH_MAX = 1_000;
-const TAIL_LINES = 40;
 /** How long the read-back waits for `embedded` and `indexed` to reach `stored`. */
 const CONVERGE_DEADLINE_MS = 180_000;
 
-const CLI_SCRIPT = resolve(import.meta.dirname, '../../apps/cli/dist/main.js');
 const RESULTS_DIR = resolve(import.meta.dirname, '../results');
 
 function parseOptions(argv: string[]): SoakOptions {
@@ -150,20 +152,9 @@ function parseOptions(argv: string[]): SoakOptions {
 }
 
 const now = () => performance.now();
-const expiry = (ms: number) => new Promise<null>((r) => setTimeout(() => r(null), ms).unref());
 let t0Global = now();
 const progress = (msg: string) =>
   process.stderr.write(`[soak ${((now() - t0Global) / 1000).toFixed(1)}s] ${msg}\n`);
-
-// ── Clean-up on any exit ────────────────────────────────────────────────────────────────────────────────
-
-/** The server child and a temporary data folder must not outlive the benchmark, however it ends. */
-const leftovers = { children: new Set<ChildProcess>(), dirs: new Set<string>() };
-process.on('exit', () => {
-  for (const c of leftovers.children) c.kill('SIGKILL');
-  for (const d of leftovers.dirs) rmSync(d, { recursive: true, force: true });
-});
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
 
 // ── The server child ────────────────────────────────────────────────────────────────────────────────────
 
@@ -192,100 +183,6 @@ const report = () => {
 setInterval(report, ${PROBE_PERIOD_MS}).unref();
 setImmediate(report);
 `;
-
-/** `cairn serve --no-auth` over the data folder on a free loopback port, its output kept only as a tail. */
-class ServerProcess {
-  readonly url: Promise<string>;
-  readonly exited: Promise<string>;
-  readonly pid: number;
-  /** The probe's latest report; null until the first arrives (or without the probe). */
-  memory: MemoryUsageSample | null = null;
-  private readonly child: ChildProcess;
-  private readonly lines: string[] = [];
-  private stopping = false;
-  private running = true;
-
-  constructor(
-    dataDir: string,
-    nodeArgs: readonly string[],
-    probePath: string | null,
-    redisUrl: string | null = null,
-  ) {
-    const args = [
-      ...nodeArgs,
-      ...(probePath ? ['--require', probePath] : []),
-      CLI_SCRIPT,
-      'serve',
-      '--no-auth',
-      '--data-dir',
-      dataDir,
-      '--port',
-      '0',
-      '--host',
-      '127.0.0.1',
-      '--rate-limit',
-      String(RATE_LIMIT_PER_MINUTE),
-    ];
-    // The mode the soak asks for whatever the caller's shell holds, and no API keys.
-    const env: NodeJS.ProcessEnv = { ...process.env, CAIRN_LOG_LEVEL: 'warn' };
-    for (const name of ['REDIS_URL', 'CAIRN_API_KEYS', 'CAIRN_API_KEYS_FILE']) delete env[name];
-    if (redisUrl) env.REDIS_URL = redisUrl;
-    this.child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
-    this.pid = this.child.pid!;
-    leftovers.children.add(this.child);
-    this.exited = new Promise((r) =>
-      this.child.on('exit', (code, signal) => {
-        leftovers.children.delete(this.child);
-        this.running = false;
-        const how = signal ? `signal ${signal}` : `code ${code}`;
-        if (!this.stopping) progress(`the server exited unexpectedly (${how})\n${this.tail()}`);
-        r(how);
-      }),
-    );
-    this.url = new Promise((resolveUrl, reject) => {
-      for (const stream of [this.child.stdout!, this.child.stderr!]) {
-        // Chunks split lines anywhere; keep the unfinished end for the next chunk.
-        let partial = '';
-        stream.on('data', (b: Buffer) => {
-          const parts = (partial + b.toString()).split('\n');
-          partial = parts.pop()!;
-          for (const line of parts.filter(Boolean)) {
-            if (line.startsWith(PROBE_MARK)) {
-              this.memory = JSON.parse(line.slice(PROBE_MARK.length)) as MemoryUsageSample;
-              continue;
-            }
-            this.lines.push(line);
-            // serve.ts prints "Cairn API on http://127.0.0.1:PORT (...)" on stderr once it listens.
-            const m = /Cairn API on (http:\/\/[^\s]+:\d+)/.exec(line);
-            if (m) resolveUrl(m[1]!);
-          }
-          this.lines.splice(0, Math.max(0, this.lines.length - TAIL_LINES));
-        });
-      }
-      this.exited.then((how) =>
-        reject(new Error(`the server exited before listening (${how})\n${this.tail()}`)),
-      );
-    });
-  }
-
-  get alive(): boolean {
-    return this.running;
-  }
-
-  tail(): string {
-    return this.lines.length === 0 ? '  | (no output)' : this.lines.map((l) => `  | ${l}`).join('\n');
-  }
-
-  /** SIGTERM (serve.ts closes the listener and the engine), SIGKILL if it overruns the deadline. */
-  async stop(): Promise<{ graceful: boolean; how: string }> {
-    this.stopping = true;
-    this.child.kill('SIGTERM');
-    const how = await Promise.race([this.exited, expiry(STOP_DEADLINE_MS)]);
-    if (how !== null) return { graceful: true, how };
-    this.child.kill('SIGKILL');
-    return { graceful: false, how: await this.exited };
-  }
-}
 
 // ── /proc figures of the server ─────────────────────────────────────────────────────────────────────────
 
@@ -820,7 +717,9 @@ async function main(): Promise<void> {
     probePath = join(probeDir, 'memory-probe.cjs');
     writeFileSync(probePath, PROBE_SOURCE);
   }
-  let server: ServerProcess | null = null;
+  let server: ServeProcess | null = null;
+  // The probe's latest report; null until the first arrives (or without the probe).
+  const probe: { latest: MemoryUsageSample | null } = { latest: null };
   // One socket per connection, kept alive: the soak measures the server, not TCP handshakes.
   const agent = new http.Agent({ keepAlive: true, maxSockets: opts.connections });
   let redis: RedisServer | null = null;
@@ -835,7 +734,17 @@ async function main(): Promise<void> {
       leftovers.children.add(worker);
       progress(`distributed: redis ${redis.url}, worker pid ${worker.pid}`);
     }
-    server = new ServerProcess(dir, opts.nodeArgs, probePath, redis?.url ?? null);
+    server = new ServeProcess({
+      dataDir: dir,
+      nodeArgs: [...opts.nodeArgs, ...(probePath ? ['--require', probePath] : [])],
+      env: redis ? { REDIS_URL: redis.url } : {},
+      onLine: (line) => {
+        if (!line.startsWith(PROBE_MARK)) return false;
+        probe.latest = JSON.parse(line.slice(PROBE_MARK.length)) as MemoryUsageSample;
+        return true;
+      },
+      progress,
+    });
     const url = await Promise.race([server.url, expiry(START_DEADLINE_MS)]);
     if (url === null)
       throw new Error(`the server did not listen within ${START_DEADLINE_MS} ms\n${server.tail()}`);
@@ -850,12 +759,12 @@ async function main(): Promise<void> {
     const seeded = Date.now();
     for (
       let waited = 0;
-      opts.heapProbe && (server.memory?.at ?? 0) < seeded && waited < 2 * PROBE_PERIOD_MS;
+      opts.heapProbe && (probe.latest?.at ?? 0) < seeded && waited < 2 * PROBE_PERIOD_MS;
       waited += 100
     )
       await expiry(100);
     const start = readProc(server.pid);
-    const startMemory = server.memory;
+    const startMemory = probe.latest;
     const workerStart = worker?.pid ? readProc(worker.pid) : null;
     const load = new Load(agent, base, work, opts);
     const windows: Array<{ row: Row; stats: WindowStats; cpu: number | null }> = [];
@@ -873,7 +782,7 @@ async function main(): Promise<void> {
       const proc = readProc(server!.pid);
       const cpu = proc.cpu === null || lastCpu === null ? null : proc.cpu - lastCpu;
       lastCpu = proc.cpu;
-      const row = makeRow((at - tLoad) / 1000, (at - lastAt) / 1000, [stats], proc, cpu, server!.memory);
+      const row = makeRow((at - tLoad) / 1000, (at - lastAt) / 1000, [stats], proc, cpu, probe.latest);
       lastAt = at;
       windows.push({ row, stats, cpu });
       progress(
@@ -932,7 +841,7 @@ async function main(): Promise<void> {
       serverPid: server.pid,
       seedMs,
       atLoadStart: { proc: start, memory: startMemory },
-      afterReadBack: { proc: after, memory: server.memory },
+      afterReadBack: { proc: after, memory: probe.latest },
       worker:
         workerStart && workerEnd
           ? { pid: worker!.pid, atLoadStart: workerStart, afterReadBack: workerEnd }
