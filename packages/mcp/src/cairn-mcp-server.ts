@@ -23,6 +23,11 @@ export interface CairnMcpServerOptions {
   searchK?: number;
   /** Where unexpected tool failures are reported (never stdout, which carries the protocol). @defaultValue none */
   log?: McpLog;
+  /**
+   * Where the default namespace came from, when the agent should know (it was derived from the folder,
+   * not chosen): mem_context starts with this line. @defaultValue none
+   */
+  namespaceNote?: string;
 }
 
 /**
@@ -45,6 +50,7 @@ export function createCairnMcpServer(api: MemoryApi, opts: CairnMcpServerOptions
     // Cut to a length any agent field accepts: a client's self-chosen name must never fail a save.
     clientName: () => server.server.getClientVersion()?.name.trim().slice(0, 64) || undefined,
     log: opts.log ?? (() => {}),
+    namespaceNote: opts.namespaceNote,
   };
   registerMemSearch(server, ctx);
   registerMemTimeline(server, ctx);

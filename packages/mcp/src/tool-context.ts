@@ -16,6 +16,8 @@ export interface ToolContext {
   /** The connected client's name (e.g. `claude-code`), recorded as the `agent` of what it saves. */
   clientName: () => string | undefined;
   log: McpLog;
+  /** Said at the top of mem_context when the default namespace was derived, not chosen. */
+  namespaceNote?: string | undefined;
 }
 
 /** The namespace of a call: its own `namespace` argument, else the server's. */

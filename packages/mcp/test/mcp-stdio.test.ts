@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -310,13 +310,33 @@ describe('cairn mcp process', () => {
     expect(stderr).toContain('serving on stdio');
   });
 
-  it('refuses to start outside a git repository without --namespace', async () => {
+  it('starts outside a git repository in a namespace derived from the folder, and says so in mem_context', async () => {
     const dir = tmp();
-    const p = runCli(['--data-dir', join(dir, 'data')], { cwd: dir });
-    expect(await p.exited).toBe(2);
-    expect(p.out().stdout).toBe('');
-    expect(p.out().stderr).toContain('not in a git repository');
-    expect(p.out().stderr).toContain('--namespace');
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'mcp', '--data-dir', join(dir, 'data')],
+      cwd: dir,
+      env: { CAIRN_LOG_LEVEL: 'warn' },
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'cairn-test', version: '0.0.0' });
+    await client.connect(transport);
+    try {
+      const save = await client.callTool({
+        name: 'mem_save',
+        arguments: { text: 'the staging deploy needs REDIS_URL', kind: 'fact' },
+      });
+      expect(save.isError).not.toBe(true);
+      const namespace = (save.structuredContent as { namespace?: string }).namespace;
+      expect(namespace).toMatch(new RegExp(`^dir/${basename(dir)}-[0-9a-f]{8}$`));
+      const context = await client.callTool({ name: 'mem_context', arguments: { query: 'staging deploy' } });
+      const text = (context.content as Array<{ text?: string }>).map((c) => c.text ?? '').join('\n');
+      expect(text).toContain(`Memories go to namespace ${namespace}, derived from this folder`);
+      expect(text).toContain('--namespace');
+      expect(text).toContain('REDIS_URL');
+    } finally {
+      await client.close();
+    }
   });
 
   it('serves a remote API with --api, answering an unreachable one with BACKEND_UNAVAILABLE tool errors', async () => {

@@ -1,5 +1,12 @@
 import { CairnError, NamespaceSchema } from '@cairn/core';
-import { createCairnMcpServer, gitNamespace, type MemoryApi, remoteMemoryApi, serveStdio } from '@cairn/mcp';
+import {
+  createCairnMcpServer,
+  folderNamespace,
+  gitNamespace,
+  type MemoryApi,
+  remoteMemoryApi,
+  serveStdio,
+} from '@cairn/mcp';
 import { CaptureProducer } from '@cairn/pipeline';
 import { MemoryService, NamespaceAccess } from '@cairn/service';
 import type { CliEnv } from '../env.js';
@@ -33,7 +40,7 @@ const SAVE_WAIT_MS = 30_000;
 export async function mcpCommand(flags: McpFlags, env: CliEnv): Promise<void> {
   keepStdoutForProtocol();
   const logger = createLogger(env.CAIRN_LOG_LEVEL);
-  const namespace = resolveNamespace(flags.namespace);
+  const { namespace, note } = resolveNamespace(flags.namespace);
   if (flags.dataDir !== undefined && flags.api !== undefined)
     throw new CairnError('INVALID_INPUT', 'give --data-dir (embedded) or --api (remote), not both', {
       field: 'api',
@@ -46,6 +53,7 @@ export async function mcpCommand(flags: McpFlags, env: CliEnv): Promise<void> {
   try {
     const server = createCairnMcpServer(backend.api, {
       namespace,
+      ...(note ? { namespaceNote: note } : {}),
       log: (level, msg, data) => logger[level](data ?? {}, msg),
     });
     const session = await serveStdio(server);
@@ -61,20 +69,23 @@ export async function mcpCommand(flags: McpFlags, env: CliEnv): Promise<void> {
   }
 }
 
-function resolveNamespace(flag: string | undefined): string {
-  const ns = flag ?? gitNamespace(process.cwd());
-  if (ns === null)
-    throw new CairnError(
-      'INVALID_INPUT',
-      `${process.cwd()} is not in a git repository, so there is no default namespace: pass --namespace <ns>`,
-      { field: 'namespace' },
-    );
-  const parsed = NamespaceSchema.safeParse(ns);
+/** --namespace, else the git repository's, else the folder's (and then the agent is told so). */
+function resolveNamespace(flag: string | undefined): { namespace: string; note?: string } {
+  if (flag === undefined) {
+    const git = gitNamespace(process.cwd());
+    if (git !== null) return { namespace: git };
+    const namespace = folderNamespace(process.cwd());
+    return {
+      namespace,
+      note: `Memories go to namespace ${namespace}, derived from this folder (${process.cwd()}), which is not in a git repository; start cairn mcp with --namespace to choose one.`,
+    };
+  }
+  const parsed = NamespaceSchema.safeParse(flag);
   if (!parsed.success)
     throw new CairnError('INVALID_INPUT', `--namespace: ${parsed.error.issues[0]!.message}`, {
       field: 'namespace',
     });
-  return parsed.data;
+  return { namespace: parsed.data };
 }
 
 function remoteBackend(baseUrl: string, apiKey: string | undefined): Backend {

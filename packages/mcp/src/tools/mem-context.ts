@@ -43,7 +43,12 @@ export function registerMemContext(server: McpServer, ctx: ToolContext): void {
         (res.tokens.omitted > 0
           ? `Nothing fits in max_tokens (${usageLine(res.tokens)}); raise it or use mem_search.`
           : `No session summaries or relevant memories in ${res.namespace} yet.`);
-      return toolOk(text, res);
+      // Only for the server's own namespace: the agent learns where its memories go, and how to change it.
+      const ns = namespaceOf(ctx, args);
+      return toolOk(
+        ctx.namespaceNote && ns === ctx.namespace ? `${ctx.namespaceNote}\n\n${text}` : text,
+        res,
+      );
     }),
   );
 }
