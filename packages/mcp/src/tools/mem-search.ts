@@ -26,7 +26,11 @@ export function registerMemSearch(server: McpServer, ctx: ToolContext): void {
     {
       title: 'Search memory (compact index)',
       description:
-        'Hybrid (keyword + semantic) search of the project memory. Returns a compact index, not the ' +
+        // Honest about the default: the built-in embedder hashes words, so paraphrases are not matched
+        // unless a learned embedder (Ollama, an OpenAI-compatible API) is configured.
+        'Hybrid search of the project memory: keyword ranking (BM25) fused with vector similarity, which ' +
+        'matches the same words unless a learned embedder is configured, so use the words the memory would ' +
+        'contain. Returns a compact index, not the ' +
         'memories: one line per hit with id, date, kind, title and its full size in tokens. Start here. ' +
         WORKFLOW,
       inputSchema,
