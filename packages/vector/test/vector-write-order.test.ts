@@ -104,7 +104,8 @@ describe('VectorIndexManager: vectors stored out of change order', () => {
     expect(next.status('ns')).toEqual({ state: 'unloaded', size: 100 });
     await next.warm('ns');
     // The audit that follows a load from a file runs in the background, a chunk per turn.
-    for (let i = 0; i < 200 && next.status('ns').size !== 120; i++) await new Promise((r) => setTimeout(r, 10));
+    for (let i = 0; i < 200 && next.status('ns').size !== 120; i++)
+      await new Promise((r) => setTimeout(r, 10));
     expect(await missingFrom(next, 'ns', vectors)).toEqual([]);
     expect(next.status('ns').size).toBe(120);
     expect(fx.warnings().some((w) => w.msg === 'vector index lacked stored vectors; added them')).toBe(true);
