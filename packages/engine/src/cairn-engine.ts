@@ -235,7 +235,13 @@ export class CairnEngine {
   async drain(maxFailures?: number): Promise<void> {
     if (this.external) return;
     await this.pipeline.drain(maxFailures);
-    await this.serving.vectors?.flush();
+    const vectors = this.serving.vectors;
+    if (vectors) {
+      // Indexed means a fresh process serves its first query from a saved file: build every namespace's
+      // index that is not loaded (a bulk ingest never loads one), then save them all.
+      for (const ns of this.store.namespaces()) await vectors.warm(ns.namespace);
+      await vectors.flush();
+    }
     await this.store.compactLexicalIndex();
   }
 

@@ -13,6 +13,26 @@ function indexFiles(dataDir: string): string[] {
 }
 
 describe('vector index rebuild', () => {
+  it('drain() after a bulk ingest saves every index, so a fresh process serves its first query from the file', async () => {
+    const dir = engines.tempDir();
+    const first = await engines.open({ exactThreshold: 20 }, dir);
+    first.ingest(
+      Array.from({ length: 300 }, (_, i) => ({ namespace: 'bulk', id: `m${i}`, text: `note ${i} zq${i}x` })),
+    );
+    // Nothing searched, so nothing loaded: until drain builds it, no vector is indexed, and stats say so.
+    await first.pipeline.drain();
+    expect(first.stats().namespaces.bulk).toMatchObject({ embedded: 300, indexed: 0 });
+    await first.drain();
+    expect(first.stats().namespaces.bulk).toMatchObject({ embedded: 300, indexed: 300 });
+    await first.close();
+    expect(indexFiles(dir)).toHaveLength(1);
+    const fresh = await engines.open({ exactThreshold: 20, waitForIndex: false }, dir);
+    expect(fresh.stats().namespaces.bulk?.indexed).toBe(300);
+    const res = await fresh.search({ namespace: 'bulk', query: 'zq7x', weights: { lexical: 0 } });
+    expect(res.degraded).toEqual([]);
+    expect(res.hits[0]?.id).toBe('m7');
+  });
+
   it('serves lexical-only, flagged degraded, while a lost index is rebuilt off-thread, then serves hybrid', async () => {
     const dir = engines.tempDir();
     const first = await engines.open({ exactThreshold: 20 }, dir);

@@ -295,8 +295,14 @@ export class VectorIndexManager implements VectorLeg {
     if (slot?.ready) return { state: slot.ready.kind, size: sizeOf(slot.ready) };
     if (slot?.building) return { state: 'building', size: null };
     const side = this.files.sidecar(namespace);
+    if (!side) {
+      // No file: a load reads a small namespace (or any, as a reader) from SQLite whole, at once; a large
+      // one must be built first, and until then its searches have no vector leg: nothing is indexed.
+      const count = this.opts.embeddings.count(this.space.id, namespace);
+      const exact = count <= this.opts.exactThreshold || this.opts.role === 'reader';
+      return { state: 'unloaded', size: exact ? count : 0 };
+    }
     // What a load would hold: the file plus the vectors written since it (it catches those up).
-    if (!side) return { state: 'unloaded', size: null };
     const since = this.opts.embeddings.countWrittenAfter(this.space.id, namespace, side.watermark);
     return { state: 'unloaded', size: side.count + since };
   }

@@ -111,7 +111,17 @@ describe('VectorIndexManager: exact mode', () => {
     const m = fx.manager();
     const { stored } = fx.add('cold', randomUnitVectors(3, DIMS, 7));
     m.apply(stored);
-    expect(m.status('cold')).toEqual({ state: 'unloaded', size: null });
+    // Not loaded; a load would read all 3 from SQLite at once (exact), so all 3 count as indexed.
+    expect(m.status('cold')).toEqual({ state: 'unloaded', size: 3 });
+    // A large namespace with no index file has nothing indexed until its graph is built.
+    fx.add('coldbig', randomUnitVectors(30, DIMS, 8));
+    const small = fx.manager({ exactThreshold: 10 });
+    expect(small.status('coldbig')).toEqual({ state: 'unloaded', size: 0 });
+    // A reader serves such a namespace exactly from SQLite: all of it.
+    expect(fx.manager({ exactThreshold: 10, role: 'reader' }).status('coldbig')).toEqual({
+      state: 'unloaded',
+      size: 30,
+    });
   });
 
   it('returns stored vectors for keys of one namespace', () => {
@@ -590,7 +600,7 @@ describe('VectorIndexManager: namespace isolation', () => {
     }
     expect(m.status('team/a').state).toBe('hnsw');
     expect(m.status('team@c').state).toBe('exact');
-    expect(m.status('nobody')).toEqual({ state: 'unloaded', size: null });
+    expect(m.status('nobody')).toEqual({ state: 'unloaded', size: 0 });
     await m.flush();
     // One file per HNSW namespace, with a name that is safe on disk whatever the namespace holds.
     const files = indexFiles().filter((f) => f.endsWith('.usearch'));
