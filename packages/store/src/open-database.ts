@@ -45,11 +45,30 @@ export function openDatabase(path: string, opts: OpenDatabaseOptions = {}): Data
   // SQLite's default of 2 MiB, a reader process checked a search's winners ~2× slower than the writer.
   db.pragma('cache_size = -65536');
   if (!opts.readonly) {
-    db.pragma('journal_mode = WAL');
+    withBusyRetry(() => db.pragma('journal_mode = WAL'), opts.busyTimeoutMs ?? 5000);
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
     db.pragma('temp_store = MEMORY');
-    migrate(db);
+    withBusyRetry(() => migrate(db), opts.busyTimeoutMs ?? 5000);
   }
   return db;
+}
+
+/**
+ * Runs `fn` again while SQLite answers SQLITE_BUSY, for up to `ms`. Switching a fresh file to WAL takes
+ * an exclusive lock and SQLite does not call the busy handler for it, so processes opening a new data
+ * folder at the same moment (two workers, several MCP sessions) failed with "database is locked".
+ */
+function withBusyRetry<T>(fn: () => T, ms: number): T {
+  const deadline = Date.now() + ms;
+  for (let wait = 5; ; wait = Math.min(wait * 2, 100)) {
+    try {
+      return fn();
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (!code?.startsWith('SQLITE_BUSY') || Date.now() > deadline) throw err;
+      // A synchronous pause: opening is synchronous, and this only happens at start-up.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, wait);
+    }
+  }
 }
