@@ -379,10 +379,10 @@ export class EmbeddingStore {
     }
   }
 
-  /** Every key of a namespace with a vector in the space (the index audit's checklist), in key order. */
+  /** Every key of a namespace with a vector in the space (the index audit's checklist), in no set order. */
   keys(spaceId: string, namespace: string): number[] {
     return this.db
-      .prepare('SELECT key FROM embeddings WHERE space = ? AND namespace = ? ORDER BY key')
+      .prepare('SELECT key FROM embeddings WHERE space = ? AND namespace = ?')
       .pluck()
       .all(spaceId, namespace) as number[];
   }

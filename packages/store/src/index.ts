@@ -14,6 +14,7 @@ export {
   renderFtsQuery,
 } from './fts-query.js';
 export {
+  checkDatabaseFile,
   checkIntegrity,
   damagedDatabaseError,
   type IntegrityReport,

@@ -1,5 +1,6 @@
 import { CairnError } from '@cairn/core';
 import type Database from 'better-sqlite3';
+import { openDatabase } from './open-database.js';
 
 /** What an integrity check of cairn.db found. */
 export interface IntegrityReport {
@@ -81,4 +82,23 @@ export function damagedDatabaseError(path: string, problems: readonly string[], 
     { reason: 'damaged', problems: problems.slice(0, 5) },
     cause === undefined ? undefined : { cause },
   );
+}
+
+/**
+ * Checks a database file on a connection of its own (read-only, no memory map: a damaged page is read,
+ * never mapped). A file SQLite cannot even open as a database is reported as damage, not thrown.
+ */
+export function checkDatabaseFile(path: string, depth: 'quick' | 'full', maxProblems = 20): IntegrityReport {
+  const started = Date.now();
+  try {
+    const db = openDatabase(path, { readonly: true, mmapBytes: 0 });
+    try {
+      return checkIntegrity(db, depth, maxProblems);
+    } finally {
+      db.close();
+    }
+  } catch (err) {
+    if (!isDatabaseDamage(err) && !(err instanceof CairnError && err.code === 'STORAGE_ERROR')) throw err;
+    return { ok: false, depth, problems: [(err as Error).message], ms: Date.now() - started };
+  }
 }

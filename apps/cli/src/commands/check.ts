@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { CairnError } from '@cairn/core';
-import { checkIntegrity, isDatabaseDamage, openDatabase } from '@cairn/store';
+import { checkDatabaseFile } from '@cairn/store';
 import { type CliEnv, resolveDataDir } from '../env.js';
 import { EXIT, writeJson } from '../output.js';
 
@@ -17,18 +17,7 @@ export async function checkCommand(
   const dir = resolveDataDir(flags.dataDir, env);
   const path = join(dir, 'cairn.db');
   if (!existsSync(path)) throw new CairnError('NOT_FOUND', `no cairn.db in ${dir}`, { field: 'dataDir' });
-  let report: ReturnType<typeof checkIntegrity>;
-  try {
-    const db = openDatabase(path, { readonly: true, mmapBytes: 0 });
-    try {
-      report = checkIntegrity(db, flags.quick ? 'quick' : 'full', 100);
-    } finally {
-      db.close();
-    }
-  } catch (err) {
-    if (!isDatabaseDamage(err) && !(err instanceof CairnError && err.code === 'STORAGE_ERROR')) throw err;
-    report = { ok: false, depth: flags.quick ? 'quick' : 'full', problems: [(err as Error).message], ms: 0 };
-  }
+  const report = checkDatabaseFile(path, flags.quick ? 'quick' : 'full', 100);
   if (flags.json) writeJson({ path, ...report });
   else if (report.ok) process.stdout.write(`${path}: ok (${report.depth} check, ${report.ms} ms)\n`);
   else {
