@@ -16,6 +16,13 @@ export interface Embedder {
    * @defaultValue 0
    */
   readonly similarityFloor?: number;
+  /**
+   * The vector leg's RRF weight when neither the caller nor the configuration sets one. A learned model
+   * finds what the words miss and takes a full weight. An embedder whose features are the query's own
+   * words adds no evidence the lexical leg lacks, only a second, noisier ranking of it, so it declares a
+   * backstop weight: its candidates fill in and break ties below every lexical match. @defaultValue 1
+   */
+  readonly fusionWeight?: number;
   /** Embeds a batch; returns one L2-normalised vector per text, in order. */
   embed(texts: readonly string[]): Promise<Float32Array[]>;
 }

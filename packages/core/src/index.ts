@@ -71,6 +71,7 @@ export {
   type SearchRequest,
   SearchRequestSchema,
   type SearchRequestWire,
+  searchDefaultsFor,
 } from './search-options.js';
 export type {
   CandidateFate,

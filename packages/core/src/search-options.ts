@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_DECAY, type DecaySpec, type ResolvedDecay, resolveDecay } from './decay.js';
 import { withDefaults } from './defaults.js';
+import type { Embedder } from './embedder.js';
 import { CairnError } from './errors.js';
 import { DEFAULT_INPUT_LIMITS } from './limits.js';
 import { NamespaceSchema, zodToCairnError } from './memory.js';
@@ -192,6 +193,20 @@ export function hasFilters(f: SearchFilters): boolean {
       f.since !== undefined ||
       f.until !== undefined,
   );
+}
+
+/**
+ * The search defaults a router serves with: the configured ones, and, unless the configuration sets the
+ * leg weights itself, the embedder's own vector weight (a hashing embedder is a backstop, a learned model a
+ * full leg; see Embedder.fusionWeight).
+ */
+export function searchDefaultsFor(
+  embedder: Pick<Embedder, 'fusionWeight'> | null,
+  configured: Partial<SearchOptions> | undefined,
+): SearchOptions {
+  const opts = withDefaults(DEFAULT_SEARCH_OPTIONS, configured);
+  if (configured?.weights?.vector !== undefined || embedder?.fusionWeight === undefined) return opts;
+  return { ...opts, weights: { ...opts.weights, vector: embedder.fusionWeight } };
 }
 
 /** Fills defaults and validates once; the router works only with resolved options. */

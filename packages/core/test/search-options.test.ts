@@ -7,6 +7,7 @@ import {
   parseSearchRequest,
   resolveSearch,
   type SearchRequest,
+  searchDefaultsFor,
   withDefaults,
 } from '@cairn/core';
 import { describe, expect, it } from 'vitest';
@@ -172,6 +173,29 @@ describe('resolveSearch', () => {
     expect(cairnErrorFrom(() => resolveSearch({ namespace: 'a', query: longQuery })).data.field).toBe(
       'query',
     );
+  });
+});
+
+describe('searchDefaultsFor', () => {
+  it("takes the embedder's vector weight unless the configuration sets one", () => {
+    expect(searchDefaultsFor({ fusionWeight: 0.05 }, undefined).weights).toEqual({
+      lexical: 1,
+      vector: 0.05,
+    });
+    expect(searchDefaultsFor({}, undefined).weights).toEqual(DEFAULT_SEARCH_OPTIONS.weights);
+    expect(searchDefaultsFor(null, { k: 5 })).toMatchObject({
+      k: 5,
+      weights: DEFAULT_SEARCH_OPTIONS.weights,
+    });
+    expect(
+      searchDefaultsFor({ fusionWeight: 0.05 }, { weights: { lexical: 1, vector: 0.7 } }).weights,
+    ).toEqual({ lexical: 1, vector: 0.7 });
+    // A caller's own weights still win over the served defaults.
+    const served = searchDefaultsFor({ fusionWeight: 0.05 }, undefined);
+    expect(resolveSearch({ namespace: 'n', query: 'q', weights: { vector: 1 } }, served).weights).toEqual({
+      lexical: 1,
+      vector: 1,
+    });
   });
 });
 

@@ -62,6 +62,12 @@ export class HashingEmbedder implements TermWeightedEmbedder {
    * of 0 at 768 dimensions, so 0.08 keeps shared-word matches and drops collisions.
    */
   readonly similarityFloor = 0.08;
+  /**
+   * Its features are the words the lexical leg already ranks. On the LoCoMo dev conversations, fusing it at
+   * weight 1 lost to the lexical leg alone (recall@10 0.647 against 0.703, bench/RESULTS.md), and every
+   * weight down to 0.1 lost too; at 0.05 it ties the lexical leg and still answers queries that leg cannot.
+   */
+  readonly fusionWeight = 0.05;
   private readonly opts: HashingEmbedderOptions;
 
   constructor(opts: Partial<HashingEmbedderOptions> = {}) {

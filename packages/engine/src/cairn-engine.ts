@@ -3,12 +3,12 @@ import { join } from 'node:path';
 import { ComputePool } from '@cairn/compute';
 import {
   CairnError,
-  DEFAULT_SEARCH_OPTIONS,
   type Embedder,
   embeddingSpaceOf,
   type KeyedMemory,
   type SearchRequest,
   type SearchResponse,
+  searchDefaultsFor,
   withDefaults,
 } from '@cairn/core';
 import { createEmbedder, resolveEmbedder } from '@cairn/embed';
@@ -375,7 +375,7 @@ export class CairnEngine {
       memories: this.store,
       vector: vectors,
       embedder,
-      defaults: withDefaults(DEFAULT_SEARCH_OPTIONS, opts.search),
+      defaults: searchDefaultsFor(embedder, opts.search),
     });
     return { embedder, space, vectors, router };
   }

@@ -36,7 +36,8 @@ describe('CairnEngine hybrid search', () => {
     expect(top.vecRank).toBe(1);
     expect(top.cosine).toBeGreaterThan(0.1);
     expect(top.recency).toBe(1);
-    expect(top.rrf).toBeCloseTo(1 / 61 + 1 / 61, 10);
+    // The hashing embedder's vector leg is a backstop (fusionWeight 0.05), the lexical leg a full weight.
+    expect(top.rrf).toBeCloseTo(1 / 61 + 0.05 / 61, 10);
     expect(top.score).toBeCloseTo(top.rrf * top.recency * top.parts.importance, 12);
     expect(engine.stats().namespaces.a).toMatchObject({ stored: 3, embedded: 3, pending: 0, failed: 0 });
   });

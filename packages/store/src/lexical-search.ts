@@ -23,11 +23,12 @@ import { TermStatistics } from './term-statistics.js';
 /** Tunables of the lexical leg. */
 export interface LexicalOptions extends FtsQueryOptions {
   /**
-   * bm25() column weights for title, text, identifier parts and the namespace token. Titles are short and
-   * chosen by the writer, so a match there says more; parts are split identifiers, weaker evidence than
-   * the word itself. @defaultValue `[3, 1, 0.4, 0]`
+   * bm25() column weights for title, text, identifier parts, the namespace token and the session context
+   * (the words of the memory before a turn). Titles are short and chosen by the writer, so a match there
+   * says more; parts are split identifiers, weaker evidence than the word itself; context is what a turn
+   * answers, weaker still than what it says. @defaultValue `[3, 1, 0.4, 0, 0.5]`
    */
-  columnWeights: readonly [number, number, number, number];
+  columnWeights: readonly [number, number, number, number, number];
   /**
    * A term found in more than this share of the searched rows is dropped from the query when other terms
    * remain: its idf is near zero, so it barely moves BM25, but FTS5 would score every row it matches.
@@ -48,7 +49,7 @@ export interface LexicalOptions extends FtsQueryOptions {
 
 export const DEFAULT_LEXICAL_OPTIONS: Readonly<LexicalOptions> = Object.freeze({
   ...DEFAULT_FTS_QUERY_OPTIONS,
-  columnWeights: Object.freeze([3, 1, 0.4, 0] as const),
+  columnWeights: Object.freeze([3, 1, 0.4, 0, 0.5] as const),
   maxTermDocShare: 0.2,
   pruneAboveDocs: 20_000,
   scoreBudget: 4_000,
@@ -123,8 +124,8 @@ export class LexicalSearch implements LexicalLeg {
       confine ? scopeToken(req.namespace) : undefined,
       facetClauses(req.filters),
     )!;
-    const [wt, wx, wp, ws] = this.opts.columnWeights;
-    const bm25 = `bm25(memories_fts, ${wt}, ${wx}, ${wp}, ${ws})`;
+    const [wt, wx, wp, ws, wc] = this.opts.columnWeights;
+    const bm25 = `bm25(memories_fts, ${wt}, ${wx}, ${wp}, ${ws}, ${wc})`;
     const scope = confine ? scopeToken(req.namespace) : undefined;
     const terms = pruned.kept.map((t) => ({ match: renderFtsQuery([t], scope)!, bm25 }));
     const summed = this.fromTermPostings(terms, req);

@@ -5,6 +5,7 @@ import {
   type NormalizedMemory,
   type ScoringFields,
   type SearchFilters,
+  withDefaults,
 } from '@cairn/core';
 import type Database from 'better-sqlite3';
 import { LRUCache } from 'lru-cache';
@@ -15,6 +16,7 @@ import { type LexicalOptions, LexicalSearch } from './lexical-search.js';
 import { MEMORY_COLUMNS, type MemoryRow, toMemory } from './memory-row.js';
 import { MemoryWriter, type WriteResult } from './memory-writer.js';
 import { openDatabase } from './open-database.js';
+import { DEFAULT_SESSION_CONTEXT_OPTIONS, type SessionContextOptions } from './session-context.js';
 import { StatementCache } from './statement-cache.js';
 
 export interface MemoryStoreOptions {
@@ -24,6 +26,8 @@ export interface MemoryStoreOptions {
   lexical?: Partial<LexicalOptions>;
   /** The in-memory catalog of per-key search fields; `false` answers every filter from SQLite. */
   catalog?: Partial<KeyCatalogOptions> | false;
+  /** Contextual indexing of conversation turns (which kinds, how much of the predecessor). */
+  context?: Partial<SessionContextOptions>;
 }
 
 export interface TimelineResult {
@@ -61,7 +65,9 @@ export class MemoryStore implements MemorySource {
     this.catalog = opts.catalog === false ? null : new KeyCatalog(this.statements, opts.catalog);
     this.lexical = new LexicalSearch(this.db, opts.lexical, this.catalog);
     this.embeddings = new EmbeddingStore(this.db);
-    this.writer = opts.readonly ? null : new MemoryWriter(this.db);
+    this.writer = opts.readonly
+      ? null
+      : new MemoryWriter(this.db, withDefaults(DEFAULT_SESSION_CONTEXT_OPTIONS, opts.context ?? {}));
   }
 
   /** Stores a batch in one transaction; durable (against process crashes) when this returns. */
@@ -158,22 +164,8 @@ export class MemoryStore implements MemorySource {
 
   /** Tombstones a memory: it leaves search, get and timeline at once; its vector is dropped. */
   delete(namespace: string, id: string): boolean {
-    const res = this.db
-      .transaction(() => {
-        const row = this.db
-          .prepare('SELECT key FROM memories WHERE namespace = ? AND id = ? AND deleted_at IS NULL')
-          .get(namespace, id) as { key: number } | undefined;
-        if (!row) return false;
-        this.db
-          .prepare(
-            'UPDATE memories SET deleted_at = ?, meta_seq = (SELECT coalesce(max(meta_seq), 0) + 1 FROM memories) WHERE key = ?',
-          )
-          .run(Date.now(), row.key);
-        this.db.prepare('DELETE FROM embeddings WHERE key = ?').run(row.key);
-        return true;
-      })
-      .immediate();
-    return res;
+    if (!this.writer) throw new CairnError('STORAGE_ERROR', 'the store is open read-only');
+    return this.writer.delete(namespace, id);
   }
 
   /**

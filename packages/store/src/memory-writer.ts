@@ -2,6 +2,11 @@ import { createHash } from 'node:crypto';
 import { codeParts, type NormalizedMemory } from '@cairn/core';
 import type Database from 'better-sqlite3';
 import { scopeText } from './facet-tokens.js';
+import {
+  DEFAULT_SESSION_CONTEXT_OPTIONS,
+  SessionContext,
+  type SessionContextOptions,
+} from './session-context.js';
 import { storageFailure } from './storage-failure.js';
 
 export type WriteStatus = 'stored' | 'updated' | 'unchanged';
@@ -31,8 +36,17 @@ function fingerprint(m: NormalizedMemory, ts: number): string {
 export class MemoryWriter {
   private readonly select: Database.Statement<
     [string, string],
-    { key: number; ts: number; content_hash: string; fingerprint: string; deleted_at: number | null }
+    {
+      key: number;
+      ts: number;
+      session: string | null;
+      content_hash: string;
+      fingerprint: string;
+      deleted_at: number | null;
+    }
   >;
+  private readonly context: SessionContext;
+  private readonly deleteOne: Database.Transaction<(namespace: string, id: string, now: number) => boolean>;
   private readonly insert: Database.Statement;
   private readonly updateContent: Database.Statement;
   private readonly updateMeta: Database.Statement;
@@ -42,9 +56,10 @@ export class MemoryWriter {
     (batch: readonly NormalizedMemory[], now: number) => WriteResult[]
   >;
 
-  constructor(db: Database.Database) {
+  constructor(db: Database.Database, context: SessionContextOptions = DEFAULT_SESSION_CONTEXT_OPTIONS) {
+    this.context = new SessionContext(db, context);
     this.select = db.prepare(
-      'SELECT key, ts, content_hash, fingerprint, deleted_at FROM memories WHERE namespace = ? AND id = ?',
+      'SELECT key, ts, session, content_hash, fingerprint, deleted_at FROM memories WHERE namespace = ? AND id = ?',
     );
     // One subquery per max: with two aggregates in one SELECT, SQLite scans the table instead of reading
     // each index's last entry (27 ms per batch at 100k memories).
@@ -54,19 +69,19 @@ export class MemoryWriter {
     );
     this.insert = db.prepare(`
       INSERT INTO memories (namespace, id, kind, title, text, parts, scope, session, agent, ts, tags, meta,
-        importance, content_hash, fingerprint, created_at, updated_at, change_seq, meta_seq)
+        importance, content_hash, fingerprint, created_at, updated_at, change_seq, meta_seq, context)
       VALUES (@namespace, @id, @kind, @title, @text, @parts, @scope, @session, @agent, @ts, @tags, @meta,
-        @importance, @contentHash, @fingerprint, @now, @now, @seq, @metaSeq)`);
+        @importance, @contentHash, @fingerprint, @now, @now, @seq, @metaSeq, @context)`);
     this.updateContent = db.prepare(`
       UPDATE memories SET kind = @kind, title = @title, text = @text, parts = @parts, session = @session,
         agent = @agent, ts = @ts, tags = @tags, meta = @meta, importance = @importance,
         content_hash = @contentHash, fingerprint = @fingerprint, updated_at = @now, change_seq = @seq,
-        deleted_at = NULL, scope = @scope, meta_seq = @metaSeq
+        deleted_at = NULL, scope = @scope, meta_seq = @metaSeq, context = @context
       WHERE key = @key`);
     this.updateMeta = db.prepare(`
       UPDATE memories SET session = @session, agent = @agent, ts = @ts, tags = @tags, meta = @meta,
         importance = @importance, fingerprint = @fingerprint, updated_at = @now, deleted_at = NULL,
-        scope = @scope, meta_seq = @metaSeq
+        scope = @scope, meta_seq = @metaSeq, context = @context
       WHERE key = @key`);
     this.supersede = db.prepare(
       `UPDATE memories SET superseded_by = ?, meta_seq = ?
@@ -85,6 +100,24 @@ export class MemoryWriter {
         ),
       );
     });
+    const tombstone = db.prepare('UPDATE memories SET deleted_at = ?, meta_seq = ? WHERE key = ?');
+    const dropVectors = db.prepare('DELETE FROM embeddings WHERE key = ?');
+    const live = db.prepare(
+      'SELECT key, ts, session FROM memories WHERE namespace = ? AND id = ? AND deleted_at IS NULL',
+    );
+    this.deleteOne = db.transaction((namespace: string, id: string, now: number) => {
+      const row = live.get(namespace, id) as { key: number; ts: number; session: string | null } | undefined;
+      if (!row) return false;
+      let { seq, meta } = this.nextSeq.get()!;
+      tombstone.run(now, ++meta, row.key);
+      dropVectors.run(row.key);
+      this.context.refreshSuccessor(
+        { ...row, namespace },
+        () => ++seq,
+        () => ++meta,
+      );
+      return true;
+    });
   }
 
   write(batch: readonly NormalizedMemory[], now = Date.now()): WriteResult[] {
@@ -93,6 +126,18 @@ export class MemoryWriter {
       return this.writeBatch.immediate(batch, now);
     } catch (err) {
       // The transaction rolled back: nothing of the batch is stored. Say why in Cairn's terms.
+      throw storageFailure(err);
+    }
+  }
+
+  /**
+   * Tombstones a memory and drops its vectors; the memory after it in its session stops carrying its
+   * words as context. False when there is no live memory with that id.
+   */
+  delete(namespace: string, id: string, now = Date.now()): boolean {
+    try {
+      return this.deleteOne.immediate(namespace, id, now);
+    } catch (err) {
       throw storageFailure(err);
     }
   }
@@ -125,17 +170,26 @@ export class MemoryWriter {
     let status: WriteStatus;
     let key: number;
     if (!existing) {
-      key = Number(this.insert.run({ ...row, seq: takeSeq(), metaSeq: takeMetaSeq() }).lastInsertRowid);
+      // A new row's key is above every other, so among memories of the same ts it comes last.
+      const context = this.context.contextFor({ ...m, ts, key: Number.MAX_SAFE_INTEGER });
+      key = Number(
+        this.insert.run({ ...row, context, seq: takeSeq(), metaSeq: takeMetaSeq() }).lastInsertRowid,
+      );
       status = 'stored';
     } else {
       key = existing.key;
+      const context = this.context.contextFor({ ...m, ts, key });
       if (existing.content_hash !== m.contentHash || existing.deleted_at !== null) {
-        this.updateContent.run({ ...row, key, seq: takeSeq(), metaSeq: takeMetaSeq() });
+        this.updateContent.run({ ...row, context, key, seq: takeSeq(), metaSeq: takeMetaSeq() });
       } else {
-        this.updateMeta.run({ ...row, key, metaSeq: takeMetaSeq() });
+        this.updateMeta.run({ ...row, context, key, metaSeq: takeMetaSeq() });
       }
       status = 'updated';
+      // The memory that followed it where it was no longer follows it (moved), or follows new words.
+      this.context.refreshSuccessor({ ...existing, namespace: m.namespace }, takeSeq, takeMetaSeq);
     }
+    // The memory that now follows it in its session has it as its predecessor.
+    this.context.refreshSuccessor({ ...m, ts, key }, takeSeq, takeMetaSeq);
     for (const old of m.supersedes) this.supersede.run(m.id, takeMetaSeq(), m.namespace, old, m.id);
     return { id: m.id, namespace: m.namespace, status, key };
   }

@@ -175,6 +175,49 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 6,
+    description:
+      'contextual indexing: a turn is also indexed by the text of the memory before it in its session',
+    up(db) {
+      db.exec(`
+        ALTER TABLE memories ADD COLUMN context TEXT NOT NULL DEFAULT '';
+        -- The same rule as SessionContext, with its defaults (turns; 1,000 characters of the predecessor).
+        UPDATE memories SET context = coalesce((
+            SELECT substr(p.text, 1, 1000) FROM memories p
+            WHERE p.namespace = memories.namespace AND p.session = memories.session AND p.deleted_at IS NULL
+              AND (p.ts < memories.ts OR (p.ts = memories.ts AND p.key < memories.key))
+            ORDER BY p.ts DESC, p.key DESC LIMIT 1), '')
+        WHERE kind = 'turn' AND session IS NOT NULL AND deleted_at IS NULL;
+        -- FTS5 tables cannot gain a column: drop and rebuild it from memories. The context column is last,
+        -- so bm25() weights keep their positions.
+        DROP TRIGGER memories_fts_ai;
+        DROP TRIGGER memories_fts_ad;
+        DROP TRIGGER memories_fts_au;
+        DROP TABLE memories_fts;
+        CREATE VIRTUAL TABLE memories_fts USING fts5 (
+          title, text, parts, scope, context,
+          content = 'memories', content_rowid = 'key',
+          tokenize = "porter unicode61 remove_diacritics 2 tokenchars '_'"
+        );
+        CREATE TRIGGER memories_fts_ai AFTER INSERT ON memories BEGIN
+          INSERT INTO memories_fts (rowid, title, text, parts, scope, context)
+          VALUES (new.key, new.title, new.text, new.parts, new.scope, new.context);
+        END;
+        CREATE TRIGGER memories_fts_ad AFTER DELETE ON memories BEGIN
+          INSERT INTO memories_fts (memories_fts, rowid, title, text, parts, scope, context)
+          VALUES ('delete', old.key, old.title, old.text, old.parts, old.scope, old.context);
+        END;
+        CREATE TRIGGER memories_fts_au AFTER UPDATE OF title, text, parts, scope, context ON memories BEGIN
+          INSERT INTO memories_fts (memories_fts, rowid, title, text, parts, scope, context)
+          VALUES ('delete', old.key, old.title, old.text, old.parts, old.scope, old.context);
+          INSERT INTO memories_fts (rowid, title, text, parts, scope, context)
+          VALUES (new.key, new.title, new.text, new.parts, new.scope, new.context);
+        END;
+        INSERT INTO memories_fts (memories_fts) VALUES ('rebuild');
+      `);
+    },
+  },
 ];
 
 export function migrate(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS): number {

@@ -42,7 +42,7 @@ function writeCorpus(store: MemoryStore, namespace: string, n: number, seed: num
 function ftsRanking(store: MemoryStore, namespace: string, ftsQuery: string) {
   return store.db
     .prepare(
-      `SELECT f.rowid AS key, bm25(memories_fts, 3, 1, 0.4, 0) AS bm25 FROM memories_fts f
+      `SELECT f.rowid AS key, bm25(memories_fts, 3, 1, 0.4, 0, 0.5) AS bm25 FROM memories_fts f
        JOIN memories m ON m.key = f.rowid
        WHERE memories_fts MATCH ? AND m.namespace = ? AND m.deleted_at IS NULL AND m.superseded_by IS NULL`,
     )
