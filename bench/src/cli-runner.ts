@@ -31,20 +31,32 @@ export function cliIngest(memories: readonly unknown[], dataDir: string): void {
  * `id` and the wire request. Returns each query's hit ids, best first.
  */
 export function cliSearch(queries: ReadonlyArray<{ id: string } & Record<string, unknown>>, dataDir: string) {
-  const file = join(dataDir, '..', `queries-${process.pid}-${Date.now()}.jsonl`);
-  writeJsonl(file, queries);
-  const out = cli(['search', '--queries', file, '--json', '--data-dir', dataDir]);
   const hits = new Map<string, string[]>();
-  for (const line of out.split('\n')) {
-    if (!line.trim()) continue;
-    const r = JSON.parse(line) as { id: string; hits?: Array<{ id: string }>; error?: { message: string } };
-    if (r.error) throw new Error(`query ${r.id}: ${r.error.message}`);
+  for (const [id, r] of cliSearchResponses(queries, dataDir)) {
     hits.set(
-      String(r.id),
-      (r.hits ?? []).map((h) => h.id),
+      id,
+      ((r.hits ?? []) as Array<{ id: string }>).map((h) => h.id),
     );
   }
   return hits;
+}
+
+/** `cairn search --queries` in its own process: each query's whole response line (hits, relevance, …). */
+export function cliSearchResponses(
+  queries: ReadonlyArray<{ id: string } & Record<string, unknown>>,
+  dataDir: string,
+): Map<string, Record<string, unknown>> {
+  const file = join(dataDir, '..', `queries-${process.pid}-${Date.now()}.jsonl`);
+  writeJsonl(file, queries);
+  const out = cli(['search', '--queries', file, '--json', '--data-dir', dataDir]);
+  const responses = new Map<string, Record<string, unknown>>();
+  for (const line of out.split('\n')) {
+    if (!line.trim()) continue;
+    const r = JSON.parse(line) as { id: string; error?: { message: string } };
+    if (r.error) throw new Error(`query ${r.id}: ${r.error.message}`);
+    responses.set(String(r.id), r);
+  }
+  return responses;
 }
 
 export const readJson = <T>(path: string): T => JSON.parse(readFileSync(path, 'utf8')) as T;

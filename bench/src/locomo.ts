@@ -22,12 +22,31 @@ export interface LocomoRow {
   options: Record<string, unknown>;
 }
 
+/**
+ * The ablation: each capability of the default on its own, then the seeds' recipes as configurations of
+ * Cairn. "before" = contextual matching off and the vector leg at full weight, as the defaults were.
+ */
 export const DEFAULT_ROWS: LocomoRow[] = [
   { label: 'cairn, defaults (no options)', options: {} },
-  { label: 'cairn, decay off', options: { decay: 'off' } },
-  { label: 'cairn, decay 30d (the old default)', options: { decay: '30d' } },
-  { label: 'cairn lexical leg, defaults otherwise', options: { weights: { vector: 0 } } },
-  { label: 'cairn vector leg, defaults otherwise', options: { weights: { lexical: 0 } } },
+  { label: 'lexical leg only', options: { weights: { vector: 0 } } },
+  { label: 'vector leg only', options: { weights: { lexical: 0 } } },
+  { label: 'before: no context, vector weight 1', options: { contextWeight: 0, weights: { vector: 1 } } },
+  { label: '+ context 0.5 only (vector weight 1)', options: { weights: { vector: 1 } } },
+  { label: '+ hashing vector as a 0.05 backstop only (no context)', options: { contextWeight: 0 } },
+  { label: 'defaults, decay off', options: { decay: 'off' } },
+  { label: 'defaults, decay 30d (the old default)', options: { decay: '30d' } },
+  {
+    label: 'seed recipe: FTS5 + vector RRF k=60, 7-day decay',
+    options: { contextWeight: 0, weights: { vector: 1 }, rrfK: 60, decay: '7d' },
+  },
+  {
+    label: 'seed recipe: vector only, 90-day cutoff',
+    options: { contextWeight: 0, weights: { lexical: 0, vector: 1 }, decay: 'off', cutoffDays: 90 },
+  },
+  {
+    label: 'seed recipe: RRF k=15 + MMR 0.7',
+    options: { contextWeight: 0, weights: { vector: 1 }, rrfK: 15, mmrLambda: 0.7, decay: 'off' },
+  },
 ];
 
 export interface LocomoRun {
@@ -62,13 +81,19 @@ export function runLocomo(path: string, rows: readonly LocomoRow[]): { runs: Loc
     });
     for (const row of rows) {
       const hits = cliSearch(
-        data.questions.map((q, i) => ({
-          id: String(i),
-          namespace: q.namespace,
-          query: q.question,
-          k: 10,
-          ...row.options,
-        })),
+        data.questions.map((q, i) => {
+          const { cutoffDays, ...options } = row.options as { cutoffDays?: number };
+          const now = data.lastSessionTs.get(q.namespace)!;
+          return {
+            id: String(i),
+            namespace: q.namespace,
+            query: q.question,
+            k: 10,
+            ...options,
+            // A cutoff counts back from when the question is asked (the last session), not from today.
+            ...(cutoffDays === undefined ? {} : { filters: { since: now - cutoffDays * 86_400_000 }, now }),
+          };
+        }),
         dataDir,
       );
       runs.push({
@@ -111,6 +136,16 @@ function printTables(runs: LocomoRun[], turns: number): void {
         ...cats.map((c) => by((q) => q.category === c)),
       ].join(' | ')} |`,
     );
+  }
+  lines.push('', 'hit@10 / recall@10 / MRR per category', '');
+  lines.push(`| run | ${cats.map((c) => `${c} ${CATEGORY[c]}`).join(' | ')} |`);
+  lines.push(`|---|${cats.map(() => '---:').join('|')}|`);
+  for (const run of runs) {
+    const cell = (c: number) => {
+      const m = meanScores(run.scores.filter((x) => x.q.category === c).map((x) => x.s));
+      return `${f(m.hit10)} / ${f(m.recall10)} / ${f(m.rr)}`;
+    };
+    lines.push(`| ${run.label} | ${cats.map(cell).join(' | ')} |`);
   }
   process.stdout.write(`${lines.join('\n')}\n`);
 }

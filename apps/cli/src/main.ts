@@ -59,6 +59,10 @@ export function buildProgram(): Command {
     .option('-k, --k <n>', 'hits to return (default 5)')
     .option('--pool <n>', 'candidates per leg (default 50)')
     .option('--rrf-k <n>', 'RRF constant (default 60)')
+    .option(
+      '--context-weight <w>',
+      "weight of a turn's session context (the turn before it) in the lexical leg; 0 = own words only (default 0.5)",
+    )
     .option('--weights <spec>', 'leg weights, e.g. lexical=1,vector=0.5 (0 turns a leg off)')
     .option(
       '--decay <spec>',

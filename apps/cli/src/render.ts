@@ -20,6 +20,14 @@ export function renderHits(res: SearchResponse): string {
     lines.push(`no results: ${res.empty?.reason} — ${res.empty?.message}`);
     return `${lines.join('\n')}\n`;
   }
+  if (res.relevance && res.relevance.level !== 'relevant') {
+    const missing = res.relevance.missing.length ? `; nothing says ${res.relevance.missing.join(', ')}` : '';
+    lines.push(
+      res.relevance.level === 'none'
+        ? `no relevant memory (relevance ${res.relevance.score.toFixed(2)}${missing}); the closest:`
+        : `weak matches only (relevance ${res.relevance.score.toFixed(2)}${missing})`,
+    );
+  }
   const table = new Table({
     head: ['#', 'id', 'kind', 'when', 'score', 'bm25#', 'vec#', 'cosine', 'recency', 'text'],
     style: { head: [], border: [] },

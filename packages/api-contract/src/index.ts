@@ -52,6 +52,7 @@ export {
   HitExplainSchema,
   type SearchHitOut,
   SearchHitSchema,
+  SearchRelevanceSchema,
   type SearchRequestBody,
   SearchRequestSchema,
   type SearchResponseOut,

@@ -41,6 +41,17 @@ export const EmptyReasonSchema = z.object({
   message: z.string(),
 });
 
+export const SearchRelevanceSchema = z
+  .object({
+    score: z.number().min(0).max(1),
+    level: z.enum(['relevant', 'weak', 'none']),
+    missing: z.array(z.string()).describe('query words none of the first hits says'),
+  })
+  .describe(
+    "how well the first hits answer the query: 'none' means nothing relevant was found, 'weak' only partial matches",
+  )
+  .meta({ id: 'SearchRelevance' });
+
 export const SearchResponseSchema = z
   .object({
     namespace: z.string(),
@@ -49,6 +60,7 @@ export const SearchResponseSchema = z
     degraded: z.array(z.enum(['lexical', 'vector'])),
     degradedReasons: z.record(z.string(), z.string()),
     empty: EmptyReasonSchema.optional(),
+    relevance: SearchRelevanceSchema.optional(),
     tokens: TokenUsageSchema,
     trace: z.unknown().optional().describe("explain: 'full' only: the settings and every fused candidate"),
   })

@@ -24,6 +24,7 @@ export type {
   LexicalLegResult,
   MemorySource,
   PendingMemory,
+  QueryCoverage,
   ScoringFields,
   VectorCandidate,
   VectorLeg,
@@ -80,6 +81,7 @@ export type {
   HitExplain,
   RecencySettings,
   SearchHit,
+  SearchRelevance,
   SearchResponse,
 } from './search-result.js';
 export { isStopWord, STOP_WORDS } from './stop-words.js';

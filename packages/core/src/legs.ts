@@ -35,12 +35,27 @@ export interface LexicalLeg {
     query: string;
     filters: SearchFilters;
     limit: number;
+    /** Weight of the session context a turn is indexed by; absent: the leg's own default. */
+    contextWeight?: number;
   }): LexicalLegResult;
   /**
    * Inverse document frequency of each term within the namespace (BM25's idf), for weighting the query
    * side of a term-weighted embedder. Optional: legs without corpus statistics leave it out.
    */
   termIdf?(namespace: string, terms: readonly string[]): Map<string, number>;
+  /**
+   * Which of the query's words each of `keys` says in its own words (title, text, identifier parts; not
+   * the session context it is also indexed by), with each word's idf in the namespace. The relevance
+   * signal is built from it. Optional: legs without it leave responses without a relevance signal.
+   */
+  queryCoverage?(namespace: string, query: string, keys: readonly number[]): QueryCoverage;
+}
+
+export interface QueryCoverage {
+  /** The query's searchable single words (lower-cased, stop words dropped) and their idf. */
+  words: Array<{ word: string; idf: number }>;
+  /** Per key asked: the words it contains. */
+  matched: Map<number, Set<string>>;
 }
 
 export interface VectorCandidate {

@@ -39,6 +39,12 @@ export interface SearchOptions {
   /** RRF damping constant; 60 is the value of Cormack et al. 2009. @defaultValue 60 */
   rrfK: number;
   /**
+   * Weight, relative to a memory's own words (1), of the session context a turn is also indexed by (the
+   * memory before it). 0 matches turns by their own words only. Chosen on the LoCoMo dev conversations by
+   * leaving one out at a time (bench/RESULTS.md). @defaultValue 0.5
+   */
+  contextWeight: number;
+  /**
    * How age enters the score. `'auto'`: relevance first, age breaks ties and close calls, and reaches
    * further when the query has temporal intent; `'off'`; or a half-life / tau multiplied in with no floor.
    * @defaultValue `'auto'`
@@ -63,6 +69,7 @@ export const DEFAULT_SEARCH_OPTIONS: Readonly<SearchOptions> = Object.freeze({
   candidatePool: 50,
   weights: Object.freeze({ lexical: 1, vector: 1 }),
   rrfK: 60,
+  contextWeight: 0.5,
   decay: DEFAULT_DECAY,
   recency: DEFAULT_RECENCY_OPTIONS,
   importanceWeight: 0.3,
@@ -135,6 +142,7 @@ export const SearchRequestSchema = z.strictObject({
     })
     .optional(),
   rrfK: z.number().min(0).max(10_000).optional(),
+  contextWeight: z.number().min(0).max(10).optional(),
   decay: DecaySchema.optional(),
   recency: z
     .strictObject({
@@ -230,6 +238,7 @@ export function resolveSearch(
   }
   if (!(weights.lexical >= 0) || !(weights.vector >= 0)) throw bad('weights', 'must be >= 0');
   if (!(opts.rrfK >= 0)) throw bad('rrfK', 'must be >= 0');
+  if (!(opts.contextWeight >= 0)) throw bad('contextWeight', 'must be >= 0');
   if (!(recency.tieBreak >= 0) || !(recency.intent >= 0)) throw bad('recency', 'reaches must be >= 0');
   if (!(recency.peerMargin >= 0 && recency.peerMargin <= 1))
     throw bad('recency', 'peerMargin must be in [0, 1]');

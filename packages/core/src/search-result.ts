@@ -90,6 +90,8 @@ export interface SearchResponse {
       candidatePool: number;
       weights: LegWeights;
       rrfK: number;
+      /** Weight of the session context in the lexical leg. */
+      contextWeight: number;
       /** The half-life of the recency curve in use; null with decay off. */
       halfLifeMs: number | null;
       tauMs: number | null;
@@ -107,5 +109,24 @@ export interface SearchResponse {
     /** Only with explain 'full': every fused candidate. */
     candidates?: CandidateTrace[];
   };
+  /**
+   * How well the best hits answer the query, so a caller can tell "nothing relevant" from "weak matches".
+   * Absent when the lexical leg could not say (degraded).
+   */
+  relevance?: SearchRelevance;
   tookMs: { lexical: number; vector: number; fusion: number; total: number };
+}
+
+/**
+ * The relevance signal: the share of the query's words, weighted by their rarity (idf) and with names
+ * weighted up, that the best of the first hits says in its own words. Not a probability: a ranking of how
+ * answerable a query is, with two thresholds measured on LoCoMo (bench/RESULTS.md).
+ */
+export interface SearchRelevance {
+  /** In [0, 1]. */
+  score: number;
+  /** `relevant` at or above the upper threshold, `none` below the lower one (or with no hits), else `weak`. */
+  level: 'relevant' | 'weak' | 'none';
+  /** Query words that none of the first hits says: what the memory does not seem to hold. */
+  missing: string[];
 }

@@ -19,6 +19,14 @@ export function renderSearch(res: SearchResponseOut): string {
   const head = `${res.hits.length} hit${res.hits.length === 1 ? '' : 's'} for "${res.query}" in ${res.namespace} (index: ${usageLine(res.tokens)})`;
   const lines = [head, ...res.hits.map(indexLine)];
   if (res.empty) lines.push(`(${res.empty.message})`);
+  else if (res.relevance?.level === 'none')
+    lines.push(
+      `(no relevant memory: the best hits share little with the query${res.relevance.missing.length ? `; nothing says ${res.relevance.missing.join(', ')}` : ''})`,
+    );
+  else if (res.relevance?.level === 'weak')
+    lines.push(
+      `(weak matches only${res.relevance.missing.length ? `: nothing says ${res.relevance.missing.join(', ')}` : ''})`,
+    );
   if (res.degraded.length)
     lines.push(`(degraded: ${res.degraded.join(', ')} leg unavailable; results may be incomplete)`);
   if (res.hits.length)

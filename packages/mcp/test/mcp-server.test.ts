@@ -62,6 +62,26 @@ describe('createCairnMcpServer', () => {
     expect(deniedSave.text).toContain('FORBIDDEN_NAMESPACE');
   });
 
+  it('tells the agent when nothing relevant was found, and what no memory says', async () => {
+    const { call } = await connect(NamespaceAccess.everything());
+    await call('mem_save', { text: 'We chose Postgres for the billing service' });
+    await call('mem_save', { text: 'The billing service deploys on Fridays' });
+    const found = await call('mem_search', { query: 'is billing on Postgres?' });
+    expect(found.data.relevance).toMatchObject({ level: 'relevant' });
+    expect(found.text).not.toContain('no relevant memory');
+    // The built-in embedder knows words, not that Postgres is a database: a partial match, said so.
+    const weak = await call('mem_search', { query: 'which database for billing?' });
+    expect(weak.data.relevance).toMatchObject({ level: 'weak', missing: ['database'] });
+    expect(weak.text).toContain('(weak matches only: nothing says database)');
+    const none = await call('mem_search', { query: 'favourite colour of the user' });
+    expect(none.data.relevance).toMatchObject({ level: 'none' });
+    if ((none.data.hits as unknown[]).length > 0) {
+      expect(none.text).toContain(
+        '(no relevant memory: the best hits share little with the query; nothing says',
+      );
+    }
+  });
+
   it('records the connected client as the agent of what it saves', async () => {
     const { call } = await connect(NamespaceAccess.everything());
     const saved = await call('mem_save', { text: 'saved by the in-process agent' });

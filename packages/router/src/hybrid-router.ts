@@ -26,6 +26,7 @@ import { applyRecency, type RecencyPlan } from './apply-recency.js';
 import { explainEmpty } from './empty-reason.js';
 import { type FusedCandidate, fuseCandidates, sortFused } from './fuse-candidates.js';
 import { findRecencyPeers, recencyContenders } from './recency-peers.js';
+import { DEFAULT_RELEVANCE_OPTIONS, relevanceOf } from './relevance.js';
 import { detectTemporalIntent, withoutTemporalCue } from './temporal-intent.js';
 
 export interface HybridRouterComponents {
@@ -80,6 +81,7 @@ export class HybridRouter {
         query: legQuery,
         filters: opts.filters,
         limit: opts.candidatePool,
+        contextWeight: opts.contextWeight,
       });
       lexical = r.candidates;
       lexicalQuery = r.ftsQuery;
@@ -160,6 +162,7 @@ export class HybridRouter {
           candidatePool: opts.candidatePool,
           weights: opts.weights,
           rrfK: opts.rrfK,
+          contextWeight: opts.contextWeight,
           halfLifeMs: opts.decay.mode === 'fixed' ? opts.decay.halfLifeMs : null,
           tauMs: opts.decay.mode === 'fixed' ? opts.decay.tauMs : null,
           now: opts.now,
@@ -175,6 +178,14 @@ export class HybridRouter {
       tookMs: { lexical: lexicalMs, vector: vectorMs, fusion: fusionMs, total: 0 },
     };
     if (opts.explain === 'full') response.explain.candidates = trace(fused, selected, duplicates);
+    if (this.c.lexical.queryCoverage && !degraded.includes('lexical') && !blank) {
+      const first = selected
+        .map((i) => fused[i]!.key)
+        .filter((key) => records.has(key))
+        .slice(0, DEFAULT_RELEVANCE_OPTIONS.hits);
+      const coverage = this.c.lexical.queryCoverage(opts.namespace, legQuery, first);
+      response.relevance = relevanceOf(legQuery, coverage, first);
+    }
     if (hits.length === 0) {
       response.empty = explainEmpty(
         this.c.memories,

@@ -4,4 +4,5 @@ export { explainEmpty } from './empty-reason.js';
 export { type FusedCandidate, fuseCandidates, sortFused } from './fuse-candidates.js';
 export { HybridRouter, type HybridRouterComponents } from './hybrid-router.js';
 export { findRecencyPeers, recencyContenders } from './recency-peers.js';
+export { DEFAULT_RELEVANCE_OPTIONS, queryNames, type RelevanceOptions, relevanceOf } from './relevance.js';
 export { detectTemporalIntent, withoutTemporalCue } from './temporal-intent.js';

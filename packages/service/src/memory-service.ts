@@ -217,6 +217,7 @@ export class MemoryService {
       tokens: { used: budget.used, budget: max_tokens ?? null, omitted: budget.omitted.length },
     };
     if (res.empty) out.empty = res.empty;
+    if (res.relevance) out.relevance = res.relevance;
     if (rest.explain === 'full') out.trace = res.explain;
     return out;
   }

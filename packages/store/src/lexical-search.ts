@@ -2,6 +2,7 @@ import {
   hasFilters,
   type LexicalLeg,
   type LexicalLegResult,
+  type QueryCoverage,
   type SearchFilters,
   withDefaults,
 } from '@cairn/core';
@@ -74,6 +75,9 @@ interface PlannedQuery {
   where: SqlFragment;
 }
 
+/** The FTS5 column filter of a memory's own words: everything but the namespace token and the context. */
+const OWN_COLUMNS = '{title text parts}';
+
 /** A filter passed by at most this many memories is applied by intersecting the ranked matches in memory. */
 const SMALL_ALLOWED_SET = 5_000;
 
@@ -110,6 +114,7 @@ export class LexicalSearch implements LexicalLeg {
     query: string;
     filters: SearchFilters;
     limit: number;
+    contextWeight?: number;
   }): LexicalLegResult {
     const query = planFtsQuery(req.query, this.opts);
     if (query.terms.length === 0) return { candidates: [], ftsQuery: null, droppedTerms: query.stopWords };
@@ -119,15 +124,19 @@ export class LexicalSearch implements LexicalLeg {
     const confine = nsRows < this.stats.rows() * 0.5;
     const searched = confine ? nsRows : this.stats.rows();
     const pruned = this.pruneFrequent(query.terms, confine ? req.namespace : undefined, searched);
+    const [wt, wx, wp, ws, wc] = this.opts.columnWeights;
+    const contextWeight = req.contextWeight ?? wc;
+    // Without context, a turn must say a word itself: a match in its context alone would score 0 and
+    // still be listed by the FTS5 plans.
+    const kept = contextWeight > 0 ? pruned.kept : pruned.kept.map((t) => `${OWN_COLUMNS} : ${t}`);
     const ftsQuery = renderFtsQuery(
-      pruned.kept,
+      kept,
       confine ? scopeToken(req.namespace) : undefined,
       facetClauses(req.filters),
     )!;
-    const [wt, wx, wp, ws, wc] = this.opts.columnWeights;
-    const bm25 = `bm25(memories_fts, ${wt}, ${wx}, ${wp}, ${ws}, ${wc})`;
+    const bm25 = `bm25(memories_fts, ${wt}, ${wx}, ${wp}, ${ws}, ${contextWeight})`;
     const scope = confine ? scopeToken(req.namespace) : undefined;
-    const terms = pruned.kept.map((t) => ({ match: renderFtsQuery([t], scope)!, bm25 }));
+    const terms = kept.map((t) => ({ match: renderFtsQuery([t], scope)!, bm25 }));
     const summed = this.fromTermPostings(terms, req);
     if (summed) {
       return {
@@ -314,6 +323,32 @@ export class LexicalSearch implements LexicalLeg {
          WHERE memories_fts MATCH ? AND ${q.where.sql}
          ORDER BY bm25 LIMIT ?`;
     return this.statements.get(sql).all(q.ftsQuery, ...q.where.params, q.limit) as ScoredRow[];
+  }
+
+  /**
+   * Which of the query's single words each key says in its own columns. One FTS5 lookup per word, confined
+   * to the keys asked (a page's first few), so it costs a few index probes whatever the corpus size.
+   */
+  queryCoverage(namespace: string, query: string, keys: readonly number[]): QueryCoverage {
+    const words = planFtsQuery(query, this.opts)
+      .terms.filter((t) => !t.includes(' '))
+      .map((t) => t.slice(1, -1));
+    const idf = this.stats.idf(namespace, words);
+    const matched = new Map<number, Set<string>>(keys.map((k) => [k, new Set<string>()]));
+    if (keys.length > 0) {
+      const keyList = JSON.stringify(keys);
+      const probe = this.statements
+        .get(
+          'SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))',
+        )
+        .pluck();
+      for (const w of words) {
+        for (const key of probe.all(`${OWN_COLUMNS} : "${w}"`, keyList) as number[]) {
+          matched.get(key)?.add(w);
+        }
+      }
+    }
+    return { words: words.map((word) => ({ word, idf: idf.get(word) ?? 0 })), matched };
   }
 
   /** idf of words within a namespace, for weighting the query side of a term-weighted embedder. */

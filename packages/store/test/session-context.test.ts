@@ -45,6 +45,31 @@ describe('contextual indexing of turns', () => {
     assertFtsIntegrity(t.store);
   });
 
+  it('matches by own words only with a context weight of 0', () => {
+    t.store.write([turn('q', 'When did you go hiking with your dog?', 0), turn('a', 'Yes, last Friday!', 1)]);
+    const search = (contextWeight?: number) =>
+      t.store.lexical
+        .searchLexical({
+          namespace: 'ns',
+          query: 'hiking dog',
+          filters: {},
+          limit: 10,
+          ...(contextWeight === undefined ? {} : { contextWeight }),
+        })
+        .candidates.map((c) => c.key);
+    expect(search()).toHaveLength(2);
+    expect(search(0)).toHaveLength(1);
+    // The same with a filter, which takes the FTS5 plans rather than the postings cache.
+    const filtered = t.store.lexical.searchLexical({
+      namespace: 'ns',
+      query: 'hiking dog',
+      filters: { kinds: ['turn'] },
+      limit: 10,
+      contextWeight: 0,
+    });
+    expect(filtered.candidates).toHaveLength(1);
+  });
+
   it('never takes context across a session or a namespace', () => {
     t.store.write([
       turn('b1', 'the zeppelin launch is secret', 0, 's1', 'b'),

@@ -19,6 +19,7 @@ export interface SearchFlags {
   k?: string;
   pool?: string;
   rrfK?: string;
+  contextWeight?: string;
   weights?: string;
   decay?: string;
   now?: string;
@@ -74,6 +75,7 @@ export function requestFromFlags(query: string, f: SearchFlags): SearchRequest {
   if (k !== undefined) req.k = k;
   if (pool !== undefined) req.candidatePool = pool;
   if (f.rrfK !== undefined) req.rrfK = Number(f.rrfK);
+  if (f.contextWeight !== undefined) req.contextWeight = Number(f.contextWeight);
   if (f.weights) req.weights = parseWeights(f.weights);
   if (f.decay) req.decay = parseDecay(f.decay);
   if (f.mmr !== undefined) req.mmrLambda = Number(f.mmr);
@@ -116,6 +118,7 @@ async function batchSearch(engine: CairnEngine, file: string): Promise<void> {
         hits: res.hits,
         degraded: res.degraded,
         ...(res.empty ? { empty: res.empty } : {}),
+        ...(res.relevance ? { relevance: res.relevance } : {}),
         tookMs: res.tookMs.total,
       });
     } catch (err) {

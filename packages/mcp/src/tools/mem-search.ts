@@ -59,6 +59,7 @@ export function registerMemSearch(server: McpServer, ctx: ToolContext): void {
         tokens: res.tokens,
         degraded: res.degraded,
         ...(res.empty ? { empty: res.empty } : {}),
+        ...(res.relevance ? { relevance: res.relevance } : {}),
       });
     }),
   );
