@@ -63,6 +63,7 @@ export function buildProgram(): Command {
       '--context-weight <w>',
       "weight of a turn's session context (the turn before it) in the lexical leg; 0 = own words only (default 0.5)",
     )
+    .option('--neighbors <n>', 'attach this many session neighbours before and after each hit (default 0)')
     .option('--weights <spec>', 'leg weights, e.g. lexical=1,vector=0.5 (0 turns a leg off)')
     .option(
       '--decay <spec>',

@@ -47,6 +47,16 @@ export function renderHits(res: SearchResponse): string {
     ]);
   });
   lines.push(table.toString());
+  res.hits.forEach((h, i) => {
+    if (!h.neighbors) return;
+    const line = (n: { id: string; text: string }, mark: string) =>
+      `    ${mark} [${n.id}] ${oneLine(n.text, 90)}`;
+    lines.push(
+      `  #${i + 1} in its session:`,
+      ...h.neighbors.before.map((n) => line(n, '↑')),
+      ...h.neighbors.after.map((n) => line(n, '↓')),
+    );
+  });
   const s = res.explain.settings;
   lines.push(
     `score = (${s.weights.lexical}/(${s.rrfK}+bm25#) + ${s.weights.vector}/(${s.rrfK}+vec#)) × recency × importance` +

@@ -29,9 +29,23 @@ export const HitExplainSchema = z
   })
   .meta({ id: 'HitExplain' });
 
+export const NeighborEntrySchema = z
+  .object({
+    id: z.string(),
+    kind: z.string(),
+    ts: z.number().int(),
+    title: z.string().nullable(),
+    text: z.string(),
+  })
+  .meta({ id: 'NeighborEntry' });
+
 export const SearchHitSchema = IndexEntrySchema.extend({
   score: z.number(),
   explain: HitExplainSchema,
+  neighbors: z
+    .object({ before: z.array(NeighborEntrySchema), after: z.array(NeighborEntrySchema) })
+    .optional()
+    .describe('with the neighbors option: the memories around the hit in its session, oldest first'),
 }).meta({ id: 'SearchHit' });
 
 export type SearchHitOut = z.infer<typeof SearchHitSchema>;

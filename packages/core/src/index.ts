@@ -79,6 +79,7 @@ export type {
   CandidateTrace,
   EmptyReason,
   HitExplain,
+  NeighborEntry,
   RecencySettings,
   SearchHit,
   SearchRelevance,

@@ -108,6 +108,16 @@ export interface MemorySource {
    * found nothing, to say why; an existence check, so an empty page never costs a count of the namespace.
    */
   hasMatching(namespace: string, filters: SearchFilters): boolean;
+  /**
+   * The live memories just before and after `anchor` in its session (same namespace and session, by ts then
+   * key), oldest first. Optional: sources without it return hits without neighbours.
+   */
+  sessionNeighbors?(
+    namespace: string,
+    anchor: { key: number; session: string; ts: number },
+    before: number,
+    after: number,
+  ): { before: KeyedMemory[]; after: KeyedMemory[] };
 }
 
 /** A memory whose text has not been embedded in an embedding space yet (the embed stage's input). */

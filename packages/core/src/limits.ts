@@ -21,6 +21,8 @@ export interface InputLimits {
   maxK: number;
   /** @defaultValue 1_000 (candidates per leg) */
   maxCandidatePool: number;
+  /** @defaultValue 10 (session neighbours attached before and after each hit) */
+  maxNeighbors: number;
 }
 
 export const DEFAULT_INPUT_LIMITS: Readonly<InputLimits> = Object.freeze({
@@ -33,4 +35,5 @@ export const DEFAULT_INPUT_LIMITS: Readonly<InputLimits> = Object.freeze({
   maxQueryChars: 4_096,
   maxK: 1_000,
   maxCandidatePool: 1_000,
+  maxNeighbors: 10,
 });

@@ -45,6 +45,11 @@ export interface SearchOptions {
    */
   contextWeight: number;
   /**
+   * Memories of the same session returned before and after each hit, attached to it as `neighbors` (not
+   * as extra hits): the question a turn answers, and what followed. 0 attaches none. @defaultValue 0
+   */
+  neighbors: number;
+  /**
    * How age enters the score. `'auto'`: relevance first, age breaks ties and close calls, and reaches
    * further when the query has temporal intent; `'off'`; or a half-life / tau multiplied in with no floor.
    * @defaultValue `'auto'`
@@ -70,6 +75,7 @@ export const DEFAULT_SEARCH_OPTIONS: Readonly<SearchOptions> = Object.freeze({
   weights: Object.freeze({ lexical: 1, vector: 1 }),
   rrfK: 60,
   contextWeight: 0.5,
+  neighbors: 0,
   decay: DEFAULT_DECAY,
   recency: DEFAULT_RECENCY_OPTIONS,
   importanceWeight: 0.3,
@@ -143,6 +149,7 @@ export const SearchRequestSchema = z.strictObject({
     .optional(),
   rrfK: z.number().min(0).max(10_000).optional(),
   contextWeight: z.number().min(0).max(10).optional(),
+  neighbors: z.number().int().min(0).max(L.maxNeighbors).optional(),
   decay: DecaySchema.optional(),
   recency: z
     .strictObject({
@@ -239,6 +246,8 @@ export function resolveSearch(
   if (!(weights.lexical >= 0) || !(weights.vector >= 0)) throw bad('weights', 'must be >= 0');
   if (!(opts.rrfK >= 0)) throw bad('rrfK', 'must be >= 0');
   if (!(opts.contextWeight >= 0)) throw bad('contextWeight', 'must be >= 0');
+  if (!Number.isInteger(opts.neighbors) || opts.neighbors < 0 || opts.neighbors > L.maxNeighbors)
+    throw bad('neighbors', `must be an integer in [0, ${L.maxNeighbors}]`);
   if (!(recency.tieBreak >= 0) || !(recency.intent >= 0)) throw bad('recency', 'reaches must be >= 0');
   if (!(recency.peerMargin >= 0 && recency.peerMargin <= 1))
     throw bad('recency', 'peerMargin must be in [0, 1]');

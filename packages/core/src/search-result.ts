@@ -33,6 +33,18 @@ export interface SearchHit extends HitExplain {
   ts: number;
   tags: string[];
   importance: number;
+  /** With the `neighbors` option: the memories around this hit in its session (none without a session). */
+  neighbors?: { before: NeighborEntry[]; after: NeighborEntry[] };
+}
+
+/** A memory shown beside a hit: enough to read it; its id leads to the full record. */
+export interface NeighborEntry {
+  id: string;
+  kind: string;
+  /** Epoch ms. */
+  ts: number;
+  title: string | null;
+  text: string;
 }
 
 /** The recency rule a search used, so every hit's `recency` can be recomputed from the explain. */
@@ -92,6 +104,8 @@ export interface SearchResponse {
       rrfK: number;
       /** Weight of the session context in the lexical leg. */
       contextWeight: number;
+      /** Session neighbours attached before and after each hit. */
+      neighbors: number;
       /** The half-life of the recency curve in use; null with decay off. */
       halfLifeMs: number | null;
       tauMs: number | null;

@@ -10,6 +10,7 @@ import {
   type LexicalCandidate,
   type LexicalLeg,
   type MemorySource,
+  type NeighborEntry,
   NO_TEMPORAL_INTENT,
   type RecencySettings,
   type ResolvedSearch,
@@ -141,7 +142,18 @@ export class HybridRouter {
     for (const [key, m] of this.c.memories.liveByKeys(opts.namespace, missing)) records.set(key, m);
     const hits = selected.flatMap((i) => {
       const m = records.get(fused[i]!.key);
-      return m ? [toHit(fused[i]!, m)] : [];
+      if (!m) return [];
+      const hit = toHit(fused[i]!, m);
+      if (opts.neighbors > 0 && m.session !== null && this.c.memories.sessionNeighbors) {
+        const around = this.c.memories.sessionNeighbors(
+          opts.namespace,
+          { ...m, session: m.session },
+          opts.neighbors,
+          opts.neighbors,
+        );
+        hit.neighbors = { before: around.before.map(toNeighbor), after: around.after.map(toNeighbor) };
+      }
+      return [hit];
     });
     const fusionMs = elapsed(tFuse);
 
@@ -163,6 +175,7 @@ export class HybridRouter {
           weights: opts.weights,
           rrfK: opts.rrfK,
           contextWeight: opts.contextWeight,
+          neighbors: opts.neighbors,
           halfLifeMs: opts.decay.mode === 'fixed' ? opts.decay.halfLifeMs : null,
           tauMs: opts.decay.mode === 'fixed' ? opts.decay.tauMs : null,
           now: opts.now,
@@ -317,6 +330,10 @@ function recencySettings(
     intent: plan.intent,
     peers,
   };
+}
+
+function toNeighbor(m: KeyedMemory): NeighborEntry {
+  return { id: m.id, kind: m.kind, ts: m.ts, title: m.title, text: m.text };
 }
 
 function toHit(c: FusedCandidate, m: KeyedMemory): SearchHit {

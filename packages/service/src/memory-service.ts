@@ -207,7 +207,17 @@ export class MemoryService {
     access.assert(rest.namespace);
     const res = await this.engine.search(parseSearchRequest(rest, context));
     const hits = res.hits.map(toSearchHit);
-    const budget = withinBudget(hits, (h) => countTokens(indexLine(h)), max_tokens);
+    // A hit's neighbours are read in full, so their text counts against the budget with the hit.
+    const budget = withinBudget(
+      hits,
+      (h) =>
+        countTokens(indexLine(h)) +
+        [...(h.neighbors?.before ?? []), ...(h.neighbors?.after ?? [])].reduce(
+          (sum, n) => sum + countTokens(n.text),
+          0,
+        ),
+      max_tokens,
+    );
     const out: SearchResponseOut = {
       namespace: res.namespace,
       query: res.query,
@@ -406,5 +416,6 @@ function toSearchHit(h: SearchHit): SearchHitOut {
       score: h.score,
       parts: h.parts,
     },
+    ...(h.neighbors ? { neighbors: h.neighbors } : {}),
   };
 }

@@ -133,16 +133,36 @@ export class MemoryStore implements MemorySource {
     }
     const anchor = toMemory(anchorRow);
     const scope = anchor.session === null ? 'namespace' : 'session';
-    const sessionClause = scope === 'session' ? 'AND m.session = @session' : '';
+    return { anchor, scope, ...this.around(namespace, anchor, before, after) };
+  }
+
+  /** The live memories just before and after a hit in its session, for search neighbour expansion. */
+  sessionNeighbors(
+    namespace: string,
+    anchor: { key: number; session: string; ts: number },
+    before: number,
+    after: number,
+  ): { before: KeyedMemory[]; after: KeyedMemory[] } {
+    return this.around(namespace, anchor, before, after);
+  }
+
+  /** Neighbours in time within the anchor's session, or its namespace when it has none; oldest first. */
+  private around(
+    namespace: string,
+    anchor: { key: number; session: string | null; ts: number },
+    before: number,
+    after: number,
+  ): { before: KeyedMemory[]; after: KeyedMemory[] } {
+    const sessionClause = anchor.session === null ? '' : 'AND m.session = @session';
     const base = `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.namespace = @namespace ${sessionClause} AND m.deleted_at IS NULL`;
     const params = { namespace, session: anchor.session, ts: anchor.ts, key: anchor.key };
-    const older = this.db
-      .prepare(`${base} AND (m.ts, m.key) < (@ts, @key) ORDER BY m.ts DESC, m.key DESC LIMIT @n`)
+    const older = this.statements
+      .get(`${base} AND (m.ts, m.key) < (@ts, @key) ORDER BY m.ts DESC, m.key DESC LIMIT @n`)
       .all({ ...params, n: Math.max(0, before) }) as MemoryRow[];
-    const newer = this.db
-      .prepare(`${base} AND (m.ts, m.key) > (@ts, @key) ORDER BY m.ts ASC, m.key ASC LIMIT @n`)
+    const newer = this.statements
+      .get(`${base} AND (m.ts, m.key) > (@ts, @key) ORDER BY m.ts ASC, m.key ASC LIMIT @n`)
       .all({ ...params, n: Math.max(0, after) }) as MemoryRow[];
-    return { anchor, scope, before: older.reverse().map(toMemory), after: newer.map(toMemory) };
+    return { before: older.reverse().map(toMemory), after: newer.map(toMemory) };
   }
 
   /**

@@ -20,6 +20,7 @@ export interface SearchFlags {
   pool?: string;
   rrfK?: string;
   contextWeight?: string;
+  neighbors?: string;
   weights?: string;
   decay?: string;
   now?: string;
@@ -76,6 +77,8 @@ export function requestFromFlags(query: string, f: SearchFlags): SearchRequest {
   if (pool !== undefined) req.candidatePool = pool;
   if (f.rrfK !== undefined) req.rrfK = Number(f.rrfK);
   if (f.contextWeight !== undefined) req.contextWeight = Number(f.contextWeight);
+  const neighbors = int(f.neighbors, 'neighbors');
+  if (neighbors !== undefined) req.neighbors = neighbors;
   if (f.weights) req.weights = parseWeights(f.weights);
   if (f.decay) req.decay = parseDecay(f.decay);
   if (f.mmr !== undefined) req.mmrLambda = Number(f.mmr);
