@@ -12,10 +12,11 @@ export interface OpenEngineOptions {
    */
   serving?: boolean;
   /**
-   * The command only reads: when another process (a `cairn serve`, say) writes the data folder, open it
-   * as a reader instead of refusing. @defaultValue false
+   * When another process (a `cairn serve`, another `cairn mcp`) holds the data folder's writer role, open
+   * beside it as a follower (it stores and reads, the writer embeds and indexes) instead of refusing. For
+   * every command that does not need to wait for indexing. @defaultValue false
    */
-  readOnly?: boolean;
+  follow?: boolean;
   /**
    * Read the folder another process of this deployment writes (a `serve --processes` child): never embed
    * or write index files, even without REDIS_URL. @defaultValue false
@@ -38,7 +39,7 @@ export async function openEngine(
     // Serving: the engine's own defaults (no waiting, persist and refresh timers on).
     ...(opts.serving ? {} : { waitForIndex: true, persistIntervalMs: 0, refreshIntervalMs: 0 }),
     pipeline: env.REDIS_URL || opts.reader ? 'external' : 'embedded',
-    ifWriterRunning: opts.readOnly ? 'read' : 'fail',
+    ifWriterRunning: opts.follow ? 'read' : 'fail',
     embedderSpec: env.CAIRN_EMBEDDER,
     env: env.raw,
     log: (level, msg, data) => logger[level](data ?? {}, msg),

@@ -30,6 +30,7 @@ export function exitCodeFor(code: CairnErrorCode): number {
     case 'PAYLOAD_TOO_LARGE':
       return EXIT.usage;
     case 'RATE_LIMITED':
+    case 'WRITER_ELSEWHERE':
     case 'BACKEND_UNAVAILABLE':
     case 'STORAGE_ERROR':
     case 'STORAGE_FULL':

@@ -28,6 +28,8 @@ export function httpStatusOf(code: CairnErrorCode): number {
       return 404;
     case 'PAYLOAD_TOO_LARGE':
       return 413;
+    case 'WRITER_ELSEWHERE':
+      return 409;
     case 'RATE_LIMITED':
       return 429;
     case 'BACKEND_UNAVAILABLE':

@@ -23,6 +23,12 @@ export const CairnErrorCode = {
   STORAGE_ERROR: 'STORAGE_ERROR',
   /** The disk holding the data folder is full: nothing of the write was stored; free space and retry. */
   STORAGE_FULL: 'STORAGE_FULL',
+  /**
+   * The operation needs the data folder's writer role (embedding and indexing, e.g. a bulk ingest that
+   * waits until everything is indexed), and another live process holds it. Run it through that process,
+   * or retry once it exits: the role passes to the next process that asks.
+   */
+  WRITER_ELSEWHERE: 'WRITER_ELSEWHERE',
   /** A bug: an invariant did not hold. */
   INTERNAL: 'INTERNAL',
 } as const;

@@ -100,6 +100,16 @@ export class CairnEngine {
   private readonly pool: ComputePool | null;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly log: EngineLog;
+  /**
+   * `writer`: holds the data folder's writer lock; stores, embeds, indexes and saves index files.
+   * `follower`: another live process holds the lock; this one stores what it is given (SQLite serialises
+   * the writes of every process), reads the writer's vectors and index files, never writes them, and takes
+   * the role over as soon as the lock is free (the writer exited or died). `external`: a distributed
+   * deployment's read side; its workers embed and index.
+   */
+  private role: 'writer' | 'follower' | 'external';
+  /** The store's change sequence the writer last kicked its embed stage at (others' writes move it). */
+  private seenChangeSeq = -1;
   /** Whether cairn.db can be trusted; every public operation goes through its guard. */
   readonly health: StoreHealth;
   private closed = false;
@@ -110,10 +120,11 @@ export class CairnEngine {
     store: MemoryStore,
     embedder: Embedder | null,
     space: SpaceInfo | null,
-    private readonly lock: DataFolderLock | null = null,
-    /** Set when this engine opened as a reader because another process writes its folder. */
-    readonly readerBecause: string | null = null,
+    private lock: DataFolderLock | null = null,
+    /** Set when this engine opened as a follower because another process writes its folder. */
+    private followerBecause: string | null = null,
   ) {
+    this.role = opts.pipeline !== 'external' ? 'writer' : followerBecause ? 'follower' : 'external';
     this.log = opts.log ?? noLog;
     this.store = store;
     this.health = new StoreHealth(join(dataDir, 'cairn.db'), this.log);
@@ -157,13 +168,13 @@ export class CairnEngine {
         const who = `process ${r.heldBy.pid} on ${r.heldBy.host} (since ${new Date(r.heldBy.since).toISOString()})`;
         if (opts.ifWriterRunning !== 'read')
           throw new CairnError(
-            'STORAGE_ERROR',
+            'WRITER_ELSEWHERE',
             `data folder ${opts.dataDir} is being written by ${who}: one embedded process writes a data folder; send writes through it (cairn serve, then the API or cairn mcp --api) or stop it`,
             { field: 'dataDir', heldBy: r.heldBy },
           );
-        // Read what the writer stores; never touch its index files.
+        // Store and read beside the writer; never touch its index files; take over when it is gone.
         opts = { ...opts, pipeline: 'external' };
-        readerBecause = `data folder ${opts.dataDir} is being written by ${who}; this process only reads it (write through that process: cairn serve and the API, or cairn mcp --api)`;
+        readerBecause = `data folder ${opts.dataDir} is being written by ${who}`;
       }
     }
     const dbPath = join(opts.dataDir, 'cairn.db');
@@ -213,18 +224,27 @@ export class CairnEngine {
   get router(): HybridRouter {
     return this.serving.router;
   }
+  /** True unless this process holds the writer role (it neither embeds nor writes index files). */
   private get external(): boolean {
-    return this.opts.pipeline === 'external';
+    return this.role !== 'writer';
   }
 
-  /** Validates and stores a batch; every item not `rejected` is durable when this returns. */
+  /** This process's part in its data folder (see `role`); a follower says who writes. */
+  get writerRole(): { role: 'writer' | 'follower' | 'external'; writer: string | null } {
+    return { role: this.role, writer: this.role === 'follower' ? this.followerBecause : null };
+  }
+
+  /**
+   * Validates and stores a batch; every item not `rejected` is durable when this returns. A follower
+   * stores too, and the writer embeds and indexes what it stored (within a refresh interval).
+   */
   ingest(inputs: readonly unknown[]): CaptureResult {
-    if (this.external)
+    if (this.role === 'external')
       throw new CairnError(
-        'INVALID_INPUT',
-        this.readerBecause ??
-          'this engine reads a distributed deployment; write through the capture queue (REDIS_URL) instead',
+        'WRITER_ELSEWHERE',
+        'this engine reads a distributed deployment; write through the capture queue (REDIS_URL) instead',
       );
+    if (this.role === 'follower') return this.health.guard(() => this.pipeline.capture(inputs));
     return this.health.guard(() => this.pipeline.ingest(inputs));
   }
 
@@ -271,7 +291,10 @@ export class CairnEngine {
    * an external engine's vector indexes take in new vectors and graph generations.
    */
   refresh(): void {
-    if (this.closed || this.opts.embedder !== undefined) {
+    if (this.closed) return;
+    if (this.role === 'follower') this.tryTakeOver();
+    else if (this.role === 'writer') this.embedOthersWrites();
+    if (this.opts.embedder !== undefined) {
       if (this.external) this.serving.vectors?.refresh();
       return;
     }
@@ -287,6 +310,33 @@ export class CairnEngine {
       }
     }
     if (this.external) this.serving.vectors?.refresh();
+  }
+
+  /**
+   * A follower asks for the writer lock on every refresh: it is free once the writer exited, and at once
+   * when the writer died on this host (its pid is gone). Taking it over, this process serves as the writer:
+   * its vector indexes are reopened as the writer's, and everything stored meanwhile is embedded.
+   */
+  private tryTakeOver(): void {
+    const r = DataFolderLock.acquire(this.dataDir);
+    if (!(r instanceof DataFolderLock)) return;
+    this.lock = r;
+    this.role = 'writer';
+    const was = this.followerBecause;
+    this.followerBecause = null;
+    const old = this.serving;
+    this.serving = this.serve(old.embedder, old.space);
+    void old.vectors?.close();
+    this.log('info', 'took over the writer role of the data folder', { dataDir: this.dataDir, was });
+    this.pipeline.kick();
+  }
+
+  /** Followers store without embedding: the writer notices their writes by the change sequence. */
+  private embedOthersWrites(): void {
+    const seq = this.store.changeSeq();
+    if (seq === this.seenChangeSeq) return;
+    this.seenChangeSeq = seq;
+    this.pipeline.kick();
   }
 
   /** Serves queries from another (complete) space; the old space's index is flushed and dropped. */

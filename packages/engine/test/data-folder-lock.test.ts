@@ -22,18 +22,48 @@ async function engine(opts: Partial<Parameters<typeof CairnEngine.open>[0]> = {}
 }
 
 describe('one embedded writer per data folder', () => {
-  it('refuses a second writer, naming the first; a reader may open beside it and cannot write', async () => {
+  it('refuses a second writer with WRITER_ELSEWHERE, naming the first; a follower opens beside it and stores', async () => {
     const writer = await engine();
     writer.ingest([{ namespace: 'ns', id: 'a', text: 'written by the writer about kafka' }]);
     await writer.drain();
     await expect(engine()).rejects.toMatchObject({
-      code: 'STORAGE_ERROR',
+      code: 'WRITER_ELSEWHERE',
       message: expect.stringContaining(`process ${process.pid}`),
     });
-    const reader = await engine({ ifWriterRunning: 'read' });
-    expect(reader.readerBecause).toMatch(/being written by process/);
-    expect((await reader.search({ namespace: 'ns', query: 'kafka' })).hits[0]!.id).toBe('a');
-    expect(() => reader.ingest([{ namespace: 'ns', text: 'x' }])).toThrow(/cairn serve/);
+    const follower = await engine({ ifWriterRunning: 'read' });
+    expect(follower.writerRole).toMatchObject({
+      role: 'follower',
+      writer: expect.stringMatching(/being written by process/),
+    });
+    expect((await follower.search({ namespace: 'ns', query: 'kafka' })).hits[0]!.id).toBe('a');
+    // The follower stores (durably, lexically searchable at once); the writer embeds it on its next refresh.
+    expect(
+      follower.ingest([{ namespace: 'ns', id: 'b', text: 'stored by the follower about zookeeper' }]).counts
+        .stored,
+    ).toBe(1);
+    expect((await writer.search({ namespace: 'ns', query: 'zookeeper' })).hits[0]!.id).toBe('b');
+    expect(writer.stats().namespaces.ns).toMatchObject({ stored: 2, pending: 1 });
+    writer.refresh();
+    await writer.drain();
+    expect(writer.stats().namespaces.ns).toMatchObject({ stored: 2, embedded: 2, pending: 0 });
+  });
+
+  it('a follower takes the writer role over once the writer is gone, and embeds what was stored meanwhile', async () => {
+    const writer = await engine();
+    const follower = await engine({ ifWriterRunning: 'read' });
+    follower.ingest([{ namespace: 'ns', id: 'f1', text: 'saved while the writer ran' }]);
+    follower.refresh();
+    expect(follower.writerRole.role).toBe('follower');
+    await writer.close();
+    open.splice(open.indexOf(writer), 1);
+    follower.ingest([{ namespace: 'ns', id: 'f2', text: 'saved while nobody embedded' }]);
+    follower.refresh();
+    expect(follower.writerRole).toEqual({ role: 'writer', writer: null });
+    await follower.drain();
+    expect(follower.stats().namespaces.ns).toMatchObject({ stored: 2, embedded: 2, pending: 0 });
+    const res = await follower.search({ namespace: 'ns', query: 'nobody embedded', weights: { lexical: 0 } });
+    expect(res.hits[0]!.id).toBe('f2');
+    await expect(engine()).rejects.toMatchObject({ code: 'WRITER_ELSEWHERE' });
   });
 
   it('frees the folder on close', async () => {
@@ -41,7 +71,7 @@ describe('one embedded writer per data folder', () => {
     await first.close();
     open.splice(open.indexOf(first), 1);
     const second = await engine();
-    expect(second.readerBecause).toBeNull();
+    expect(second.writerRole.role).toBe('writer');
   });
 
   it('takes over the lock of a writer that died (kill -9 leaves the file behind)', async () => {
@@ -52,11 +82,11 @@ describe('one embedded writer per data folder', () => {
     const pid = Number(dead.stdout);
     const lock = (holder: object) => writeFileSync(DataFolderLock.file(dir), JSON.stringify(holder));
     lock({ pid, host: hostname(), since: Date.now(), token: 'dead' });
-    expect((await engine()).readerBecause).toBeNull();
+    expect((await engine()).writerRole.role).toBe('writer');
     await open.pop()!.close();
     // An earlier process with our pid (PID 1 in a restarted container) is not us.
     lock({ pid: process.pid, host: hostname(), since: Date.now(), token: 'earlier-incarnation' });
-    expect((await engine()).readerBecause).toBeNull();
+    expect((await engine()).writerRole.role).toBe('writer');
     await open.pop()!.close();
   });
 
@@ -64,17 +94,20 @@ describe('one embedded writer per data folder', () => {
     const file = DataFolderLock.file(dir);
     writeFileSync(file, JSON.stringify({ pid: 1, host: 'elsewhere', since: Date.now(), token: 'remote' }));
     await expect(engine()).rejects.toMatchObject({
-      code: 'STORAGE_ERROR',
+      code: 'WRITER_ELSEWHERE',
       message: expect.stringContaining('elsewhere'),
     });
     const old = new Date(Date.now() - 5 * 60_000);
     utimesSync(file, old, old);
-    expect((await engine()).readerBecause).toBeNull();
+    expect((await engine()).writerRole.role).toBe('writer');
   });
 
   it('external readers of a distributed deployment never take the lock', async () => {
-    await engine({ pipeline: 'external' });
+    const external = await engine({ pipeline: 'external' });
+    expect(external.writerRole.role).toBe('external');
     const writer = await engine();
-    expect(writer.readerBecause).toBeNull();
+    expect(writer.writerRole.role).toBe('writer');
+    external.refresh();
+    expect(external.writerRole.role).toBe('external');
   });
 });

@@ -63,6 +63,14 @@ export class EmbeddedPipeline {
   }
 
   /**
+   * Stores a batch (durable on return) without embedding it: another process, the data folder's writer,
+   * embeds and indexes it.
+   */
+  capture(inputs: readonly unknown[], now = Date.now()): CaptureResult {
+    return captureBatch(this.records, inputs, now);
+  }
+
+  /**
    * Embeds into another space from now on (a reindex finished and its space was activated). A pass under
    * way finishes in the old space; the new space's cursor says what it still lacks.
    */

@@ -182,6 +182,11 @@ export class MemoryStore implements MemorySource {
     ).map(toMemory);
   }
 
+  /** The highest change sequence: it moves whenever any process stores or rewrites a memory. */
+  changeSeq(): number {
+    return (this.statements.get('SELECT max(change_seq) FROM memories').pluck().get() as number | null) ?? 0;
+  }
+
   /** Tombstones a memory: it leaves search, get and timeline at once; its vector is dropped. */
   delete(namespace: string, id: string): boolean {
     if (!this.writer) throw new CairnError('STORAGE_ERROR', 'the store is open read-only');

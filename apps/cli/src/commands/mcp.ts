@@ -105,7 +105,7 @@ function remoteBackend(baseUrl: string, apiKey: string | undefined): Backend {
  * saves go through the capture queue, as `cairn ingest` does.
  */
 async function localBackend(dataDir: string | undefined, env: CliEnv): Promise<Backend> {
-  const engine = await openEngine(dataDir, env, { serving: true, readOnly: true });
+  const engine = await openEngine(dataDir, env, { serving: true, follow: true });
   try {
     const topology = env.REDIS_URL ? await connectQueues(env) : null;
     const producer = topology

@@ -93,14 +93,14 @@ export async function searchCommand(
 ): Promise<void> {
   if (flags.queries) {
     await withEngine(flags.dataDir, env, (engine) => batchSearch(engine, flags.queries!), {
-      readOnly: true,
+      follow: true,
     });
     return;
   }
   if (query === undefined)
     throw new CairnError('INVALID_INPUT', 'give a query, or --queries <file.jsonl>', { field: 'query' });
   const req = requestFromFlags(query, flags);
-  const res = await withEngine(flags.dataDir, env, (engine) => engine.search(req), { readOnly: true });
+  const res = await withEngine(flags.dataDir, env, (engine) => engine.search(req), { follow: true });
   if (flags.json) writeJson(res);
   else process.stdout.write(renderHits(res));
 }
