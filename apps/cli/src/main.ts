@@ -1,5 +1,7 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
+import { addCommand, contextCommand, listCommand } from './commands/browse.js';
 import { checkCommand } from './commands/check.js';
 import { demoCommand } from './commands/demo.js';
 import { ingestCommand } from './commands/ingest.js';
@@ -19,7 +21,12 @@ export function buildProgram(): Command {
   const program = new Command('cairn')
     .description('Cairn: hybrid (BM25 + vector) memory for AI agents, with explained rankings')
     .showHelpAfterError()
-    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) })
+    .version(
+      (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
+        .version,
+      '-V, --version',
+    );
   const dataDir = () => new Option('--data-dir <dir>', 'data folder (default: $CAIRN_DATA_DIR or ./.cairn)');
   const json = () => new Option('--json', 'print JSON on stdout (logs stay on stderr)');
   const run =
@@ -87,6 +94,48 @@ export function buildProgram(): Command {
     .addOption(dataDir())
     .addOption(json())
     .action(run(searchCommand));
+
+  program
+    .command('add')
+    .description('store one memory, given as the argument or on stdin (works beside a running server)')
+    .argument('[text]')
+    .option('-n, --namespace <ns>', 'namespace')
+    .option('--kind <kind>', 'observation (default), turn, summary, fact, prompt, …')
+    .option('--title <title>', 'one line shown in indexes')
+    .option('--session <id>', 'the session it belongs to')
+    .option('--tag <tag>', 'a tag (repeatable)', collect)
+    .option('--importance <x>', '0–1 (default 0.5)')
+    .option('--id <id>', 'your own id (default: derived from the content)')
+    .addOption(dataDir())
+    .addOption(json())
+    .action(run(addCommand));
+
+  program
+    .command('list')
+    .description('browse a namespace newest first, with filters and no query')
+    .option('-n, --namespace <ns>', 'namespace')
+    .option('--kind <kind>', 'only this kind (repeatable)', collect)
+    .option('--session <id>', 'only this session (repeatable)', collect)
+    .option('--tag <tag>', 'only memories with this tag (repeatable, any of)', collect)
+    .option('--since <time>', 'only memories at or after this time')
+    .option('--until <time>', 'only memories before this time')
+    .option('--limit <n>', 'memories to show', '20')
+    .option('--offset <n>', 'skip this many of the newest (paging)', '0')
+    .addOption(dataDir())
+    .addOption(json())
+    .action(run(listCommand));
+
+  program
+    .command('context')
+    .description(
+      'the session-start pack (recent summaries and what is relevant to --query), within a token budget',
+    )
+    .option('-n, --namespace <ns>', 'namespace')
+    .option('-q, --query <text>', 'what the session is about')
+    .option('--max-tokens <n>', 'token budget of the pack', '2000')
+    .addOption(dataDir())
+    .addOption(json())
+    .action(run(contextCommand));
 
   program
     .command('get')

@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { CairnError } from '@cairn/core';
 import { CairnEngine } from '@cairn/engine';
 import { QueueTopology } from '@cairn/pipeline';
 import type { CliEnv } from './env.js';
@@ -18,6 +21,11 @@ export interface OpenEngineOptions {
    */
   follow?: boolean;
   /**
+   * The command only reads: the data folder must already hold a database. A mistyped `--data-dir` is named
+   * (NOT_FOUND, exit 2) instead of silently becoming a new, empty folder. @defaultValue false
+   */
+  existing?: boolean;
+  /**
    * Read the folder another process of this deployment writes (a `serve --processes` child): never embed
    * or write index files, even without REDIS_URL. @defaultValue false
    */
@@ -34,8 +42,16 @@ export async function openEngine(
   opts: OpenEngineOptions = {},
 ): Promise<CairnEngine> {
   const logger = createLogger(env.CAIRN_LOG_LEVEL);
+  const dataDir = resolveDataDir(dataDirFlag, env);
+  if (opts.existing && !existsSync(join(dataDir, 'cairn.db'))) {
+    throw new CairnError(
+      'NOT_FOUND',
+      `no Cairn data folder at ${dataDir} (it holds no cairn.db): check --data-dir or CAIRN_DATA_DIR; a read never creates one`,
+      { field: 'dataDir' },
+    );
+  }
   return CairnEngine.open({
-    dataDir: resolveDataDir(dataDirFlag, env),
+    dataDir,
     // Serving: the engine's own defaults (no waiting, persist and refresh timers on).
     ...(opts.serving ? {} : { waitForIndex: true, persistIntervalMs: 0, refreshIntervalMs: 0 }),
     pipeline: env.REDIS_URL || opts.reader ? 'external' : 'embedded',

@@ -57,6 +57,30 @@ export function renderHits(res: SearchResponse): string {
       ...h.neighbors.after.map((n) => line(n, '↓')),
     );
   });
+  const candidates = res.explain.candidates;
+  if (candidates) {
+    // explain full: every fused candidate, best first, and what became of it.
+    const trace = new Table({
+      head: ['cand', 'id', 'fate', 'pos', 'score', 'rrf', 'bm25#', 'vec#', 'bm25', 'cosine', 'recency'],
+      style: { head: [], border: [] },
+    });
+    candidates.forEach((c, i) => {
+      trace.push([
+        i + 1,
+        oneLine(c.id, 24),
+        c.fate === 'duplicate' && c.duplicateOf ? `duplicate of ${oneLine(c.duplicateOf, 16)}` : c.fate,
+        c.position ?? '–',
+        c.score.toExponential(3),
+        c.rrf.toExponential(3),
+        c.bm25Rank ?? '–',
+        c.vecRank ?? '–',
+        num(c.bm25, 2),
+        num(c.cosine),
+        num(c.recency),
+      ]);
+    });
+    lines.push(`candidate trace (${candidates.length} fused):`, trace.toString());
+  }
   const s = res.explain.settings;
   lines.push(
     `score = (${s.weights.lexical}/(${s.rrfK}+bm25#) + ${s.weights.vector}/(${s.rrfK}+vec#)) × recency × importance` +

@@ -90,8 +90,23 @@ describe('cairn serve (embedded)', () => {
     const search = cli(['search', 'flaky auth test', '-n', 'proj', '--json']);
     expect(JSON.parse(search.stdout).hits[0].id).toBe(w.body.items[0].id);
     const ingest = cli(['ingest', '-']);
-    expect(ingest.status).not.toBe(0);
+    expect(ingest.status).toBe(1);
+    expect(ingest.stderr).toContain('WRITER_ELSEWHERE');
     expect(ingest.stderr).toContain(`process ${child.pid}`);
+    // cairn add stores beside the server (a follower); the server finds it at once and embeds it.
+    const add = cli(['add', 'the release train leaves on Thursdays', '-n', 'proj', '--json']);
+    expect(add.status, add.stderr).toBe(0);
+    const addedId = JSON.parse(add.stdout).id as string;
+    const found = await post(`${url}/v1/search`, { namespace: 'proj', query: 'release train Thursdays' });
+    expect(found.body.hits[0].id).toBe(addedId);
+    let embedded = 0;
+    for (let i = 0; i < 50 && embedded < 2; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      const stats = await fetch(`${url}/v1/stats`, { headers: { authorization: `Bearer ${KEY}` } });
+      embedded = ((await stats.json()) as { namespaces: Record<string, { embedded: number }> }).namespaces
+        .proj!.embedded;
+    }
+    expect(embedded).toBe(2);
     const exited = once(child, 'exit');
     child.kill('SIGTERM');
     expect((await exited)[0]).toBe(0);

@@ -219,6 +219,87 @@ describe('cairn ingest killed with SIGKILL', () => {
   });
 });
 
+describe('cairn add, list, context and --version', () => {
+  it('adds from an argument and from stdin, lists newest first with filters, and builds the context pack', () => {
+    const added = cairn([
+      'add',
+      'we deploy with blue-green switching',
+      '-n',
+      'proj',
+      '--kind',
+      'fact',
+      '--json',
+    ]);
+    expect(added.code, added.stderr).toBe(0);
+    expect(JSON.parse(added.stdout)).toMatchObject({ namespace: 'proj', status: 'stored' });
+    const piped = spawnSync(
+      process.execPath,
+      [MAIN, 'add', '-n', 'proj', '--session', 's9', '--tag', 'ops'],
+      {
+        encoding: 'utf8',
+        input: 'the staging database moved to eu-west-2\n',
+        env: { ...process.env, CAIRN_DATA_DIR: join(dir, 'data') },
+      },
+    );
+    expect(piped.status, piped.stderr).toBe(0);
+    expect(piped.stdout).toMatch(/^stored m_\w+ in proj\n$/);
+    expect(cairn(['add', '-n', 'proj']).code).toBe(2);
+
+    const all = JSON.parse(cairn(['list', '-n', 'proj', '--json']).stdout) as {
+      memories: Array<{ text: string }>;
+    };
+    expect(all.memories.map((m) => m.text)).toEqual([
+      'the staging database moved to eu-west-2',
+      'we deploy with blue-green switching',
+    ]);
+    const facts = JSON.parse(cairn(['list', '-n', 'proj', '--kind', 'fact', '--json']).stdout) as {
+      memories: Array<{ kind: string }>;
+    };
+    expect(facts.memories.map((m) => m.kind)).toEqual(['fact']);
+    const page2 = JSON.parse(
+      cairn(['list', '-n', 'proj', '--limit', '1', '--offset', '1', '--json']).stdout,
+    ) as {
+      memories: Array<{ text: string }>;
+    };
+    expect(page2.memories.map((m) => m.text)).toEqual(['we deploy with blue-green switching']);
+    expect(cairn(['list', '-n', 'other']).stdout).toContain('no memories in other');
+
+    const pack = cairn(['context', '-n', 'proj', '-q', 'staging database', '--json']);
+    expect(pack.code, pack.stderr).toBe(0);
+    expect(JSON.parse(pack.stdout)).toMatchObject({
+      namespace: 'proj',
+      text: expect.stringContaining('eu-west-2'),
+    });
+
+    const version = cairn(['--version']);
+    expect(version.code).toBe(0);
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+
+  it('a read on a mistyped --data-dir names it, exits 2 and creates nothing', () => {
+    const typo = join(dir, 'no-such-folder');
+    for (const args of [
+      ['search', 'x', '-n', 'proj'],
+      ['list', '-n', 'proj'],
+      ['stats'],
+      ['get', 'a1', '-n', 'proj'],
+    ]) {
+      const r = cairn([...args, '--data-dir', typo]);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toContain(`no Cairn data folder at ${typo}`);
+    }
+    expect(existsSync(typo)).toBe(false);
+  });
+
+  it('--explain full prints the candidate trace with each fate', () => {
+    cairn(['ingest', file('m.jsonl', memories)]);
+    const r = cairn(['search', 'redis timeout config', '-n', 'proj', '--explain', 'full', '-k', '1']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/candidate trace \(\d+ fused\)/);
+    expect(r.stdout).toContain('below_k');
+  });
+});
+
 describe('cairn check', () => {
   it('passes a healthy data folder, names the damage in a broken one and exits 1, and search refuses it by name', () => {
     const many = Array.from({ length: 2_000 }, (_, i) => ({

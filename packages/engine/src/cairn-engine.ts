@@ -6,6 +6,7 @@ import {
   type Embedder,
   embeddingSpaceOf,
   type KeyedMemory,
+  type SearchFilters,
   type SearchRequest,
   type SearchResponse,
   searchDefaultsFor,
@@ -280,6 +281,11 @@ export class CairnEngine {
   /** The newest live memories of a namespace, optionally of some kinds. */
   recent(namespace: string, opts: { kinds?: readonly string[]; limit: number }): KeyedMemory[] {
     return this.health.guard(() => this.store.recent(namespace, opts));
+  }
+
+  /** The live memories of a namespace passing `filters`, newest first: browsing without a query. */
+  list(namespace: string, filters: SearchFilters, limit: number, offset = 0): KeyedMemory[] {
+    return this.health.guard(() => this.store.list(namespace, filters, limit, offset));
   }
 
   delete(namespace: string, id: string): boolean {

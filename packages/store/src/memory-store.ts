@@ -182,6 +182,21 @@ export class MemoryStore implements MemorySource {
     ).map(toMemory);
   }
 
+  /**
+   * Browsing without a query: the live memories of a namespace that pass the filters, newest first, at
+   * most `limit`, skipping the `offset` newest (a page). Namespace-confined like every read.
+   */
+  list(namespace: string, filters: SearchFilters, limit: number, offset = 0): KeyedMemory[] {
+    const where = liveFilterSql(namespace, filters);
+    return (
+      this.statements
+        .get(
+          `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE ${where.sql} ORDER BY m.ts DESC, m.key DESC LIMIT ? OFFSET ?`,
+        )
+        .all(...where.params, Math.max(0, limit), Math.max(0, offset)) as MemoryRow[]
+    ).map(toMemory);
+  }
+
   /** The highest change sequence: it moves whenever any process stores or rewrites a memory. */
   changeSeq(): number {
     return (this.statements.get('SELECT max(change_seq) FROM memories').pluck().get() as number | null) ?? 0;

@@ -19,7 +19,10 @@ const requireNamespace = (f: NsFlags) => {
 
 export async function getCommand(ids: string[], flags: NsFlags, env: CliEnv): Promise<void> {
   const ns = requireNamespace(flags);
-  const res = await withEngine(flags.dataDir, env, async (e) => e.get(ns, ids), { follow: true });
+  const res = await withEngine(flags.dataDir, env, async (e) => e.get(ns, ids), {
+    follow: true,
+    existing: true,
+  });
   if (flags.json) writeJson({ memories: res.memories.map(({ key: _k, ...m }) => m), missing: res.missing });
   else {
     for (const m of res.memories) {
@@ -46,7 +49,7 @@ export async function timelineCommand(
     env,
     async (e) =>
       e.timeline(ns, anchor, Number.parseInt(flags.before, 10) || 0, Number.parseInt(flags.after, 10) || 0),
-    { follow: true },
+    { follow: true, existing: true },
   );
   const strip = <T extends { key: number }>({ key: _k, ...m }: T) => m;
   if (flags.json) {
@@ -67,7 +70,7 @@ export async function statsCommand(flags: { dataDir?: string; json?: boolean }, 
     flags.dataDir,
     env,
     async (e) => e.stats(),
-    { follow: true },
+    { follow: true, existing: true },
   );
   if (env.REDIS_URL) stats.queues = await withQueues(env, queueCounts);
   if (flags.json) {
@@ -90,7 +93,10 @@ export async function statsCommand(flags: { dataDir?: string; json?: boolean }, 
 
 export async function deleteCommand(id: string, flags: NsFlags, env: CliEnv): Promise<void> {
   const ns = requireNamespace(flags);
-  const ok = await withEngine(flags.dataDir, env, async (e) => e.delete(ns, id), { follow: true });
+  const ok = await withEngine(flags.dataDir, env, async (e) => e.delete(ns, id), {
+    follow: true,
+    existing: true,
+  });
   if (!ok) throw new CairnError('NOT_FOUND', `no memory with id "${id}" in namespace "${ns}"`);
   if (flags.json) writeJson({ deleted: id });
   else process.stdout.write(`deleted ${id}\n`);

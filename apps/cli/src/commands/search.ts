@@ -94,13 +94,17 @@ export async function searchCommand(
   if (flags.queries) {
     await withEngine(flags.dataDir, env, (engine) => batchSearch(engine, flags.queries!), {
       follow: true,
+      existing: true,
     });
     return;
   }
   if (query === undefined)
     throw new CairnError('INVALID_INPUT', 'give a query, or --queries <file.jsonl>', { field: 'query' });
   const req = requestFromFlags(query, flags);
-  const res = await withEngine(flags.dataDir, env, (engine) => engine.search(req), { follow: true });
+  const res = await withEngine(flags.dataDir, env, (engine) => engine.search(req), {
+    follow: true,
+    existing: true,
+  });
   if (flags.json) writeJson(res);
   else process.stdout.write(renderHits(res));
 }

@@ -1,0 +1,128 @@
+import { text as readStream } from 'node:stream/consumers';
+import { CairnError, type CairnErrorCode, parseTimestamp, type SearchFilters } from '@cairn/core';
+import { MemoryService, NamespaceAccess } from '@cairn/service';
+import type { CliEnv } from '../env.js';
+import { withEngine } from '../open-engine.js';
+import { writeJson } from '../output.js';
+import { renderMemories } from '../render.js';
+
+interface AddFlags {
+  namespace?: string;
+  kind?: string;
+  title?: string;
+  session?: string;
+  tag?: string[];
+  importance?: string;
+  id?: string;
+  dataDir?: string;
+  json?: boolean;
+}
+
+const requireNamespace = (ns: string | undefined) => {
+  if (!ns) throw new CairnError('INVALID_INPUT', '--namespace is required', { field: 'namespace' });
+  return ns;
+};
+
+const time = (v: string | undefined, field: string) =>
+  v === undefined ? undefined : parseTimestamp(/^\d+$/.test(v) ? Number(v) : v, field);
+
+/**
+ * `cairn add "text"` (or the text on stdin): one memory. Beside a running writer (a `cairn serve`, a
+ * `cairn mcp`) it is stored as a follower and the writer embeds it; otherwise it is embedded by the next
+ * process that writes the folder.
+ */
+export async function addCommand(textArg: string | undefined, flags: AddFlags, env: CliEnv): Promise<void> {
+  const namespace = requireNamespace(flags.namespace);
+  const text = textArg ?? (process.stdin.isTTY ? '' : (await readStream(process.stdin)).trimEnd());
+  if (!text.trim())
+    throw new CairnError('INVALID_INPUT', 'give the memory as an argument or on stdin', { field: 'text' });
+  const memory: Record<string, unknown> = { namespace, text };
+  if (flags.kind) memory.kind = flags.kind;
+  if (flags.title) memory.title = flags.title;
+  if (flags.session) memory.session = flags.session;
+  if (flags.tag?.length) memory.tags = flags.tag;
+  if (flags.id) memory.id = flags.id;
+  if (flags.importance !== undefined) memory.importance = Number(flags.importance);
+  const res = await withEngine(flags.dataDir, env, async (e) => e.ingest([memory]), { follow: true });
+  const item = res.items[0]!;
+  if (item.status === 'rejected') {
+    const e = item.error!;
+    throw new CairnError(
+      e.code as CairnErrorCode,
+      e.message,
+      e.field === undefined ? {} : { field: e.field },
+    );
+  }
+  if (flags.json) writeJson({ id: item.id, namespace, status: item.status });
+  else process.stdout.write(`${item.status} ${item.id} in ${namespace}\n`);
+}
+
+interface ListFlags {
+  namespace?: string;
+  kind?: string[];
+  session?: string[];
+  tag?: string[];
+  since?: string;
+  until?: string;
+  limit: string;
+  offset: string;
+  dataDir?: string;
+  json?: boolean;
+}
+
+/** `cairn list`: browse a namespace newest first, with filters and no query. */
+export async function listCommand(flags: ListFlags, env: CliEnv): Promise<void> {
+  const namespace = requireNamespace(flags.namespace);
+  const filters: SearchFilters = {};
+  if (flags.kind?.length) filters.kinds = flags.kind;
+  if (flags.session?.length) filters.sessions = flags.session;
+  if (flags.tag?.length) filters.tags = flags.tag;
+  const since = time(flags.since, 'since');
+  const until = time(flags.until, 'until');
+  if (since !== undefined) filters.since = since;
+  if (until !== undefined) filters.until = until;
+  const limit = Number(flags.limit);
+  const offset = Number(flags.offset);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
+    throw new CairnError('INVALID_INPUT', '--limit must be an integer in [1, 10000]', { field: 'limit' });
+  if (!Number.isInteger(offset) || offset < 0)
+    throw new CairnError('INVALID_INPUT', '--offset must be an integer >= 0', { field: 'offset' });
+  const memories = await withEngine(
+    flags.dataDir,
+    env,
+    async (e) => e.list(namespace, filters, limit, offset),
+    {
+      follow: true,
+      existing: true,
+    },
+  );
+  if (flags.json) writeJson({ namespace, memories: memories.map(({ key: _k, ...m }) => m) });
+  else if (memories.length === 0) process.stdout.write(`no memories in ${namespace} pass these filters\n`);
+  else process.stdout.write(renderMemories(memories));
+}
+
+interface ContextFlags {
+  namespace?: string;
+  query?: string;
+  maxTokens: string;
+  dataDir?: string;
+  json?: boolean;
+}
+
+/** `cairn context`: the session-start pack an agent gets from mem_context, within a token budget. */
+export async function contextCommand(flags: ContextFlags, env: CliEnv): Promise<void> {
+  const namespace = requireNamespace(flags.namespace);
+  const pack = await withEngine(
+    flags.dataDir,
+    env,
+    async (engine) =>
+      new MemoryService({ engine }).context(NamespaceAccess.everything(), {
+        namespace,
+        ...(flags.query ? { query: flags.query } : {}),
+        max_tokens: Number(flags.maxTokens),
+      }),
+    { follow: true, existing: true },
+  );
+  if (flags.json) writeJson(pack);
+  else process.stdout.write(`${pack.text}\n`);
+}
