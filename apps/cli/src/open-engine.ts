@@ -22,7 +22,8 @@ export interface OpenEngineOptions {
   follow?: boolean;
   /**
    * The command only reads: the data folder must already hold a database. A mistyped `--data-dir` is named
-   * (NOT_FOUND, exit 2) instead of silently becoming a new, empty folder. @defaultValue false
+   * (NOT_FOUND, exit 2) instead of silently becoming a new, empty folder. Not checked with REDIS_URL (a
+   * distributed deployment's folder is created by its first worker). @defaultValue false
    */
   existing?: boolean;
   /**
@@ -43,7 +44,8 @@ export async function openEngine(
 ): Promise<CairnEngine> {
   const logger = createLogger(env.CAIRN_LOG_LEVEL);
   const dataDir = resolveDataDir(dataDirFlag, env);
-  if (opts.existing && !existsSync(join(dataDir, 'cairn.db'))) {
+  // With REDIS_URL the folder is the deployment's, and may not exist before its first worker has run.
+  if (opts.existing && !env.REDIS_URL && !existsSync(join(dataDir, 'cairn.db'))) {
     throw new CairnError(
       'NOT_FOUND',
       `no Cairn data folder at ${dataDir} (it holds no cairn.db): check --data-dir or CAIRN_DATA_DIR; a read never creates one`,
