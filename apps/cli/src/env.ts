@@ -36,6 +36,15 @@ const EnvSchema = z.object({
     .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
     .optional()
     .or(z.literal('').transform(() => undefined)),
+  /**
+   * `cairn mcp`: put the namespace derived from the git repository (or folder) under this prefix, so it
+   * meets an API key scoped to it: with `team/` and a key for `team/*`, `repo/github.com/acme/api` becomes
+   * `team/repo/github.com/acme/api`. @defaultValue none
+   */
+  CAIRN_NAMESPACE_PREFIX: z
+    .string()
+    .optional()
+    .transform((s) => s || undefined),
   /** The API key `cairn mcp` sends to CAIRN_API_URL when --api-key is not given. @defaultValue none */
   CAIRN_API_KEY: z
     .string()

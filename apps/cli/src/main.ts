@@ -246,6 +246,10 @@ export function buildProgram(): Command {
     .addOption(dataDir())
     .option('--api <url>', 'use a Cairn HTTP API instead of a data folder (default: $CAIRN_API_URL)')
     .option('--api-key <key>', 'API key for --api (default: $CAIRN_API_KEY)')
+    .option(
+      '--namespace-prefix <prefix>',
+      'put the derived namespace under this prefix, e.g. team/ for a key scoped to team/* (default: $CAIRN_NAMESPACE_PREFIX)',
+    )
     .action(run(mcpCommand));
 
   program

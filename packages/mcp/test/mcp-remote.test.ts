@@ -1,6 +1,6 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -28,6 +28,8 @@ describe('cairn mcp --api (remote mode)', () => {
     };
   };
 
+  let url = '';
+
   beforeAll(async () => {
     if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run the build before these tests`);
     dir = mkdtempSync(join(tmpdir(), 'cairn-mcp-remote-'));
@@ -36,7 +38,7 @@ describe('cairn mcp --api (remote mode)', () => {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let err = '';
-    const url = await new Promise<string>((ok, fail) => {
+    url = await new Promise<string>((ok, fail) => {
       api.stderr!.on('data', (d) => {
         err += d;
         const m = /Cairn API on (http:\/\/\S+)/.exec(err);
@@ -104,5 +106,39 @@ describe('cairn mcp --api (remote mode)', () => {
     const bad = await call('mem_get', { ids: [] });
     expect(bad.isError).toBe(true);
     expect(bad.text).toMatch(/^\[INVALID_INPUT\] .*ids/);
+  });
+
+  it('a derived namespace meets a key scoped to team/* through CAIRN_NAMESPACE_PREFIX', async () => {
+    const repo = join(dir, 'checkout');
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, stdio: 'ignore' });
+    mkdirSync(repo);
+    git('init', '-q');
+    git('remote', 'add', 'origin', 'git@github.com:acme/api.git');
+    const start = async (env: Record<string, string>) => {
+      const c = new Client({ name: 'prefixed-agent', version: '1.0.0' });
+      await c.connect(
+        new StdioClientTransport({
+          command: process.execPath,
+          args: [CLI, 'mcp'],
+          cwd: repo,
+          env: { PATH: process.env.PATH ?? '', CAIRN_API_URL: url, CAIRN_API_KEY: KEY, ...env },
+          stderr: 'pipe',
+        }),
+      );
+      return c;
+    };
+    const plain = await start({});
+    const refused = await plain.callTool({ name: 'mem_save', arguments: { text: 'no prefix' } });
+    expect(refused.isError).toBe(true);
+    expect(JSON.stringify(refused.content)).toContain('FORBIDDEN_NAMESPACE');
+    await plain.close();
+    const prefixed = await start({ CAIRN_NAMESPACE_PREFIX: 'team/' });
+    const saved = await prefixed.callTool({
+      name: 'mem_save',
+      arguments: { text: 'saved under the team prefix' },
+    });
+    expect(saved.isError, JSON.stringify(saved.content)).toBeFalsy();
+    expect(saved.structuredContent).toMatchObject({ namespace: 'team/repo/github.com/acme/api' });
+    await prefixed.close();
   });
 });

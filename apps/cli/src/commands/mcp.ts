@@ -21,6 +21,8 @@ export interface McpFlags {
   api?: string;
   /** @defaultValue $CAIRN_API_KEY */
   apiKey?: string;
+  /** Prefix of the derived namespace (not of --namespace). @defaultValue $CAIRN_NAMESPACE_PREFIX */
+  namespacePrefix?: string;
 }
 
 interface Backend {
@@ -40,7 +42,10 @@ const SAVE_WAIT_MS = 30_000;
 export async function mcpCommand(flags: McpFlags, env: CliEnv): Promise<void> {
   keepStdoutForProtocol();
   const logger = createLogger(env.CAIRN_LOG_LEVEL);
-  const { namespace, note } = resolveNamespace(flags.namespace);
+  const { namespace, note } = resolveNamespace(
+    flags.namespace,
+    flags.namespacePrefix ?? env.CAIRN_NAMESPACE_PREFIX,
+  );
   if (flags.dataDir !== undefined && flags.api !== undefined)
     throw new CairnError('INVALID_INPUT', 'give --data-dir (embedded) or --api (remote), not both', {
       field: 'api',
@@ -69,23 +74,32 @@ export async function mcpCommand(flags: McpFlags, env: CliEnv): Promise<void> {
   }
 }
 
-/** --namespace, else the git repository's, else the folder's (and then the agent is told so). */
-function resolveNamespace(flag: string | undefined): { namespace: string; note?: string } {
-  if (flag === undefined) {
-    const git = gitNamespace(process.cwd());
-    if (git !== null) return { namespace: git };
-    const namespace = folderNamespace(process.cwd());
-    return {
-      namespace,
-      note: `Memories go to namespace ${namespace}, derived from this folder (${process.cwd()}), which is not in a git repository; start cairn mcp with --namespace to choose one.`,
-    };
-  }
-  const parsed = NamespaceSchema.safeParse(flag);
-  if (!parsed.success)
-    throw new CairnError('INVALID_INPUT', `--namespace: ${parsed.error.issues[0]!.message}`, {
-      field: 'namespace',
-    });
-  return { namespace: parsed.data };
+/**
+ * --namespace, else the git repository's, else the folder's (and then the agent is told so); a derived
+ * namespace goes under the prefix when one is set, which is how it meets a key scoped to `team/*`.
+ */
+function resolveNamespace(
+  flag: string | undefined,
+  prefix: string | undefined,
+): { namespace: string; note?: string } {
+  const valid = (ns: string, field: string) => {
+    const parsed = NamespaceSchema.safeParse(ns);
+    if (!parsed.success)
+      throw new CairnError('INVALID_INPUT', `${field}: ${parsed.error.issues[0]!.message} (${ns})`, {
+        field,
+      });
+    return parsed.data;
+  };
+  if (flag !== undefined) return { namespace: valid(flag, '--namespace') };
+  const under = (derived: string) =>
+    prefix ? valid(`${prefix.replace(/\/*$/, '')}/${derived}`, '--namespace-prefix') : derived;
+  const git = gitNamespace(process.cwd());
+  if (git !== null) return { namespace: under(git) };
+  const namespace = under(folderNamespace(process.cwd()));
+  return {
+    namespace,
+    note: `Memories go to namespace ${namespace}, derived from this folder (${process.cwd()}), which is not in a git repository; start cairn mcp with --namespace to choose one.`,
+  };
 }
 
 function remoteBackend(baseUrl: string, apiKey: string | undefined): Backend {
