@@ -10,6 +10,7 @@ import { deleteCommand, getCommand, statsCommand, timelineCommand } from './comm
 import { searchCommand } from './commands/search.js';
 import { serveCommand } from './commands/serve.js';
 import { reindexCommand, spacesCommand } from './commands/spaces.js';
+import { exportCommand, importCommand } from './commands/transfer.js';
 import { deadLettersCommand, workerCommand } from './commands/worker.js';
 import { loadEnv } from './env.js';
 import { fail } from './output.js';
@@ -136,6 +137,27 @@ export function buildProgram(): Command {
     .addOption(dataDir())
     .addOption(json())
     .action(run(contextCommand));
+
+  program
+    .command('export')
+    .description(
+      'every memory of a namespace as JSONL (superseded and deleted ones included), for cairn import',
+    )
+    .option('-n, --namespace <ns>', 'namespace')
+    .option('--out <file>', 'write to this file instead of stdout')
+    .addOption(dataDir())
+    .action(run(exportCommand));
+
+  program
+    .command('import')
+    .description(
+      'restore an export: memories, supersessions and tombstones, then embed and index ("-" reads stdin)',
+    )
+    .argument('<file>')
+    .option('--batch-size <n>', 'memories per transaction', '1000')
+    .addOption(dataDir())
+    .addOption(json())
+    .action(run(importCommand));
 
   program
     .command('get')

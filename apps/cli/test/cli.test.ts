@@ -5,6 +5,7 @@ import {
   existsSync,
   mkdtempSync,
   openSync,
+  readFileSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -297,6 +298,91 @@ describe('cairn add, list, context and --version', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/candidate trace \(\d+ fused\)/);
     expect(r.stdout).toContain('below_k');
+  });
+});
+
+describe('cairn export and import', () => {
+  it('round-trips a namespace losing nothing: ids, times, tags, facts, supersessions and tombstones', () => {
+    const src = file('src.jsonl', [
+      {
+        namespace: 'proj',
+        id: 'old',
+        kind: 'fact',
+        ts: '2025-01-01T10:00:00Z',
+        text: 'deploys on Fridays',
+        tags: ['ops'],
+      },
+      {
+        namespace: 'proj',
+        id: 'new',
+        kind: 'fact',
+        ts: '2025-02-01T10:00:00Z',
+        text: 'deploys on Thursdays',
+        supersedes: ['old'],
+        importance: 0.9,
+      },
+      {
+        namespace: 'proj',
+        id: 'fact:build:cmd',
+        kind: 'fact',
+        ts: '2025-01-05T10:00:00Z',
+        text: 'pnpm build',
+        meta: { slot: 'build', key: 'cmd' },
+        title: 'build command',
+      },
+      {
+        namespace: 'proj',
+        id: 'gone',
+        session: 's1',
+        agent: 'claude',
+        ts: '2025-01-03T10:00:00Z',
+        text: 'a secret to forget',
+      },
+      { namespace: 'other', id: 'x', text: 'another namespace stays out' },
+    ]);
+    expect(cairn(['ingest', src]).code).toBe(0);
+    expect(cairn(['delete', 'gone', '-n', 'proj']).code).toBe(0);
+    const exported = cairn(['export', '-n', 'proj']);
+    expect(exported.code, exported.stderr).toBe(0);
+    const lines = exported.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((l) => l.id)).toEqual(['old', 'gone', 'fact:build:cmd', 'new']);
+    expect(lines.find((l) => l.id === 'gone')).toMatchObject({
+      deleted: true,
+      session: 's1',
+      agent: 'claude',
+    });
+    expect(lines.find((l) => l.id === 'new')).toMatchObject({ supersedes: ['old'], importance: 0.9 });
+
+    // Into a fresh folder, from a file written with --out, in reverse order (supersession targets come later).
+    const out = join(dir, 'export.jsonl');
+    expect(cairn(['export', '-n', 'proj', '--out', out]).code).toBe(0);
+    const reversed = file('reversed.jsonl', readFileSync(out, 'utf8').trim().split('\n').reverse());
+    const fresh = join(dir, 'fresh');
+    const imported = cairn(['import', reversed, '--data-dir', fresh, '--json']);
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(JSON.parse(imported.stdout)).toMatchObject({
+      read: 4,
+      stored: 4,
+      rejected: 0,
+      superseding: 1,
+      deleted: 1,
+    });
+    expect(cairn(['export', '-n', 'proj', '--data-dir', fresh]).stdout).toBe(exported.stdout);
+    const search = JSON.parse(
+      cairn(['search', 'deploys', '-n', 'proj', '--data-dir', fresh, '--json']).stdout,
+    ) as {
+      hits: Array<{ id: string }>;
+    };
+    expect(search.hits.map((h) => h.id)).toEqual(['new']);
+    expect(JSON.parse(cairn(['stats', '--data-dir', fresh, '--json']).stdout).namespaces.proj).toMatchObject({
+      stored: 2,
+      superseded: 1,
+      deleted: 1,
+      pending: 0,
+    });
   });
 });
 

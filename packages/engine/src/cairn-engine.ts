@@ -283,6 +283,11 @@ export class CairnEngine {
     return this.health.guard(() => this.store.recent(namespace, opts));
   }
 
+  /** Every memory of a namespace, superseded and deleted ones included, oldest first (see MemoryStore). */
+  exportNamespace(namespace: string): Generator<{ memory: KeyedMemory; deletedAt: number | null }> {
+    return this.health.guard(() => this.store.exportNamespace(namespace));
+  }
+
   /** The live memories of a namespace passing `filters`, newest first: browsing without a query. */
   list(namespace: string, filters: SearchFilters, limit: number, offset = 0): KeyedMemory[] {
     return this.health.guard(() => this.store.list(namespace, filters, limit, offset));

@@ -197,6 +197,20 @@ export class MemoryStore implements MemorySource {
     ).map(toMemory);
   }
 
+  /**
+   * Every memory of a namespace as stored, superseded and deleted ones included, oldest first, with when
+   * it was deleted (null: live): what an export needs to lose nothing. Streams, so a large namespace is
+   * never held in memory at once.
+   */
+  *exportNamespace(namespace: string): Generator<{ memory: KeyedMemory; deletedAt: number | null }> {
+    const rows = this.db
+      .prepare(
+        `SELECT ${MEMORY_COLUMNS}, m.deleted_at AS deletedAt FROM memories m WHERE m.namespace = ? ORDER BY m.ts, m.key`,
+      )
+      .iterate(namespace) as Iterable<MemoryRow & { deletedAt: number | null }>;
+    for (const row of rows) yield { memory: toMemory(row), deletedAt: row.deletedAt };
+  }
+
   /** The highest change sequence: it moves whenever any process stores or rewrites a memory. */
   changeSeq(): number {
     return (this.statements.get('SELECT max(change_seq) FROM memories').pluck().get() as number | null) ?? 0;

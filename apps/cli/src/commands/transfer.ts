@@ -1,0 +1,156 @@
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
+import { finished } from 'node:stream/promises';
+import { CairnError, type KeyedMemory } from '@cairn/core';
+import type { CliEnv } from '../env.js';
+import { readJsonl } from '../jsonl.js';
+import { withEngine } from '../open-engine.js';
+import { EXIT, writeJson } from '../output.js';
+
+/**
+ * One exported memory: the fields `cairn ingest` takes, plus what ingest cannot say on its own line: which
+ * memories this one supersedes, and whether it was deleted.
+ */
+interface ExportLine {
+  namespace: string;
+  id: string;
+  kind: string;
+  title?: string;
+  text: string;
+  session?: string;
+  agent?: string;
+  ts: string;
+  tags: string[];
+  meta: Record<string, unknown>;
+  importance: number;
+  supersedes?: string[];
+  deleted?: true;
+}
+
+function toLine(m: KeyedMemory, supersedes: string[] | undefined, deleted: boolean): ExportLine {
+  const line: ExportLine = {
+    namespace: m.namespace,
+    id: m.id,
+    kind: m.kind,
+    text: m.text,
+    ts: new Date(m.ts).toISOString(),
+    tags: m.tags,
+    meta: m.meta,
+    importance: m.importance,
+  };
+  if (m.title !== null) line.title = m.title;
+  if (m.session !== null) line.session = m.session;
+  if (m.agent !== null) line.agent = m.agent;
+  if (supersedes?.length) line.supersedes = supersedes;
+  if (deleted) line.deleted = true;
+  return line;
+}
+
+interface ExportFlags {
+  namespace?: string;
+  out?: string;
+  dataDir?: string;
+}
+
+/**
+ * `cairn export -n NS [--out file]`: every memory of a namespace as JSONL, oldest first, superseded and
+ * deleted ones included, so `cairn import` rebuilds the namespace as it was (ids, times, tags, facts,
+ * supersessions, tombstones). Vectors are not exported: they are derived, and the importing folder's
+ * embedder makes its own.
+ */
+export async function exportCommand(flags: ExportFlags, env: CliEnv): Promise<void> {
+  const namespace = flags.namespace;
+  if (!namespace) throw new CairnError('INVALID_INPUT', '--namespace is required', { field: 'namespace' });
+  await withEngine(
+    flags.dataDir,
+    env,
+    async (engine) => {
+      // Which memories each one supersedes: the store keeps the other direction (superseded_by).
+      const supersedes = new Map<string, string[]>();
+      for (const { memory } of engine.exportNamespace(namespace)) {
+        if (memory.supersededBy === null) continue;
+        const list = supersedes.get(memory.supersededBy) ?? [];
+        list.push(memory.id);
+        supersedes.set(memory.supersededBy, list);
+      }
+      const out: NodeJS.WritableStream = flags.out ? createWriteStream(flags.out) : process.stdout;
+      for (const { memory, deletedAt } of engine.exportNamespace(namespace)) {
+        const line = `${JSON.stringify(toLine(memory, supersedes.get(memory.id), deletedAt !== null))}\n`;
+        if (!out.write(line)) await once(out, 'drain');
+      }
+      if (out !== process.stdout) {
+        out.end();
+        await finished(out);
+      }
+    },
+    { follow: true, existing: true },
+  );
+}
+
+interface ImportFlags {
+  dataDir?: string;
+  json?: boolean;
+  batchSize: string;
+}
+
+/**
+ * `cairn import file.jsonl` (an export): stores every memory, then restores supersessions (once every
+ * memory they name exists, whatever the file's order) and tombstones, then waits until all is embedded.
+ */
+export async function importCommand(file: string, flags: ImportFlags, env: CliEnv): Promise<void> {
+  const batchSize = Number(flags.batchSize);
+  const summary = { read: 0, stored: 0, updated: 0, unchanged: 0, rejected: 0, superseding: 0, deleted: 0 };
+  const rejected: Array<{ line: number; code: string; message: string }> = [];
+  await withEngine(flags.dataDir, env, async (engine) => {
+    const later: Array<{ line: number; value: Record<string, unknown> }> = [];
+    const tombstones: Array<{ namespace: string; id: string }> = [];
+    let batch: Array<{ line: number; value: Record<string, unknown> }> = [];
+    const store = (items: typeof batch) => {
+      const res = engine.ingest(items.map((b) => b.value));
+      for (const item of res.items) {
+        if (item.status === 'rejected') {
+          summary.rejected++;
+          rejected.push({
+            line: items[item.index]!.line,
+            code: item.error!.code,
+            message: item.error!.message,
+          });
+        } else summary[item.status]++;
+      }
+    };
+    for await (const l of readJsonl(file)) {
+      summary.read++;
+      if (l.error !== undefined || typeof l.value !== 'object' || l.value === null) {
+        summary.rejected++;
+        rejected.push({ line: l.line, code: 'INVALID_INPUT', message: l.error ?? 'not a JSON object' });
+        continue;
+      }
+      const { deleted, supersedes, ...memory } = l.value as Record<string, unknown>;
+      if (deleted === true) tombstones.push({ namespace: String(memory.namespace), id: String(memory.id) });
+      if (Array.isArray(supersedes) && supersedes.length > 0)
+        later.push({ line: l.line, value: { ...memory, supersedes } });
+      batch.push({ line: l.line, value: memory });
+      if (batch.length >= batchSize) {
+        store(batch);
+        batch = [];
+      }
+    }
+    store(batch);
+    // Second pass: the same memories with what they supersede, now that every target exists.
+    for (let i = 0; i < later.length; i += batchSize) {
+      const res = engine.ingest(later.slice(i, i + batchSize).map((b) => b.value));
+      summary.superseding += res.items.filter((it) => it.status !== 'rejected').length;
+    }
+    for (const t of tombstones) if (engine.delete(t.namespace, t.id)) summary.deleted++;
+    await engine.drain(5);
+  });
+  if (flags.json) writeJson({ ...summary, errors: rejected });
+  else {
+    for (const r of rejected) process.stderr.write(`line ${r.line}: [${r.code}] ${r.message}\n`);
+    process.stdout.write(
+      `read ${summary.read}, stored ${summary.stored}, updated ${summary.updated}, unchanged ${summary.unchanged}, ` +
+        `rejected ${summary.rejected}; ${summary.superseding} supersessions and ${summary.deleted} deletions restored; all embedded and indexed\n`,
+    );
+  }
+  if (summary.rejected > 0) process.exitCode = EXIT.partial;
+}
