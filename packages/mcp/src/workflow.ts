@@ -5,7 +5,7 @@
 export const WORKFLOW = [
   'Workflow, cheapest first:',
   '(1) mem_search returns a compact index: one line per memory with its id, date, kind, title and what',
-  'fetching it costs ("— 120 tok"), about 30 tokens a line.',
+  'fetching it costs ("— 120 tok"), about 35–55 tokens a line.',
   '(2) mem_timeline shows what happened just before and after an interesting id, in the same compact form.',
   '(3) mem_get fetches the full text of only the ids you picked.',
   'Every response reports the tokens it used; pass max_tokens to cap one (entries that do not fit are left',
