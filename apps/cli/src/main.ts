@@ -86,7 +86,8 @@ export function buildProgram(): Command {
     .option('--until <time>', 'only memories before this time')
     .option('--mmr <lambda>', 'MMR diversity, 0..1 (1 = off)')
     .addOption(
-      new Option('--explain <level>', 'hits, or full for the whole candidate table').choices([
+      new Option('--explain <level>', 'none, hits (default), or full for the whole candidate table').choices([
+        'none',
         'hits',
         'full',
       ]),

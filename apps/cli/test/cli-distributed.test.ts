@@ -116,8 +116,8 @@ describe('cairn with REDIS_URL', () => {
       expect(q).toMatchObject({ waiting: 0, failed: 0 });
 
     const hits = JSON.parse(cairn(['search', 'token57q', '-n', 'proj', '--json']).stdout).hits;
-    expect(hits[0]).toMatchObject({ id: 'm57', bm25Rank: 1 });
-    expect(hits[0].vecRank).toBeGreaterThan(0);
+    expect(hits[0]).toMatchObject({ id: 'm57', explain: { bm25Rank: 1 } });
+    expect(hits[0].explain.vecRank).toBeGreaterThan(0);
 
     // Ingesting the same file again is idempotent: nothing is stored or embedded again.
     const again = JSON.parse(cairn(['ingest', corpus(120), '--json']).stdout);
@@ -168,7 +168,7 @@ describe('cairn with REDIS_URL', () => {
     );
     expect(stats()).toMatchObject({ space: 'cairn-hash-v1/384', namespaces: { proj: { embedded: 200 } } });
     const hits = JSON.parse(cairn(['search', 'token9q', '-n', 'proj', '--json']).stdout).hits;
-    expect(hits[0]).toMatchObject({ id: 'm9', vecRank: 1 });
+    expect(hits[0]).toMatchObject({ id: 'm9', explain: { vecRank: 1 } });
 
     const drop = cairn(['spaces', 'drop', 'cairn-hash-v1/768', '--json']);
     expect(JSON.parse(drop.stdout)).toEqual({ dropped: 'cairn-hash-v1/768', vectors: 200 });

@@ -115,17 +115,28 @@ describe('cairn ingest', () => {
 });
 
 describe('cairn search', () => {
-  it('prints only JSON on stdout with --json, with explain fields on every hit', () => {
+  it('prints only JSON on stdout with --json, in the HTTP shape: each hit explained under explain', () => {
     cairn(['ingest', file('in.jsonl', memories)]);
     const r = cairn(['search', 'redis timeout', '--namespace', 'proj', '--json', '--decay', 'off']);
     expect(r.code).toBe(0);
     const res = JSON.parse(r.stdout);
     expect(res.hits[0].id).toBe('a2');
+    expect(res).toMatchObject({
+      namespace: 'proj',
+      query: 'redis timeout',
+      degraded: [],
+      tokens: { budget: null },
+    });
     for (const h of res.hits) {
       expect(h.namespace).toBe('proj');
       for (const f of ['bm25Rank', 'vecRank', 'cosine', 'recency', 'rrf', 'score'])
-        expect(h).toHaveProperty(f);
+        expect(h.explain).toHaveProperty(f);
     }
+    const bare = JSON.parse(
+      cairn(['search', 'redis timeout', '-n', 'proj', '--json', '--explain', 'none']).stdout,
+    );
+    expect(bare.hits[0].id).toBe('a2');
+    expect(bare.hits[0].explain).toBeUndefined();
   });
 
   it('prints a readable table by default', () => {

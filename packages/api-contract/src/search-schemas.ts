@@ -41,7 +41,7 @@ export const NeighborEntrySchema = z
 
 export const SearchHitSchema = IndexEntrySchema.extend({
   score: z.number(),
-  explain: HitExplainSchema,
+  explain: HitExplainSchema.optional().describe("why it ranked where it did; left out with explain: 'none'"),
   neighbors: z
     .object({ before: z.array(NeighborEntrySchema), after: z.array(NeighborEntrySchema) })
     .optional()

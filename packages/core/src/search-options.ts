@@ -83,7 +83,8 @@ export const DEFAULT_SEARCH_OPTIONS: Readonly<SearchOptions> = Object.freeze({
   duplicateThreshold: 0.97,
 });
 
-export type ExplainLevel = 'hits' | 'full';
+/** `none`: hits without their per-leg explanation; `hits` (default): with it; `full`: plus every candidate. */
+export type ExplainLevel = 'none' | 'hits' | 'full';
 
 export interface SearchRequest extends Partial<Omit<SearchOptions, 'weights' | 'recency'>> {
   namespace: string;
@@ -164,7 +165,7 @@ export const SearchRequestSchema = z.strictObject({
   duplicateThreshold: z.number().min(0).max(2).optional(),
   now: timeLike.optional(),
   filters: SearchFiltersSchema.optional(),
-  explain: z.enum(['hits', 'full']).optional(),
+  explain: z.enum(['none', 'hits', 'full']).optional(),
   minCosine: z.number().min(-1).max(1).optional(),
 });
 

@@ -1,6 +1,11 @@
 // This file is the public API of @cairn/service; named exports only.
 export { buildContextPack, type ContextPackInput } from './context-pack.js';
 export { headline, indexLine, renderRecord, toIndexEntry, toRecord, withinBudget } from './index-entry.js';
-export { MemoryService, type MemoryServiceOptions, type WriteForwarder } from './memory-service.js';
+export {
+  MemoryService,
+  type MemoryServiceOptions,
+  searchResponseOut,
+  type WriteForwarder,
+} from './memory-service.js';
 export { NamespaceAccess } from './namespace-access.js';
 export { countTokens } from './token-counter.js';

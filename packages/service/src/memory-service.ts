@@ -25,10 +25,12 @@ import {
 } from '@cairn/api-contract';
 import {
   CairnError,
+  type ExplainLevel,
   isCairnError,
   normalizeMemory,
   parseSearchRequest,
   type SearchHit,
+  type SearchResponse,
   withDefaults,
   zodToCairnError,
 } from '@cairn/core';
@@ -206,30 +208,7 @@ export class MemoryService {
     const { max_tokens, ...rest } = parse(SearchRequestSchema, input, context);
     access.assert(rest.namespace);
     const res = await this.engine.search(parseSearchRequest(rest, context));
-    const hits = res.hits.map(toSearchHit);
-    // A hit's neighbours are read in full, so their text counts against the budget with the hit.
-    const budget = withinBudget(
-      hits,
-      (h) =>
-        countTokens(indexLine(h)) +
-        [...(h.neighbors?.before ?? []), ...(h.neighbors?.after ?? [])].reduce(
-          (sum, n) => sum + countTokens(n.text),
-          0,
-        ),
-      max_tokens,
-    );
-    const out: SearchResponseOut = {
-      namespace: res.namespace,
-      query: res.query,
-      hits: budget.kept,
-      degraded: res.degraded,
-      degradedReasons: res.explain.degradedReasons,
-      tokens: { used: budget.used, budget: max_tokens ?? null, omitted: budget.omitted.length },
-    };
-    if (res.empty) out.empty = res.empty;
-    if (res.relevance) out.relevance = res.relevance;
-    if (rest.explain === 'full') out.trace = res.explain;
-    return out;
+    return searchResponseOut(res, { explain: rest.explain ?? 'hits', max_tokens });
   }
 
   async searchBatch(access: NamespaceAccess, input: unknown): Promise<BatchSearchResponse> {
@@ -273,7 +252,7 @@ export class MemoryService {
         degraded: res.degraded,
         ...(res.empty ? { empty: res.empty } : {}),
       };
-      all.push(...res.hits.map(toSearchHit));
+      all.push(...res.hits.map((h) => toSearchHit(h, options.explain !== 'none')));
     }
     // Scores are comparable across namespaces: the same fusion formula, settings and clock.
     all.sort((a, b) => b.score - a.score);
@@ -402,7 +381,44 @@ export class MemoryService {
   }
 }
 
-function toSearchHit(h: SearchHit): SearchHitOut {
+/**
+ * An engine search response in the wire shape every face returns (HTTP, `cairn search --json`, the MCP
+ * tools' structured content): hits with their explanation nested under `explain` (left out with explain
+ * 'none'), within `max_tokens`, the candidate trace with explain 'full'.
+ */
+export function searchResponseOut(
+  res: SearchResponse,
+  opts: { explain: ExplainLevel; max_tokens?: number | undefined },
+): SearchResponseOut {
+  const hits = res.hits.map((h) => toSearchHit(h, opts.explain !== 'none'));
+  // A hit's neighbours are read in full, so their text counts against the budget with the hit.
+  const budget = withinBudget(
+    hits,
+    (h) =>
+      countTokens(indexLine(h)) +
+      [...(h.neighbors?.before ?? []), ...(h.neighbors?.after ?? [])].reduce(
+        (sum, n) => sum + countTokens(n.text),
+        0,
+      ),
+    opts.max_tokens,
+  );
+  const out: SearchResponseOut = {
+    namespace: res.namespace,
+    query: res.query,
+    hits: budget.kept,
+    degraded: res.degraded,
+    degradedReasons: res.explain.degradedReasons,
+    tokens: { used: budget.used, budget: opts.max_tokens ?? null, omitted: budget.omitted.length },
+  };
+  if (res.empty) out.empty = res.empty;
+  if (res.relevance) out.relevance = res.relevance;
+  if (opts.explain === 'full') out.trace = res.explain;
+  return out;
+}
+
+function toSearchHit(h: SearchHit, explained: boolean): SearchHitOut {
+  if (!explained)
+    return { ...toIndexEntry(h), score: h.score, ...(h.neighbors ? { neighbors: h.neighbors } : {}) };
   return {
     ...toIndexEntry(h),
     score: h.score,

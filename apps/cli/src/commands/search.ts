@@ -8,6 +8,7 @@ import {
   type SearchResponse,
 } from '@cairn/core';
 import type { CairnEngine } from '@cairn/engine';
+import { searchResponseOut } from '@cairn/service';
 import type { CliEnv } from '../env.js';
 import { readJsonl } from '../jsonl.js';
 import { withEngine } from '../open-engine.js';
@@ -105,7 +106,8 @@ export async function searchCommand(
     follow: true,
     existing: true,
   });
-  if (flags.json) writeJson(res);
+  // The same JSON as the HTTP API's /v1/search answers (hits with their explanation under `explain`).
+  if (flags.json) writeJson(searchResponseOut(res, { explain: req.explain ?? 'hits' }));
   else process.stdout.write(renderHits(res));
 }
 
@@ -120,14 +122,7 @@ async function batchSearch(engine: CairnEngine, file: string): Promise<void> {
       const { id: _id, ...rest } = raw;
       const req = parseSearchRequest(rest, `line ${l.line}`);
       const res: SearchResponse = await engine.search(req);
-      writeJson({
-        id,
-        hits: res.hits,
-        degraded: res.degraded,
-        ...(res.empty ? { empty: res.empty } : {}),
-        ...(res.relevance ? { relevance: res.relevance } : {}),
-        tookMs: res.tookMs.total,
-      });
+      writeJson({ id, ...searchResponseOut(res, { explain: req.explain ?? 'hits' }) });
     } catch (err) {
       failed++;
       const e = err instanceof CairnError ? err : new CairnError('INTERNAL', (err as Error).message);
