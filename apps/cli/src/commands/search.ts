@@ -8,7 +8,7 @@ import {
   type SearchResponse,
 } from '@cairn/core';
 import type { CairnEngine } from '@cairn/engine';
-import { searchResponseOut } from '@cairn/service';
+import { MemoryService, NamespaceAccess, searchResponseOut } from '@cairn/service';
 import type { CliEnv } from '../env.js';
 import { readJsonl } from '../jsonl.js';
 import { withEngine } from '../open-engine.js';
@@ -111,8 +111,14 @@ export async function searchCommand(
   else process.stdout.write(renderHits(res));
 }
 
-/** One JSON line per input query, in input order; a bad line yields an error line, not an abort. */
+/**
+ * One JSON line per input query, in input order; a bad line yields an error line, not an abort. Each line is
+ * validated and answered by the same service code as the HTTP API's /v1/search, so the same request gets the
+ * same answer, or the same error, on both faces.
+ */
 async function batchSearch(engine: CairnEngine, file: string): Promise<void> {
+  const service = new MemoryService({ engine });
+  const everything = NamespaceAccess.everything();
   let failed = 0;
   for await (const l of readJsonl(file)) {
     const raw = (l.value ?? {}) as Record<string, unknown>;
@@ -120,9 +126,7 @@ async function batchSearch(engine: CairnEngine, file: string): Promise<void> {
     try {
       if (l.error !== undefined) throw new CairnError('INVALID_INPUT', `line ${l.line}: ${l.error}`);
       const { id: _id, ...rest } = raw;
-      const req = parseSearchRequest(rest, `line ${l.line}`);
-      const res: SearchResponse = await engine.search(req);
-      writeJson({ id, ...searchResponseOut(res, { explain: req.explain ?? 'hits' }) });
+      writeJson({ id, ...(await service.search(everything, rest)) });
     } catch (err) {
       failed++;
       const e = err instanceof CairnError ? err : new CairnError('INTERNAL', (err as Error).message);
