@@ -14,19 +14,9 @@ const sample = readFileSync(new URL('examples/agent-memories.jsonl', root), 'utf
   .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 function lineTokens(): number[] {
-  return sample.map((input, i) => {
-    const m = normalizeMemory(input, Date.UTC(2026, 0, 1));
-    const entry = toIndexEntry({
-      ...m,
-      key: i,
-      createdAt: 0,
-      updatedAt: 0,
-      supersededBy: null,
-      accessCount: 0,
-      lastAccessed: null,
-    });
-    return countTokens(indexLine(entry));
-  });
+  return sample.map((input) =>
+    countTokens(indexLine(toIndexEntry(normalizeMemory(input, Date.UTC(2026, 0, 1))))),
+  );
 }
 
 function statedRange(text: string, pattern: RegExp): [number, number] {
