@@ -5,10 +5,17 @@ import { fileSize, readJsonl } from '../jsonl.js';
 import { withEngine } from '../open-engine.js';
 import { renderHits } from '../render.js';
 
-/** The sample corpus shipped in the repo: a coding agent's memories of one project. */
-export const SAMPLE_CORPUS = fileURLToPath(
-  new URL('../../../../examples/agent-memories.jsonl', import.meta.url),
-);
+/**
+ * The sample corpus: a coding agent's memories of one project. In the repository it is examples/ at the
+ * root; an installed package carries its own copy beside dist/ (scripts/pack-cli.mjs puts it there).
+ */
+export const SAMPLE_CORPUS =
+  [
+    new URL('../../examples/agent-memories.jsonl', import.meta.url),
+    new URL('../../../../examples/agent-memories.jsonl', import.meta.url),
+  ]
+    .map((u) => fileURLToPath(u))
+    .find((p) => existsSync(p)) ?? 'examples/agent-memories.jsonl';
 
 const DEMO_QUERIES = [
   'why did the auth middleware crash?',
@@ -18,7 +25,7 @@ const DEMO_QUERIES = [
 
 /** Ingests the sample corpus into the data dir and shows explained hybrid searches over it. */
 export async function demoCommand(flags: { dataDir?: string }, env: CliEnv): Promise<void> {
-  const file = existsSync(SAMPLE_CORPUS) ? SAMPLE_CORPUS : 'examples/agent-memories.jsonl';
+  const file = SAMPLE_CORPUS;
   fileSize(file);
   const out = (s: string) => process.stdout.write(s);
   await withEngine(flags.dataDir, env, async (engine) => {
