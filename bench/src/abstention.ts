@@ -3,10 +3,10 @@
 // facts with the person swapped, and (b) questions of another conversation, asked of this one?
 // Reports AUROC of relevance.score, and what the default levels do at their thresholds.
 // Usage: node bench/dist/abstention.js [path/to/locomo-dev.json]
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { cliIngest, cliSearchResponses } from './cli-runner.js';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { cliSearchResponses } from './cli-runner.js';
+import { withLocomoFolder } from './locomo.js';
 import { loadLocomo } from './locomo-data.js';
 
 const DEFAULT_PATH = resolve(import.meta.dirname, '../../../shared/eval/locomo-dev.json');
@@ -63,16 +63,8 @@ function questions(path: string): Asked[] {
 }
 
 export function runAbstention(path: string): Scored[] {
-  const data = loadLocomo(path);
   const asked = questions(path);
-  const dir = mkdtempSync(join(tmpdir(), 'cairn-abstention-'));
-  const dataDir = join(dir, 'data');
-  mkdirSync(dataDir);
-  try {
-    cliIngest(
-      data.turns.map((t) => ({ ...t, ts: new Date(t.ts).toISOString() })),
-      dataDir,
-    );
+  return withLocomoFolder(loadLocomo(path), (dataDir) => {
     const res = cliSearchResponses(
       asked.map((q, i) => ({ id: String(i), namespace: q.namespace, query: q.question, k: 10 })),
       dataDir,
@@ -81,9 +73,7 @@ export function runAbstention(path: string): Scored[] {
       const r = res.get(String(i)) as { relevance?: { score: number; level: string } } | undefined;
       return { ...q, score: r?.relevance?.score ?? 0, level: r?.relevance?.level ?? 'none' };
     });
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

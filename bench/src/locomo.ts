@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { cliIngest, cliSearch } from './cli-runner.js';
-import { type LocomoQuestion, loadLocomo } from './locomo-data.js';
+import { type LocomoQuestion, type LocomoSet, loadLocomo } from './locomo-data.js';
 import { ReferenceBm25 } from './reference-bm25.js';
 import { meanScores, type QueryScores, scoreRanking } from './retrieval-metrics.js';
 
@@ -55,9 +55,11 @@ export interface LocomoRun {
   scores: Array<{ q: LocomoQuestion; s: QueryScores }>;
 }
 
-/** Ingests every conversation through `cairn ingest`, then runs each row through `cairn search --queries`. */
-export function runLocomo(path: string, rows: readonly LocomoRow[]): { runs: LocomoRun[]; turns: number } {
-  const data = loadLocomo(path);
+/**
+ * Ingests every LoCoMo turn through a fresh `cairn ingest` process into a temporary data folder, runs `fn`
+ * on it, then removes the folder.
+ */
+export function withLocomoFolder<T>(data: LocomoSet, fn: (dataDir: string) => T): T {
   const dir = mkdtempSync(join(tmpdir(), 'cairn-locomo-'));
   const dataDir = join(dir, 'data');
   mkdirSync(dataDir);
@@ -66,6 +68,16 @@ export function runLocomo(path: string, rows: readonly LocomoRow[]): { runs: Loc
       data.turns.map((t) => ({ ...t, ts: new Date(t.ts).toISOString() })),
       dataDir,
     );
+    return fn(dataDir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Ingests every conversation through `cairn ingest`, then runs each row through `cairn search --queries`. */
+export function runLocomo(path: string, rows: readonly LocomoRow[]): { runs: LocomoRun[]; turns: number } {
+  const data = loadLocomo(path);
+  return withLocomoFolder(data, (dataDir) => {
     const runs: LocomoRun[] = [];
     const reference = new Map<string, ReferenceBm25>();
     for (const ns of data.lastSessionTs.keys()) {
@@ -102,9 +114,7 @@ export function runLocomo(path: string, rows: readonly LocomoRow[]): { runs: Loc
       });
     }
     return { runs, turns: data.turns.length };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 function printTables(runs: LocomoRun[], turns: number): void {

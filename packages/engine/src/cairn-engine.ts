@@ -10,7 +10,6 @@ import {
   type SearchRequest,
   type SearchResponse,
   searchDefaultsFor,
-  withDefaults,
 } from '@cairn/core';
 import { createEmbedder, resolveEmbedder } from '@cairn/embed';
 import { type CaptureResult, EmbeddedPipeline } from '@cairn/pipeline';

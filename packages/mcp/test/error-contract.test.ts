@@ -1,18 +1,16 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { once } from 'node:events';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI as MAIN, type ServeProcess, startServe } from './serve-process.js';
 
 // One error contract: the same bad search gets the same code, message and field from the HTTP API
 // (`{"error": {...}}`), the CLI (`cairn search --queries`, one JSON line per query; `cairn: error [CODE]: message`
 // on stderr for a single query) and the MCP tools (`[CODE] message (field: f)`). One table, three faces.
 
-const MAIN = fileURLToPath(new URL('../../../apps/cli/dist/main.js', import.meta.url));
 const KEY = 'contract-key-0123456789';
 
 interface Case {
@@ -78,26 +76,15 @@ const CASES: Case[] = [
 ];
 
 let dir: string;
-let api: ChildProcess;
+let api: ServeProcess;
 let url = '';
 let mcp: Client;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'cairn-contract-'));
   const dataDir = join(dir, 'data');
-  api = spawn(process.execPath, [MAIN, 'serve', '--port', '0', '--data-dir', dataDir], {
-    env: { ...process.env, CAIRN_API_KEYS: `${KEY}=proj` },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let err = '';
-  url = await new Promise<string>((ok, fail) => {
-    api.stderr!.on('data', (d) => {
-      err += d;
-      const m = /Cairn API on (http:\/\/\S+)/.exec(err);
-      if (m) ok(m[1]!);
-    });
-    api.on('exit', (code) => fail(new Error(`cairn serve exited ${code}: ${err}`)));
-  });
+  api = await startServe(['--data-dir', dataDir], { CAIRN_API_KEYS: `${KEY}=proj` });
+  url = api.url;
   mcp = new Client({ name: 'contract', version: '0.0.0' });
   await mcp.connect(
     new StdioClientTransport({
@@ -111,11 +98,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await mcp?.close();
-  if (api && api.exitCode === null) {
-    const exited = once(api, 'exit');
-    api.kill('SIGTERM');
-    await exited;
-  }
+  await api?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -1,21 +1,20 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, type ServeProcess, startServe } from './serve-process.js';
 
 // `cairn mcp --api` in front of a real `cairn serve` on loopback: the tools go through the typed HTTP
 // client, and the API key's namespaces are what the tools may use.
 
-const CLI = resolve(import.meta.dirname, '../../../apps/cli/dist/main.js');
 const KEY = 'mcp-test-key-0123456789';
 
 describe('cairn mcp --api (remote mode)', () => {
   let dir: string;
-  let api: ChildProcess;
+  let api: ServeProcess;
   let client: Client;
 
   const call = async (name: string, args: Record<string, unknown>) => {
@@ -33,19 +32,8 @@ describe('cairn mcp --api (remote mode)', () => {
   beforeAll(async () => {
     if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run the build before these tests`);
     dir = mkdtempSync(join(tmpdir(), 'cairn-mcp-remote-'));
-    api = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', join(dir, 'data')], {
-      env: { PATH: process.env.PATH ?? '', CAIRN_API_KEYS: `${KEY}=team/*` },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let err = '';
-    url = await new Promise<string>((ok, fail) => {
-      api.stderr!.on('data', (d) => {
-        err += d;
-        const m = /Cairn API on (http:\/\/\S+)/.exec(err);
-        if (m) ok(m[1]!);
-      });
-      api.on('exit', (code) => fail(new Error(`cairn serve exited ${code}: ${err}`)));
-    });
+    api = await startServe(['--data-dir', join(dir, 'data')], { CAIRN_API_KEYS: `${KEY}=team/*` });
+    url = api.url;
     client = new Client({ name: 'remote-agent', version: '1.0.0' });
     await client.connect(
       new StdioClientTransport({
@@ -60,11 +48,7 @@ describe('cairn mcp --api (remote mode)', () => {
 
   afterAll(async () => {
     await client?.close();
-    if (api && api.exitCode === null && api.signalCode === null) {
-      const exited = once(api, 'exit');
-      api.kill('SIGTERM');
-      await exited;
-    }
+    await api?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 

@@ -1,12 +1,4 @@
-import {
-  CairnError,
-  parseDecay,
-  parseSearchRequest,
-  parseTimestamp,
-  type SearchFilters,
-  type SearchRequest,
-  type SearchResponse,
-} from '@cairn/core';
+import { CairnError, parseDecay, parseTimestamp, type SearchFilters, type SearchRequest } from '@cairn/core';
 import type { CairnEngine } from '@cairn/engine';
 import { MemoryService, NamespaceAccess, searchResponseOut } from '@cairn/service';
 import type { CliEnv } from '../env.js';
