@@ -124,6 +124,12 @@ describe('cairn with REDIS_URL', () => {
     expect(again).toMatchObject({ read: 120, stored: 0, unchanged: 120 });
     expect(stats().namespaces.proj).toMatchObject({ stored: 120, embedded: 120 });
 
+    // cairn add goes through the capture queue too, and returns once a worker stored it.
+    const add = cairn(['add', 'the zeppelin hangar is in Friedrichshafen', '-n', 'proj', '--json']);
+    expect(add.code, add.stderr).toBe(0);
+    expect(JSON.parse(add.stdout)).toMatchObject({ namespace: 'proj', status: 'stored' });
+    expect(stats().namespaces.proj.stored).toBe(121);
+
     worker.process.kill('SIGTERM');
     const [code] = await once(worker.process, 'exit');
     expect(code).toBe(0);

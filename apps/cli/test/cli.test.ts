@@ -372,6 +372,9 @@ describe('cairn export and import', () => {
     expect(cairn(['export', '-n', 'proj', '--out', out]).code).toBe(0);
     const reversed = file('reversed.jsonl', readFileSync(out, 'utf8').trim().split('\n').reverse());
     const fresh = join(dir, 'fresh');
+    const badBatch = cairn(['import', reversed, '--data-dir', fresh, '--batch-size', '0']);
+    expect(badBatch.code).toBe(2);
+    expect(badBatch.stderr).toContain('--batch-size must be an integer');
     const imported = cairn(['import', reversed, '--data-dir', fresh, '--json']);
     expect(imported.code, imported.stderr).toBe(0);
     expect(JSON.parse(imported.stdout)).toMatchObject({

@@ -183,7 +183,11 @@ export class CairnEngine {
       isDatabaseDamage(err) ? damagedDatabaseError(dbPath, [(err as Error).message], err) : err;
     let store: MemoryStore;
     try {
-      store = new MemoryStore({ path: dbPath, lexical: opts.lexical });
+      store = new MemoryStore({
+        path: dbPath,
+        ...(opts.lexical ? { lexical: opts.lexical } : {}),
+        ...(opts.context ? { context: opts.context } : {}),
+      });
     } catch (err) {
       lock?.release();
       throw named(err);
@@ -287,6 +291,11 @@ export class CairnEngine {
     return this.health.guard(() => this.store.exportNamespace(namespace));
   }
 
+  /** Which memory supersedes which in a namespace. */
+  supersessions(namespace: string): Array<{ id: string; supersededBy: string }> {
+    return this.health.guard(() => this.store.supersessions(namespace));
+  }
+
   /** The live memories of a namespace passing `filters`, newest first: browsing without a query. */
   list(namespace: string, filters: SearchFilters, limit: number, offset = 0): KeyedMemory[] {
     return this.health.guard(() => this.store.list(namespace, filters, limit, offset));
@@ -328,6 +337,7 @@ export class CairnEngine {
    * its vector indexes are reopened as the writer's, and everything stored meanwhile is embedded.
    */
   private tryTakeOver(): void {
+    if (!DataFolderLock.free(this.dataDir)) return;
     const r = DataFolderLock.acquire(this.dataDir);
     if (!(r instanceof DataFolderLock)) return;
     this.lock = r;
@@ -336,6 +346,9 @@ export class CairnEngine {
     this.followerBecause = null;
     const old = this.serving;
     this.serving = this.serve(old.embedder, old.space);
+    // A space activated while this process followed (a reindex by the old writer) was served, but the
+    // pipeline was not retargeted then: a follower embeds nothing.
+    if (old.embedder && old.space) this.pipeline.retarget(old.embedder, old.space);
     void old.vectors?.close();
     this.log('info', 'took over the writer role of the data folder', { dataDir: this.dataDir, was });
     this.pipeline.kick();

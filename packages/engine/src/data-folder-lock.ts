@@ -87,6 +87,16 @@ export class DataFolderLock {
     return { heldBy: holder ?? { pid: 0, host: 'unknown', since: 0, token: '' } };
   }
 
+  /**
+   * Whether `acquire` could succeed now: no lock file, or a stale one. A cheap read for processes that ask
+   * every second (followers), so they write nothing while a live writer holds the folder.
+   */
+  static free(dataDir: string): boolean {
+    const path = DataFolderLock.file(dataDir);
+    const holder = readHolder(path);
+    return holder === null || isStale(holder, path);
+  }
+
   release(): void {
     clearInterval(this.heartbeat);
     if (this.ours()) rmSync(this.path, { force: true });

@@ -1,5 +1,5 @@
 import type { Embedder, SearchOptions } from '@cairn/core';
-import type { LexicalOptions } from '@cairn/store';
+import type { LexicalOptions, SessionContextOptions } from '@cairn/store';
 import type { HnswParams } from '@cairn/vector';
 
 export type EngineLog = (
@@ -43,6 +43,12 @@ export interface EngineOptions {
   /** Defaults for per-query search options. @defaultValue DEFAULT_SEARCH_OPTIONS */
   search?: Partial<SearchOptions>;
   lexical?: Partial<LexicalOptions>;
+  /**
+   * Contextual indexing: which kinds are also indexed by the memory before them in their session, and how
+   * much of it. Applies to memories written from now on. @defaultValue DEFAULT_SESSION_CONTEXT_OPTIONS
+   * (turns; 1,000 characters)
+   */
+  context?: Partial<SessionContextOptions>;
   hnsw?: Partial<HnswParams>;
   /** Namespaces with at most this many vectors use exact search. @defaultValue 5_000 */
   exactThreshold?: number;

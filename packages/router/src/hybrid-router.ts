@@ -1,7 +1,6 @@
 import {
   blendWeight,
   type CandidateTrace,
-  DEFAULT_SEARCH_OPTIONS,
   diversify,
   dot,
   type Embedder,
@@ -19,6 +18,7 @@ import {
   type SearchOptions,
   type SearchRequest,
   type SearchResponse,
+  searchDefaultsFor,
   tokenize,
   type VectorCandidate,
   type VectorLeg,
@@ -53,7 +53,7 @@ export class HybridRouter {
   private readonly defaults: SearchOptions;
 
   constructor(private readonly c: HybridRouterComponents) {
-    this.defaults = c.defaults ?? DEFAULT_SEARCH_OPTIONS;
+    this.defaults = c.defaults ?? searchDefaultsFor(c.embedder ?? null, undefined);
     if (c.vector && c.embedder && c.vector.space.dimensions !== c.embedder.dimensions) {
       throw new Error(
         `embedder ${c.embedder.modelId} makes ${c.embedder.dimensions}-d vectors but the vector leg holds ${c.vector.space.id}`,

@@ -37,6 +37,11 @@ export type { WriteResult, WriteStatus } from './memory-writer.js';
 export { MIGRATIONS, type Migration, migrate } from './migrations.js';
 export { DEFAULT_MMAP_BYTES, type OpenDatabaseOptions, openDatabase } from './open-database.js';
 export { scopeToken } from './scope-token.js';
+export {
+  DEFAULT_SESSION_CONTEXT_OPTIONS,
+  SessionContext,
+  type SessionContextOptions,
+} from './session-context.js';
 export { StatementCache } from './statement-cache.js';
 export {
   DEFAULT_TERM_POSTINGS_OPTIONS,

@@ -170,16 +170,7 @@ export class MemoryStore implements MemorySource {
    * summaries of a context pack. Walks the (namespace, ts) index backwards.
    */
   recent(namespace: string, opts: { kinds?: readonly string[]; limit: number }): KeyedMemory[] {
-    const kinds = opts.kinds ?? [];
-    const kindClause = kinds.length ? `AND m.kind IN (${kinds.map(() => '?').join(',')})` : '';
-    return (
-      this.db
-        .prepare(
-          `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.namespace = ? AND m.deleted_at IS NULL
-             AND m.superseded_by IS NULL ${kindClause} ORDER BY m.ts DESC, m.key DESC LIMIT ?`,
-        )
-        .all(namespace, ...kinds, Math.max(0, opts.limit)) as MemoryRow[]
-    ).map(toMemory);
+    return this.list(namespace, opts.kinds?.length ? { kinds: [...opts.kinds] } : {}, opts.limit);
   }
 
   /**
@@ -209,6 +200,15 @@ export class MemoryStore implements MemorySource {
       )
       .iterate(namespace) as Iterable<MemoryRow & { deletedAt: number | null }>;
     for (const row of rows) yield { memory: toMemory(row), deletedAt: row.deletedAt };
+  }
+
+  /** Which memory supersedes which, within a namespace (the store keeps the newer one's id on the older). */
+  supersessions(namespace: string): Array<{ id: string; supersededBy: string }> {
+    return this.statements
+      .get(
+        'SELECT id, superseded_by AS supersededBy FROM memories WHERE namespace = ? AND superseded_by IS NOT NULL',
+      )
+      .all(namespace) as Array<{ id: string; supersededBy: string }>;
   }
 
   /** The highest change sequence: it moves whenever any process stores or rewrites a memory. */

@@ -43,6 +43,7 @@ export class MemoryWriter {
       content_hash: string;
       fingerprint: string;
       deleted_at: number | null;
+      context: string;
     }
   >;
   private readonly context: SessionContext;
@@ -59,7 +60,7 @@ export class MemoryWriter {
   constructor(db: Database.Database, context: SessionContextOptions = DEFAULT_SESSION_CONTEXT_OPTIONS) {
     this.context = new SessionContext(db, context);
     this.select = db.prepare(
-      'SELECT key, ts, session, content_hash, fingerprint, deleted_at FROM memories WHERE namespace = ? AND id = ?',
+      'SELECT key, ts, session, content_hash, fingerprint, deleted_at, context FROM memories WHERE namespace = ? AND id = ?',
     );
     // One subquery per max: with two aggregates in one SELECT, SQLite scans the table instead of reading
     // each index's last entry (27 ms per batch at 100k memories).
@@ -179,7 +180,13 @@ export class MemoryWriter {
     } else {
       key = existing.key;
       const context = this.context.contextFor({ ...m, ts, key });
-      if (existing.content_hash !== m.contentHash || existing.deleted_at !== null) {
+      // New words to match, its own or its context's, take a new change_seq: caches of scored terms
+      // re-score it (the embed stage finds its unchanged text's vector by content hash).
+      if (
+        existing.content_hash !== m.contentHash ||
+        existing.deleted_at !== null ||
+        existing.context !== context
+      ) {
         this.updateContent.run({ ...row, context, key, seq: takeSeq(), metaSeq: takeMetaSeq() });
       } else {
         this.updateMeta.run({ ...row, context, key, metaSeq: takeMetaSeq() });

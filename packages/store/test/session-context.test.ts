@@ -111,10 +111,14 @@ describe('contextual indexing of turns', () => {
     expect(contextOf(t.store, 'ns', 't3')).toBe('beta');
     expect(searchIds(t.store, 'ns', 'beta')).toEqual(['t2', 't3']);
 
-    // t2 moves to another session: t3 follows t1 again.
+    // t2 moves to another session (the same text: a metadata-only rewrite): t3 follows t1 again, and
+    // searches see both contexts change, warm caches included.
+    expect(searchIds(t.store, 'ns', 'alpha')).toEqual(['t1', 't2']);
     t.store.write([turn('t2', 'beta', 1, 's9')]);
     expect(contextOf(t.store, 'ns', 't3')).toBe('alpha');
     expect(contextOf(t.store, 'ns', 't2')).toBe('');
+    expect(searchIds(t.store, 'ns', 'beta')).toEqual(['t2']);
+    expect(searchIds(t.store, 'ns', 'alpha')).toEqual(['t1', 't3']);
 
     // A deleted memory's words leave its successor's context at once.
     t.store.write([turn('t2', 'beta', 1)]);

@@ -1,8 +1,9 @@
 import { text as readStream } from 'node:stream/consumers';
-import { CairnError, type CairnErrorCode, parseTimestamp, type SearchFilters } from '@cairn/core';
+import { CairnError, parseTimestamp, type SearchFilters } from '@cairn/core';
+import { CaptureProducer } from '@cairn/pipeline';
 import { MemoryService, NamespaceAccess } from '@cairn/service';
 import type { CliEnv } from '../env.js';
-import { withEngine } from '../open-engine.js';
+import { connectQueues, withEngine } from '../open-engine.js';
 import { writeJson } from '../output.js';
 import { renderMemories } from '../render.js';
 
@@ -43,16 +44,23 @@ export async function addCommand(textArg: string | undefined, flags: AddFlags, e
   if (flags.tag?.length) memory.tags = flags.tag;
   if (flags.id) memory.id = flags.id;
   if (flags.importance !== undefined) memory.importance = Number(flags.importance);
-  const res = await withEngine(flags.dataDir, env, async (e) => e.ingest([memory]), { follow: true });
+  // The API's own write path: the same validation and errors, and with REDIS_URL the capture queue.
+  const res = await withEngine(
+    flags.dataDir,
+    env,
+    async (engine) => {
+      const topology = env.REDIS_URL ? await connectQueues(env) : null;
+      const producer = topology ? new CaptureProducer(topology, { wait: 'stored' }) : null;
+      try {
+        return await new MemoryService({ engine, producer }).write(NamespaceAccess.everything(), memory);
+      } finally {
+        await producer?.close();
+        await topology?.close();
+      }
+    },
+    { follow: true },
+  );
   const item = res.items[0]!;
-  if (item.status === 'rejected') {
-    const e = item.error!;
-    throw new CairnError(
-      e.code as CairnErrorCode,
-      e.message,
-      e.field === undefined ? {} : { field: e.field },
-    );
-  }
   if (flags.json) writeJson({ id: item.id, namespace, status: item.status });
   else process.stdout.write(`${item.status} ${item.id} in ${namespace}\n`);
 }

@@ -67,11 +67,10 @@ export async function exportCommand(flags: ExportFlags, env: CliEnv): Promise<vo
     async (engine) => {
       // Which memories each one supersedes: the store keeps the other direction (superseded_by).
       const supersedes = new Map<string, string[]>();
-      for (const { memory } of engine.exportNamespace(namespace)) {
-        if (memory.supersededBy === null) continue;
-        const list = supersedes.get(memory.supersededBy) ?? [];
-        list.push(memory.id);
-        supersedes.set(memory.supersededBy, list);
+      for (const { id, supersededBy } of engine.supersessions(namespace)) {
+        const list = supersedes.get(supersededBy) ?? [];
+        list.push(id);
+        supersedes.set(supersededBy, list);
       }
       const out: NodeJS.WritableStream = flags.out ? createWriteStream(flags.out) : process.stdout;
       for (const { memory, deletedAt } of engine.exportNamespace(namespace)) {
@@ -99,6 +98,16 @@ interface ImportFlags {
  */
 export async function importCommand(file: string, flags: ImportFlags, env: CliEnv): Promise<void> {
   const batchSize = Number(flags.batchSize);
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 50_000)
+    throw new CairnError('INVALID_INPUT', '--batch-size must be an integer in [1, 50000]', {
+      field: 'batchSize',
+    });
+  if (env.REDIS_URL)
+    throw new CairnError(
+      'INVALID_INPUT',
+      'cairn import restores into a data folder (embedded mode); unset REDIS_URL, import, then let the workers serve it',
+      { field: 'REDIS_URL' },
+    );
   const summary = { read: 0, stored: 0, updated: 0, unchanged: 0, rejected: 0, superseding: 0, deleted: 0 };
   const rejected: Array<{ line: number; code: string; message: string }> = [];
   await withEngine(flags.dataDir, env, async (engine) => {
