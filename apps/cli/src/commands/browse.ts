@@ -1,8 +1,9 @@
 import { text as readStream } from 'node:stream/consumers';
-import { CairnError, parseTimestamp, type SearchFilters } from '@cairn/core';
+import { CairnError, type SearchFilters } from '@cairn/core';
 import { CaptureProducer } from '@cairn/pipeline';
 import { MemoryService, NamespaceAccess } from '@cairn/service';
 import type { CliEnv } from '../env.js';
+import { requireNamespace, timeFlag } from '../flags.js';
 import { connectQueues, withEngine } from '../open-engine.js';
 import { writeJson } from '../output.js';
 import { renderMemories } from '../render.js';
@@ -18,14 +19,6 @@ interface AddFlags {
   dataDir?: string;
   json?: boolean;
 }
-
-const requireNamespace = (ns: string | undefined) => {
-  if (!ns) throw new CairnError('INVALID_INPUT', '--namespace is required', { field: 'namespace' });
-  return ns;
-};
-
-const time = (v: string | undefined, field: string) =>
-  v === undefined ? undefined : parseTimestamp(/^\d+$/.test(v) ? Number(v) : v, field);
 
 /**
  * `cairn add "text"` (or the text on stdin): one memory. Beside a running writer (a `cairn serve`, a
@@ -85,8 +78,8 @@ export async function listCommand(flags: ListFlags, env: CliEnv): Promise<void> 
   if (flags.kind?.length) filters.kinds = flags.kind;
   if (flags.session?.length) filters.sessions = flags.session;
   if (flags.tag?.length) filters.tags = flags.tag;
-  const since = time(flags.since, 'since');
-  const until = time(flags.until, 'until');
+  const since = timeFlag(flags.since, 'since');
+  const until = timeFlag(flags.until, 'until');
   if (since !== undefined) filters.since = since;
   if (until !== undefined) filters.until = until;
   const limit = Number(flags.limit);

@@ -2,6 +2,7 @@ import { CairnError } from '@cairn/core';
 import type { EngineStats } from '@cairn/engine';
 import { type QueueCounts, queueCounts } from '@cairn/pipeline';
 import type { CliEnv } from '../env.js';
+import { requireNamespace } from '../flags.js';
 import { withEngine, withQueues } from '../open-engine.js';
 import { EXIT, warn, writeJson } from '../output.js';
 import { renderMemories } from '../render.js';
@@ -12,13 +13,8 @@ interface NsFlags {
   json?: boolean;
 }
 
-const requireNamespace = (f: NsFlags) => {
-  if (!f.namespace) throw new CairnError('INVALID_INPUT', '--namespace is required', { field: 'namespace' });
-  return f.namespace;
-};
-
 export async function getCommand(ids: string[], flags: NsFlags, env: CliEnv): Promise<void> {
-  const ns = requireNamespace(flags);
+  const ns = requireNamespace(flags.namespace);
   const res = await withEngine(flags.dataDir, env, async (e) => e.get(ns, ids), {
     follow: true,
     existing: true,
@@ -43,7 +39,7 @@ export async function timelineCommand(
   flags: NsFlags & { before: string; after: string },
   env: CliEnv,
 ): Promise<void> {
-  const ns = requireNamespace(flags);
+  const ns = requireNamespace(flags.namespace);
   const res = await withEngine(
     flags.dataDir,
     env,
@@ -92,7 +88,7 @@ export async function statsCommand(flags: { dataDir?: string; json?: boolean }, 
 }
 
 export async function deleteCommand(id: string, flags: NsFlags, env: CliEnv): Promise<void> {
-  const ns = requireNamespace(flags);
+  const ns = requireNamespace(flags.namespace);
   const ok = await withEngine(flags.dataDir, env, async (e) => e.delete(ns, id), {
     follow: true,
     existing: true,

@@ -1,7 +1,8 @@
-import { CairnError, parseDecay, parseTimestamp, type SearchFilters, type SearchRequest } from '@cairn/core';
+import { CairnError, parseDecay, type SearchFilters, type SearchRequest } from '@cairn/core';
 import type { CairnEngine } from '@cairn/engine';
 import { MemoryService, NamespaceAccess, searchResponseOut } from '@cairn/service';
 import type { CliEnv } from '../env.js';
+import { requireNamespace, timeFlag } from '../flags.js';
 import { readJsonl } from '../jsonl.js';
 import { withEngine } from '../open-engine.js';
 import { EXIT, writeJson } from '../output.js';
@@ -55,15 +56,17 @@ function parseWeights(v: string): { lexical?: number; vector?: number } {
 }
 
 export function requestFromFlags(query: string, f: SearchFlags): SearchRequest {
-  if (!f.namespace) throw new CairnError('INVALID_INPUT', '--namespace is required', { field: 'namespace' });
+  const namespace = requireNamespace(f.namespace);
   const filters: SearchFilters = {};
   if (f.kind?.length) filters.kinds = f.kind;
   if (f.session?.length) filters.sessions = f.session;
   if (f.agent?.length) filters.agents = f.agent;
   if (f.tag?.length) filters.tags = f.tag;
-  if (f.since) filters.since = parseTimestamp(/^\d+$/.test(f.since) ? Number(f.since) : f.since, 'since');
-  if (f.until) filters.until = parseTimestamp(/^\d+$/.test(f.until) ? Number(f.until) : f.until, 'until');
-  const req: SearchRequest = { namespace: f.namespace, query, filters, explain: f.explain ?? 'hits' };
+  const since = timeFlag(f.since, 'since');
+  const until = timeFlag(f.until, 'until');
+  if (since !== undefined) filters.since = since;
+  if (until !== undefined) filters.until = until;
+  const req: SearchRequest = { namespace, query, filters, explain: f.explain ?? 'hits' };
   const k = int(f.k, 'k');
   const pool = int(f.pool, 'pool');
   if (k !== undefined) req.k = k;
@@ -75,7 +78,8 @@ export function requestFromFlags(query: string, f: SearchFlags): SearchRequest {
   if (f.weights) req.weights = parseWeights(f.weights);
   if (f.decay) req.decay = parseDecay(f.decay);
   if (f.mmr !== undefined) req.mmrLambda = Number(f.mmr);
-  if (f.now) req.now = parseTimestamp(/^\d+$/.test(f.now) ? Number(f.now) : f.now, 'now');
+  const now = timeFlag(f.now, 'now');
+  if (now !== undefined) req.now = now;
   return req;
 }
 

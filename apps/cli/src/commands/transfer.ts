@@ -3,6 +3,7 @@ import { createWriteStream } from 'node:fs';
 import { finished } from 'node:stream/promises';
 import { CairnError, type KeyedMemory } from '@cairn/core';
 import type { CliEnv } from '../env.js';
+import { requireNamespace } from '../flags.js';
 import { readJsonl } from '../jsonl.js';
 import { withEngine } from '../open-engine.js';
 import { EXIT, writeJson } from '../output.js';
@@ -59,8 +60,7 @@ interface ExportFlags {
  * embedder makes its own.
  */
 export async function exportCommand(flags: ExportFlags, env: CliEnv): Promise<void> {
-  const namespace = flags.namespace;
-  if (!namespace) throw new CairnError('INVALID_INPUT', '--namespace is required', { field: 'namespace' });
+  const namespace = requireNamespace(flags.namespace);
   await withEngine(
     flags.dataDir,
     env,
