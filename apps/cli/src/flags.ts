@@ -1,4 +1,4 @@
-import { CairnError, parseTimestamp } from '@cairn/core';
+import { CairnError, parseTimestamp, type SearchFilters } from '@cairn/core';
 
 /** The `--namespace` a command needs, or INVALID_INPUT naming the flag. */
 export function requireNamespace(namespace: string | undefined): string {
@@ -11,4 +11,27 @@ export function timeFlag(value: string | undefined, field: string): number | und
   return value === undefined || value === ''
     ? undefined
     : parseTimestamp(/^\d+$/.test(value) ? Number(value) : value, field);
+}
+
+/** The filter flags `search` and `list` share (each repeatable one is an "any of" list). */
+export interface FilterFlags {
+  kind?: string[];
+  session?: string[];
+  agent?: string[];
+  tag?: string[];
+  since?: string;
+  until?: string;
+}
+
+export function filtersFromFlags(f: FilterFlags): SearchFilters {
+  const filters: SearchFilters = {};
+  if (f.kind?.length) filters.kinds = f.kind;
+  if (f.session?.length) filters.sessions = f.session;
+  if (f.agent?.length) filters.agents = f.agent;
+  if (f.tag?.length) filters.tags = f.tag;
+  const since = timeFlag(f.since, 'since');
+  const until = timeFlag(f.until, 'until');
+  if (since !== undefined) filters.since = since;
+  if (until !== undefined) filters.until = until;
+  return filters;
 }

@@ -1,9 +1,9 @@
 import { text as readStream } from 'node:stream/consumers';
-import { CairnError, type SearchFilters } from '@cairn/core';
+import { CairnError } from '@cairn/core';
 import { CaptureProducer } from '@cairn/pipeline';
 import { MemoryService, NamespaceAccess } from '@cairn/service';
 import type { CliEnv } from '../env.js';
-import { requireNamespace, timeFlag } from '../flags.js';
+import { filtersFromFlags, requireNamespace } from '../flags.js';
 import { connectQueues, withEngine } from '../open-engine.js';
 import { writeJson } from '../output.js';
 import { renderMemories } from '../render.js';
@@ -74,14 +74,7 @@ interface ListFlags {
 /** `cairn list`: browse a namespace newest first, with filters and no query. */
 export async function listCommand(flags: ListFlags, env: CliEnv): Promise<void> {
   const namespace = requireNamespace(flags.namespace);
-  const filters: SearchFilters = {};
-  if (flags.kind?.length) filters.kinds = flags.kind;
-  if (flags.session?.length) filters.sessions = flags.session;
-  if (flags.tag?.length) filters.tags = flags.tag;
-  const since = timeFlag(flags.since, 'since');
-  const until = timeFlag(flags.until, 'until');
-  if (since !== undefined) filters.since = since;
-  if (until !== undefined) filters.until = until;
+  const filters = filtersFromFlags(flags);
   const limit = Number(flags.limit);
   const offset = Number(flags.offset);
   if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)

@@ -1,8 +1,8 @@
-import { CairnError, parseDecay, type SearchFilters, type SearchRequest } from '@cairn/core';
+import { CairnError, parseDecay, type SearchRequest } from '@cairn/core';
 import type { CairnEngine } from '@cairn/engine';
 import { MemoryService, NamespaceAccess, searchResponseOut } from '@cairn/service';
 import type { CliEnv } from '../env.js';
-import { requireNamespace, timeFlag } from '../flags.js';
+import { filtersFromFlags, requireNamespace, timeFlag } from '../flags.js';
 import { readJsonl } from '../jsonl.js';
 import { withEngine } from '../open-engine.js';
 import { EXIT, writeJson } from '../output.js';
@@ -57,15 +57,7 @@ function parseWeights(v: string): { lexical?: number; vector?: number } {
 
 export function requestFromFlags(query: string, f: SearchFlags): SearchRequest {
   const namespace = requireNamespace(f.namespace);
-  const filters: SearchFilters = {};
-  if (f.kind?.length) filters.kinds = f.kind;
-  if (f.session?.length) filters.sessions = f.session;
-  if (f.agent?.length) filters.agents = f.agent;
-  if (f.tag?.length) filters.tags = f.tag;
-  const since = timeFlag(f.since, 'since');
-  const until = timeFlag(f.until, 'until');
-  if (since !== undefined) filters.since = since;
-  if (until !== undefined) filters.until = until;
+  const filters = filtersFromFlags(f);
   const req: SearchRequest = { namespace, query, filters, explain: f.explain ?? 'hits' };
   const k = int(f.k, 'k');
   const pool = int(f.pool, 'pool');
