@@ -85,7 +85,7 @@ export type {
   SearchRelevance,
   SearchResponse,
 } from './search-result.js';
-export { isStopWord, STOP_WORDS } from './stop-words.js';
+export { isQueryStopWord, isStopWord, STOP_WORDS } from './stop-words.js';
 export { codeParts, identifierParts, rawTokens, tokenize } from './text-terms.js';
 export { MS_PER_DAY, parseDuration, parseTimestamp } from './time.js';
 export { cosine, dot, l2Normalize } from './vector-math.js';

@@ -19,3 +19,17 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
 export function isStopWord(term: string): boolean {
   return STOP_WORDS.has(term);
 }
+
+/**
+ * Words that carry no topic in a question, on top of STOP_WORDS: the verb of "which ORM do we use?" or
+ * "what are we using for email?". The question asks for the ORM; a memory that says "the marketing team
+ * used it" shares the verb, not the topic, yet outranked the newest statement of the ORM, which says
+ * "moved the ORM onto Drizzle" (bench/RESULTS.md, the recency set). The SMART stop list (Salton) has the
+ * same words. Queries only: memory texts keep them, so the hashing embedder's vectors do not change.
+ */
+const QUERY_STOP_WORDS: ReadonlySet<string> = new Set(['use', 'used', 'uses', 'using']);
+
+/** A word the legs leave out of a query (STOP_WORDS and QUERY_STOP_WORDS). */
+export function isQueryStopWord(term: string): boolean {
+  return STOP_WORDS.has(term) || QUERY_STOP_WORDS.has(term);
+}

@@ -1,4 +1,4 @@
-import { codeParts, isStopWord, type KeyedMemory, tokenize } from '@cairn/core';
+import { codeParts, isQueryStopWord, type KeyedMemory, tokenize } from '@cairn/core';
 import { stemmer } from 'stemmer';
 import type { FusedCandidate } from './fuse-candidates.js';
 
@@ -75,7 +75,7 @@ export function recencyContenders(
 function queryWords(query: string): Map<string, string> {
   const out = new Map<string, string>();
   for (const w of [...tokenize(query), ...tokenize(codeParts(query))]) {
-    if (isStopWord(w)) continue;
+    if (isQueryStopWord(w)) continue;
     const s = stem(w);
     if (!out.has(s)) out.set(s, w);
   }

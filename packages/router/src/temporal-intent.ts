@@ -1,4 +1,4 @@
-import { isStopWord, MS_PER_DAY, NO_TEMPORAL_INTENT, type TemporalIntent, tokenize } from '@cairn/core';
+import { isQueryStopWord, MS_PER_DAY, NO_TEMPORAL_INTENT, type TemporalIntent, tokenize } from '@cairn/core';
 import * as chrono from 'chrono-node';
 
 /**
@@ -122,5 +122,5 @@ export function withoutTemporalCue(query: string, intent: TemporalIntent): strin
   const at = query.toLowerCase().indexOf(intent.cue.toLowerCase());
   if (at < 0) return query;
   const rest = `${query.slice(0, at)} ${query.slice(at + intent.cue.length)}`.replace(/\s+/g, ' ').trim();
-  return tokenize(rest).some((w) => !isStopWord(w)) ? rest : query;
+  return tokenize(rest).some((w) => !isQueryStopWord(w)) ? rest : query;
 }

@@ -161,6 +161,23 @@ describe("recency in the default 'auto' mode", () => {
     expect(order).toEqual([2, 1, 3]);
   });
 
+  it('does not let the verb of a state question ("do we use") decide who is a close call', () => {
+    const day = MS_PER_DAY;
+    const records = new Map([
+      [
+        1,
+        memory(1, {
+          text: 'We picked SendGrid as the email provider because marketing used it',
+          ts: 10 * day,
+        }),
+      ],
+      [2, memory(2, { text: 'Switched the email provider from SendGrid to Amazon SES', ts: 90 * day })],
+    ]);
+    // Without the rule, memory 1 alone covers "use" (as "used") and is the only close call.
+    const order = rank([1, 2], [1, 2], records, 'Which email provider do we use?').map((c) => c.key);
+    expect(order).toEqual([2, 1]);
+  });
+
   it('gives the oldest close call the benefit for an earliest intent', () => {
     const records = new Map([
       [1, memory(1, { text: 'the CI provider is Travis', ts: 10 })],

@@ -1,4 +1,4 @@
-import { identifierParts, isStopWord, rawTokens } from '@cairn/core';
+import { identifierParts, isQueryStopWord, rawTokens } from '@cairn/core';
 
 /**
  * Turns any user string into a valid FTS5 MATCH expression. Every term is emitted as a double-quoted
@@ -37,8 +37,8 @@ export function planFtsQuery(query: string, opts: FtsQueryOptions = DEFAULT_FTS_
       if (parts.length > 1) phrases.push(quote(parts));
     }
   }
-  const content = words.filter((w) => !isStopWord(w));
-  const stopWords = words.filter((w) => isStopWord(w));
+  const content = words.filter((w) => !isQueryStopWord(w));
+  const stopWords = words.filter((w) => isQueryStopWord(w));
   // A query made only of stop words ("what is it") still deserves an answer: keep them then.
   const kept = content.length > 0 ? content : words;
   const terms = [...new Set([...kept.map((w) => quote([w])), ...phrases])].slice(0, opts.maxTerms);

@@ -267,6 +267,14 @@ describe('planFtsQuery and renderFtsQuery', () => {
     expect(planFtsQuery(many, { maxTerms: 3 }).terms).toHaveLength(3);
   });
 
+  it('leaves stop words and the verb of a state question out of the query', () => {
+    const plan = planFtsQuery('Which ORM are we using, and which do we use?');
+    expect(plan.terms).toEqual(['"orm"']);
+    expect(plan.stopWords).toEqual(expect.arrayContaining(['which', 'using', 'use']));
+    // A query of nothing else still searches for what it has.
+    expect(planFtsQuery('use').terms).toEqual(['"use"']);
+  });
+
   it('removes duplicate terms', () => {
     expect(planFtsQuery('config Config CONFIG').terms).toEqual(['"config"']);
   });
