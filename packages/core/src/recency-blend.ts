@@ -33,7 +33,7 @@ export const NO_TEMPORAL_INTENT: TemporalIntent = Object.freeze({ kind: 'none' }
 export interface RecencyOptions {
   /** Without temporal intent: how many ranks age may overturn among peers. @defaultValue 8 */
   tieBreak: number;
-  /** With temporal intent (recent, earliest, or a named time). @defaultValue 10 */
+  /** With temporal intent (recent, earliest, or a named time). @defaultValue 20 */
   intent: number;
   /**
    * A contender (top `peerDepth` of some leg) is a peer when its query-word coverage is at least
@@ -50,7 +50,7 @@ export interface RecencyOptions {
 
 export const DEFAULT_RECENCY_OPTIONS: Readonly<RecencyOptions> = Object.freeze({
   tieBreak: 8,
-  intent: 10,
+  intent: 20,
   peerMargin: 0,
   peerDepth: 5,
 });

@@ -16,9 +16,9 @@ describe('blendWeight', () => {
     expect(blendWeight(0, 60)).toBe(0);
   });
 
-  it('defaults: a tie-break of 8 ranks and 10 with temporal intent, at RRF k = 60', () => {
+  it('defaults: a tie-break of 8 ranks and 20 with temporal intent, at RRF k = 60', () => {
     expect(blendWeight(DEFAULT_RECENCY_OPTIONS.tieBreak, 60)).toBeCloseTo(8 / 69, 12);
-    expect(blendWeight(DEFAULT_RECENCY_OPTIONS.intent, 60)).toBeCloseTo(10 / 71, 12);
+    expect(blendWeight(DEFAULT_RECENCY_OPTIONS.intent, 60)).toBeCloseTo(20 / 81, 12);
   });
 });
 
