@@ -31,6 +31,8 @@ export interface OpenEngineOptions {
    * or write index files, even without REDIS_URL. @defaultValue false
    */
   reader?: boolean;
+  /** Memories per embedder call when this process embeds. @defaultValue the engine's (256) */
+  embedBatchSize?: number;
 }
 
 /**
@@ -58,6 +60,7 @@ export async function openEngine(
     ...(opts.serving ? {} : { waitForIndex: true, persistIntervalMs: 0, refreshIntervalMs: 0 }),
     pipeline: env.REDIS_URL || opts.reader ? 'external' : 'embedded',
     ifWriterRunning: opts.follow ? 'read' : 'fail',
+    ...(opts.embedBatchSize ? { embedBatchSize: opts.embedBatchSize } : {}),
     embedderSpec: env.CAIRN_EMBEDDER,
     env: env.raw,
     log: (level, msg, data) => logger[level](data ?? {}, msg),

@@ -1,17 +1,16 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type RedisServer, startRedisServer } from '@cairn/pipeline/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MAIN, postJson, servedUrl, startCli } from './cli-process.js';
 
 // `cairn serve` as a user starts it: a real process, real HTTP on loopback; in distributed mode with a
 // private redis-server and a `cairn worker`.
 
-const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const KEY = 'test-key-0123456789';
 let dir: string;
 const children: ChildProcess[] = [];
@@ -33,10 +32,7 @@ afterEach(async () => {
 });
 
 function start(args: string[], env: Record<string, string> = {}): ChildProcess {
-  const c = spawn(process.execPath, [MAIN, ...args], {
-    env: { ...process.env, CAIRN_DATA_DIR: join(dir, 'data'), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const c = startCli(args, { CAIRN_DATA_DIR: join(dir, 'data'), ...env });
   children.push(c);
   return c;
 }
@@ -47,26 +43,11 @@ async function serve(
   env: Record<string, string> = {},
 ): Promise<{ url: string; child: ChildProcess }> {
   const child = start(['serve', '--port', '0', ...args], env);
-  let err = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stderr!.on('data', (d) => {
-      err += d;
-      const m = /Cairn API on (http:\/\/[^\s]+)/.exec(err);
-      if (m) resolve(m[1]!);
-    });
-    child.on('exit', (code) => reject(new Error(`serve exited ${code}: ${err}`)));
-  });
-  return { url, child };
+  return { url: await servedUrl(child), child };
 }
 
-async function post(url: string, body: unknown, key: string | null = KEY) {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
-    body: JSON.stringify(body),
-  });
-  // biome-ignore lint/suspicious/noExplicitAny: the tests read arbitrary JSON bodies
-  return { status: res.status, body: (await res.json()) as Record<string, any> };
+function post(url: string, body: unknown, key: string | null = KEY) {
+  return postJson(url, body, key);
 }
 
 describe('cairn serve (embedded)', () => {

@@ -24,6 +24,7 @@ import {
 import { VectorIndexManager, workerIndexBuilder } from '@cairn/vector';
 import { DataFolderLock } from './data-folder-lock.js';
 import type { EngineLog, EngineOptions } from './engine-options.js';
+import { SpaceBuilder, type SpaceBuildStatus } from './space-builder.js';
 import { StoreHealth } from './store-health.js';
 
 /** The shape `cairn stats --json` prints; the distributed mode adds `queues`. */
@@ -110,6 +111,10 @@ export class CairnEngine {
   private role: 'writer' | 'follower' | 'external';
   /** The store's change sequence the writer last kicked its embed stage at (others' writes move it). */
   private seenChangeSeq = -1;
+  /** The reindex this process runs as the writer (see SpaceBuilder), one space at a time. */
+  private builder: SpaceBuilder | null = null;
+  /** A stopped build still saving or removing its index files; close() waits for it. */
+  private retiring: Promise<void> = Promise.resolve();
   /** Whether cairn.db can be trusted; every public operation goes through its guard. */
   readonly health: StoreHealth;
   private closed = false;
@@ -133,7 +138,12 @@ export class CairnEngine {
     this.pipeline = new EmbeddedPipeline(
       this.store,
       this.store.embeddings,
-      { apply: (entries) => this.serving.vectors?.apply(entries) },
+      {
+        // A pass in flight across a space switch stored its vectors in the old space: not the index served now.
+        apply: (entries, space) => {
+          if (space.id === this.serving.space?.id) this.serving.vectors?.apply(entries);
+        },
+      },
       embedder,
       space,
       { embedBatchSize: opts.embedBatchSize },
@@ -249,7 +259,9 @@ export class CairnEngine {
         'this engine reads a distributed deployment; write through the capture queue (REDIS_URL) instead',
       );
     if (this.role === 'follower') return this.health.guard(() => this.pipeline.capture(inputs));
-    return this.health.guard(() => this.pipeline.ingest(inputs));
+    const result = this.health.guard(() => this.pipeline.ingest(inputs));
+    if (result.counts.stored + result.counts.updated > 0) this.builder?.kick();
+    return result;
   }
 
   /**
@@ -312,7 +324,10 @@ export class CairnEngine {
   refresh(): void {
     if (this.closed) return;
     if (this.role === 'follower') this.tryTakeOver();
-    else if (this.role === 'writer') this.embedOthersWrites();
+    if (this.role === 'writer') {
+      this.embedOthersWrites();
+      this.superviseBuilds();
+    }
     if (this.opts.embedder !== undefined) {
       if (this.external) this.serving.vectors?.refresh();
       return;
@@ -360,6 +375,85 @@ export class CairnEngine {
     if (seq === this.seenChangeSeq) return;
     this.seenChangeSeq = seq;
     this.pipeline.kick();
+    this.builder?.kick();
+  }
+
+  /**
+   * Asks for a reindex into the space `spec` builds, beside the active one: the space is registered
+   * `building` in cairn.db, and the data folder's writer fills it, builds and saves its vector indexes, and
+   * (with `activate`) switches to it. From any process: a follower's request is run by the writer on its
+   * next refresh; if the writer dies, the process that takes its role over resumes it.
+   */
+  async requestReindex(spec: string, opts: { activate: boolean }): Promise<SpaceInfo> {
+    if (this.role === 'external')
+      throw new CairnError(
+        'WRITER_ELSEWHERE',
+        'this engine reads a distributed deployment; its reindex runs through the embed workers (cairn reindex with REDIS_URL)',
+      );
+    const embedder = await resolveEmbedder(spec, { env: this.opts.env });
+    const space = this.health.guard(() => {
+      const s = this.store.embeddings.ensureSpace(embeddingSpaceOf(embedder), {
+        embedder: spec,
+        state: 'building',
+      });
+      return s.active ? s : this.store.embeddings.requestBuild(s.id, opts.activate);
+    });
+    if (this.role === 'writer') this.superviseBuilds();
+    return space;
+  }
+
+  /** The reindex this process runs, if any (the writer's view; other processes read `progress`). */
+  get build(): SpaceBuildStatus | null {
+    return this.builder ? { ...this.builder.status } : null;
+  }
+
+  /**
+   * The writer runs one build at a time, the oldest request first, and stops one whose space was dropped
+   * or activated by another process. An engine with a fixed embedder (tests, benchmarks) builds nothing.
+   */
+  private superviseBuilds(): void {
+    if (this.closed || this.opts.embedder !== undefined) return;
+    const wanted = this.health.guard(() => this.store.embeddings.buildingSpaces());
+    if (this.builder) {
+      const phase = this.builder.status.phase;
+      if (phase !== 'activated' && wanted.some((s) => s.id === this.builder!.spaceId)) return;
+      const old = this.builder;
+      this.builder = null;
+      const dropped = !this.store.embeddings.getSpace(old.spaceId);
+      this.retiring = old.stop({ discard: dropped });
+    }
+    const next = wanted[0];
+    if (!next) return;
+    try {
+      const embedder = embedderOfSpace(next, this.opts.env);
+      this.builder = new SpaceBuilder(
+        {
+          store: this.store,
+          dataDir: this.dataDir,
+          pool: this.pool,
+          opts: this.opts,
+          log: this.log,
+          onActivated: (space, e, vectors) => this.adopt(space, e, vectors),
+        },
+        next,
+        embedder,
+        specOf(next),
+      );
+    } catch (err) {
+      this.log('error', 'cannot start the reindex of an embedding space', {
+        space: next.id,
+        error: (err as Error).message,
+      });
+    }
+  }
+
+  /** Serves a space this process just built and activated, from its already loaded indexes. */
+  private adopt(space: SpaceInfo, embedder: Embedder, vectors: VectorIndexManager): void {
+    const old = this.serving;
+    this.serving = this.serve(embedder, space, vectors);
+    this.pipeline.retarget(embedder, space);
+    this.log('info', 'serving the embedding space this process built', { from: old.space?.id, to: space.id });
+    void old.vectors?.close();
   }
 
   /** Serves queries from another (complete) space; the old space's index is flushed and dropped. */
@@ -418,6 +512,8 @@ export class CairnEngine {
     if (this.closed) return;
     this.closed = true;
     for (const t of this.timers) clearInterval(t);
+    await this.builder?.stop();
+    await this.retiring;
     await this.health.close();
     await this.pipeline.close();
     await this.serving.vectors?.close();
@@ -426,10 +522,15 @@ export class CairnEngine {
     this.lock?.release();
   }
 
-  private serve(embedder: Embedder | null, space: SpaceInfo | null): ServingSpace {
+  private serve(
+    embedder: Embedder | null,
+    space: SpaceInfo | null,
+    built: VectorIndexManager | null = null,
+  ): ServingSpace {
     const opts = this.opts;
     const vectors =
-      embedder && space
+      built ??
+      (embedder && space
         ? new VectorIndexManager({
             dir: join(this.dataDir, 'vectors'),
             space,
@@ -442,7 +543,7 @@ export class CairnEngine {
             hnsw: opts.hnsw,
             log: this.log,
           })
-        : null;
+        : null);
     const router = new HybridRouter({
       lexical: this.store.lexical,
       memories: this.store,

@@ -8,5 +8,6 @@ export {
 } from './cairn-engine.js';
 export { DataFolderLock, type LockHolder } from './data-folder-lock.js';
 export type { EngineLog, EngineOptions } from './engine-options.js';
+export type { SpaceBuildStatus } from './space-builder.js';
 export { StageWorkerHost, type StageWorkerHostOptions } from './stage-worker-host.js';
 export { StoreHealth, type StoreHealthStatus } from './store-health.js';

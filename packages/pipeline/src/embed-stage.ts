@@ -81,7 +81,7 @@ export function indexVectors(
 ): EmbeddedVector[] {
   if (embedded.failures.length > 0) sink.recordFailures(space.id, embedded.failures, cursor);
   const stored = sink.put(space, embedded.items, cursor);
-  index.apply(stored);
+  index.apply(stored, space);
   return stored;
 }
 

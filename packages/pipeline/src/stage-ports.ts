@@ -48,5 +48,9 @@ export interface PendingSource {
 }
 
 export interface IndexSink {
-  apply(entries: readonly EmbeddedVector[]): void;
+  /**
+   * `space` is the space the vectors were stored in: a sink serving another one (the engine switched
+   * spaces while a pass was in flight) ignores them.
+   */
+  apply(entries: readonly EmbeddedVector[], space: EmbeddingSpace): void;
 }

@@ -25,6 +25,8 @@ export interface SpaceInfo extends EmbeddingSpace {
   embedder: string | null;
   /** `building` while a reindex fills it side by side; `ready` once it may serve queries. */
   state: 'building' | 'ready';
+  /** A building space the writer activates as soon as it is complete and its vector index is saved. */
+  activateWhenReady: boolean;
 }
 
 export interface SpaceProgress {
@@ -90,6 +92,26 @@ export class EmbeddingStore {
     return this.getSpace(space.id)!;
   }
 
+  /**
+   * Asks the data folder's writer to fill an inactive space (again) and, with `activate`, to activate it
+   * once complete with its vector index saved. A space left `ready` but inactive (the one a reindex
+   * replaced) has fallen behind since: it goes back to `building` and resumes from its cursor.
+   */
+  requestBuild(spaceId: string, activate: boolean): SpaceInfo {
+    const space = this.getSpace(spaceId);
+    if (!space) throw new CairnError('NOT_FOUND', `no embedding space ${spaceId}`, { field: 'space' });
+    if (space.active) return space;
+    this.db
+      .prepare("UPDATE embedding_spaces SET state = 'building', activate_when_ready = ? WHERE id = ?")
+      .run(activate ? 1 : 0, spaceId);
+    return this.getSpace(spaceId)!;
+  }
+
+  /** The spaces a writer is asked to build, oldest request first. */
+  buildingSpaces(): SpaceInfo[] {
+    return this.listSpaces().filter((s) => s.state === 'building' && !s.active);
+  }
+
   /** How far a space is from having a vector for every live memory. */
   progress(spaceId: string): SpaceProgress {
     const r = this.db
@@ -108,15 +130,19 @@ export class EmbeddingStore {
   /**
    * Makes a space the one queries use, in one transaction: every process that reads the active space
    * afterwards sees the new one, and none sees two. Refuses a space with memories still missing a vector
-   * or with more than 1% of them failed, unless `force`.
+   * or with more than 1% of them failed, unless `force`. `maxMissing` tolerates that many memories still
+   * without a vector: the ones written in the last moments of a live reindex, which the activating writer
+   * embeds next (a live one never finds zero under a steady stream of writes).
    */
-  activate(spaceId: string, force = false): SpaceInfo {
+  activate(spaceId: string, opts: { force?: boolean; maxMissing?: number } = {}): SpaceInfo {
+    const force = opts.force ?? false;
+    const maxMissing = opts.maxMissing ?? 0;
     return this.db
       .transaction(() => {
         const space = this.getSpace(spaceId);
         if (!space) throw new CairnError('NOT_FOUND', `no embedding space ${spaceId}`, { field: 'space' });
         const p = this.progress(spaceId);
-        if (!force && p.embedded + p.failed < p.total)
+        if (!force && p.embedded + p.failed + maxMissing < p.total)
           throw new CairnError(
             'INVALID_INPUT',
             `embedding space ${spaceId} is incomplete (${p.embedded + p.failed} of ${p.total} memories); finish the reindex or force it`,
@@ -131,7 +157,9 @@ export class EmbeddingStore {
             { field: 'space', reason: 'failures' },
           );
         this.db.prepare('UPDATE embedding_spaces SET active = (id = ?)').run(spaceId);
-        this.db.prepare("UPDATE embedding_spaces SET state = 'ready' WHERE id = ?").run(spaceId);
+        this.db
+          .prepare("UPDATE embedding_spaces SET state = 'ready', activate_when_ready = 0 WHERE id = ?")
+          .run(spaceId);
         return this.getSpace(spaceId)!;
       })
       .immediate();
@@ -170,6 +198,7 @@ export class EmbeddingStore {
           created_at: number;
           embedder: string | null;
           state: string;
+          activate_when_ready: number;
         }
       | undefined;
     return (
@@ -182,6 +211,7 @@ export class EmbeddingStore {
         createdAt: row.created_at,
         embedder: row.embedder,
         state: row.state === 'building' ? 'building' : 'ready',
+        activateWhenReady: row.activate_when_ready === 1,
       }
     );
   }

@@ -218,6 +218,15 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 7,
+    description: 'a building embedding space records whether it is to be activated once its index is ready',
+    up(db) {
+      // The wish outlives the process that asked (a CLI beside a server, a server killed mid-reindex):
+      // whichever process holds the writer role next finishes the build and activates.
+      db.exec('ALTER TABLE embedding_spaces ADD COLUMN activate_when_ready INTEGER NOT NULL DEFAULT 0');
+    },
+  },
 ];
 
 export function migrate(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS): number {

@@ -2,8 +2,9 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { CairnError, embeddingSpaceOf, isCairnError } from '@cairn/core';
 import { resolveEmbedder } from '@cairn/embed';
-import { EmbeddedPipeline, requeueEmbeds } from '@cairn/pipeline';
-import type { MemoryStore, SpaceProgress } from '@cairn/store';
+import type { CairnEngine } from '@cairn/engine';
+import { requeueEmbeds } from '@cairn/pipeline';
+import type { MemoryStore, SpaceInfo, SpaceProgress } from '@cairn/store';
 import { VectorIndexManager } from '@cairn/vector';
 import type { CliEnv } from '../env.js';
 import { withEngine, withQueues } from '../open-engine.js';
@@ -30,6 +31,8 @@ export interface ReindexSummary {
   perSecond: number;
   activated: boolean;
   mode: 'embedded' | 'distributed';
+  /** Who filled the space: this process, the data folder's running writer, or the embed workers. */
+  ranIn: 'this process' | 'the writer' | 'workers';
 }
 
 /** Prints done / rate / ETA to stderr once a second while `work` runs. */
@@ -62,87 +65,114 @@ async function withProgress<T>(
 }
 
 /**
- * `cairn reindex --embedder <spec>`: fills a new embedding space side by side from the stored text, then
- * activates it in one transaction. Queries keep using the old space until then. Killing it loses
- * nothing: the space's cursor (embedded) or its missing-vector query (distributed) resumes where it was.
+ * `cairn reindex --embedder <spec>`: fills a new embedding space side by side from the stored text, builds
+ * and saves its vector indexes, then activates it in one transaction. Queries keep using the old space until
+ * then. Embedded, the data folder's writer runs it (CairnEngine.requestReindex): this process when nothing
+ * else writes the folder, else the running `cairn serve` / `cairn mcp`, while this command shows progress;
+ * if that writer dies, this process takes its role over and resumes from the space's cursor.
+ * Distributed, the embed workers fill it. Killing this command loses nothing.
  */
 export async function reindexCommand(flags: ReindexFlags, env: CliEnv): Promise<void> {
-  const summary = await withEngine(flags.dataDir, env, async (engine) => {
-    const store = engine.store;
-    const embedder = await resolveEmbedder(flags.embedder, { env: env.raw });
-    const space = store.embeddings.ensureSpace(embeddingSpaceOf(embedder), {
-      embedder: flags.embedder,
-      state: 'building',
-    });
-    const before = store.embeddings.progress(space.id);
-    const t0 = performance.now();
-    const label = `reindex ${space.id}`;
-    const read = () => store.embeddings.progress(space.id);
-    const distributed = Boolean(env.REDIS_URL);
-    const complete = () => {
-      const p = read();
-      return p.embedded + p.failed >= p.total;
-    };
-    if (!space.active) {
-      await withProgress(label, read, Boolean(flags.json), async () => {
-        if (distributed)
-          await fillThroughQueues(
-            store,
-            space.id,
-            flags.embedder,
-            space.dimensions,
-            env,
-            complete,
-            () => {
-              const p = read();
-              return p.embedded + p.failed;
-            },
-            Math.max(1, Number(flags.stallTimeout) || 30) * 1_000,
-          );
-        else {
-          const pipeline = new EmbeddedPipeline(store, store.embeddings, { apply() {} }, embedder, space, {
-            embedBatchSize: Math.max(1, Number.parseInt(flags.batchSize, 10) || 512),
-          });
-          try {
-            // Memories stored meanwhile by other processes are past the cursor too: loop until activation
-            // (which re-checks completeness inside its transaction) succeeds.
-            for (;;) {
-              pipeline.kick();
-              await pipeline.drain(5);
-              if (!flags.activate || tryActivate(store, space.id)) break;
-            }
-          } finally {
-            await pipeline.close();
-          }
-        }
-      });
-    }
-    let activated = space.active;
-    if (!activated && flags.activate) activated = tryActivate(store, space.id);
-    const after = read();
-    const seconds = (performance.now() - t0) / 1000;
-    const computed = after.embedded - before.embedded;
-    const s: ReindexSummary = {
-      space: space.id,
-      embedder: flags.embedder,
-      total: after.total,
-      embedded: after.embedded,
-      failed: after.failed,
-      computed,
-      seconds,
-      perSecond: Math.round(computed / Math.max(seconds, 1e-3)),
-      activated,
-      mode: distributed ? 'distributed' : 'embedded',
-    };
-    return s;
-  });
+  const distributed = Boolean(env.REDIS_URL);
+  const batchSize = Math.max(1, Number.parseInt(flags.batchSize, 10) || 512);
+  const summary = await withEngine(
+    flags.dataDir,
+    env,
+    async (engine) => {
+      const store = engine.store;
+      const t0 = performance.now();
+      let space: SpaceInfo;
+      if (distributed) {
+        const embedder = await resolveEmbedder(flags.embedder, { env: env.raw });
+        space = store.embeddings.ensureSpace(embeddingSpaceOf(embedder), {
+          embedder: flags.embedder,
+          state: 'building',
+        });
+      } else space = await engine.requestReindex(flags.embedder, { activate: flags.activate });
+      const before = store.embeddings.progress(space.id);
+      const label = `reindex ${space.id}`;
+      const read = () => store.embeddings.progress(space.id);
+      const complete = () => {
+        const p = read();
+        return p.embedded + p.failed >= p.total;
+      };
+      if (!space.active) {
+        await withProgress(label, read, Boolean(flags.json), async () => {
+          if (distributed)
+            await fillThroughQueues(
+              store,
+              space.id,
+              flags.embedder,
+              space.dimensions,
+              env,
+              complete,
+              () => {
+                const p = read();
+                return p.embedded + p.failed;
+              },
+              Math.max(1, Number(flags.stallTimeout) || 30) * 1_000,
+            );
+          else await followBuild(engine, space.id, flags.activate, complete);
+        });
+      }
+      let activated = store.embeddings.getSpace(space.id)?.active ?? false;
+      if (distributed && !activated && flags.activate) activated = tryActivate(store, space.id);
+      const after = read();
+      const seconds = (performance.now() - t0) / 1000;
+      const computed = after.embedded - before.embedded;
+      const s: ReindexSummary = {
+        space: space.id,
+        embedder: flags.embedder,
+        total: after.total,
+        embedded: after.embedded,
+        failed: after.failed,
+        computed,
+        seconds,
+        perSecond: Math.round(computed / Math.max(seconds, 1e-3)),
+        activated,
+        mode: distributed ? 'distributed' : 'embedded',
+        ranIn: distributed ? 'workers' : engine.writerRole.role === 'writer' ? 'this process' : 'the writer',
+      };
+      return s;
+    },
+    // Beside a running writer this command asks it to do the work, and takes over if it dies.
+    { follow: true, embedBatchSize: batchSize },
+  );
   if (flags.json) writeJson(summary);
   else
     process.stdout.write(
       `space ${summary.space}: ${summary.embedded}/${summary.total} embedded (${summary.computed} in this run, ` +
-        `${summary.seconds.toFixed(1)} s, ${summary.perSecond}/s)${summary.failed ? `, ${summary.failed} failed` : ''}; ` +
+        `${summary.seconds.toFixed(1)} s, ${summary.perSecond}/s, by ${summary.ranIn})${summary.failed ? `, ${summary.failed} failed` : ''}; ` +
         `${summary.activated ? 'active: queries use it now' : 'not activated yet (cairn spaces activate)'}\n`,
     );
+}
+
+/**
+ * Waits for the writer's build of a space: until it is active, or (without --activate) complete and
+ * indexed. Each round refreshes the engine: a follower takes the writer role over when the writer is
+ * gone, and then runs the build itself from the space's cursor.
+ */
+async function followBuild(
+  engine: CairnEngine,
+  spaceId: string,
+  activate: boolean,
+  complete: () => boolean,
+): Promise<void> {
+  let lastError: string | null = null;
+  for (;;) {
+    engine.refresh();
+    const s = engine.store.embeddings.getSpace(spaceId);
+    if (!s)
+      throw new CairnError('NOT_FOUND', `embedding space ${spaceId} was dropped during its reindex`, {
+        field: 'space',
+      });
+    if (s.active) return;
+    const build = engine.build;
+    if (!activate && complete() && (build === null || build.phase === 'waiting')) return;
+    if (build?.lastError && build.lastError !== lastError) warn(`reindex ${spaceId}: ${build.lastError}`);
+    lastError = build?.lastError ?? lastError;
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
 
 function tryActivate(store: MemoryStore, spaceId: string): boolean {
@@ -212,34 +242,70 @@ export async function spacesCommand(
   flags: { dataDir?: string; json?: boolean; force?: boolean },
   env: CliEnv,
 ): Promise<void> {
-  await withEngine(flags.dataDir, env, async (engine) => {
-    const emb = engine.store.embeddings;
-    if (!action || action === 'list') {
-      const spaces = emb.listSpaces().map((s) => ({ ...s, progress: emb.progress(s.id) }));
-      if (flags.json) return writeJson({ spaces });
-      for (const s of spaces)
-        process.stdout.write(
-          `${s.active ? '*' : ' '} ${s.id}  embedder ${s.embedder ?? '?'}  ${s.state}  ${s.progress.embedded}/${s.progress.total} embedded${s.progress.failed ? `, ${s.progress.failed} failed` : ''}\n`,
+  // Beside a running writer: every action is a read or one transaction on cairn.db, which the writer
+  // follows on its next refresh (it serves an activated space, stops the build of a dropped one).
+  await withEngine(
+    flags.dataDir,
+    env,
+    async (engine) => {
+      const emb = engine.store.embeddings;
+      if (!action || action === 'list') {
+        const spaces = await withRates(
+          emb.listSpaces().map((s) => ({ ...s, progress: emb.progress(s.id) })),
+          (id) => emb.progress(id),
         );
-      return;
-    }
-    if (!id) throw new CairnError('INVALID_INPUT', `spaces ${action} needs a space id`, { field: 'id' });
-    if (action === 'activate') {
-      const s = emb.activate(id, Boolean(flags.force));
-      return flags.json ? writeJson({ activated: s.id }) : void process.stdout.write(`activated ${s.id}\n`);
-    }
-    if (action === 'drop') {
-      const n = emb.drop(id);
-      rmSync(VectorIndexManager.spaceDir(join(engine.dataDir, 'vectors'), id), {
-        recursive: true,
-        force: true,
+        if (flags.json) return writeJson({ spaces });
+        for (const s of spaces) {
+          const p = s.progress;
+          const building = s.state === 'building' && !s.active;
+          const rate =
+            building && s.rate !== null
+              ? ` ${s.rate}/s${s.etaSeconds === null ? '' : ` ETA ${s.etaSeconds} s`}${s.activateWhenReady ? ', activates when ready' : ''}`
+              : '';
+          process.stdout.write(
+            `${s.active ? '*' : ' '} ${s.id}  embedder ${s.embedder ?? '?'}  ${s.state}  ${p.embedded}/${p.total} embedded${p.failed ? `, ${p.failed} failed` : ''}${rate}\n`,
+          );
+        }
+        return;
+      }
+      if (!id) throw new CairnError('INVALID_INPUT', `spaces ${action} needs a space id`, { field: 'id' });
+      if (action === 'activate') {
+        const s = emb.activate(id, { force: Boolean(flags.force) });
+        return flags.json ? writeJson({ activated: s.id }) : void process.stdout.write(`activated ${s.id}\n`);
+      }
+      if (action === 'drop') {
+        const n = emb.drop(id);
+        rmSync(VectorIndexManager.spaceDir(join(engine.dataDir, 'vectors'), id), {
+          recursive: true,
+          force: true,
+        });
+        return flags.json
+          ? writeJson({ dropped: id, vectors: n })
+          : void process.stdout.write(`dropped ${id} (${n} vectors)\n`);
+      }
+      throw new CairnError('INVALID_INPUT', `unknown spaces action "${action}"; use list, activate or drop`, {
+        field: 'action',
       });
-      return flags.json
-        ? writeJson({ dropped: id, vectors: n })
-        : void process.stdout.write(`dropped ${id} (${n} vectors)\n`);
-    }
-    throw new CairnError('INVALID_INPUT', `unknown spaces action "${action}"; use list, activate or drop`, {
-      field: 'action',
-    });
+    },
+    { follow: true, existing: true },
+  );
+}
+
+/**
+ * Adds each building space's rate (memories a second) and ETA, from two readings of its progress one
+ * second apart; spaces not building get null. Costs that second only when something is building.
+ */
+async function withRates<T extends { id: string; state: string; active: boolean; progress: SpaceProgress }>(
+  spaces: T[],
+  progress: (id: string) => SpaceProgress,
+): Promise<Array<T & { rate: number | null; etaSeconds: number | null }>> {
+  const building = spaces.filter((s) => s.state === 'building' && !s.active);
+  if (building.length > 0) await new Promise((r) => setTimeout(r, 1_000));
+  return spaces.map((s) => {
+    if (!building.includes(s)) return { ...s, rate: null, etaSeconds: null };
+    const now = progress(s.id);
+    const rate = Math.max(0, now.embedded + now.failed - s.progress.embedded - s.progress.failed);
+    const left = now.total - now.embedded - now.failed;
+    return { ...s, progress: now, rate, etaSeconds: rate > 0 ? Math.ceil(left / rate) : null };
   });
 }

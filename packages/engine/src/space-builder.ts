@@ -1,0 +1,201 @@
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ComputePool } from '@cairn/compute';
+import { CairnError, type Embedder } from '@cairn/core';
+import { EmbeddedPipeline } from '@cairn/pipeline';
+import type { MemoryStore, SpaceInfo } from '@cairn/store';
+import { VectorIndexManager, workerIndexBuilder } from '@cairn/vector';
+import type { EngineLog, EngineOptions } from './engine-options.js';
+import { OffThreadEmbedder } from './off-thread-embedder.js';
+
+/** Where a build stands, for `cairn spaces`, the API and /metrics. */
+export interface SpaceBuildStatus {
+  space: string;
+  /**
+   * `embedding`: filling the space from the stored text; `indexing`: building and saving its vector
+   * indexes in the pool; `waiting`: complete and indexed, kept current, not asked to activate;
+   * `activated`: serving; `stopped`: the space was dropped or the engine closed.
+   */
+  phase: 'embedding' | 'indexing' | 'waiting' | 'activated' | 'stopped';
+  /** The embedder's last error, cleared by its next success (the build retries with backoff). */
+  lastError: string | null;
+}
+
+export interface SpaceBuilderDeps {
+  store: MemoryStore;
+  dataDir: string;
+  pool: ComputePool | null;
+  opts: EngineOptions;
+  log: EngineLog;
+  /**
+   * Called in the same turn as the activation's transaction, with the space's loaded indexes: the engine
+   * serves from them at once, with no reload and no search ever missing its vector leg.
+   */
+  onActivated(space: SpaceInfo, embedder: Embedder, vectors: VectorIndexManager): void;
+}
+
+/**
+ * The writer's background job that fills one `building` embedding space beside the active one: a reindex.
+ * - It embeds every live memory from the stored text, resuming from the space's cursor (a kill -9 loses
+ *   nothing), and keeps following new writes, so a write made during the reindex gets a vector in both
+ *   spaces.
+ * - A built-in (CPU-bound) embedder runs on the compute pool, and every vector index of the new space is
+ *   built there too and saved to disk: the serving thread only stores batches and answers queries.
+ * - Only then, and only if asked (`activateWhenReady`), it activates the space in one transaction and
+ *   hands its loaded indexes to the engine. Other processes load the saved files on their next refresh.
+ * Whichever process holds the writer role runs it, so a reindex asked for by a CLI beside a server runs
+ * in the server, and one whose process died resumes in the next writer.
+ */
+export class SpaceBuilder {
+  readonly status: SpaceBuildStatus;
+  private readonly pipeline: EmbeddedPipeline;
+  private readonly vectors: VectorIndexManager;
+  private stopped = false;
+  private wake: (() => void) | null = null;
+  private changed = false;
+  private readonly done: Promise<void>;
+
+  constructor(
+    private readonly deps: SpaceBuilderDeps,
+    private readonly space: SpaceInfo,
+    private readonly embedder: Embedder,
+    spec: string,
+  ) {
+    this.status = { space: space.id, phase: 'embedding', lastError: null };
+    const local = spec === 'hash' || spec.startsWith('hash:');
+    // A remote embedder waits on the network, not the CPU: it stays on this thread.
+    const worker = local && deps.pool ? new OffThreadEmbedder(embedder, spec, deps.pool) : embedder;
+    this.vectors = new VectorIndexManager({
+      dir: join(deps.dataDir, 'vectors'),
+      space,
+      embeddings: deps.store.embeddings,
+      keys: deps.store,
+      builder: deps.pool ? workerIndexBuilder(deps.pool) : undefined,
+      exactThreshold: deps.opts.exactThreshold,
+      waitForBuild: true,
+      role: 'writer',
+      hnsw: deps.opts.hnsw,
+      log: deps.log,
+    });
+    this.pipeline = new EmbeddedPipeline(
+      deps.store,
+      deps.store.embeddings,
+      { apply: (entries) => this.vectors.apply(entries) },
+      worker,
+      space,
+      { embedBatchSize: deps.opts.embedBatchSize ?? 512 },
+    );
+    this.done = this.run().catch((err: Error) => {
+      this.status.lastError = err.message;
+      deps.log('error', 'reindex stopped on an error; the next writer refresh starts it again', {
+        space: space.id,
+        error: err.message,
+      });
+    });
+  }
+
+  get spaceId(): string {
+    return this.space.id;
+  }
+
+  /** New writes landed (in this process or another): embed them into the new space too. */
+  kick(): void {
+    this.changed = true;
+    this.pipeline.kick();
+    this.wake?.();
+  }
+
+  /**
+   * Stops the build (the engine closes, or the space was activated or dropped by another process); what
+   * it stored is kept. With `discard` (the space was dropped) its vector index files are removed instead of
+   * saved, after any build under way in the pool has finished writing them.
+   */
+  async stop(opts: { discard?: boolean } = {}): Promise<void> {
+    if (!this.stopped) {
+      this.stopped = true;
+      if (this.status.phase !== 'activated') this.status.phase = 'stopped';
+      this.wake?.();
+      await this.pipeline.close();
+    }
+    await this.done;
+    if (this.status.phase === 'activated') return; // the engine serves from these indexes now
+    if (!opts.discard) return this.vectors.close();
+    await this.vectors.release(() => true, false);
+    rmSync(VectorIndexManager.spaceDir(join(this.deps.dataDir, 'vectors'), this.space.id), {
+      recursive: true,
+      force: true,
+    });
+  }
+
+  private async run(): Promise<void> {
+    const { store, log } = this.deps;
+    log('info', 'reindex started', { ...store.embeddings.progress(this.space.id) });
+    while (!this.stopped) {
+      this.status.phase = 'embedding';
+      this.changed = false;
+      await this.drain();
+      if (this.stopped) return;
+      this.status.phase = 'indexing';
+      // Built in the pool and saved: after the switch a fresh process loads files, and this one serves
+      // from these very indexes. A namespace small enough for exact search has no file to build.
+      for (const ns of store.namespaces()) {
+        if (this.stopped) return;
+        await this.vectors.warm(ns.namespace);
+      }
+      await this.vectors.flush();
+      const now = store.embeddings.getSpace(this.space.id);
+      if (now?.state !== 'building' || now.active) return; // dropped or activated elsewhere
+      if (now.activateWhenReady) {
+        const outcome = this.tryActivate();
+        if (outcome === 'activated') return;
+        // Memories were stored since the drain (perhaps by another process): embed them, then try again.
+        if (outcome === 'incomplete') continue;
+      }
+      if (this.changed) continue; // writes landed while indexing: embed them, then try again
+      this.status.phase = 'waiting';
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+      });
+      this.wake = null;
+    }
+  }
+
+  /** Embeds until the space has a vector for every memory stored so far, retrying a failing embedder. */
+  private async drain(): Promise<void> {
+    const status = this.pipeline.status;
+    const watch = setInterval(() => {
+      this.status.lastError = status.lastError;
+    }, 500);
+    try {
+      await this.pipeline.drain();
+    } finally {
+      clearInterval(watch);
+      this.status.lastError = status.lastError;
+    }
+  }
+
+  private tryActivate(): 'activated' | 'incomplete' | 'refused' {
+    const { store, log } = this.deps;
+    let active: SpaceInfo;
+    try {
+      // The few memories written since the drain are embedded into the new space by the engine's own
+      // pipeline right after the switch, like any fresh write; waiting for zero could wait forever.
+      active = store.embeddings.activate(this.space.id, { maxMissing: this.deps.opts.embedBatchSize ?? 256 });
+    } catch (err) {
+      // Incomplete: memories were stored since the drain. Any other refusal (too many failures) is said.
+      if (err instanceof CairnError && err.data.reason === 'incomplete') return 'incomplete';
+      this.status.lastError = (err as Error).message;
+      log('warn', 'reindex complete but not activated', {
+        space: this.space.id,
+        error: (err as Error).message,
+      });
+      return 'refused';
+    }
+    this.status.phase = 'activated';
+    this.stopped = true;
+    void this.pipeline.close();
+    this.deps.onActivated(active, this.embedder, this.vectors);
+    log('info', 'reindex activated', { ...store.embeddings.progress(this.space.id) });
+    return 'activated';
+  }
+}
