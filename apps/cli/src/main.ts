@@ -236,6 +236,14 @@ export function buildProgram(): Command {
       '30',
     )
     .addOption(dataDir())
+    .option(
+      '--api <url>',
+      'ask a running Cairn HTTP API to reindex its data folder (default: $CAIRN_API_URL)',
+    )
+    .option(
+      '--api-key <key>',
+      'API key for --api, one that may use every namespace (default: $CAIRN_API_KEY)',
+    )
     .addOption(json())
     .action(run(reindexCommand));
 
@@ -246,6 +254,11 @@ export function buildProgram(): Command {
     .argument('[id]', 'the space id, e.g. cairn-hash-v1/768')
     .option('--force', 'activate even if the space still lacks vectors')
     .addOption(dataDir())
+    .option('--api <url>', 'manage the spaces of a running Cairn HTTP API (default: $CAIRN_API_URL)')
+    .option(
+      '--api-key <key>',
+      'API key for --api, one that may use every namespace (default: $CAIRN_API_KEY)',
+    )
     .addOption(json())
     .action(run(spacesCommand));
 

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -183,6 +183,28 @@ describe('cairn with REDIS_URL', () => {
     expect(active.stderr).toMatch(/active/);
     expect(JSON.parse(cairn(['dead-letters', '--json']).stdout)).toEqual({ deadLetters: [] });
   });
+
+  it('a distributed reindex builds and saves the vector index of the new space before the switch', async () => {
+    startWorker(['--stages', 'capture,embed,index']);
+    // Above the exact-search threshold (5,000 a namespace), so the namespace has an HNSW file.
+    expect(cairn(['ingest', corpus(6_000)]).code).toBe(0);
+    await until(stats, (s) => s.namespaces.proj?.embedded === 6_000, 'first space filled', 120_000);
+    const r = cairn(['reindex', '--embedder', 'hash:256', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      space: 'cairn-hash-v1/256',
+      embedded: 6_000,
+      activated: true,
+    });
+    // The file exists as the command returns: the reindex saved it (workers never index an inactive space).
+    const spaceDir = readdirSync(join(dir, 'data', 'vectors')).find((d) => d.startsWith('cairn-hash-v1_256'));
+    expect(spaceDir).toBeDefined();
+    const files = readdirSync(join(dir, 'data', 'vectors', spaceDir!));
+    expect(files.some((f) => f.endsWith('.usearch'))).toBe(true);
+    const hits = JSON.parse(cairn(['search', 'token9q', '-n', 'proj', '--json']).stdout);
+    expect(hits.degraded).toEqual([]);
+    expect(hits.hits[0]).toMatchObject({ id: 'm9', explain: { vecRank: 1 } });
+  }, 180_000);
 
   it('a distributed reindex with no embed worker stops with a reason instead of waiting forever', () => {
     expect(cairn(['ingest', corpus(20)], { REDIS_URL: '' }).code).toBe(0);

@@ -215,4 +215,35 @@ describe('cairn reindex beside a running cairn serve', () => {
     expect(s.body.degraded).toEqual([]);
     expect(s.body.hits[0].id).toBe('m17');
   }, 180_000);
+
+  it('cairn reindex --api and cairn spaces --api drive the server over HTTP, with a key for every namespace', async () => {
+    ingest(3_000);
+    env.CAIRN_API_KEYS = 'admin-key-0123456789=*;tenant-key-0123456789=proj';
+    const server = start(['serve', '--port', '0']);
+    const url = await servedUrl(server);
+    const as = (key: string) => ['--api', url, '--api-key', key, '--json'];
+    const refused = cairn(['spaces', ...as('tenant-key-0123456789')]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/FORBIDDEN_NAMESPACE/);
+    const r = cairn(['reindex', '--embedder', 'hash:128', ...as('admin-key-0123456789')]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      space: 'cairn-hash-v1/128',
+      embedded: 3_020,
+      activated: true,
+      mode: 'embedded',
+      ranIn: 'the writer',
+    });
+    const list = JSON.parse(cairn(['spaces', ...as('admin-key-0123456789')]).stdout).spaces;
+    expect(list.find((s: { active: boolean }) => s.active).id).toBe('cairn-hash-v1/128');
+    const dropped = cairn(['spaces', 'drop', 'cairn-hash-v1/768', ...as('admin-key-0123456789')]);
+    expect(JSON.parse(dropped.stdout)).toMatchObject({ dropped: 'cairn-hash-v1/768', vectors: 3_020 });
+    const s = await postJson(
+      `${url}/v1/search`,
+      { namespace: 'proj', query: 'redis queue token17q', k: 5 },
+      'tenant-key-0123456789',
+    );
+    expect(s.body.degraded).toEqual([]);
+    expect(s.body.hits[0].id).toBe('m17');
+  }, 120_000);
 });

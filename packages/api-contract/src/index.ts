@@ -58,4 +58,21 @@ export {
   type SearchResponseOut,
   SearchResponseSchema,
 } from './search-schemas.js';
+export {
+  type ActivateSpaceResponse,
+  ActivateSpaceResponseSchema,
+  type DropSpaceResponse,
+  DropSpaceResponseSchema,
+  type ReindexRequest,
+  ReindexRequestSchema,
+  type ReindexResponse,
+  ReindexResponseSchema,
+  type SpaceActionRequest,
+  SpaceActionRequestSchema,
+  type SpaceOut,
+  SpaceSchema,
+  type SpacesApi,
+  type SpacesResponse,
+  SpacesResponseSchema,
+} from './space-schemas.js';
 export { HealthResponseSchema, NamespaceStatsSchema, StatsResponseSchema } from './stats-schemas.js';

@@ -1,17 +1,24 @@
 import type {
+  ActivateSpaceResponse,
   BatchSearchRequest,
   BatchSearchResponse,
   ContextRequest,
   ContextResponse,
   DeleteResponse,
+  DropSpaceResponse,
   ErrorBody,
   FederatedSearchRequest,
   FederatedSearchResponse,
   GetRequest,
   GetResponse,
   MemoryApi,
+  ReindexRequest,
+  ReindexResponse,
   SearchRequestBody,
   SearchResponseOut,
+  SpaceActionRequest,
+  SpacesApi,
+  SpacesResponse,
   StatsResponse,
   TimelineQuery,
   TimelineResponse,
@@ -45,7 +52,7 @@ const STATUS_CODES: Record<number, CairnErrorCode> = {
  * types, so client and server cannot drift; every non-2xx answer is thrown as a CairnError with the
  * server's code, message and field.
  */
-export class CairnClient implements MemoryApi {
+export class CairnClient implements MemoryApi, SpacesApi {
   private readonly base: string;
   private readonly fetch: typeof fetch;
 
@@ -93,6 +100,24 @@ export class CairnClient implements MemoryApi {
 
   stats(): Promise<StatsResponse> {
     return this.call('GET', '/v1/stats');
+  }
+
+  /** Embedding spaces with their progress (needs a key for every namespace, like the three below). */
+  spaces(): Promise<SpacesResponse> {
+    return this.call('GET', '/v1/spaces');
+  }
+
+  /** Starts a live reindex in the server's data folder; follow it with spaces(). */
+  reindex(req: ReindexRequest): Promise<ReindexResponse> {
+    return this.call('POST', '/v1/spaces/reindex', req);
+  }
+
+  activateSpace(req: SpaceActionRequest): Promise<ActivateSpaceResponse> {
+    return this.call('POST', '/v1/spaces/activate', req);
+  }
+
+  dropSpace(req: Pick<SpaceActionRequest, 'space'>): Promise<DropSpaceResponse> {
+    return this.call('POST', '/v1/spaces/drop', req);
   }
 
   private async call<T>(method: string, path: string, body?: unknown): Promise<T> {

@@ -11,7 +11,7 @@ import {
   type SearchResponse,
   searchDefaultsFor,
 } from '@cairn/core';
-import { createEmbedder, resolveEmbedder } from '@cairn/embed';
+import { resolveEmbedder } from '@cairn/embed';
 import { type CaptureResult, EmbeddedPipeline } from '@cairn/pipeline';
 import { HybridRouter } from '@cairn/router';
 import {
@@ -24,7 +24,9 @@ import {
 import { VectorIndexManager, workerIndexBuilder } from '@cairn/vector';
 import { DataFolderLock } from './data-folder-lock.js';
 import type { EngineLog, EngineOptions } from './engine-options.js';
-import { SpaceBuilder, type SpaceBuildStatus } from './space-builder.js';
+import type { SpaceBuildStatus } from './space-builder.js';
+import { embedderOfSpace } from './space-embedder.js';
+import { SpaceSupervisor, type SpaceView } from './space-supervisor.js';
 import { StoreHealth } from './store-health.js';
 
 /** The shape `cairn stats --json` prints; the distributed mode adds `queues`. */
@@ -54,31 +56,6 @@ export interface NamespaceStats {
 }
 
 const noLog: EngineLog = () => {};
-
-/**
- * The embedder of a stored space, built without a network call: its spec and dimensions are recorded.
- * Spaces from before specs were recorded can only be the built-in hashing embedder.
- */
-export function specOf(space: SpaceInfo): string {
-  const spec = space.embedder ?? (space.modelId.startsWith('cairn-hash') ? `hash:${space.dimensions}` : null);
-  if (!spec)
-    throw new CairnError('NOT_FOUND', `embedding space ${space.id} does not record which embedder built it`, {
-      field: 'space',
-    });
-  return spec;
-}
-
-export function embedderOfSpace(space: SpaceInfo, env?: Record<string, string | undefined>): Embedder {
-  const spec = specOf(space);
-  const embedder = createEmbedder(spec, { dimensions: space.dimensions, env });
-  if (embeddingSpaceOf(embedder).id !== space.id)
-    throw new CairnError(
-      'INVALID_INPUT',
-      `embedder spec ${spec} now builds space ${embeddingSpaceOf(embedder).id}, not ${space.id}; check CAIRN_* embedder settings`,
-      { field: 'embedder' },
-    );
-  return embedder;
-}
 
 /** What a search needs of one embedding space; replaced as a whole when another space is activated. */
 interface ServingSpace {
@@ -111,10 +88,8 @@ export class CairnEngine {
   private role: 'writer' | 'follower' | 'external';
   /** The store's change sequence the writer last kicked its embed stage at (others' writes move it). */
   private seenChangeSeq = -1;
-  /** The reindex this process runs as the writer (see SpaceBuilder), one space at a time. */
-  private builder: SpaceBuilder | null = null;
-  /** A stopped build still saving or removing its index files; close() waits for it. */
-  private retiring: Promise<void> = Promise.resolve();
+  /** The embedding spaces: reindex requests from any process, builds run by the writer. */
+  private readonly spaces: SpaceSupervisor;
   /** Whether cairn.db can be trusted; every public operation goes through its guard. */
   readonly health: StoreHealth;
   private closed = false;
@@ -135,6 +110,16 @@ export class CairnEngine {
     this.health = new StoreHealth(join(dataDir, 'cairn.db'), this.log);
     this.pool = embedder && (opts.useWorkerThreads ?? true) ? new ComputePool() : null;
     this.serving = this.serve(embedder, space);
+    this.spaces = new SpaceSupervisor({
+      store,
+      dataDir,
+      pool: this.pool,
+      opts,
+      log: this.log,
+      health: this.health,
+      builds: opts.embedder === undefined,
+      onActivated: (s, e, vectors) => this.adopt(s, e, vectors),
+    });
     this.pipeline = new EmbeddedPipeline(
       this.store,
       this.store.embeddings,
@@ -260,7 +245,7 @@ export class CairnEngine {
       );
     if (this.role === 'follower') return this.health.guard(() => this.pipeline.capture(inputs));
     const result = this.health.guard(() => this.pipeline.ingest(inputs));
-    if (result.counts.stored + result.counts.updated > 0) this.builder?.kick();
+    if (result.counts.stored + result.counts.updated > 0) this.spaces.kick();
     return result;
   }
 
@@ -326,7 +311,7 @@ export class CairnEngine {
     if (this.role === 'follower') this.tryTakeOver();
     if (this.role === 'writer') {
       this.embedOthersWrites();
-      this.superviseBuilds();
+      this.spaces.supervise();
     }
     if (this.opts.embedder !== undefined) {
       if (this.external) this.serving.vectors?.refresh();
@@ -375,7 +360,7 @@ export class CairnEngine {
     if (seq === this.seenChangeSeq) return;
     this.seenChangeSeq = seq;
     this.pipeline.kick();
-    this.builder?.kick();
+    this.spaces.kick();
   }
 
   /**
@@ -390,61 +375,41 @@ export class CairnEngine {
         'WRITER_ELSEWHERE',
         'this engine reads a distributed deployment; its reindex runs through the embed workers (cairn reindex with REDIS_URL)',
       );
-    const embedder = await resolveEmbedder(spec, { env: this.opts.env });
-    const space = this.health.guard(() => {
-      const s = this.store.embeddings.ensureSpace(embeddingSpaceOf(embedder), {
-        embedder: spec,
-        state: 'building',
-      });
-      return s.active ? s : this.store.embeddings.requestBuild(s.id, opts.activate);
-    });
-    if (this.role === 'writer') this.superviseBuilds();
+    const space = await this.spaces.request(spec, opts.activate);
+    if (this.role === 'writer') this.spaces.supervise();
     return space;
   }
 
   /** The reindex this process runs, if any (the writer's view; other processes read `progress`). */
   get build(): SpaceBuildStatus | null {
-    return this.builder ? { ...this.builder.status } : null;
+    return this.spaces.build;
+  }
+
+  /** Every embedding space with its progress; the build this process runs is attached to its space. */
+  listSpaces(): SpaceView[] {
+    return this.spaces.list();
+  }
+
+  /** Activates a space (refused while it lacks vectors, unless `force`); every process follows within a refresh. */
+  activateSpace(spaceId: string, opts: { force?: boolean } = {}): SpaceInfo {
+    const space = this.spaces.activate(spaceId, opts.force ?? false);
+    this.refresh();
+    return space;
   }
 
   /**
-   * The writer runs one build at a time, the oldest request first, and stops one whose space was dropped
-   * or activated by another process. An engine with a fixed embedder (tests, benchmarks) builds nothing.
+   * Builds and saves an inactive space's vector indexes in this process's pool: a distributed reindex
+   * does it before activating, so no process serves searches from an index still being built.
    */
-  private superviseBuilds(): void {
-    if (this.closed || this.opts.embedder !== undefined) return;
-    const wanted = this.health.guard(() => this.store.embeddings.buildingSpaces());
-    if (this.builder) {
-      const phase = this.builder.status.phase;
-      if (phase !== 'activated' && wanted.some((s) => s.id === this.builder!.spaceId)) return;
-      const old = this.builder;
-      this.builder = null;
-      const dropped = !this.store.embeddings.getSpace(old.spaceId);
-      this.retiring = old.stop({ discard: dropped });
-    }
-    const next = wanted[0];
-    if (!next) return;
-    try {
-      const embedder = embedderOfSpace(next, this.opts.env);
-      this.builder = new SpaceBuilder(
-        {
-          store: this.store,
-          dataDir: this.dataDir,
-          pool: this.pool,
-          opts: this.opts,
-          log: this.log,
-          onActivated: (space, e, vectors) => this.adopt(space, e, vectors),
-        },
-        next,
-        embedder,
-        specOf(next),
-      );
-    } catch (err) {
-      this.log('error', 'cannot start the reindex of an embedding space', {
-        space: next.id,
-        error: (err as Error).message,
-      });
-    }
+  buildSpaceIndexes(spaceId: string): Promise<void> {
+    return this.spaces.buildIndexes(spaceId);
+  }
+
+  /** Drops an inactive space with its vectors and index files; returns how many vectors went. */
+  dropSpace(spaceId: string): number {
+    const n = this.spaces.drop(spaceId);
+    this.refresh();
+    return n;
   }
 
   /** Serves a space this process just built and activated, from its already loaded indexes. */
@@ -512,8 +477,7 @@ export class CairnEngine {
     if (this.closed) return;
     this.closed = true;
     for (const t of this.timers) clearInterval(t);
-    await this.builder?.stop();
-    await this.retiring;
+    await this.spaces.stop();
     await this.health.close();
     await this.pipeline.close();
     await this.serving.vectors?.close();

@@ -1,13 +1,9 @@
 // This file is the public API of @cairn/engine; named exports only.
-export {
-  CairnEngine,
-  type EngineStats,
-  embedderOfSpace,
-  type NamespaceStats,
-  specOf,
-} from './cairn-engine.js';
+export { CairnEngine, type EngineStats, type NamespaceStats } from './cairn-engine.js';
 export { DataFolderLock, type LockHolder } from './data-folder-lock.js';
 export type { EngineLog, EngineOptions } from './engine-options.js';
 export type { SpaceBuildStatus } from './space-builder.js';
+export { embedderOfSpace, specOf } from './space-embedder.js';
+export type { SpaceView } from './space-supervisor.js';
 export { StageWorkerHost, type StageWorkerHostOptions } from './stage-worker-host.js';
 export { StoreHealth, type StoreHealthStatus } from './store-health.js';

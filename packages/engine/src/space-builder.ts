@@ -34,6 +34,41 @@ export interface SpaceBuilderDeps {
   onActivated(space: SpaceInfo, embedder: Embedder, vectors: VectorIndexManager): void;
 }
 
+/** The vector indexes of a space being built, as their writer: built in the pool, saved to disk. */
+export function spaceIndexes(
+  deps: Pick<SpaceBuilderDeps, 'store' | 'dataDir' | 'pool' | 'opts' | 'log'>,
+  space: SpaceInfo,
+): VectorIndexManager {
+  return new VectorIndexManager({
+    dir: join(deps.dataDir, 'vectors'),
+    space,
+    embeddings: deps.store.embeddings,
+    keys: deps.store,
+    builder: deps.pool ? workerIndexBuilder(deps.pool) : undefined,
+    exactThreshold: deps.opts.exactThreshold,
+    waitForBuild: true,
+    role: 'writer',
+    hnsw: deps.opts.hnsw,
+    log: deps.log,
+  });
+}
+
+/**
+ * Loads or builds every namespace's index and saves them: after the switch a fresh process loads files.
+ * A namespace small enough for exact search has no file to build.
+ */
+export async function buildAndSave(
+  vectors: VectorIndexManager,
+  store: MemoryStore,
+  stopped: () => boolean = () => false,
+): Promise<void> {
+  for (const ns of store.namespaces()) {
+    if (stopped()) return;
+    await vectors.warm(ns.namespace);
+  }
+  await vectors.flush();
+}
+
 /**
  * The writer's background job that fills one `building` embedding space beside the active one: a reindex.
  * - It embeds every live memory from the stored text, resuming from the space's cursor (a kill -9 loses
@@ -65,18 +100,7 @@ export class SpaceBuilder {
     const local = spec === 'hash' || spec.startsWith('hash:');
     // A remote embedder waits on the network, not the CPU: it stays on this thread.
     const worker = local && deps.pool ? new OffThreadEmbedder(embedder, spec, deps.pool) : embedder;
-    this.vectors = new VectorIndexManager({
-      dir: join(deps.dataDir, 'vectors'),
-      space,
-      embeddings: deps.store.embeddings,
-      keys: deps.store,
-      builder: deps.pool ? workerIndexBuilder(deps.pool) : undefined,
-      exactThreshold: deps.opts.exactThreshold,
-      waitForBuild: true,
-      role: 'writer',
-      hnsw: deps.opts.hnsw,
-      log: deps.log,
-    });
+    this.vectors = spaceIndexes(deps, space);
     this.pipeline = new EmbeddedPipeline(
       deps.store,
       deps.store.embeddings,
@@ -136,13 +160,9 @@ export class SpaceBuilder {
       await this.drain();
       if (this.stopped) return;
       this.status.phase = 'indexing';
-      // Built in the pool and saved: after the switch a fresh process loads files, and this one serves
-      // from these very indexes. A namespace small enough for exact search has no file to build.
-      for (const ns of store.namespaces()) {
-        if (this.stopped) return;
-        await this.vectors.warm(ns.namespace);
-      }
-      await this.vectors.flush();
+      // This process serves from these very indexes after the switch; other processes load the files.
+      await buildAndSave(this.vectors, store, () => this.stopped);
+      if (this.stopped) return;
       const now = store.embeddings.getSpace(this.space.id);
       if (now?.state !== 'building' || now.active) return; // dropped or activated elsewhere
       if (now.activateWhenReady) {

@@ -15,9 +15,9 @@ import {
 } from '@cairn/pipeline';
 import { damagedDatabaseError, isDatabaseDamage, MemoryStore } from '@cairn/store';
 import { VectorIndexManager, workerIndexBuilder } from '@cairn/vector';
-import { specOf } from './cairn-engine.js';
 import type { EngineLog, EngineOptions } from './engine-options.js';
 import { OffThreadEmbedder } from './off-thread-embedder.js';
+import { specOf } from './space-embedder.js';
 
 export interface StageWorkerHostOptions
   extends Partial<Omit<StageWorkersOptions, 'stages'>>,

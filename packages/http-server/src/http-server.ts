@@ -1,9 +1,11 @@
 import {
+  ActivateSpaceResponseSchema,
   BatchSearchRequestSchema,
   BatchSearchResponseSchema,
   ContextRequestSchema,
   ContextResponseSchema,
   DeleteResponseSchema,
+  DropSpaceResponseSchema,
   ErrorBodySchema,
   FederatedSearchRequestSchema,
   FederatedSearchResponseSchema,
@@ -11,8 +13,12 @@ import {
   GetResponseSchema,
   HealthResponseSchema,
   httpStatusOf,
+  ReindexRequestSchema,
+  ReindexResponseSchema,
   SearchRequestSchema,
   SearchResponseSchema,
+  SpaceActionRequestSchema,
+  SpacesResponseSchema,
   StatsResponseSchema,
   TimelineQuerySchema,
   TimelineResponseSchema,
@@ -373,5 +379,60 @@ function registerApiRoutes(api: FastifyInstance, service: MemoryService): void {
       },
     },
     async (req) => scoped(req).stats(),
+  );
+  registerSpaceRoutes(api, service, errors);
+}
+
+/** The operator's routes over embedding spaces: list, live reindex, activate, drop (a `*` key only). */
+function registerSpaceRoutes(
+  api: FastifyInstance,
+  service: MemoryService,
+  errors: Record<number, typeof ErrorBodySchema>,
+): void {
+  const spaces = (req: FastifyRequest) => service.spaces.scoped(req.access);
+  api.get(
+    '/v1/spaces',
+    {
+      schema: {
+        summary: 'Embedding spaces with their progress (needs a key for every namespace)',
+        response: { 200: SpacesResponseSchema, ...errors },
+      },
+    },
+    async (req) => spaces(req).spaces(),
+  );
+  api.post(
+    '/v1/spaces/reindex',
+    {
+      schema: {
+        summary: 'Start a live reindex into the space an embedder builds',
+        description:
+          'The data folder’s writer fills the new space beside the active one while searches and writes go on, builds and saves its vector indexes, then (activate, the default) switches every process to it at once. Answers 202 at once; follow it with GET /v1/spaces. Writes made meanwhile get vectors in both spaces.',
+        body: ReindexRequestSchema,
+        response: { 202: ReindexResponseSchema, ...errors },
+      },
+    },
+    async (req, reply) => reply.code(202).send(await spaces(req).reindex(req.body as never)),
+  );
+  api.post(
+    '/v1/spaces/activate',
+    {
+      schema: {
+        summary: 'Make a complete space the one searches use',
+        body: SpaceActionRequestSchema,
+        response: { 200: ActivateSpaceResponseSchema, ...errors },
+      },
+    },
+    async (req) => spaces(req).activateSpace(req.body as never),
+  );
+  api.post(
+    '/v1/spaces/drop',
+    {
+      schema: {
+        summary: 'Delete an inactive space, its vectors and its index files (a build of it stops)',
+        body: SpaceActionRequestSchema.pick({ space: true }),
+        response: { 200: DropSpaceResponseSchema, ...errors },
+      },
+    },
+    async (req) => spaces(req).dropSpace(req.body as never),
   );
 }

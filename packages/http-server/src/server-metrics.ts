@@ -46,6 +46,30 @@ export class ServerMetrics {
         this.set(service.engine.store.namespaces().length);
       },
     });
+    // Embedding spaces: a live reindex's progress (embedded / total) and which space serves.
+    new Gauge({
+      name: 'cairn_embedding_space_memories',
+      help: 'Live memories of each embedding space: total, embedded (with a current vector), failed',
+      labelNames: ['space', 'measure'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const s of service.engine.listSpaces())
+          for (const measure of ['total', 'embedded', 'failed'] as const)
+            this.set({ space: s.id, measure }, s.progress[measure]);
+      },
+    });
+    new Gauge({
+      name: 'cairn_embedding_space_state',
+      help: '1 for each embedding space, labelled with its state (building, ready) and whether searches use it',
+      labelNames: ['space', 'state', 'active'],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const s of service.engine.listSpaces())
+          this.set({ space: s.id, state: s.state, active: s.active ? 'true' : 'false' }, 1);
+      },
+    });
     if (queueDepths)
       new Gauge({
         name: 'cairn_queue_jobs',

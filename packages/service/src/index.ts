@@ -8,4 +8,5 @@ export {
   type WriteForwarder,
 } from './memory-service.js';
 export { NamespaceAccess } from './namespace-access.js';
+export { SpaceService } from './space-service.js';
 export { countTokens } from './token-counter.js';

@@ -40,6 +40,7 @@ import { z } from 'zod';
 import { buildContextPack } from './context-pack.js';
 import { indexLine, toIndexEntry, toRecord, withinBudget } from './index-entry.js';
 import type { NamespaceAccess } from './namespace-access.js';
+import { SpaceService } from './space-service.js';
 import { countTokens } from './token-counter.js';
 
 /** The writes of an API process that does not own its data folder, done by the one that does. */
@@ -102,9 +103,12 @@ export class MemoryService {
   readonly producer: CaptureProducer | null;
   readonly forwarder: WriteForwarder | null;
   readonly limits: ApiLimits;
+  /** The embedding-space operations (an operator's: they need a key for every namespace). */
+  readonly spaces: SpaceService;
 
   constructor(opts: MemoryServiceOptions) {
     this.engine = opts.engine;
+    this.spaces = new SpaceService(opts.engine);
     this.producer = opts.producer ?? null;
     this.forwarder = opts.forwarder ?? null;
     this.limits = { ...DEFAULT_API_LIMITS, ...withDefaults(DEFAULT_API_LIMITS, opts.limits ?? {}) };

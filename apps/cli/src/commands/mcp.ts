@@ -9,6 +9,7 @@ import {
 } from '@cairn/mcp';
 import { CaptureProducer } from '@cairn/pipeline';
 import { MemoryService, NamespaceAccess } from '@cairn/service';
+import { apiTarget } from '../api-target.js';
 import type { CliEnv } from '../env.js';
 import { connectQueues, openEngine } from '../open-engine.js';
 import { createLogger } from '../output.js';
@@ -46,15 +47,8 @@ export async function mcpCommand(flags: McpFlags, env: CliEnv): Promise<void> {
     flags.namespace,
     flags.namespacePrefix ?? env.CAIRN_NAMESPACE_PREFIX,
   );
-  if (flags.dataDir !== undefined && flags.api !== undefined)
-    throw new CairnError('INVALID_INPUT', 'give --data-dir (embedded) or --api (remote), not both', {
-      field: 'api',
-    });
-  // An explicit --data-dir wins over CAIRN_API_URL from the environment.
-  const apiUrl = flags.dataDir === undefined ? (flags.api ?? env.CAIRN_API_URL) : undefined;
-  const backend = apiUrl
-    ? remoteBackend(apiUrl, flags.apiKey ?? env.CAIRN_API_KEY)
-    : await localBackend(flags.dataDir, env);
+  const target = apiTarget(flags, env);
+  const backend = target ? remoteBackend(target) : await localBackend(flags.dataDir, env);
   try {
     const server = createCairnMcpServer(backend.api, {
       namespace,
@@ -102,16 +96,8 @@ function resolveNamespace(
   };
 }
 
-function remoteBackend(baseUrl: string, apiKey: string | undefined): Backend {
-  if (!/^https?:\/\/[^/]/.test(baseUrl))
-    throw new CairnError('INVALID_INPUT', `--api must be an http:// or https:// URL, not "${baseUrl}"`, {
-      field: 'api',
-    });
-  return {
-    api: remoteMemoryApi(apiKey ? { baseUrl, apiKey } : { baseUrl }),
-    mode: 'remote',
-    close: async () => {},
-  };
+function remoteBackend(target: { baseUrl: string; apiKey?: string }): Backend {
+  return { api: remoteMemoryApi(target), mode: 'remote', close: async () => {} };
 }
 
 /**

@@ -1,18 +1,17 @@
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
+import type { SpaceOut } from '@cairn/api-contract';
+import { CairnClient } from '@cairn/client';
 import { CairnError, embeddingSpaceOf, isCairnError } from '@cairn/core';
 import { resolveEmbedder } from '@cairn/embed';
 import type { CairnEngine } from '@cairn/engine';
 import { requeueEmbeds } from '@cairn/pipeline';
 import type { MemoryStore, SpaceInfo, SpaceProgress } from '@cairn/store';
-import { VectorIndexManager } from '@cairn/vector';
+import { type ApiTargetFlags, apiTarget } from '../api-target.js';
 import type { CliEnv } from '../env.js';
 import { withEngine, withQueues } from '../open-engine.js';
 import { warn, writeJson } from '../output.js';
 
-export interface ReindexFlags {
+export interface ReindexFlags extends ApiTargetFlags {
   embedder: string;
-  dataDir?: string;
   json?: boolean;
   activate: boolean;
   batchSize: string;
@@ -35,26 +34,28 @@ export interface ReindexSummary {
   ranIn: 'this process' | 'the writer' | 'workers';
 }
 
+/** `label: done/total (pct) rate/s ETA s`, the progress line of a reindex. */
+function progressLine(label: string, p: ProgressCounts, doneBefore: number, seconds: number): string {
+  const done = p.embedded + p.failed;
+  const rate = (done - doneBefore) / Math.max(seconds, 1e-3);
+  const eta = rate > 0 ? Math.ceil((p.total - done) / rate) : null;
+  const pct = p.total ? ((100 * done) / p.total).toFixed(1) : '100.0';
+  return `${label}: ${done}/${p.total} (${pct}%) ${Math.round(rate)}/s${eta === null ? '' : ` ETA ${eta} s`}${p.failed ? `, ${p.failed} failed` : ''}`;
+}
+
+type ProgressCounts = Pick<SpaceProgress, 'total' | 'embedded' | 'failed'>;
+
 /** Prints done / rate / ETA to stderr once a second while `work` runs. */
 async function withProgress<T>(
   label: string,
-  read: () => SpaceProgress,
+  read: () => ProgressCounts,
   json: boolean,
   work: () => Promise<T>,
 ): Promise<T> {
   const start = read();
   const t0 = performance.now();
-  const tick = () => {
-    const p = read();
-    const done = p.embedded + p.failed;
-    const secs = (performance.now() - t0) / 1000;
-    const rate = (done - start.embedded - start.failed) / Math.max(secs, 1e-3);
-    const eta = rate > 0 ? Math.ceil((p.total - done) / rate) : null;
-    const pct = p.total ? ((100 * done) / p.total).toFixed(1) : '100.0';
-    warn(
-      `${label}: ${done}/${p.total} (${pct}%) ${Math.round(rate)}/s${eta === null ? '' : ` ETA ${eta} s`}${p.failed ? `, ${p.failed} failed` : ''}`,
-    );
-  };
+  const tick = () =>
+    warn(progressLine(label, read(), start.embedded + start.failed, (performance.now() - t0) / 1000));
   const timer = json ? null : setInterval(tick, 1_000);
   try {
     return await work();
@@ -73,9 +74,84 @@ async function withProgress<T>(
  * Distributed, the embed workers fill it. Killing this command loses nothing.
  */
 export async function reindexCommand(flags: ReindexFlags, env: CliEnv): Promise<void> {
+  const target = apiTarget(flags, env);
+  const summary = target
+    ? await reindexThroughApi(new CairnClient(target), flags)
+    : await reindexHere(flags, env);
+  if (flags.json) writeJson(summary);
+  else
+    process.stdout.write(
+      `space ${summary.space}: ${summary.embedded}/${summary.total} embedded (${summary.computed} in this run, ` +
+        `${summary.seconds.toFixed(1)} s, ${summary.perSecond}/s, by ${summary.ranIn})${summary.failed ? `, ${summary.failed} failed` : ''}; ` +
+        `${summary.activated ? 'active: queries use it now' : 'not activated yet (cairn spaces activate)'}\n`,
+    );
+}
+
+/**
+ * `cairn reindex --api URL`: the server's writer runs the reindex (POST /v1/spaces/reindex); this command
+ * follows it through GET /v1/spaces once a second. Stopping this command does not stop the reindex.
+ */
+async function reindexThroughApi(client: CairnClient, flags: ReindexFlags): Promise<ReindexSummary> {
+  const t0 = performance.now();
+  const [started, stats] = await Promise.all([
+    client.reindex({ embedder: flags.embedder, activate: flags.activate }),
+    client.stats(),
+  ]);
+  const id = started.space.id;
+  const before = started.space.progress;
+  let space: SpaceOut = started.space;
+  let lastError: string | null = null;
+  while (!space.active) {
+    const p = space.progress;
+    const complete = p.embedded + p.failed >= p.total;
+    if (
+      !flags.activate &&
+      complete &&
+      space.build?.phase !== 'embedding' &&
+      space.build?.phase !== 'indexing'
+    )
+      break;
+    await new Promise((r) => setTimeout(r, 1_000));
+    const now = (await client.spaces()).spaces.find((s) => s.id === id);
+    if (!now)
+      throw new CairnError('NOT_FOUND', `embedding space ${id} was dropped during its reindex`, {
+        field: 'space',
+      });
+    space = now;
+    if (!flags.json)
+      warn(
+        progressLine(
+          `reindex ${id}`,
+          space.progress,
+          before.embedded + before.failed,
+          (performance.now() - t0) / 1000,
+        ),
+      );
+    const err = space.build?.last_error ?? null;
+    if (err && err !== lastError) warn(`reindex ${id}: ${err}`);
+    lastError = err ?? lastError;
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const computed = space.progress.embedded - before.embedded;
+  return {
+    space: id,
+    embedder: flags.embedder,
+    total: space.progress.total,
+    embedded: space.progress.embedded,
+    failed: space.progress.failed,
+    computed,
+    seconds,
+    perSecond: Math.round(computed / Math.max(seconds, 1e-3)),
+    activated: space.active,
+    mode: stats.mode,
+    ranIn: 'the writer',
+  };
+}
+
+async function reindexHere(flags: ReindexFlags, env: CliEnv): Promise<ReindexSummary> {
   const distributed = Boolean(env.REDIS_URL);
   const batchSize = Math.max(1, Number.parseInt(flags.batchSize, 10) || 512);
-  const summary = await withEngine(
+  return withEngine(
     flags.dataDir,
     env,
     async (engine) => {
@@ -116,7 +192,12 @@ export async function reindexCommand(flags: ReindexFlags, env: CliEnv): Promise<
         });
       }
       let activated = store.embeddings.getSpace(space.id)?.active ?? false;
-      if (distributed && !activated && flags.activate) activated = tryActivate(store, space.id);
+      if (distributed && !activated && flags.activate) {
+        // Built and saved before the switch: index workers and API nodes load files, not a rebuild.
+        if (!flags.json) warn(`reindex ${space.id}: building its vector indexes`);
+        await engine.buildSpaceIndexes(space.id);
+        activated = tryActivate(store, space.id);
+      }
       const after = read();
       const seconds = (performance.now() - t0) / 1000;
       const computed = after.embedded - before.embedded;
@@ -138,13 +219,6 @@ export async function reindexCommand(flags: ReindexFlags, env: CliEnv): Promise<
     // Beside a running writer this command asks it to do the work, and takes over if it dies.
     { follow: true, embedBatchSize: batchSize },
   );
-  if (flags.json) writeJson(summary);
-  else
-    process.stdout.write(
-      `space ${summary.space}: ${summary.embedded}/${summary.total} embedded (${summary.computed} in this run, ` +
-        `${summary.seconds.toFixed(1)} s, ${summary.perSecond}/s, by ${summary.ranIn})${summary.failed ? `, ${summary.failed} failed` : ''}; ` +
-        `${summary.activated ? 'active: queries use it now' : 'not activated yet (cairn spaces activate)'}\n`,
-    );
 }
 
 /**
@@ -239,46 +313,30 @@ async function fillThroughQueues(
 export async function spacesCommand(
   action: string | undefined,
   id: string | undefined,
-  flags: { dataDir?: string; json?: boolean; force?: boolean },
+  flags: ApiTargetFlags & { json?: boolean; force?: boolean },
   env: CliEnv,
 ): Promise<void> {
+  const target = apiTarget(flags, env);
+  if (target) return spacesThroughApi(new CairnClient(target), action, id, flags);
   // Beside a running writer: every action is a read or one transaction on cairn.db, which the writer
   // follows on its next refresh (it serves an activated space, stops the build of a dropped one).
   await withEngine(
     flags.dataDir,
     env,
     async (engine) => {
-      const emb = engine.store.embeddings;
       if (!action || action === 'list') {
-        const spaces = await withRates(
-          emb.listSpaces().map((s) => ({ ...s, progress: emb.progress(s.id) })),
-          (id) => emb.progress(id),
-        );
+        const spaces = await withRates(engine.listSpaces(), (id) => engine.store.embeddings.progress(id));
         if (flags.json) return writeJson({ spaces });
-        for (const s of spaces) {
-          const p = s.progress;
-          const building = s.state === 'building' && !s.active;
-          const rate =
-            building && s.rate !== null
-              ? ` ${s.rate}/s${s.etaSeconds === null ? '' : ` ETA ${s.etaSeconds} s`}${s.activateWhenReady ? ', activates when ready' : ''}`
-              : '';
-          process.stdout.write(
-            `${s.active ? '*' : ' '} ${s.id}  embedder ${s.embedder ?? '?'}  ${s.state}  ${p.embedded}/${p.total} embedded${p.failed ? `, ${p.failed} failed` : ''}${rate}\n`,
-          );
-        }
+        for (const s of spaces) process.stdout.write(`${spaceLine(s)}\n`);
         return;
       }
       if (!id) throw new CairnError('INVALID_INPUT', `spaces ${action} needs a space id`, { field: 'id' });
       if (action === 'activate') {
-        const s = emb.activate(id, { force: Boolean(flags.force) });
+        const s = engine.activateSpace(id, { force: Boolean(flags.force) });
         return flags.json ? writeJson({ activated: s.id }) : void process.stdout.write(`activated ${s.id}\n`);
       }
       if (action === 'drop') {
-        const n = emb.drop(id);
-        rmSync(VectorIndexManager.spaceDir(join(engine.dataDir, 'vectors'), id), {
-          recursive: true,
-          force: true,
-        });
+        const n = engine.dropSpace(id);
         return flags.json
           ? writeJson({ dropped: id, vectors: n })
           : void process.stdout.write(`dropped ${id} (${n} vectors)\n`);
@@ -289,6 +347,23 @@ export async function spacesCommand(
     },
     { follow: true, existing: true },
   );
+}
+
+/** One line of `cairn spaces`: the active space starred, progress, and rate / ETA while it builds. */
+function spaceLine(
+  s: Pick<SpaceInfo, 'id' | 'embedder' | 'state' | 'active' | 'activateWhenReady'> & {
+    progress: ProgressCounts;
+    rate: number | null;
+    etaSeconds: number | null;
+  },
+): string {
+  const p = s.progress;
+  const building = s.state === 'building' && !s.active;
+  const rate =
+    building && s.rate !== null
+      ? ` ${s.rate}/s${s.etaSeconds === null ? '' : ` ETA ${s.etaSeconds} s`}${s.activateWhenReady ? ', activates when ready' : ''}`
+      : '';
+  return `${s.active ? '*' : ' '} ${s.id}  embedder ${s.embedder ?? '?'}  ${s.state}  ${p.embedded}/${p.total} embedded${p.failed ? `, ${p.failed} failed` : ''}${rate}`;
 }
 
 /**
@@ -307,5 +382,51 @@ async function withRates<T extends { id: string; state: string; active: boolean;
     const rate = Math.max(0, now.embedded + now.failed - s.progress.embedded - s.progress.failed);
     const left = now.total - now.embedded - now.failed;
     return { ...s, progress: now, rate, etaSeconds: rate > 0 ? Math.ceil(left / rate) : null };
+  });
+}
+
+/** `cairn spaces … --api URL`: the same actions through /v1/spaces (a key for every namespace). */
+async function spacesThroughApi(
+  client: CairnClient,
+  action: string | undefined,
+  id: string | undefined,
+  flags: { json?: boolean; force?: boolean },
+): Promise<void> {
+  if (!action || action === 'list') {
+    const first = await client.spaces();
+    const building = first.spaces.some((s) => s.state === 'building' && !s.active);
+    // Two readings a second apart give the rate, as `cairn spaces` on a data folder does.
+    if (building) await new Promise((r) => setTimeout(r, 1_000));
+    const now = building ? await client.spaces() : first;
+    if (flags.json) return writeJson(now);
+    for (const s of now.spaces) {
+      const was = first.spaces.find((x) => x.id === s.id)!;
+      const left = s.progress.total - s.progress.embedded - s.progress.failed;
+      const rate = building
+        ? Math.max(0, s.progress.embedded + s.progress.failed - was.progress.embedded - was.progress.failed)
+        : null;
+      const line = spaceLine({
+        ...s,
+        activateWhenReady: s.activate_when_ready,
+        rate,
+        etaSeconds: rate ? Math.ceil(left / rate) : null,
+      });
+      process.stdout.write(`${line}\n`);
+    }
+    return;
+  }
+  if (!id) throw new CairnError('INVALID_INPUT', `spaces ${action} needs a space id`, { field: 'id' });
+  if (action === 'activate') {
+    const r = await client.activateSpace({ space: id, force: Boolean(flags.force) });
+    return flags.json ? writeJson(r) : void process.stdout.write(`activated ${r.activated}\n`);
+  }
+  if (action === 'drop') {
+    const r = await client.dropSpace({ space: id });
+    return flags.json
+      ? writeJson(r)
+      : void process.stdout.write(`dropped ${r.dropped} (${r.vectors} vectors)\n`);
+  }
+  throw new CairnError('INVALID_INPUT', `unknown spaces action "${action}"; use list, activate or drop`, {
+    field: 'action',
   });
 }

@@ -1,0 +1,156 @@
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { CairnError, embeddingSpaceOf } from '@cairn/core';
+import { resolveEmbedder } from '@cairn/embed';
+import type { SpaceInfo, SpaceProgress } from '@cairn/store';
+import { VectorIndexManager } from '@cairn/vector';
+import {
+  buildAndSave,
+  SpaceBuilder,
+  type SpaceBuilderDeps,
+  type SpaceBuildStatus,
+  spaceIndexes,
+} from './space-builder.js';
+import { embedderOfSpace, specOf } from './space-embedder.js';
+import type { StoreHealth } from './store-health.js';
+
+/** One embedding space as `cairn spaces` and `GET /v1/spaces` show it. */
+export interface SpaceView extends SpaceInfo {
+  progress: SpaceProgress;
+  /** The build this process runs for the space; null in other processes, and once it is done. */
+  build: SpaceBuildStatus | null;
+}
+
+export interface SpaceSupervisorDeps extends SpaceBuilderDeps {
+  health: StoreHealth;
+  /** False for an engine with a fixed embedder (tests, benchmarks): it builds nothing. */
+  builds: boolean;
+}
+
+/**
+ * The embedding spaces of a data folder, managed from any process: a reindex is a request recorded in
+ * cairn.db (see EmbeddingStore.requestBuild), activation and drop are single transactions there. The
+ * data folder's writer calls `supervise()` on every refresh and runs the one build the requests ask for
+ * (oldest first), so the CLI, the API and a second MCP session all reach the same running writer, and a
+ * writer that dies hands its builds to the next one with its role.
+ */
+export class SpaceSupervisor {
+  private builder: SpaceBuilder | null = null;
+  /** A stopped build still saving or removing its index files; stop() waits for it. */
+  private retiring: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(private readonly deps: SpaceSupervisorDeps) {}
+
+  /** The build this process runs, if any. */
+  get build(): SpaceBuildStatus | null {
+    return this.builder ? { ...this.builder.status } : null;
+  }
+
+  /** Every space with its progress, the active one marked. */
+  list(): SpaceView[] {
+    const { store, health } = this.deps;
+    return health.guard(() =>
+      store.embeddings.listSpaces().map((s) => ({
+        ...s,
+        progress: store.embeddings.progress(s.id),
+        build: this.builder?.spaceId === s.id ? { ...this.builder.status } : null,
+      })),
+    );
+  }
+
+  /**
+   * Records a reindex into the space `spec` builds, beside the active one; the writer picks it up on its
+   * next supervise(). Asking again for a space that is ready but inactive (the one a reindex replaced)
+   * resumes it from its cursor. Asking for the active space changes nothing.
+   */
+  async request(spec: string, activate: boolean): Promise<SpaceInfo> {
+    const { store, health } = this.deps;
+    const embedder = await resolveEmbedder(spec, { env: this.deps.opts.env });
+    return health.guard(() => {
+      const s = store.embeddings.ensureSpace(embeddingSpaceOf(embedder), {
+        embedder: spec,
+        state: 'building',
+      });
+      return s.active ? s : store.embeddings.requestBuild(s.id, activate);
+    });
+  }
+
+  /** Activates a space now (refused while it lacks vectors, unless `force`); every process follows. */
+  activate(spaceId: string, force: boolean): SpaceInfo {
+    return this.deps.health.guard(() => this.deps.store.embeddings.activate(spaceId, { force }));
+  }
+
+  /**
+   * Drops an inactive space: its vectors go in one transaction, then its index files. A build of it in
+   * the writer stops on the writer's next refresh and removes whatever files it had written since.
+   */
+  drop(spaceId: string): number {
+    const n = this.deps.health.guard(() => this.deps.store.embeddings.drop(spaceId));
+    rmSync(VectorIndexManager.spaceDir(join(this.deps.dataDir, 'vectors'), spaceId), {
+      recursive: true,
+      force: true,
+    });
+    return n;
+  }
+
+  /**
+   * Builds and saves the vector indexes of an inactive space now, in the pool (a distributed reindex,
+   * whose workers filled the space, calls it before the switch: index workers and API nodes then load
+   * files instead of serving a rebuild).
+   */
+  async buildIndexes(spaceId: string): Promise<void> {
+    const space = this.deps.health.guard(() => this.deps.store.embeddings.getSpace(spaceId));
+    if (!space) throw new CairnError('NOT_FOUND', `no embedding space ${spaceId}`, { field: 'space' });
+    const vectors = spaceIndexes(this.deps, space);
+    try {
+      await buildAndSave(vectors, this.deps.store);
+    } finally {
+      await vectors.close();
+    }
+  }
+
+  /** New writes landed: the build under way embeds them into its space too. */
+  kick(): void {
+    this.builder?.kick();
+  }
+
+  /**
+   * The writer's turn: runs one build at a time, the oldest request first, and stops one whose space was
+   * dropped or activated by another process.
+   */
+  supervise(): void {
+    if (this.stopped || !this.deps.builds) return;
+    const { store, health, log } = this.deps;
+    const wanted = health.guard(() => store.embeddings.buildingSpaces());
+    if (this.builder) {
+      const current = this.builder;
+      if (current.status.phase !== 'activated' && wanted.some((s) => s.id === current.spaceId)) return;
+      this.builder = null;
+      const dropped = !store.embeddings.getSpace(current.spaceId);
+      this.retiring = current.stop({ discard: dropped });
+    }
+    const next = wanted[0];
+    if (!next) return;
+    try {
+      this.builder = new SpaceBuilder(
+        this.deps,
+        next,
+        embedderOfSpace(next, this.deps.opts.env),
+        specOf(next),
+      );
+    } catch (err) {
+      log('error', 'cannot start the reindex of an embedding space', {
+        space: next.id,
+        error: (err as Error).message,
+      });
+    }
+  }
+
+  /** Stops the build under way (what it stored is kept; the next writer resumes it) and waits for it. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.builder?.stop();
+    await this.retiring;
+  }
+}

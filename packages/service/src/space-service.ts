@@ -1,0 +1,84 @@
+import {
+  ReindexRequestSchema,
+  type ReindexResponse,
+  SpaceActionRequestSchema,
+  type SpaceOut,
+  type SpacesApi,
+  type SpacesResponse,
+} from '@cairn/api-contract';
+import { CairnError, zodToCairnError } from '@cairn/core';
+import type { CairnEngine, SpaceView } from '@cairn/engine';
+import type { z } from 'zod';
+import type { NamespaceAccess } from './namespace-access.js';
+
+function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  const r = schema.safeParse(input);
+  if (!r.success) throw zodToCairnError(r.error);
+  return r.data;
+}
+
+/** A space in the wire shape (snake_case, like every other response). */
+function spaceOut(s: SpaceView): SpaceOut {
+  return {
+    id: s.id,
+    embedder: s.embedder,
+    dimensions: s.dimensions,
+    active: s.active,
+    state: s.state,
+    activate_when_ready: s.activateWhenReady,
+    progress: { total: s.progress.total, embedded: s.progress.embedded, failed: s.progress.failed },
+    build: s.build ? { phase: s.build.phase, last_error: s.build.lastError } : null,
+  };
+}
+
+/**
+ * The embedding-space operations behind `/v1/spaces`: what `cairn spaces` and `cairn reindex` do, for a
+ * caller of the API. The engine records each request in cairn.db, so whichever process answers, the data
+ * folder's writer runs the build.
+ */
+export class SpaceService {
+  constructor(private readonly engine: CairnEngine) {}
+
+  scoped(access: NamespaceAccess): SpacesApi {
+    const operator = () => {
+      // A space holds vectors of every namespace: a key scoped to some of them may not rebuild or drop it.
+      if (!access.all)
+        throw new CairnError(
+          'FORBIDDEN_NAMESPACE',
+          'embedding spaces hold every namespace: managing them needs a key that may use all of them (*)',
+          { field: 'authorization' },
+        );
+    };
+    return {
+      spaces: async () => {
+        operator();
+        return this.list();
+      },
+      reindex: async (input) => {
+        operator();
+        return this.reindex(input);
+      },
+      activateSpace: async (input) => {
+        operator();
+        const req = parse(SpaceActionRequestSchema, input);
+        return { activated: this.engine.activateSpace(req.space, { force: req.force }).id };
+      },
+      dropSpace: async (input) => {
+        operator();
+        const req = parse(SpaceActionRequestSchema, input);
+        return { dropped: req.space, vectors: this.engine.dropSpace(req.space) };
+      },
+    };
+  }
+
+  private list(): SpacesResponse {
+    return { spaces: this.engine.listSpaces().map(spaceOut) };
+  }
+
+  private async reindex(input: unknown): Promise<ReindexResponse> {
+    const req = parse(ReindexRequestSchema, input);
+    const space = await this.engine.requestReindex(req.embedder, { activate: req.activate });
+    const view = this.engine.listSpaces().find((s) => s.id === space.id)!;
+    return { space: spaceOut(view), started: !space.active };
+  }
+}
