@@ -61,6 +61,7 @@ export async function openEngine(
     pipeline: env.REDIS_URL || opts.reader ? 'external' : 'embedded',
     ifWriterRunning: opts.follow ? 'read' : 'fail',
     ...(opts.embedBatchSize ? { embedBatchSize: opts.embedBatchSize } : {}),
+    previousSpaceGraceMs: env.CAIRN_PREVIOUS_SPACE_GRACE * 1_000,
     embedderSpec: env.CAIRN_EMBEDDER,
     env: env.raw,
     log: (level, msg, data) => logger[level](data ?? {}, msg),

@@ -59,6 +59,12 @@ export interface EngineOptions {
   /** Memories per embedder call. @defaultValue 256 */
   embedBatchSize?: number;
   /**
+   * After a reindex switches spaces, how long (ms) the previous space keeps receiving vectors of new
+   * writes, so that activating it again is instant instead of another reindex; 0 lets it fall behind at
+   * once. Dual writes cost a second embedding of every write while it lasts. @defaultValue 3_600_000 (1 h)
+   */
+  previousSpaceGraceMs?: number;
+  /**
    * Merge pending vector deltas into their HNSW graph files this often (ms), after checking that each
    * loaded index holds every stored vector (an audit that repairs holes); 0 disables the timer (drain()
    * and close() still merge). An `'external'` engine only audits. @defaultValue 30_000

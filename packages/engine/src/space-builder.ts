@@ -34,6 +34,18 @@ export interface SpaceBuilderDeps {
   onActivated(space: SpaceInfo, embedder: Embedder, vectors: VectorIndexManager): void;
 }
 
+export const DEFAULT_PREVIOUS_SPACE_GRACE_MS = 3_600_000;
+
+export function previousSpaceGraceMs(opts: EngineOptions): number {
+  return opts.previousSpaceGraceMs ?? DEFAULT_PREVIOUS_SPACE_GRACE_MS;
+}
+
+/** An embedder on the pool when it is the built-in (CPU-bound) one; a remote one waits on the network. */
+export function poolEmbedder(embedder: Embedder, spec: string, pool: ComputePool | null): Embedder {
+  const local = spec === 'hash' || spec.startsWith('hash:');
+  return local && pool ? new OffThreadEmbedder(embedder, spec, pool) : embedder;
+}
+
 /** The vector indexes of a space being built, as their writer: built in the pool, saved to disk. */
 export function spaceIndexes(
   deps: Pick<SpaceBuilderDeps, 'store' | 'dataDir' | 'pool' | 'opts' | 'log'>,
@@ -97,9 +109,7 @@ export class SpaceBuilder {
     spec: string,
   ) {
     this.status = { space: space.id, phase: 'embedding', lastError: null };
-    const local = spec === 'hash' || spec.startsWith('hash:');
-    // A remote embedder waits on the network, not the CPU: it stays on this thread.
-    const worker = local && deps.pool ? new OffThreadEmbedder(embedder, spec, deps.pool) : embedder;
+    const worker = poolEmbedder(embedder, spec, deps.pool);
     this.vectors = spaceIndexes(deps, space);
     this.pipeline = new EmbeddedPipeline(
       deps.store,
@@ -200,7 +210,10 @@ export class SpaceBuilder {
     try {
       // The few memories written since the drain are embedded into the new space by the engine's own
       // pipeline right after the switch, like any fresh write; waiting for zero could wait forever.
-      active = store.embeddings.activate(this.space.id, { maxMissing: this.deps.opts.embedBatchSize ?? 256 });
+      active = store.embeddings.activate(this.space.id, {
+        maxMissing: this.deps.opts.embedBatchSize ?? 256,
+        keepPreviousMs: previousSpaceGraceMs(this.deps.opts),
+      });
     } catch (err) {
       // Incomplete: memories were stored since the drain. Any other refusal (too many failures) is said.
       if (err instanceof CairnError && err.data.reason === 'incomplete') return 'incomplete';

@@ -2,10 +2,13 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { CairnError, embeddingSpaceOf } from '@cairn/core';
 import { resolveEmbedder } from '@cairn/embed';
+import { EmbeddedPipeline } from '@cairn/pipeline';
 import type { SpaceInfo, SpaceProgress } from '@cairn/store';
 import { VectorIndexManager } from '@cairn/vector';
 import {
   buildAndSave,
+  poolEmbedder,
+  previousSpaceGraceMs,
   SpaceBuilder,
   type SpaceBuilderDeps,
   type SpaceBuildStatus,
@@ -36,6 +39,11 @@ export interface SpaceSupervisorDeps extends SpaceBuilderDeps {
  */
 export class SpaceSupervisor {
   private builder: SpaceBuilder | null = null;
+  /**
+   * Pipelines keeping replaced spaces current in their grace period: they embed new writes into the old
+   * space's table only. Its index files are not kept; activating it again catches them up from SQLite.
+   */
+  private readonly keepers = new Map<string, EmbeddedPipeline>();
   /** A stopped build still saving or removing its index files; stop() waits for it. */
   private retiring: Promise<void> = Promise.resolve();
   private stopped = false;
@@ -76,9 +84,21 @@ export class SpaceSupervisor {
     });
   }
 
-  /** Activates a space now (refused while it lacks vectors, unless `force`); every process follows. */
+  /**
+   * Activates a space now (refused while it lacks vectors, unless `force`); every process follows. A
+   * space kept current (the one a reindex replaced, within its grace period) may lag by the writes in
+   * flight: the writer embeds those right after the switch.
+   */
   activate(spaceId: string, force: boolean): SpaceInfo {
-    return this.deps.health.guard(() => this.deps.store.embeddings.activate(spaceId, { force }));
+    const { store, health, opts } = this.deps;
+    return health.guard(() => {
+      const kept = store.embeddings.currentSpaces().some((s) => s.id === spaceId);
+      return store.embeddings.activate(spaceId, {
+        force,
+        maxMissing: kept ? (opts.embedBatchSize ?? 256) : 0,
+        keepPreviousMs: previousSpaceGraceMs(opts),
+      });
+    });
   }
 
   /**
@@ -110,9 +130,42 @@ export class SpaceSupervisor {
     }
   }
 
-  /** New writes landed: the build under way embeds them into its space too. */
+  /** New writes landed: the build under way, and the spaces kept current, embed them too. */
   kick(): void {
     this.builder?.kick();
+    for (const k of this.keepers.values()) k.kick();
+  }
+
+  /** Starts a keeper for each space in its grace period, and stops those whose period ended. */
+  private keepCurrent(): void {
+    const { store, health, log } = this.deps;
+    const current = health.guard(() => store.embeddings.currentSpaces());
+    for (const [id, keeper] of this.keepers)
+      if (!current.some((s) => s.id === id)) {
+        this.keepers.delete(id);
+        this.retiring = Promise.all([this.retiring, keeper.close()]).then(() => {});
+      }
+    for (const space of current) {
+      if (this.keepers.has(space.id)) continue;
+      try {
+        const spec = specOf(space);
+        const keeper = new EmbeddedPipeline(
+          store,
+          store.embeddings,
+          { apply: () => {} },
+          poolEmbedder(embedderOfSpace(space, this.deps.opts.env), spec, this.deps.pool),
+          space,
+          { embedBatchSize: this.deps.opts.embedBatchSize ?? 512 },
+        );
+        this.keepers.set(space.id, keeper);
+        keeper.kick();
+      } catch (err) {
+        log('error', 'cannot keep the previous embedding space current', {
+          space: space.id,
+          error: (err as Error).message,
+        });
+      }
+    }
   }
 
   /**
@@ -121,6 +174,7 @@ export class SpaceSupervisor {
    */
   supervise(): void {
     if (this.stopped || !this.deps.builds) return;
+    this.keepCurrent();
     const { store, health, log } = this.deps;
     const wanted = health.guard(() => store.embeddings.buildingSpaces());
     if (this.builder) {
@@ -151,6 +205,8 @@ export class SpaceSupervisor {
   async stop(): Promise<void> {
     this.stopped = true;
     await this.builder?.stop();
+    await Promise.all([...this.keepers.values()].map((k) => k.close()));
+    this.keepers.clear();
     await this.retiring;
   }
 }

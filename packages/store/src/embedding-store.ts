@@ -27,6 +27,11 @@ export interface SpaceInfo extends EmbeddingSpace {
   state: 'building' | 'ready';
   /** A building space the writer activates as soon as it is complete and its vector index is saved. */
   activateWhenReady: boolean;
+  /**
+   * Until when (epoch ms) an inactive space keeps receiving vectors of new writes: the space a reindex
+   * replaced, for its grace period, so switching back is instant. Null: not kept current.
+   */
+  currentUntil: number | null;
 }
 
 export interface SpaceProgress {
@@ -107,6 +112,13 @@ export class EmbeddingStore {
     return this.getSpace(spaceId)!;
   }
 
+  /** Inactive, ready spaces still kept current at `now` (a replaced space in its grace period). */
+  currentSpaces(now = Date.now()): SpaceInfo[] {
+    return this.listSpaces().filter(
+      (s) => !s.active && s.state === 'ready' && s.currentUntil !== null && s.currentUntil > now,
+    );
+  }
+
   /** The spaces a writer is asked to build, oldest request first. */
   buildingSpaces(): SpaceInfo[] {
     return this.listSpaces().filter((s) => s.state === 'building' && !s.active);
@@ -132,11 +144,16 @@ export class EmbeddingStore {
    * afterwards sees the new one, and none sees two. Refuses a space with memories still missing a vector
    * or with more than 1% of them failed, unless `force`. `maxMissing` tolerates that many memories still
    * without a vector: the ones written in the last moments of a live reindex, which the activating writer
-   * embeds next (a live one never finds zero under a steady stream of writes).
+   * embeds next (a live one never finds zero under a steady stream of writes). `keepPreviousMs` keeps the
+   * space this one replaces current for that long (see SpaceInfo.currentUntil).
    */
-  activate(spaceId: string, opts: { force?: boolean; maxMissing?: number } = {}): SpaceInfo {
+  activate(
+    spaceId: string,
+    opts: { force?: boolean; maxMissing?: number; keepPreviousMs?: number; now?: number } = {},
+  ): SpaceInfo {
     const force = opts.force ?? false;
     const maxMissing = opts.maxMissing ?? 0;
+    const now = opts.now ?? Date.now();
     return this.db
       .transaction(() => {
         const space = this.getSpace(spaceId);
@@ -156,10 +173,17 @@ export class EmbeddingStore {
             `embedding space ${spaceId} failed for ${p.failed} of ${p.total} memories (cairn spaces shows why); fix the embedder and reindex, or force it`,
             { field: 'space', reason: 'failures' },
           );
+        const previous = this.activeSpace();
         this.db.prepare('UPDATE embedding_spaces SET active = (id = ?)').run(spaceId);
         this.db
-          .prepare("UPDATE embedding_spaces SET state = 'ready', activate_when_ready = 0 WHERE id = ?")
+          .prepare(
+            "UPDATE embedding_spaces SET state = 'ready', activate_when_ready = 0, current_until = NULL WHERE id = ?",
+          )
           .run(spaceId);
+        if (previous && previous.id !== spaceId && (opts.keepPreviousMs ?? 0) > 0)
+          this.db
+            .prepare('UPDATE embedding_spaces SET current_until = ? WHERE id = ?')
+            .run(now + opts.keepPreviousMs!, previous.id);
         return this.getSpace(spaceId)!;
       })
       .immediate();
@@ -199,6 +223,7 @@ export class EmbeddingStore {
           embedder: string | null;
           state: string;
           activate_when_ready: number;
+          current_until: number | null;
         }
       | undefined;
     return (
@@ -212,6 +237,7 @@ export class EmbeddingStore {
         embedder: row.embedder,
         state: row.state === 'building' ? 'building' : 'ready',
         activateWhenReady: row.activate_when_ready === 1,
+        currentUntil: row.current_until,
       }
     );
   }

@@ -227,6 +227,15 @@ export const MIGRATIONS: readonly Migration[] = [
       db.exec('ALTER TABLE embedding_spaces ADD COLUMN activate_when_ready INTEGER NOT NULL DEFAULT 0');
     },
   },
+  {
+    version: 8,
+    description: 'the space a reindex replaced stays current (receives vectors) until a deadline',
+    up(db) {
+      // Epoch ms; NULL: not kept current. Set at activation for the previously active space, so going
+      // back within the grace period is an instant switch rather than another reindex.
+      db.exec('ALTER TABLE embedding_spaces ADD COLUMN current_until INTEGER');
+    },
+  },
 ];
 
 export function migrate(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS): number {

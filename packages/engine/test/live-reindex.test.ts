@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import type { CairnEngine } from '../src/index.js';
+import { useEngines } from './helpers.js';
+
+// The live reindex inside one engine (the data folder's writer), on a real SQLite file and real usearch
+// indexes: writes racing the switch, and rollback within the grace period.
+
+const engines = useEngines();
+
+function corpus(n: number, from = 0) {
+  return Array.from({ length: n }, (_, i) => ({
+    namespace: (from + i) % 2 ? 'acme' : 'globex',
+    id: `m${from + i}`,
+    text: `note ${from + i} about the ${['billing', 'search', 'deploy', 'auth'][(from + i) % 4]} service ticket T${from + i}`,
+  }));
+}
+
+async function until(what: string, done: () => boolean, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!done()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Every live memory has a current vector in `space`. */
+function complete(engine: CairnEngine, space: string): boolean {
+  const p = engine.store.embeddings.progress(space);
+  return p.embedded === p.total;
+}
+
+describe('live reindex in the writer', () => {
+  it('writes racing the switch all end with vectors in the new space and in its index; no search is degraded', async () => {
+    const engine = await engines.open({ refreshIntervalMs: 50, waitForIndex: false });
+    engine.ingest(corpus(8_000));
+    await engine.drain();
+    await engine.requestReindex('hash:128', { activate: true });
+    // Write in small batches, and search, on every turn until well after the switch.
+    let n = 8_000;
+    let afterSwitch = 0;
+    while (afterSwitch < 20) {
+      engine.ingest(corpus(10, n));
+      n += 10;
+      const r = await engine.search({ namespace: 'acme', query: 'billing ticket T4001', k: 5 });
+      expect(r.degraded).toEqual([]);
+      if (engine.space?.id === 'cairn-hash-v1/128') afterSwitch += 1;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await engine.drain();
+    await until('every write embedded in the new space', () => complete(engine, 'cairn-hash-v1/128'));
+    const stats = engine.stats();
+    expect(stats.space).toBe('cairn-hash-v1/128');
+    for (const ns of ['acme', 'globex'])
+      expect(stats.namespaces[ns]).toMatchObject({
+        stored: n / 2,
+        embedded: n / 2,
+        indexed: n / 2,
+        pending: 0,
+      });
+    // The last write is found by the vector leg of the new space.
+    const last = await engine.search({
+      namespace: 'globex',
+      query: `note ${n - 2} about the`,
+      k: 3,
+      explain: 'full',
+    });
+    expect(last.hits.map((h) => h.id)).toContain(`m${n - 2}`);
+    expect(last.hits.find((h) => h.id === `m${n - 2}`)!.vecRank).not.toBeNull();
+  }, 120_000);
+
+  it('keeps the replaced space current for the grace period: switching back is instant and complete', async () => {
+    const engine = await engines.open({ refreshIntervalMs: 50 });
+    engine.ingest(corpus(2_000));
+    await engine.drain();
+    await engine.requestReindex('hash:128', { activate: true });
+    await until('the switch', () => engine.space?.id === 'cairn-hash-v1/128');
+    const old = engine.store.embeddings.getSpace('cairn-hash-v1/768')!;
+    expect(old.currentUntil).toBeGreaterThan(Date.now() + 3_000_000);
+    // Writes after the switch get vectors in the old space too.
+    engine.ingest(corpus(300, 2_000));
+    await until(
+      'dual writes',
+      () => complete(engine, 'cairn-hash-v1/768') && complete(engine, 'cairn-hash-v1/128'),
+    );
+    // Back, with no force: the old space lacks nothing.
+    engine.activateSpace('cairn-hash-v1/768');
+    expect(engine.space?.id).toBe('cairn-hash-v1/768');
+    const r = await engine.search({ namespace: 'acme', query: 'note 2001 about the', k: 3, explain: 'full' });
+    expect(r.degraded).toEqual([]);
+    expect(r.hits[0]).toMatchObject({ id: 'm2001' });
+    expect(r.hits[0]!.vecRank).not.toBeNull();
+    // And the space it left is now the one kept current.
+    expect(engine.store.embeddings.getSpace('cairn-hash-v1/128')!.currentUntil).not.toBeNull();
+  }, 60_000);
+
+  it('with no grace period the replaced space falls behind, and activating it is refused as incomplete', async () => {
+    const engine = await engines.open({ refreshIntervalMs: 50, previousSpaceGraceMs: 0 });
+    engine.ingest(corpus(1_000));
+    await engine.drain();
+    await engine.requestReindex('hash:128', { activate: true });
+    await until('the switch', () => engine.space?.id === 'cairn-hash-v1/128');
+    engine.ingest(corpus(10, 1_000));
+    await engine.drain();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(engine.store.embeddings.progress('cairn-hash-v1/768')).toMatchObject({
+      total: 1_010,
+      embedded: 1_000,
+    });
+    expect(() => engine.activateSpace('cairn-hash-v1/768')).toThrow(/incomplete/);
+    expect(engine.space?.id).toBe('cairn-hash-v1/128');
+  }, 60_000);
+});
