@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { addCommand, contextCommand, listCommand } from './commands/browse.js';
 import { checkCommand } from './commands/check.js';
+import { compactCommand } from './commands/compact.js';
 import { demoCommand } from './commands/demo.js';
 import { ingestCommand } from './commands/ingest.js';
 import { mcpCommand } from './commands/mcp.js';
@@ -203,6 +204,15 @@ export function buildProgram(): Command {
     .addOption(dataDir())
     .addOption(json())
     .action(run(checkCommand));
+
+  program
+    .command('compact')
+    .description(
+      'give cairn.db its free pages back (VACUUM) and let dropped embedding spaces shrink it online from then on; stop the server first',
+    )
+    .addOption(dataDir())
+    .addOption(json())
+    .action(run(compactCommand));
 
   program
     .command('worker')

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -245,5 +245,19 @@ describe('cairn reindex beside a running cairn serve', () => {
     );
     expect(s.body.degraded).toEqual([]);
     expect(s.body.hits[0].id).toBe('m17');
+  }, 120_000);
+
+  it('after reindex and drop the folder is the size of a fresh ingest in the new space: the old space goes back to the filesystem', () => {
+    ingest(6_000);
+    expect(cairn(['reindex', '--embedder', 'hash:128', '--json']).code).toBe(0);
+    const dropped = JSON.parse(cairn(['spaces', 'drop', 'cairn-hash-v1/768', '--json']).stdout);
+    expect(dropped.freedBytes).toBeGreaterThan(6_000 * 3_072);
+    const reindexed = statSync(join(dir, 'data', 'cairn.db')).size;
+    // The same memories ingested straight into a 128-d space.
+    env.CAIRN_DATA_DIR = join(dir, 'fresh');
+    env.CAIRN_EMBEDDER = 'hash:128';
+    ingest(6_000);
+    const fresh = statSync(join(dir, 'fresh', 'cairn.db')).size;
+    expect(reindexed / fresh).toBeLessThan(1.1);
   }, 120_000);
 });

@@ -17,6 +17,10 @@ import {
 import { embedderOfSpace, specOf } from './space-embedder.js';
 import type { StoreHealth } from './store-health.js';
 
+/** Free space in cairn.db worth giving back, and how much to give back per refresh. */
+const RECLAIM_ABOVE_BYTES = 4 * 1024 * 1024;
+const RECLAIM_STEP_BYTES = 16 * 1024 * 1024;
+
 /** One embedding space as `cairn spaces` and `GET /v1/spaces` show it. */
 export interface SpaceView extends SpaceInfo {
   progress: SpaceProgress;
@@ -136,6 +140,20 @@ export class SpaceSupervisor {
     for (const k of this.keepers.values()) k.kick();
   }
 
+  /**
+   * A dropped space left its pages free in cairn.db: give them back to the filesystem, 16 MiB a refresh
+   * (a short write transaction each), so the file shrinks online. Needs incremental auto-vacuum: every
+   * folder created since it exists, older ones after one `cairn compact`.
+   */
+  private reclaimDisk(): void {
+    const { store, health } = this.deps;
+    health.guard(() => {
+      const usage = store.diskUsage();
+      if (usage.autoVacuum === 'incremental' && usage.freeBytes > RECLAIM_ABOVE_BYTES)
+        store.reclaimFreePages(RECLAIM_STEP_BYTES / usage.pageSize);
+    });
+  }
+
   /** Starts a keeper for each space in its grace period, and stops those whose period ended. */
   private keepCurrent(): void {
     const { store, health, log } = this.deps;
@@ -175,6 +193,7 @@ export class SpaceSupervisor {
   supervise(): void {
     if (this.stopped || !this.deps.builds) return;
     this.keepCurrent();
+    this.reclaimDisk();
     const { store, health, log } = this.deps;
     const wanted = health.guard(() => store.embeddings.buildingSpaces());
     if (this.builder) {

@@ -1,4 +1,6 @@
 // This file is the public API of @cairn/store; named exports only.
+
+export type { DiskUsage } from './disk-space.js';
 export {
   EmbeddingStore,
   type SpaceInfo,

@@ -9,6 +9,7 @@ import {
 } from '@cairn/core';
 import type Database from 'better-sqlite3';
 import { LRUCache } from 'lru-cache';
+import { compact, type DiskUsage, diskUsage, reclaimFreePages } from './disk-space.js';
 import { EmbeddingStore } from './embedding-store.js';
 import { allowedKeys, liveFilterSql } from './filter-sql.js';
 import { KeyCatalog, type KeyCatalogOptions } from './key-catalog.js';
@@ -365,6 +366,21 @@ export class MemoryStore implements MemorySource {
    */
   warmCatalog(): Promise<void> {
     return this.catalog?.warm() ?? Promise.resolve();
+  }
+
+  /** The file's size and free space (see disk-space.ts). */
+  diskUsage(): DiskUsage {
+    return diskUsage(this.db);
+  }
+
+  /** Gives up to `pages` free pages back to the filesystem (incremental auto-vacuum); returns free bytes left. */
+  reclaimFreePages(pages: number): number {
+    return reclaimFreePages(this.db, pages);
+  }
+
+  /** VACUUM into incremental auto-vacuum: needs the data folder to itself (`cairn compact`). */
+  compact(): { before: number; after: number } {
+    return compact(this.db);
   }
 
   close(): void {

@@ -236,6 +236,33 @@ export const MIGRATIONS: readonly Migration[] = [
       db.exec('ALTER TABLE embedding_spaces ADD COLUMN current_until INTEGER');
     },
   },
+  {
+    version: 9,
+    description: 'embeddings is a rowid table, so a vector costs about its bytes instead of a page',
+    up(db) {
+      // In a WITHOUT ROWID table a row is stored like an index entry, inline only up to ~1 KB on a 4 KiB
+      // page: every 384-d or 768-d vector spilled into an overflow page of its own, so a 384-d space cost
+      // as much disk as a 768-d one. A rowid table keeps rows of up to ~4 KB inline.
+      db.exec(`
+        CREATE TABLE embeddings_rowid (
+          space         TEXT    NOT NULL REFERENCES embedding_spaces (id) ON DELETE CASCADE,
+          key           INTEGER NOT NULL REFERENCES memories (key) ON DELETE CASCADE,
+          namespace     TEXT    NOT NULL,
+          content_hash  TEXT    NOT NULL,
+          seq           INTEGER NOT NULL,
+          write_seq     INTEGER NOT NULL DEFAULT 0,
+          vector        BLOB    NOT NULL,
+          UNIQUE (space, key)
+        );
+        INSERT INTO embeddings_rowid (space, key, namespace, content_hash, seq, write_seq, vector)
+          SELECT space, key, namespace, content_hash, seq, write_seq, vector FROM embeddings ORDER BY space, key;
+        DROP TABLE embeddings;
+        ALTER TABLE embeddings_rowid RENAME TO embeddings;
+        CREATE INDEX embeddings_space_ns_write ON embeddings (space, namespace, write_seq);
+        CREATE INDEX embeddings_space_hash ON embeddings (space, content_hash);
+      `);
+    },
+  },
 ];
 
 export function migrate(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS): number {

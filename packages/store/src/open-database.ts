@@ -45,6 +45,9 @@ export function openDatabase(path: string, opts: OpenDatabaseOptions = {}): Data
   // SQLite's default of 2 MiB, a reader process checked a search's winners ~2× slower than the writer.
   db.pragma('cache_size = -65536');
   if (!opts.readonly) {
+    // Takes effect only on a new, empty file (an older folder converts once, with `cairn compact`): pages
+    // freed by dropping an embedding space can then be given back to the filesystem online, in steps.
+    db.pragma('auto_vacuum = INCREMENTAL');
     withBusyRetry(() => db.pragma('journal_mode = WAL'), opts.busyTimeoutMs ?? 5000);
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
