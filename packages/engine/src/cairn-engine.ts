@@ -139,9 +139,15 @@ export class CairnEngine {
     if (refreshEvery > 0) {
       this.every(refreshEvery, () => this.refresh());
       // A long-lived process: load the key catalog without stalling the first searches.
-      this.store.warmCatalog().catch((err: Error) => {
-        this.log('warn', 'key catalog load failed; filters are answered from SQLite', { error: err.message });
-      });
+      // Started on the next turn: its first page reads run synchronously, and damage met there (a bad
+      // page) must not fail the open; the integrity check names it and every operation refuses.
+      Promise.resolve()
+        .then(() => this.store.warmCatalog())
+        .catch((err: Error) => {
+          this.log('warn', 'key catalog load failed; filters are answered from SQLite', {
+            error: err.message,
+          });
+        });
     }
     const persistEvery = opts.persistIntervalMs ?? 30_000;
     if (persistEvery > 0 && embedder) this.every(persistEvery, () => void this.maintainIndex());
@@ -307,7 +313,7 @@ export class CairnEngine {
    * an external engine's vector indexes take in new vectors and graph generations.
    */
   refresh(): void {
-    if (this.closed) return;
+    if (this.closed || this.health.status.state === 'damaged') return;
     if (this.role === 'follower') this.tryTakeOver();
     if (this.role === 'writer') {
       this.embedOthersWrites();
@@ -519,7 +525,17 @@ export class CairnEngine {
   }
 
   private every(ms: number, fn: () => void): void {
-    const t = setInterval(fn, ms);
+    // A timer's error would be an uncaught exception: the process would die on, say, a damaged cairn.db,
+    // which the health guard reports to every caller instead.
+    const t = setInterval(() => {
+      try {
+        fn();
+      } catch (err) {
+        this.log('warn', 'background upkeep failed; the next round tries again', {
+          error: (err as Error).message,
+        });
+      }
+    }, ms);
     t.unref();
     this.timers.push(t);
   }
