@@ -22,6 +22,9 @@ import { checkIndexFile } from './index-file-check.js';
 import { createHnswIndex, releaseIndex } from './usearch-index.js';
 
 /** What a namespace's current graph generation is: the commit point of a build or merge. */
+/** Why a namespace has no file to load when none was ever saved: a first build, not a repair. */
+export const NEVER_SAVED = 'no index saved yet';
+
 export interface Sidecar {
   format: 2;
   space: string;
@@ -175,7 +178,7 @@ export class GenerationFiles {
   /** The namespace's sidecar, or why there is no usable one. */
   private readSidecar(namespace: string): Sidecar | string {
     const path = this.sidecarPath(namespace);
-    if (!existsSync(path)) return 'index file missing';
+    if (!existsSync(path)) return NEVER_SAVED;
     try {
       const s = JSON.parse(readFileSync(path, 'utf8')) as Sidecar;
       if (s.format === 2 && s.namespace === namespace && basename(s.file) === s.file) return s;

@@ -10,7 +10,7 @@ import {
 } from '@cairn/core';
 import { LRUCache } from 'lru-cache';
 import { ExactMatrix } from './exact-matrix.js';
-import { GenerationFiles } from './generation-files.js';
+import { GenerationFiles, NEVER_SAVED } from './generation-files.js';
 import { DEFAULT_HNSW_PARAMS, type HnswParams, type IndexBuilder } from './hnsw-params.js';
 import {
   applyVector,
@@ -520,7 +520,9 @@ export class VectorIndexManager implements VectorLeg {
   /** Maps the current graph file and reads newer vectors into the delta; null means "rebuild" (logged). */
   private tryLoadFile(namespace: string, catchUp = true): GraphState | null {
     const why = (reason: string) => {
-      this.opts.log('warn', `rebuilding vector index: ${reason}`, {
+      // A first build (a new namespace, a new space being filled by a reindex) is expected, not a repair.
+      const first = reason === NEVER_SAVED;
+      this.opts.log(first ? 'info' : 'warn', `${first ? 'building' : 'rebuilding'} vector index: ${reason}`, {
         namespace,
         space: this.space.id,
         dir: this.files.dir,

@@ -54,8 +54,18 @@ async function withProgress<T>(
 ): Promise<T> {
   const start = read();
   const t0 = performance.now();
-  const tick = () =>
-    warn(progressLine(label, read(), start.embedded + start.failed, (performance.now() - t0) / 1000));
+  let embeddedAt: number | null = null;
+  const tick = () => {
+    const p = read();
+    const secs = (performance.now() - t0) / 1000;
+    if (p.embedded + p.failed < p.total || json)
+      return warn(progressLine(label, p, start.embedded + start.failed, secs));
+    // Every memory has its vector: what is left is building and saving the new space's vector indexes.
+    embeddedAt ??= secs;
+    warn(
+      `${label}: ${p.total}/${p.total} embedded; building and saving its vector indexes (${Math.round(secs - embeddedAt)} s)`,
+    );
+  };
   const timer = json ? null : setInterval(tick, 1_000);
   try {
     return await work();
