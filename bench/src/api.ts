@@ -22,6 +22,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { CairnEngine } from '@cairn/engine';
 import autocannon from 'autocannon';
+import { gitRevision } from './git-revision.js';
 import { type LatencySummary, summarize } from './percentiles.js';
 import {
   CLI_SCRIPT,
@@ -519,19 +520,6 @@ const cores = (x: number | null) => (x === null ? '–' : x.toFixed(2));
 
 function table(header: string[], rows: string[][], align: string[]): string[] {
   return [`| ${header.join(' | ')} |`, `|${align.join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)];
-}
-
-/** The commit measured, and whether the working tree held uncommitted changes to source files. */
-function gitRevision(): string {
-  try {
-    const cwd = resolve(import.meta.dirname, '../..');
-    const git = (args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
-    const head = git(['rev-parse', '--short', 'HEAD']);
-    const dirty = git(['status', '--porcelain', '--', 'packages', 'apps']);
-    return dirty ? `${head} plus uncommitted changes in ${dirty.split('\n').length} package file(s)` : head;
-  } catch {
-    return 'unknown (not a git checkout)';
-  }
 }
 
 interface Environment {

@@ -17,6 +17,7 @@ import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { type RedisServer, startRedisServer } from '@cairn/pipeline/testing';
+import { gitRevision } from './git-revision.js';
 import { summarize } from './percentiles.js';
 import { seededRandom } from './seeded-random.js';
 import {
@@ -684,18 +685,6 @@ function growth(rows: readonly Row[], value: (r: Row) => number | null | undefin
     .map(([x, y]) => [x, y / MIB] as const);
   const half = pts.length >> 1;
   return { whole: slope(pts), firstHalf: slope(pts.slice(0, half + 1)), secondHalf: slope(pts.slice(half)) };
-}
-
-function gitRevision(): string {
-  try {
-    const cwd = resolve(import.meta.dirname, '../..');
-    const git = (args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8' }).trim();
-    const head = git(['rev-parse', '--short', 'HEAD']);
-    const dirty = git(['status', '--porcelain', '--', 'packages', 'apps']);
-    return dirty ? `${head} plus uncommitted changes in ${dirty.split('\n').length} package file(s)` : head;
-  } catch {
-    return 'unknown (not a git checkout)';
-  }
 }
 
 // ── Main ────────────────────────────────────────────────────────────────────────────────────────────────

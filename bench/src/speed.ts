@@ -2,7 +2,6 @@
 // "scan every embedding" design Cairn replaces, and event-loop delay while a vector index rebuilds off the
 // serving thread. All in one run on one synthetic corpus; prints Markdown and writes bench/out/speed-latest.md.
 // Usage: pnpm build && node --expose-gc bench/dist/speed.js [--n 100000] [--queries 2000] [--seed 42]
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
@@ -10,6 +9,7 @@ import { type IntervalHistogram, monitorEventLoopDelay, performance } from 'node
 import { parseArgs } from 'node:util';
 import type { SearchFilters, SearchRequest, SearchResponse } from '@cairn/core';
 import { CairnEngine, type EngineLog } from '@cairn/engine';
+import { gitRevision } from './git-revision.js';
 import { NaiveVectorScan } from './naive-vector-scan.js';
 import { type LatencySummary, summarize } from './percentiles.js';
 import {
@@ -572,25 +572,6 @@ function summarizeLogs(lines: readonly LogLine[]): string {
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
   return [...counts].map(([k, n]) => `${n} × ${k}`).join('; ');
-}
-
-/** The commit measured, and whether the working tree held uncommitted changes to source files. */
-function gitRevision(): string {
-  try {
-    const cwd = resolve(import.meta.dirname, '../..');
-    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd, encoding: 'utf8' }).trim();
-    const dirty = execFileSync(
-      'git',
-      ['status', '--porcelain', '--untracked-files=no', '--', 'packages', 'apps'],
-      {
-        cwd,
-        encoding: 'utf8',
-      },
-    ).trim();
-    return dirty ? `${head} plus uncommitted changes in ${dirty.split('\n').length} package file(s)` : head;
-  } catch {
-    return 'unknown (not a git checkout)';
-  }
 }
 
 // ── Report ──────────────────────────────────────────────────────────────────────────────────────────────

@@ -259,9 +259,16 @@ async function followBuild(
   }
 }
 
+/**
+ * Distributed: capture enqueues embedding for a building space as well as the active one, so memories
+ * written while the index was built are already on their way to the workers. Waiting for none to be
+ * missing could wait forever under a steady stream of writes; a batch in flight is tolerated.
+ */
+const DISTRIBUTED_MAX_MISSING = 1_000;
+
 function tryActivate(store: MemoryStore, spaceId: string): boolean {
   try {
-    store.embeddings.activate(spaceId);
+    store.embeddings.activate(spaceId, { maxMissing: DISTRIBUTED_MAX_MISSING });
     return true;
   } catch (err) {
     if (isCairnError(err) && err.data.reason === 'incomplete') return false;
