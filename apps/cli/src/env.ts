@@ -49,7 +49,10 @@ const EnvSchema = z.object({
    * Seconds the embedding space a reindex replaced keeps receiving vectors, so `cairn spaces activate`
    * of it is instant; 0 lets it fall behind at once. @defaultValue 3600
    */
-  CAIRN_PREVIOUS_SPACE_GRACE: z.coerce.number().min(0).default(3_600),
+  CAIRN_PREVIOUS_SPACE_GRACE: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().min(0).default(3_600),
+  ),
   /** The API key `cairn mcp` sends to CAIRN_API_URL when --api-key is not given. @defaultValue none */
   CAIRN_API_KEY: z
     .string()

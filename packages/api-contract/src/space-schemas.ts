@@ -28,7 +28,7 @@ export const SpaceSchema = z
     }),
     build: z
       .object({
-        phase: z.enum(['embedding', 'indexing', 'waiting', 'activated', 'stopped']),
+        phase: z.enum(['embedding', 'indexing', 'waiting', 'activated', 'stopped', 'failed']),
         last_error: z.string().nullable(),
       })
       .nullable()

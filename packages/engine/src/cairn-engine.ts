@@ -399,7 +399,7 @@ export class CairnEngine {
   /** Activates a space (refused while it lacks vectors, unless `force`); every process follows within a refresh. */
   activateSpace(spaceId: string, opts: { force?: boolean } = {}): SpaceInfo {
     const space = this.spaces.activate(spaceId, opts.force ?? false);
-    this.refresh();
+    this.refreshAfterCommit();
     return space;
   }
 
@@ -414,8 +414,19 @@ export class CairnEngine {
   /** Drops an inactive space with its vectors and index files; returns how many vectors went. */
   dropSpace(spaceId: string): number {
     const n = this.spaces.drop(spaceId);
-    this.refresh();
+    this.refreshAfterCommit();
     return n;
+  }
+
+  /** The change is committed: a refresh that fails now is logged, not reported as the change failing. */
+  private refreshAfterCommit(): void {
+    try {
+      this.refresh();
+    } catch (err) {
+      this.log('warn', 'refresh after an embedding-space change failed; the next one tries again', {
+        error: (err as Error).message,
+      });
+    }
   }
 
   /** Serves a space this process just built and activated, from its already loaded indexes. */

@@ -14,9 +14,10 @@ export interface SpaceBuildStatus {
   /**
    * `embedding`: filling the space from the stored text; `indexing`: building and saving its vector
    * indexes in the pool; `waiting`: complete and indexed, kept current, not asked to activate;
-   * `activated`: serving; `stopped`: the space was dropped or the engine closed.
+   * `activated`: serving; `stopped`: the space was dropped or the engine closed; `failed`: it stopped on an
+   * error (`lastError`), and the writer starts it again after a pause.
    */
-  phase: 'embedding' | 'indexing' | 'waiting' | 'activated' | 'stopped';
+  phase: 'embedding' | 'indexing' | 'waiting' | 'activated' | 'stopped' | 'failed';
   /** The embedder's last error, cleared by its next success (the build retries with backoff). */
   lastError: string | null;
 }
@@ -35,6 +36,15 @@ export interface SpaceBuilderDeps {
 }
 
 export const DEFAULT_PREVIOUS_SPACE_GRACE_MS = 3_600_000;
+
+/**
+ * Memories per embedder call of a build (and of a keeper), and how many memories written in the last moments
+ * an activation tolerates still missing: the engine's batch size, 512 unless set. Measured beside a loaded
+ * server (bench/RESULTS.md): 128 was no kinder to search latency and slower.
+ */
+export function buildBatchSize(opts: EngineOptions): number {
+  return opts.embedBatchSize ?? 512;
+}
 
 export function previousSpaceGraceMs(opts: EngineOptions): number {
   return opts.previousSpaceGraceMs ?? DEFAULT_PREVIOUS_SPACE_GRACE_MS;
@@ -58,7 +68,9 @@ export function spaceIndexes(
     keys: deps.store,
     builder: deps.pool ? workerIndexBuilder(deps.pool) : undefined,
     exactThreshold: deps.opts.exactThreshold,
-    waitForBuild: true,
+    // After the switch these indexes serve searches: they wait for a build only where the engine's own do
+    // (one-shot CLI processes); buildAndSave awaits every namespace's build either way.
+    waitForBuild: deps.opts.waitForIndex ?? false,
     role: 'writer',
     hnsw: deps.opts.hnsw,
     log: deps.log,
@@ -101,6 +113,8 @@ export class SpaceBuilder {
   private wake: (() => void) | null = null;
   private changed = false;
   private readonly done: Promise<void>;
+  /** The build's pipeline closing after an activation; stop() waits for it. */
+  private closing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly deps: SpaceBuilderDeps,
@@ -117,11 +131,12 @@ export class SpaceBuilder {
       { apply: (entries) => this.vectors.apply(entries) },
       worker,
       space,
-      { embedBatchSize: deps.opts.embedBatchSize ?? 512 },
+      { embedBatchSize: buildBatchSize(deps.opts) },
     );
     this.done = this.run().catch((err: Error) => {
       this.status.lastError = err.message;
-      deps.log('error', 'reindex stopped on an error; the next writer refresh starts it again', {
+      if (this.status.phase !== 'activated') this.status.phase = 'failed';
+      deps.log('error', 'reindex stopped on an error; the writer starts it again in a minute', {
         space: space.id,
         error: err.message,
       });
@@ -132,7 +147,12 @@ export class SpaceBuilder {
     return this.space.id;
   }
 
-  /** New writes landed (in this process or another): embed them into the new space too. */
+  /** The build stopped on an error: the supervisor replaces it (after a pause). */
+  get failed(): boolean {
+    return this.status.phase === 'failed';
+  }
+
+  /** New writes landed (in this process or another), or the request changed: look again. */
   kick(): void {
     this.changed = true;
     this.pipeline.kick();
@@ -152,6 +172,7 @@ export class SpaceBuilder {
       await this.pipeline.close();
     }
     await this.done;
+    await this.closing;
     if (this.status.phase === 'activated') return; // the engine serves from these indexes now
     if (!opts.discard) return this.vectors.close();
     await this.vectors.release(() => true, false);
@@ -161,20 +182,41 @@ export class SpaceBuilder {
     });
   }
 
+  /**
+   * Another process activated this space (`cairn spaces activate`) while it was built here: the engine
+   * serves from these indexes rather than opening a second writer on the same files.
+   */
+  handOver(active: SpaceInfo): void {
+    if (this.status.phase === 'activated') return;
+    this.status.phase = 'activated';
+    this.stopped = true;
+    this.wake?.();
+    this.closing = this.pipeline.close();
+    this.deps.onActivated(active, this.embedder, this.vectors);
+  }
+
   private async run(): Promise<void> {
     const { store, log } = this.deps;
     log('info', 'reindex started', { ...store.embeddings.progress(this.space.id) });
+    let saved = false;
     while (!this.stopped) {
       this.status.phase = 'embedding';
       this.changed = false;
       await this.drain();
       if (this.stopped) return;
-      this.status.phase = 'indexing';
-      // This process serves from these very indexes after the switch; other processes load the files.
-      await buildAndSave(this.vectors, store, () => this.stopped);
-      if (this.stopped) return;
-      const now = store.embeddings.getSpace(this.space.id);
+      let now = store.embeddings.getSpace(this.space.id);
       if (now?.state !== 'building' || now.active) return; // dropped or activated elsewhere
+      // Indexes are built and saved once, and again only right before an activation: a space kept waiting
+      // under a stream of writes must not rewrite its graph files on every one (apply merges by itself).
+      if (!saved || now.activateWhenReady) {
+        this.status.phase = 'indexing';
+        // This process serves from these very indexes after the switch; other processes load the files.
+        await buildAndSave(this.vectors, store, () => this.stopped);
+        saved = true;
+        if (this.stopped) return;
+        now = store.embeddings.getSpace(this.space.id);
+        if (now?.state !== 'building' || now.active) return;
+      }
       if (now.activateWhenReady) {
         const outcome = this.tryActivate();
         if (outcome === 'activated') return;
@@ -211,7 +253,7 @@ export class SpaceBuilder {
       // The few memories written since the drain are embedded into the new space by the engine's own
       // pipeline right after the switch, like any fresh write; waiting for zero could wait forever.
       active = store.embeddings.activate(this.space.id, {
-        maxMissing: this.deps.opts.embedBatchSize ?? 256,
+        maxMissing: buildBatchSize(this.deps.opts),
         keepPreviousMs: previousSpaceGraceMs(this.deps.opts),
       });
     } catch (err) {
@@ -226,7 +268,7 @@ export class SpaceBuilder {
     }
     this.status.phase = 'activated';
     this.stopped = true;
-    void this.pipeline.close();
+    this.closing = this.pipeline.close();
     this.deps.onActivated(active, this.embedder, this.vectors);
     log('info', 'reindex activated', { ...store.embeddings.progress(this.space.id) });
     return 'activated';

@@ -7,6 +7,7 @@ import type { SpaceInfo, SpaceProgress } from '@cairn/store';
 import { VectorIndexManager } from '@cairn/vector';
 import {
   buildAndSave,
+  buildBatchSize,
   poolEmbedder,
   previousSpaceGraceMs,
   SpaceBuilder,
@@ -20,6 +21,7 @@ import type { StoreHealth } from './store-health.js';
 /** Free space in cairn.db worth giving back, and how much to give back per refresh. */
 const RECLAIM_ABOVE_BYTES = 4 * 1024 * 1024;
 const RECLAIM_STEP_BYTES = 16 * 1024 * 1024;
+const RETRY_AFTER_MS = 60_000;
 
 /** One embedding space as `cairn spaces` and `GET /v1/spaces` show it. */
 export interface SpaceView extends SpaceInfo {
@@ -51,6 +53,11 @@ export class SpaceSupervisor {
   /** A stopped build still saving or removing its index files; stop() waits for it. */
   private retiring: Promise<void> = Promise.resolve();
   private stopped = false;
+  /**
+   * Spaces whose build or keeper could not start, or whose build failed, and when: each is retried after
+   * RETRY_AFTER_MS, and the requests behind a failing one are served meanwhile.
+   */
+  private readonly failedAt = new Map<string, number>();
 
   constructor(private readonly deps: SpaceSupervisorDeps) {}
 
@@ -99,7 +106,7 @@ export class SpaceSupervisor {
       const kept = store.embeddings.currentSpaces().some((s) => s.id === spaceId);
       return store.embeddings.activate(spaceId, {
         force,
-        maxMissing: kept ? (opts.embedBatchSize ?? 256) : 0,
+        maxMissing: kept ? buildBatchSize(opts) : 0,
         keepPreviousMs: previousSpaceGraceMs(opts),
       });
     });
@@ -161,10 +168,10 @@ export class SpaceSupervisor {
     for (const [id, keeper] of this.keepers)
       if (!current.some((s) => s.id === id)) {
         this.keepers.delete(id);
-        this.retiring = Promise.all([this.retiring, keeper.close()]).then(() => {});
+        this.retire(keeper.close());
       }
     for (const space of current) {
-      if (this.keepers.has(space.id)) continue;
+      if (this.keepers.has(space.id) || this.failedRecently(space.id)) continue;
       try {
         const spec = specOf(space);
         const keeper = new EmbeddedPipeline(
@@ -173,12 +180,13 @@ export class SpaceSupervisor {
           { apply: () => {} },
           poolEmbedder(embedderOfSpace(space, this.deps.opts.env), spec, this.deps.pool),
           space,
-          { embedBatchSize: this.deps.opts.embedBatchSize ?? 512 },
+          { embedBatchSize: buildBatchSize(this.deps.opts) },
         );
         this.keepers.set(space.id, keeper);
         keeper.kick();
       } catch (err) {
-        log('error', 'cannot keep the previous embedding space current', {
+        this.failedAt.set(space.id, Date.now());
+        log('error', 'cannot keep the previous embedding space current; trying again in a minute', {
           space: space.id,
           error: (err as Error).message,
         });
@@ -198,12 +206,20 @@ export class SpaceSupervisor {
     const wanted = health.guard(() => store.embeddings.buildingSpaces());
     if (this.builder) {
       const current = this.builder;
-      if (current.status.phase !== 'activated' && wanted.some((s) => s.id === current.spaceId)) return;
+      const row = wanted.find((s) => s.id === current.spaceId);
+      if (current.status.phase !== 'activated' && !current.failed && row) {
+        // Asked to activate since it finished (a second `cairn reindex --activate`): look again now.
+        if (row.activateWhenReady && current.status.phase === 'waiting') current.kick();
+        return;
+      }
       this.builder = null;
-      const dropped = !store.embeddings.getSpace(current.spaceId);
-      this.retiring = current.stop({ discard: dropped });
+      if (current.failed) this.failedAt.set(current.spaceId, Date.now());
+      const now = health.guard(() => store.embeddings.getSpace(current.spaceId));
+      // Activated by another process while built here: serve from these indexes, not a second writer.
+      if (now?.active && current.status.phase !== 'activated') current.handOver(now);
+      else this.retire(current.stop({ discard: !now }));
     }
-    const next = wanted[0];
+    const next = wanted.find((s) => !this.failedRecently(s.id));
     if (!next) return;
     try {
       this.builder = new SpaceBuilder(
@@ -213,11 +229,25 @@ export class SpaceSupervisor {
         specOf(next),
       );
     } catch (err) {
-      log('error', 'cannot start the reindex of an embedding space', {
+      this.failedAt.set(next.id, Date.now());
+      log('error', 'cannot start the reindex of an embedding space; trying again in a minute', {
         space: next.id,
         error: (err as Error).message,
       });
     }
+  }
+
+  private failedRecently(spaceId: string): boolean {
+    const at = this.failedAt.get(spaceId);
+    return at !== undefined && Date.now() - at < RETRY_AFTER_MS;
+  }
+
+  /** Keeps a closing build or keeper for stop() to wait for; its error is logged, never unhandled. */
+  private retire(closing: Promise<void>): void {
+    const safe = closing.catch((err: Error) => {
+      this.deps.log('warn', 'a stopped reindex did not close cleanly', { error: err.message });
+    });
+    this.retiring = Promise.all([this.retiring, safe]).then(() => {});
   }
 
   /** Stops the build under way (what it stored is kept; the next writer resumes it) and waits for it. */

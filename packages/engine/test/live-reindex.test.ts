@@ -109,4 +109,32 @@ describe('live reindex in the writer', () => {
     expect(() => engine.activateSpace('cairn-hash-v1/768')).toThrow(/incomplete/);
     expect(engine.space?.id).toBe('cairn-hash-v1/128');
   }, 60_000);
+
+  it('a build left waiting activates when asked again, with no write to wake it', async () => {
+    const engine = await engines.open({ refreshIntervalMs: 50 });
+    engine.ingest(corpus(1_500));
+    await engine.drain();
+    await engine.requestReindex('hash:128', { activate: false });
+    await until('the build to wait', () => engine.build?.phase === 'waiting');
+    expect(engine.space?.id).toBe('cairn-hash-v1/768');
+    await engine.requestReindex('hash:128', { activate: true });
+    await until('the switch', () => engine.space?.id === 'cairn-hash-v1/128', 20_000);
+  }, 60_000);
+
+  it('a space activated by another process while built here is served from the built indexes', async () => {
+    const engine = await engines.open({ refreshIntervalMs: 50, waitForIndex: false });
+    engine.ingest(corpus(12_000)); // 6,000 a namespace: above the exact-search threshold
+    await engine.drain();
+    await engine.requestReindex('hash:128', { activate: false });
+    await until('the build to wait', () => engine.build?.phase === 'waiting');
+    // What `cairn spaces activate` beside this writer does: one transaction on cairn.db.
+    engine.store.embeddings.activate('cairn-hash-v1/128');
+    await until('the switch', () => engine.space?.id === 'cairn-hash-v1/128');
+    expect(engine.build).toBeNull();
+    // Served at once from the loaded indexes: no namespace is building, nothing is degraded.
+    for (const ns of ['acme', 'globex']) expect(engine.vectors!.status(ns).state).toBe('hnsw');
+    const r = await engine.search({ namespace: 'acme', query: 'billing ticket T4001', k: 3 });
+    expect(r.degraded).toEqual([]);
+    expect(r.hits[0]?.vecRank).not.toBeNull();
+  }, 60_000);
 });

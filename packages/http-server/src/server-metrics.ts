@@ -66,7 +66,8 @@ export class ServerMetrics {
       registers: [this.registry],
       collect() {
         this.reset();
-        for (const s of service.engine.listSpaces())
+        // The rows only: no progress counting, which the gauge above already did for this scrape.
+        for (const s of service.engine.store.embeddings.listSpaces())
           this.set({ space: s.id, state: s.state, active: s.active ? 'true' : 'false' }, 1);
       },
     });

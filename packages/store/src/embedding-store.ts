@@ -3,7 +3,8 @@ import type Database from 'better-sqlite3';
 import { blobToVector, vectorToBlob } from './vector-blob.js';
 
 /** The share of a space's memories that may have failed to embed for it to be activated unforced. */
-const MAX_FAILED_SHARE_TO_ACTIVATE = 0.01;
+/** Activation refuses a space in which more than this share of memories failed to embed (unless forced). */
+export const MAX_FAILED_SHARE_TO_ACTIVATE = 0.01;
 
 export interface StoredEmbedding {
   key: number;

@@ -3,6 +3,7 @@
 export type { DiskUsage } from './disk-space.js';
 export {
   EmbeddingStore,
+  MAX_FAILED_SHARE_TO_ACTIVATE,
   type SpaceInfo,
   type SpaceProgress,
   type StoredEmbedding,

@@ -4,7 +4,12 @@ import { CairnError, embeddingSpaceOf, isCairnError } from '@cairn/core';
 import { resolveEmbedder } from '@cairn/embed';
 import type { CairnEngine } from '@cairn/engine';
 import { requeueEmbeds } from '@cairn/pipeline';
-import type { MemoryStore, SpaceInfo, SpaceProgress } from '@cairn/store';
+import {
+  MAX_FAILED_SHARE_TO_ACTIVATE,
+  type MemoryStore,
+  type SpaceInfo,
+  type SpaceProgress,
+} from '@cairn/store';
 import { type ApiTargetFlags, apiTarget } from '../api-target.js';
 import type { CliEnv } from '../env.js';
 import { withEngine, withQueues } from '../open-engine.js';
@@ -32,6 +37,19 @@ export interface ReindexSummary {
   mode: 'embedded' | 'distributed';
   /** Who filled the space: this process, the data folder's running writer, or the embed workers. */
   ranIn: 'this process' | 'the writer' | 'workers';
+}
+
+/**
+ * Throws when a complete space will not be activated: more of its memories failed to embed than activation
+ * allows. Waiting on would wait forever; the writer said why in the space's build error.
+ */
+function refusedActivation(spaceId: string, p: ProgressCounts): void {
+  if (p.embedded + p.failed < p.total || p.failed <= p.total * MAX_FAILED_SHARE_TO_ACTIVATE) return;
+  throw new CairnError(
+    'INVALID_INPUT',
+    `embedding space ${spaceId} is complete but ${p.failed} of ${p.total} memories failed to embed (cairn spaces shows why); fix the embedder and run the reindex again, or cairn spaces activate ${spaceId} --force`,
+    { field: 'embedder', reason: 'failures' },
+  );
 }
 
 /** `label: done/total (pct) rate/s ETA s`, the progress line of a reindex. */
@@ -128,6 +146,7 @@ async function reindexThroughApi(client: CairnClient, flags: ReindexFlags): Prom
         field: 'space',
       });
     space = now;
+    if (flags.activate) refusedActivation(id, space.progress);
     if (!flags.json)
       warn(
         progressLine(
@@ -253,6 +272,7 @@ async function followBuild(
     if (s.active) return;
     const build = engine.build;
     if (!activate && complete() && (build === null || build.phase === 'waiting')) return;
+    if (activate) refusedActivation(spaceId, engine.store.embeddings.progress(spaceId));
     if (build?.lastError && build.lastError !== lastError) warn(`reindex ${spaceId}: ${build.lastError}`);
     lastError = build?.lastError ?? lastError;
     await new Promise((r) => setTimeout(r, 200));
