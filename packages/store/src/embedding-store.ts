@@ -214,41 +214,16 @@ export class EmbeddingStore {
 
   getSpace(id: string): SpaceInfo | undefined {
     const row = this.db.prepare('SELECT * FROM embedding_spaces WHERE id = ?').get(id) as
-      | {
-          id: string;
-          model_id: string;
-          dimensions: number;
-          active: number;
-          cursor: number;
-          created_at: number;
-          embedder: string | null;
-          state: string;
-          activate_when_ready: number;
-          current_until: number | null;
-        }
+      | SpaceRow
       | undefined;
-    return (
-      row && {
-        id: row.id,
-        modelId: row.model_id,
-        dimensions: row.dimensions,
-        active: row.active === 1,
-        cursor: row.cursor,
-        createdAt: row.created_at,
-        embedder: row.embedder,
-        state: row.state === 'building' ? 'building' : 'ready',
-        activateWhenReady: row.activate_when_ready === 1,
-        currentUntil: row.current_until,
-      }
-    );
+    return row && spaceOf(row);
   }
 
+  /** Every space, oldest first, in one query (the writer reads them on every refresh). */
   listSpaces(): SpaceInfo[] {
-    const ids = this.db
-      .prepare('SELECT id FROM embedding_spaces ORDER BY created_at')
-      .pluck()
-      .all() as string[];
-    return ids.map((id) => this.getSpace(id)!);
+    return (this.db.prepare('SELECT * FROM embedding_spaces ORDER BY created_at').all() as SpaceRow[]).map(
+      spaceOf,
+    );
   }
 
   activeSpace(): SpaceInfo | undefined {
@@ -489,4 +464,32 @@ export class EmbeddingStore {
         .get(spaceId, namespace) as { n: number }
     ).n;
   }
+}
+
+interface SpaceRow {
+  id: string;
+  model_id: string;
+  dimensions: number;
+  active: number;
+  cursor: number;
+  created_at: number;
+  embedder: string | null;
+  state: string;
+  activate_when_ready: number;
+  current_until: number | null;
+}
+
+function spaceOf(row: SpaceRow): SpaceInfo {
+  return {
+    id: row.id,
+    modelId: row.model_id,
+    dimensions: row.dimensions,
+    active: row.active === 1,
+    cursor: row.cursor,
+    createdAt: row.created_at,
+    embedder: row.embedder,
+    state: row.state === 'building' ? 'building' : 'ready',
+    activateWhenReady: row.activate_when_ready === 1,
+    currentUntil: row.current_until,
+  };
 }
