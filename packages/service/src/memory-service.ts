@@ -32,7 +32,6 @@ import {
   type SearchHit,
   type SearchResponse,
   withDefaults,
-  zodToCairnError,
 } from '@cairn/core';
 import type { CairnEngine } from '@cairn/engine';
 import type { CaptureProducer } from '@cairn/pipeline';
@@ -40,6 +39,7 @@ import { z } from 'zod';
 import { buildContextPack } from './context-pack.js';
 import { indexLine, toIndexEntry, toRecord, withinBudget } from './index-entry.js';
 import type { NamespaceAccess } from './namespace-access.js';
+import { parseInput } from './parse-input.js';
 import { SpaceService } from './space-service.js';
 import { countTokens } from './token-counter.js';
 
@@ -66,12 +66,6 @@ export interface MemoryServiceOptions {
 }
 
 const BatchEnvelopeSchema = z.strictObject({ queries: z.array(z.unknown()).min(1) });
-
-function parse<S extends z.ZodType>(schema: S, input: unknown, context?: string): z.output<S> {
-  const r = schema.safeParse(input);
-  if (!r.success) throw zodToCairnError(r.error, context);
-  return r.data;
-}
 
 /** Facts are addressed by (slot, key): the id is derived, so writing the same key again replaces it. */
 function factToMemory(m: MemoryWrite, index: number): Omit<MemoryWrite, 'slot' | 'key'> {
@@ -144,7 +138,9 @@ export class MemoryService {
     }
     // Pick the branch by shape, so an error names the field (a union's error would name neither).
     const isBatch = !!input && typeof input === 'object' && 'memories' in input;
-    const req: WriteRequest = isBatch ? parse(WriteBatchSchema, input) : parse(WriteOneSchema, input);
+    const req: WriteRequest = isBatch
+      ? parseInput(WriteBatchSchema, input)
+      : parseInput(WriteOneSchema, input);
     const wait = req.wait ?? 'stored';
     const batch = 'memories' in req ? req.memories : [(({ wait: _w, ...m }) => m)(req)];
     const fallbackNs = 'memories' in req ? req.namespace : undefined;
@@ -209,7 +205,7 @@ export class MemoryService {
   }
 
   async search(access: NamespaceAccess, input: unknown, context?: string): Promise<SearchResponseOut> {
-    const { max_tokens, ...rest } = parse(SearchRequestSchema, input, context);
+    const { max_tokens, ...rest } = parseInput(SearchRequestSchema, input, context);
     access.assert(rest.namespace);
     const res = await this.engine.search(parseSearchRequest(rest, context));
     return searchResponseOut(res, { explain: rest.explain ?? 'hits', max_tokens });
@@ -224,7 +220,7 @@ export class MemoryService {
         { field: 'queries' },
       );
     // Only the envelope is checked here; each query is validated in its own slot.
-    const { queries } = parse(BatchEnvelopeSchema, input);
+    const { queries } = parseInput(BatchEnvelopeSchema, input);
     // Each query stands alone: a forbidden or bad one fails in its slot, the others are answered.
     const results: BatchSearchResponse['results'] = [];
     for (const [i, q] of queries.entries()) {
@@ -239,7 +235,7 @@ export class MemoryService {
   }
 
   async searchFederated(access: NamespaceAccess, input: unknown): Promise<FederatedSearchResponse> {
-    const { namespaces, perNamespace, max_tokens, k, ...options } = parse(
+    const { namespaces, perNamespace, max_tokens, k, ...options } = parseInput(
       FederatedSearchRequestSchema,
       input,
     );
@@ -270,7 +266,7 @@ export class MemoryService {
   }
 
   async timeline(access: NamespaceAccess, input: unknown): Promise<TimelineResponse> {
-    const q = parse(TimelineQuerySchema, input);
+    const q = parseInput(TimelineQuerySchema, input);
     access.assert(q.namespace);
     let anchorId = q.anchor;
     if (anchorId === undefined) {
@@ -320,7 +316,7 @@ export class MemoryService {
   }
 
   async get(access: NamespaceAccess, input: unknown): Promise<GetResponse> {
-    const req = parse(GetRequestSchema, input);
+    const req = parseInput(GetRequestSchema, input);
     access.assert(req.namespace);
     const { memories, missing } = this.engine.get(req.namespace, [...new Set(req.ids)]);
     const records = memories.map(toRecord);
@@ -334,7 +330,7 @@ export class MemoryService {
   }
 
   async context(access: NamespaceAccess, input: unknown): Promise<ContextResponse> {
-    const req = parse(ContextRequestSchema, input);
+    const req = parseInput(ContextRequestSchema, input);
     access.assert(req.namespace);
     const exclude = new Set(req.exclude_ids);
     const summaries = this.engine

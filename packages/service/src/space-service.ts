@@ -6,16 +6,10 @@ import {
   type SpacesApi,
   type SpacesResponse,
 } from '@cairn/api-contract';
-import { CairnError, zodToCairnError } from '@cairn/core';
+import { CairnError } from '@cairn/core';
 import type { CairnEngine, SpaceView } from '@cairn/engine';
-import type { z } from 'zod';
 import type { NamespaceAccess } from './namespace-access.js';
-
-function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
-  const r = schema.safeParse(input);
-  if (!r.success) throw zodToCairnError(r.error);
-  return r.data;
-}
+import { parseInput } from './parse-input.js';
 
 /** A space in the wire shape (snake_case, like every other response). */
 function spaceOut(s: SpaceView): SpaceOut {
@@ -60,12 +54,12 @@ export class SpaceService {
       },
       activateSpace: async (input) => {
         operator();
-        const req = parse(SpaceActionRequestSchema, input);
+        const req = parseInput(SpaceActionRequestSchema, input);
         return { activated: this.engine.activateSpace(req.space, { force: req.force }).id };
       },
       dropSpace: async (input) => {
         operator();
-        const req = parse(SpaceActionRequestSchema, input);
+        const req = parseInput(SpaceActionRequestSchema, input);
         return { dropped: req.space, vectors: this.engine.dropSpace(req.space) };
       },
     };
@@ -76,7 +70,7 @@ export class SpaceService {
   }
 
   private async reindex(input: unknown): Promise<ReindexResponse> {
-    const req = parse(ReindexRequestSchema, input);
+    const req = parseInput(ReindexRequestSchema, input);
     const space = await this.engine.requestReindex(req.embedder, { activate: req.activate });
     const view = this.engine.listSpaces().find((s) => s.id === space.id)!;
     return { space: spaceOut(view), started: !space.active };
