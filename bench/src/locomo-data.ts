@@ -1,11 +1,13 @@
 import { readFileSync } from 'node:fs';
 
-/** One LoCoMo turn, as ingested: id = dia_id, session = session_N, ts = the session's date. */
+/** One LoCoMo turn, as ingested: id = dia_id, session = session_N, agent = the speaker, ts = the session's date. */
 export interface LocomoTurn {
   id: string;
   namespace: string;
   kind: 'turn';
   session: string;
+  /** The speaker, as the shared scorer (../shared/eval/locomo-cli.mjs) ingests it. */
+  agent: string;
   ts: number;
   text: string;
 }
@@ -81,6 +83,7 @@ export function loadLocomo(path: string): LocomoSet {
             namespace,
             kind: 'turn',
             session: key,
+            agent: t.speaker,
             ts: base + i * 1000,
             text: `${t.speaker}: ${t.text}${caption}`,
           });

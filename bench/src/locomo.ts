@@ -23,29 +23,52 @@ export interface LocomoRow {
 }
 
 /**
- * The ablation: each capability of the default on its own, then the seeds' recipes as configurations of
- * Cairn. "before" = contextual matching off and the vector leg at full weight, as the defaults were.
+ * The ablation: the default, then each capability taken out on its own, the legs alone, age, and the seeds'
+ * recipes as configurations of Cairn. Contextual indexing (the turns before and after a turn) is in the
+ * index, not the query: `contextWeight: 0` ranks by a memory's own words only.
  */
 export const DEFAULT_ROWS: LocomoRow[] = [
   { label: 'cairn, defaults (no options)', options: {} },
+  { label: 'without the named-agent boost', options: { agentBoost: 0 } },
+  { label: 'without session match', options: { sessionMatch: 0 } },
+  { label: 'without either (context only)', options: { agentBoost: 0, sessionMatch: 0 } },
+  { label: 'without context (own words only)', options: { contextWeight: 0 } },
+  {
+    label: 'without context, agent or session match',
+    options: { contextWeight: 0, agentBoost: 0, sessionMatch: 0 },
+  },
+  { label: '+ session support 0.3 (option)', options: { sessionSupport: 0.3 } },
   { label: 'lexical leg only', options: { weights: { vector: 0 } } },
   { label: 'vector leg only', options: { weights: { lexical: 0 } } },
-  { label: 'before: no context, vector weight 1', options: { contextWeight: 0, weights: { vector: 1 } } },
-  { label: '+ context 0.5 only (vector weight 1)', options: { weights: { vector: 1 } } },
-  { label: '+ hashing vector as a 0.05 backstop only (no context)', options: { contextWeight: 0 } },
+  { label: 'hashing vector leg at weight 1', options: { weights: { vector: 1 } } },
   { label: 'defaults, decay off', options: { decay: 'off' } },
   { label: 'defaults, decay 30d (the old default)', options: { decay: '30d' } },
   {
     label: 'seed recipe: FTS5 + vector RRF k=60, 7-day decay',
-    options: { contextWeight: 0, weights: { vector: 1 }, rrfK: 60, decay: '7d' },
+    options: {
+      contextWeight: 0,
+      agentBoost: 0,
+      sessionMatch: 0,
+      weights: { vector: 1 },
+      rrfK: 60,
+      decay: '7d',
+    },
   },
   {
     label: 'seed recipe: vector only, 90-day cutoff',
-    options: { contextWeight: 0, weights: { lexical: 0, vector: 1 }, decay: 'off', cutoffDays: 90 },
+    options: { weights: { lexical: 0, vector: 1 }, agentBoost: 0, decay: 'off', cutoffDays: 90 },
   },
   {
     label: 'seed recipe: RRF k=15 + MMR 0.7',
-    options: { contextWeight: 0, weights: { vector: 1 }, rrfK: 15, mmrLambda: 0.7, decay: 'off' },
+    options: {
+      contextWeight: 0,
+      agentBoost: 0,
+      sessionMatch: 0,
+      weights: { vector: 1 },
+      rrfK: 15,
+      mmrLambda: 0.7,
+      decay: 'off',
+    },
   },
 ];
 

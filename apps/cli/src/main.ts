@@ -72,6 +72,15 @@ export function buildProgram(): Command {
       '--context-weight <w>',
       "weight of a turn's session context (the turn before it) in the lexical leg; 0 = own words only (default 0.5)",
     )
+    .option('--agent-boost <b>', 'boost of a memory whose agent the query names; 0 = off (default 0.25)')
+    .option(
+      '--session-match <w>',
+      "share of its session's match (the session as one document) a memory gains; 0 = off (default 0.5)",
+    )
+    .option(
+      '--session-support <w>',
+      "share of its session's best other candidate a hit gains, 0..1; 0 = off (default 0)",
+    )
     .option('--neighbors <n>', 'attach this many session neighbours before and after each hit (default 0)')
     .option('--weights <spec>', 'leg weights, e.g. lexical=1,vector=0.5 (0 turns a leg off)')
     .option(

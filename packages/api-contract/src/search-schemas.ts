@@ -21,11 +21,19 @@ export const HitExplainSchema = z
     bm25Rank: z.number().int().nullable(),
     vecRank: z.number().int().nullable(),
     bm25: nullableNumber,
+    bm25Session: nullableNumber.describe("the share of bm25 from the memory's session's match"),
     cosine: nullableNumber,
     recency: z.number(),
     rrf: z.number(),
     score: z.number(),
-    parts: z.object({ lexical: z.number(), vector: z.number(), recency: z.number(), importance: z.number() }),
+    parts: z.object({
+      lexical: z.number(),
+      vector: z.number(),
+      agent: z.number().describe('factor applied when the query names the memory agent (1: not named)'),
+      session: z.number().describe('support from another strong candidate of the same session (0: none)'),
+      recency: z.number(),
+      importance: z.number(),
+    }),
   })
   .meta({ id: 'HitExplain' });
 

@@ -10,8 +10,10 @@ export interface LexicalCandidate {
   key: number;
   /** 1-based rank within the lexical leg. */
   rank: number;
-  /** Raw bm25() score; lower is better in SQLite's convention. */
+  /** The leg's bm25() score, session match included; lower is better in SQLite's convention. */
   bm25: number;
+  /** The share of `bm25` that came from the memory's session's match (absent: none). */
+  session?: number;
 }
 
 export interface LexicalLegResult {
@@ -37,6 +39,8 @@ export interface LexicalLeg {
     limit: number;
     /** Weight of the session context a turn is indexed by; absent: the leg's own default. */
     contextWeight?: number;
+    /** Share of its session's match a memory gains; absent: the leg's own default. */
+    sessionWeight?: number;
   }): LexicalLegResult;
   /**
    * Inverse document frequency of each term within the namespace (BM25's idf), for weighting the query
@@ -96,6 +100,8 @@ export interface ScoringFields {
   id: string;
   ts: number;
   importance: number;
+  session: string | null;
+  agent: string | null;
 }
 
 export interface MemorySource {

@@ -45,6 +45,26 @@ export interface SearchOptions {
    */
   contextWeight: number;
   /**
+   * How much a memory gains when the query names its agent ("what did Caroline paint?"): its legs' RRF is
+   * multiplied by 1 + agentBoost. 0 turns it off. Chosen by leaving one LoCoMo dev conversation out at a
+   * time (bench/RESULTS.md). @defaultValue 0.25
+   */
+  agentBoost: number;
+  /**
+   * Session match, in the lexical leg: a memory's bm25 gains this share of its session's score as a
+   * document (the sum over the query's words of the best match any memory of the session makes), so a
+   * session that between its memories says most of the query lifts the ones that say part of it. 0 turns
+   * it off. Chosen by leaving one LoCoMo dev conversation out at a time (bench/RESULTS.md).
+   * @defaultValue 0.5
+   */
+  sessionMatch: number;
+  /**
+   * Session support, in fusion: a candidate gains this share of the relevance of the best other candidate
+   * of its session (a session where several memories match is likely the one asked about). An option: no
+   * fold of the leave-one-conversation-out on LoCoMo picked it beside session match. @defaultValue 0
+   */
+  sessionSupport: number;
+  /**
    * Memories of the same session returned before and after each hit, attached to it as `neighbors` (not
    * as extra hits): the question a turn answers, and what followed. 0 attaches none. @defaultValue 0
    */
@@ -75,6 +95,9 @@ export const DEFAULT_SEARCH_OPTIONS: Readonly<SearchOptions> = Object.freeze({
   weights: Object.freeze({ lexical: 1, vector: 1 }),
   rrfK: 60,
   contextWeight: 0.5,
+  agentBoost: 0.25,
+  sessionMatch: 0.5,
+  sessionSupport: 0,
   neighbors: 0,
   decay: DEFAULT_DECAY,
   recency: DEFAULT_RECENCY_OPTIONS,
@@ -150,6 +173,9 @@ export const SearchRequestSchema = z.strictObject({
     .optional(),
   rrfK: z.number().min(0).max(10_000).optional(),
   contextWeight: z.number().min(0).max(10).optional(),
+  agentBoost: z.number().min(0).max(10).optional(),
+  sessionMatch: z.number().min(0).max(10).optional(),
+  sessionSupport: z.number().min(0).max(1).optional(),
   neighbors: z.number().int().min(0).max(L.maxNeighbors).optional(),
   decay: DecaySchema.optional(),
   recency: z
@@ -247,6 +273,10 @@ export function resolveSearch(
   if (!(weights.lexical >= 0) || !(weights.vector >= 0)) throw bad('weights', 'must be >= 0');
   if (!(opts.rrfK >= 0)) throw bad('rrfK', 'must be >= 0');
   if (!(opts.contextWeight >= 0)) throw bad('contextWeight', 'must be >= 0');
+  if (!(opts.agentBoost >= 0)) throw bad('agentBoost', 'must be >= 0');
+  if (!(opts.sessionMatch >= 0)) throw bad('sessionMatch', 'must be >= 0');
+  if (!(opts.sessionSupport >= 0 && opts.sessionSupport <= 1))
+    throw bad('sessionSupport', 'must be in [0, 1]');
   if (!Number.isInteger(opts.neighbors) || opts.neighbors < 0 || opts.neighbors > L.maxNeighbors)
     throw bad('neighbors', `must be an integer in [0, ${L.maxNeighbors}]`);
   if (!(recency.tieBreak >= 0) || !(recency.intent >= 0)) throw bad('recency', 'reaches must be >= 0');

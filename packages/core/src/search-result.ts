@@ -5,8 +5,10 @@ import type { ExplainLevel, LegWeights, SearchFilters } from './search-options.j
 export interface HitExplain {
   bm25Rank: number | null;
   vecRank: number | null;
-  /** Raw bm25() (lower is better), null when the lexical leg did not return it. */
+  /** The lexical leg's bm25() (lower is better), null when the lexical leg did not return it. */
   bm25: number | null;
+  /** The share of `bm25` that came from the memory's session's match (0: none; null: no lexical rank). */
+  bm25Session: number | null;
   cosine: number | null;
   /**
    * The recency multiplier exactly as applied, in (0, 1]: `1 − w + w · t` in `'auto'` mode, with `w` and the
@@ -15,10 +17,21 @@ export interface HitExplain {
   recency: number;
   /** Weighted RRF sum over the legs. */
   rrf: number;
-  /** Final score = rrf × recency × importance factor. */
+  /** Final score = (rrf × agent + session) × recency × importance factor. */
   score: number;
-  /** Each leg's share of rrf, and the multipliers applied to it. */
-  parts: { lexical: number; vector: number; recency: number; importance: number };
+  /**
+   * Each leg's share of rrf; `agent`, the factor applied when the query names the memory's agent (else 1);
+   * `session`, the support added from another strong candidate of its session (else 0); then the
+   * multipliers for age and importance.
+   */
+  parts: {
+    lexical: number;
+    vector: number;
+    agent: number;
+    session: number;
+    recency: number;
+    importance: number;
+  };
 }
 
 export interface SearchHit extends HitExplain {
@@ -104,6 +117,12 @@ export interface SearchResponse {
       rrfK: number;
       /** Weight of the session context in the lexical leg. */
       contextWeight: number;
+      /** The boost of a memory whose agent the query names. */
+      agentBoost: number;
+      /** The share of its session's match a memory gains in the lexical leg. */
+      sessionMatch: number;
+      /** The share of a session's best other candidate that a candidate gains. */
+      sessionSupport: number;
       /** Session neighbours attached before and after each hit. */
       neighbors: number;
       /** The half-life of the recency curve in use; null with decay off. */

@@ -36,8 +36,12 @@ describe('CairnEngine hybrid search', () => {
     expect(top.vecRank).toBe(1);
     expect(top.cosine).toBeGreaterThan(0.1);
     expect(top.recency).toBe(1);
-    // The hashing embedder's vector leg is a backstop (fusionWeight 0.05), the lexical leg a full weight.
-    expect(top.rrf).toBeCloseTo(1 / 61 + 0.05 / 61, 10);
+    // The hashing embedder's vector leg is a backstop (fusionWeight 0.02), the lexical leg a full weight.
+    expect(top.rrf).toBeCloseTo(1 / 61 + 0.02 / 61, 10);
+    // No agent named, and no other candidate in its session: relevance is the legs' RRF.
+    expect(top.parts.agent).toBe(1);
+    expect(top.parts.session).toBe(0);
+    expect(top.bm25Session).toBeLessThanOrEqual(0);
     expect(top.score).toBeCloseTo(top.rrf * top.recency * top.parts.importance, 12);
     expect(engine.stats().namespaces.a).toMatchObject({ stored: 3, embedded: 3, pending: 0, failed: 0 });
   });

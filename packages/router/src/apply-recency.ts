@@ -7,6 +7,7 @@ import {
   timeAffinity,
 } from '@cairn/core';
 import type { FusedCandidate } from './fuse-candidates.js';
+import { relevance } from './session-support.js';
 
 /** How age enters one search: the router's plan, reported back in the explain. */
 export interface RecencyPlan {
@@ -55,5 +56,5 @@ export function applyRecency(
 function setRecency(c: FusedCandidate, recency: number): void {
   c.recency = recency;
   c.parts.recency = recency;
-  c.score = c.rrf * recency * c.parts.importance;
+  c.score = relevance(c) * recency * c.parts.importance;
 }

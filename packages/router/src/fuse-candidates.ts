@@ -49,11 +49,12 @@ export function fuseCandidates(
       bm25Rank: lex?.rank ?? null,
       vecRank: vec?.rank ?? null,
       bm25: lex?.bm25 ?? null,
+      bm25Session: lex ? (lex.session ?? 0) : null,
       cosine: vec?.cosine ?? null,
       recency: 1,
       rrf,
       score: rrf * importance,
-      parts: { lexical: lexicalPart, vector: vectorPart, recency: 1, importance },
+      parts: { lexical: lexicalPart, vector: vectorPart, agent: 1, session: 0, recency: 1, importance },
     });
   }
   return fused;

@@ -26,8 +26,10 @@ import {
 import { applyRecency, type RecencyPlan } from './apply-recency.js';
 import { explainEmpty } from './empty-reason.js';
 import { type FusedCandidate, fuseCandidates, sortFused } from './fuse-candidates.js';
+import { applyNamedAgent } from './named-agent.js';
 import { findRecencyPeers, recencyContenders } from './recency-peers.js';
 import { DEFAULT_RELEVANCE_OPTIONS, relevanceOf } from './relevance.js';
+import { applySessionSupport } from './session-support.js';
 import { detectTemporalIntent, withoutTemporalCue } from './temporal-intent.js';
 
 export interface HybridRouterComponents {
@@ -83,6 +85,7 @@ export class HybridRouter {
         filters: opts.filters,
         limit: opts.candidatePool,
         contextWeight: opts.contextWeight,
+        sessionWeight: opts.sessionMatch,
       });
       lexical = r.candidates;
       lexicalQuery = r.ftsQuery;
@@ -131,6 +134,8 @@ export class HybridRouter {
     const keys = [...new Set([...lexical.map((c) => c.key), ...vector.map((c) => c.key)])];
     const live = this.c.memories.scoringByKeys(opts.namespace, keys);
     const fused = fuseCandidates(lexical, vector, live, opts);
+    applyNamedAgent(fused, legQuery, opts.agentBoost);
+    applySessionSupport(fused, opts.sessionSupport);
     const close = this.recencyPeers(fused, legQuery, opts, plan);
     const peers = applyRecency(fused, opts, plan, close.peers);
     sortFused(fused);
@@ -175,6 +180,9 @@ export class HybridRouter {
           weights: opts.weights,
           rrfK: opts.rrfK,
           contextWeight: opts.contextWeight,
+          agentBoost: opts.agentBoost,
+          sessionMatch: opts.sessionMatch,
+          sessionSupport: opts.sessionSupport,
           neighbors: opts.neighbors,
           halfLifeMs: opts.decay.mode === 'fixed' ? opts.decay.halfLifeMs : null,
           tauMs: opts.decay.mode === 'fixed' ? opts.decay.tauMs : null,
@@ -353,6 +361,7 @@ function toHit(c: FusedCandidate, m: KeyedMemory): SearchHit {
     bm25Rank: c.bm25Rank,
     vecRank: c.vecRank,
     bm25: c.bm25,
+    bm25Session: c.bm25Session,
     cosine: c.cosine,
     recency: c.recency,
     parts: c.parts,

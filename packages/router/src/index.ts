@@ -3,6 +3,8 @@ export { applyRecency, type RecencyPlan } from './apply-recency.js';
 export { explainEmpty } from './empty-reason.js';
 export { type FusedCandidate, fuseCandidates, sortFused } from './fuse-candidates.js';
 export { HybridRouter, type HybridRouterComponents } from './hybrid-router.js';
+export { applyNamedAgent } from './named-agent.js';
 export { findRecencyPeers, recencyContenders } from './recency-peers.js';
 export { DEFAULT_RELEVANCE_OPTIONS, queryNames, type RelevanceOptions, relevanceOf } from './relevance.js';
+export { applySessionSupport, relevance } from './session-support.js';
 export { detectTemporalIntent, withoutTemporalCue } from './temporal-intent.js';

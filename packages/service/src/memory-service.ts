@@ -426,6 +426,7 @@ function toSearchHit(h: SearchHit, explained: boolean): SearchHitOut {
       bm25Rank: h.bm25Rank,
       vecRank: h.vecRank,
       bm25: h.bm25,
+      bm25Session: h.bm25Session,
       cosine: h.cosine,
       recency: h.recency,
       rrf: h.rrf,

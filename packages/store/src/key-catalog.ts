@@ -71,6 +71,8 @@ export class KeyCatalog {
   private tags: Array<Int32Array | undefined> = [];
   private ids: Array<string | undefined> = [];
   private readonly strings = new Map<string, number>();
+  /** The interned strings by id (index 0 unused), to name a memory's session and agent back. */
+  private readonly names: string[] = [''];
   /** Highest `meta_seq` applied; -1 before the first load. */
   private seq = -1;
   private off = false;
@@ -264,6 +266,19 @@ export class KeyCatalog {
     return inNamespace >= 64 ? passing / inNamespace : null;
   }
 
+  /**
+   * A function from key to the key's session (an interned id; 0 when the key is not a live memory of
+   * `namespace` or has no session); null when off. Call `sync` first.
+   */
+  sessionsOf(namespace: string): ((key: number) => number) | null {
+    if (this.off) return null;
+    const ns = this.strings.get(namespace);
+    if (ns === undefined) return () => 0;
+    const live = this.live;
+    const session = this.session;
+    return (key) => (key < live.length && live[key] === ns + 1 ? session[key]! : 0);
+  }
+
   /** Scoring fields of the live memories of `namespace` among `keys`; null when off. */
   scoring(namespace: string, keys: readonly number[]): Map<number, ScoringFields> | null {
     if (!this.sync()) return null;
@@ -272,7 +287,16 @@ export class KeyCatalog {
     if (ns === undefined) return out;
     for (const key of keys) {
       if (key >= this.live.length || this.live[key] !== ns + 1) continue;
-      out.set(key, { key, id: this.ids[key]!, ts: this.ts[key]!, importance: this.importance[key]! });
+      const session = this.session[key]!;
+      const agent = this.agent[key]!;
+      out.set(key, {
+        key,
+        id: this.ids[key]!,
+        ts: this.ts[key]!,
+        importance: this.importance[key]!,
+        session: session === 0 ? null : this.names[session]!,
+        agent: agent === 0 ? null : this.names[agent]!,
+      });
     }
     return out;
   }
@@ -298,6 +322,7 @@ export class KeyCatalog {
     if (id === undefined) {
       id = this.strings.size + 1;
       this.strings.set(s, id);
+      this.names[id] = s;
     }
     return id;
   }

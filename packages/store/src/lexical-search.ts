@@ -17,6 +17,7 @@ import {
 } from './fts-query.js';
 import type { KeyCatalog } from './key-catalog.js';
 import { scopeToken } from './scope-token.js';
+import { SessionMatch } from './session-match.js';
 import { StatementCache } from './statement-cache.js';
 import { Accumulator, isMatch, TermPostingsCache, type TermPostingsOptions } from './term-postings.js';
 import { TermStatistics } from './term-statistics.js';
@@ -44,6 +45,12 @@ export interface LexicalOptions extends FtsQueryOptions {
    * rowids newest first and stops), which bounds latency on queries of common words. @defaultValue 4_000
    */
   scoreBudget: number;
+  /**
+   * Session match: a memory's score gains this share of its session's score as a document (the sum over
+   * the query's terms of the best contribution any memory of the session makes; see session-match.ts).
+   * 0 turns it off. The search option `sessionMatch` overrides it per query. @defaultValue 0.5
+   */
+  sessionWeight: number;
   /** The cache of per-term bm25 contributions that queries are summed from. */
   postings: Partial<TermPostingsOptions>;
 }
@@ -54,12 +61,20 @@ export const DEFAULT_LEXICAL_OPTIONS: Readonly<LexicalOptions> = Object.freeze({
   maxTermDocShare: 0.2,
   pruneAboveDocs: 20_000,
   scoreBudget: 4_000,
+  sessionWeight: 0.5,
   postings: Object.freeze({}),
 });
 
 interface ScoredRow {
   key: number;
   bm25: number;
+}
+
+/** Rows, and the share of each row's bm25 that came from its session's match (absent: none). */
+interface RankedRows {
+  rows: ScoredRow[];
+  matches: number;
+  sessionShares: ReadonlyMap<number, number>;
 }
 
 /** A search request with its FTS expression and plan decided. */
@@ -115,6 +130,7 @@ export class LexicalSearch implements LexicalLeg {
     filters: SearchFilters;
     limit: number;
     contextWeight?: number;
+    sessionWeight?: number;
   }): LexicalLegResult {
     const query = planFtsQuery(req.query, this.opts);
     if (query.terms.length === 0) return { candidates: [], ftsQuery: null, droppedTerms: query.stopWords };
@@ -137,10 +153,14 @@ export class LexicalSearch implements LexicalLeg {
     const bm25 = `bm25(memories_fts, ${wt}, ${wx}, ${wp}, ${ws}, ${contextWeight})`;
     const scope = confine ? scopeToken(req.namespace) : undefined;
     const terms = kept.map((t) => ({ match: renderFtsQuery([t], scope)!, bm25 }));
-    const summed = this.fromTermPostings(terms, req);
+    const sessionWeight = req.sessionWeight ?? this.opts.sessionWeight;
+    const summed = this.fromTermPostings(terms, { ...req, sessionWeight });
     if (summed) {
       return {
-        candidates: summed.rows.map((r, i) => ({ key: r.key, bm25: r.bm25, rank: i + 1 })),
+        candidates: summed.rows.map((r, i) => {
+          const session = summed.sessionShares.get(r.key);
+          return { key: r.key, bm25: r.bm25, rank: i + 1, ...(session === undefined ? {} : { session }) };
+        }),
         ftsQuery,
         droppedTerms: [...query.stopWords, ...pruned.pruned],
         plan: { mode: 'terms', estimatedMatches: summed.matches, budget: this.postings.maxPerTerm },
@@ -178,8 +198,8 @@ export class LexicalSearch implements LexicalLeg {
    */
   private fromTermPostings(
     terms: Array<{ match: string; bm25: string }>,
-    req: { namespace: string; filters: SearchFilters; limit: number },
-  ): { rows: ScoredRow[]; matches: number } | null {
+    req: { namespace: string; filters: SearchFilters; limit: number; sessionWeight: number },
+  ): RankedRows | null {
     const { namespace, filters, limit } = req;
     const filtered = hasFilters(filters);
     try {
@@ -190,20 +210,24 @@ export class LexicalSearch implements LexicalLeg {
         catalogServes ? this.catalog!.seenStamp : undefined,
       );
       const matches = this.sums.touched;
+      const sessionShares =
+        req.sessionWeight > 0
+          ? this.addSessionMatch(terms, namespace, req.sessionWeight, catalogServes)
+          : new Map<number, number>();
       // A session's memories are few and indexed: listing them beats testing every match.
       if (filtered && filters.sessions?.length) {
         const rows = this.allowedFromSums(namespace, filters, limit);
-        if (rows) return { rows, matches };
+        if (rows) return { rows, matches, sessionShares };
       }
       if (catalogServes && this.catalog) {
         const f = this.catalog.compile(namespace, filters);
-        if (!f) return { rows: [], matches };
+        if (!f) return { rows: [], matches, sessionShares };
         const catalog = this.catalog;
         const rows = this.sums.top(limit, (key) => catalog.passes(key, f));
         // A filter that keeps older memories may need a common term's matches the cache left out; FTS5,
         // narrowed by the filter's facet tokens, then scores all of them.
         if (rows.length < limit && filtered && truncatedBelow > 0) return null;
-        return { rows, matches };
+        return { rows, matches, sessionShares };
       }
       // Unfiltered, nearly every winner passes: the page plus a few first, then four times wider until it
       // fills. Filtered, two rounds, then the allowed set or the FTS5 plans, rather than checking thousands
@@ -222,14 +246,57 @@ export class LexicalSearch implements LexicalLeg {
         );
         for (const r of fresh) if (ok.has(r.key)) kept.push(r);
         checked = top.length;
-        if (kept.length >= limit || top.length < want) return { rows: kept.slice(0, limit), matches };
+        if (kept.length >= limit || top.length < want)
+          return { rows: kept.slice(0, limit), matches, sessionShares };
         want = filtered ? limit * 40 : want * 4;
       }
       const rows = this.allowedFromSums(namespace, filters, limit);
-      return rows ? { rows, matches } : null;
+      return rows ? { rows, matches, sessionShares } : null;
     } finally {
       this.sums.clear();
     }
+  }
+
+  /**
+   * Adds each matching memory's session match (see session-match.ts) to its sum, and returns the shares
+   * added. Sessions come from the key catalog, or, while it is not serving (loading, or off), from SQLite
+   * for the memories that matched.
+   */
+  private addSessionMatch(
+    terms: Array<{ match: string; bm25: string }>,
+    namespace: string,
+    weight: number,
+    catalogServes: boolean,
+  ): Map<number, number> {
+    const sessionOf =
+      (catalogServes ? this.catalog?.sessionsOf(namespace) : null) ??
+      this.sessionsFromSql(namespace, this.sums.keys());
+    const match = new SessionMatch(sessionOf);
+    this.postings.visit(terms, match);
+    return match.spread(this.sums, weight);
+  }
+
+  /** Each live memory of the namespace among `keys` with its session, numbered locally. */
+  private sessionsFromSql(namespace: string, keys: readonly number[]): (key: number) => number {
+    const where = liveFilterSql(namespace, {});
+    const rows = this.statements
+      .get(
+        `SELECT m.key, m.session FROM memories m
+         WHERE m.key IN (SELECT value FROM json_each(?)) AND m.session IS NOT NULL AND ${where.sql}`,
+      )
+      .raw()
+      .all(JSON.stringify(keys), ...where.params) as Array<[number, string]>;
+    const ids = new Map<string, number>();
+    const byKey = new Map<number, number>();
+    for (const [key, session] of rows) {
+      let id = ids.get(session);
+      if (id === undefined) {
+        id = ids.size + 1;
+        ids.set(session, id);
+      }
+      byKey.set(key, id);
+    }
+    return (key) => byKey.get(key) ?? 0;
   }
 
   /** The memories passing the filter, when they are few, ranked by their summed scores; null when many. */

@@ -112,7 +112,7 @@ export class MemoryWriter {
       let { seq, meta } = this.nextSeq.get()!;
       tombstone.run(now, ++meta, row.key);
       dropVectors.run(row.key);
-      this.context.refreshSuccessor(
+      this.context.refreshNeighbours(
         { ...row, namespace },
         () => ++seq,
         () => ++meta,
@@ -132,7 +132,7 @@ export class MemoryWriter {
   }
 
   /**
-   * Tombstones a memory and drops its vectors; the memory after it in its session stops carrying its
+   * Tombstones a memory and drops its vectors; the memories beside it in its session stop carrying its
    * words as context. False when there is no live memory with that id.
    */
   delete(namespace: string, id: string, now = Date.now()): boolean {
@@ -192,11 +192,11 @@ export class MemoryWriter {
         this.updateMeta.run({ ...row, context, key, metaSeq: takeMetaSeq() });
       }
       status = 'updated';
-      // The memory that followed it where it was no longer follows it (moved), or follows new words.
-      this.context.refreshSuccessor({ ...existing, namespace: m.namespace }, takeSeq, takeMetaSeq);
+      // The memories beside it where it was are no longer beside it (moved), or are beside new words.
+      this.context.refreshNeighbours({ ...existing, namespace: m.namespace }, takeSeq, takeMetaSeq);
     }
-    // The memory that now follows it in its session has it as its predecessor.
-    this.context.refreshSuccessor({ ...m, ts, key }, takeSeq, takeMetaSeq);
+    // The memories now beside it in its session have it as a neighbour.
+    this.context.refreshNeighbours({ ...m, ts, key }, takeSeq, takeMetaSeq);
     for (const old of m.supersedes) this.supersede.run(m.id, takeMetaSeq(), m.namespace, old, m.id);
     return { id: m.id, namespace: m.namespace, status, key };
   }

@@ -60,6 +60,13 @@ interface Postings {
   patch: Map<number, number>;
 }
 
+/** Sees each term's current contributions, one term at a time (see TermPostingsCache.visit). */
+export interface TermVisitor {
+  beginTerm(): void;
+  add(key: number, score: number): void;
+  endTerm(): void;
+}
+
 /** What a lookup needs to score one term: the FTS5 MATCH of the term (confined to a scope when given). */
 export interface TermQuery {
   /** Cache identity: the rendered MATCH expression. */
@@ -143,6 +150,24 @@ export class TermPostingsCache {
       }
     }
     return truncatedBelow;
+  }
+
+  /**
+   * Shows `visit` each term's current contributions, one term at a time (every match once, with in-place
+   * rewrites applied). For terms just summed by `accumulate`: it reads the postings as they are.
+   */
+  visit(terms: readonly TermQuery[], visit: TermVisitor): void {
+    for (const t of terms) {
+      const p = this.postings(t);
+      const { keys, scores, patch } = p;
+      visit.beginTerm();
+      if (patch.size === 0) for (let i = 0; i < p.length; i++) visit.add(keys[i]!, scores[i]!);
+      else {
+        for (let i = 0; i < p.length; i++) if (!patch.has(keys[i]!)) visit.add(keys[i]!, scores[i]!);
+        for (const [key, score] of patch) if (!Number.isNaN(score)) visit.add(key, score);
+      }
+      visit.endTerm();
+    }
   }
 
   /**
@@ -289,6 +314,11 @@ export class Accumulator {
 
   get touched(): number {
     return this.count;
+  }
+
+  /** The keys touched so far. */
+  keys(): number[] {
+    return Array.from(this.touchedKeys.subarray(0, this.count));
   }
 
   /** The sum for a key; 0 when no term matched it. */

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CairnError, type MemoryInput, type NormalizedMemory, normalizeMemory } from '@cairn/core';
-import { MemoryStore } from '@cairn/store';
+import { MemoryStore, type MemoryStoreOptions } from '@cairn/store';
 
 /** A fixed clock for memories, so tests never depend on the wall time. */
 export const T0 = Date.parse('2024-01-01T00:00:00Z');
@@ -20,10 +20,13 @@ export interface TempStore {
   cleanup(): void;
 }
 
-export function openTempStore(prefix = 'cairn-store-'): TempStore {
+export function openTempStore(
+  prefix = 'cairn-store-',
+  opts: Omit<MemoryStoreOptions, 'path'> = {},
+): TempStore {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   const path = join(dir, 'cairn.db');
-  const store = new MemoryStore({ path });
+  const store = new MemoryStore({ ...opts, path });
   return {
     dir,
     path,

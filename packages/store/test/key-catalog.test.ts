@@ -103,7 +103,7 @@ describe('KeyCatalog: per-key search fields held in memory', () => {
               expect([...scoring.keys()].sort((x, y) => x - y)).toEqual(live);
               for (const key of live) {
                 const row = t.store.db
-                  .prepare('SELECT id, ts, importance FROM memories WHERE key = ?')
+                  .prepare('SELECT id, ts, importance, session, agent FROM memories WHERE key = ?')
                   .get(key) as { id: string; ts: number; importance: number };
                 expect(scoring.get(key)).toEqual({ key, ...row });
               }
@@ -129,6 +129,8 @@ describe('KeyCatalog: per-key search fields held in memory', () => {
       id: 'x',
       ts: T0 + DAY,
       importance: 0.9,
+      session: null,
+      agent: null,
     });
   });
 

@@ -101,6 +101,25 @@ describe('contextual indexing of turns', () => {
     }
   });
 
+  it('indexes a turn by the reply it got too, with the `after` option', () => {
+    t.store.write([turn('q', 'Did you ever finish it?', 0), turn('a', 'Yes, the pottery class ended', 1)]);
+    // By default only what a turn answers is its context.
+    expect(contextOf(t.store, 'ns', 'q')).toBe('');
+    expect(contextOf(t.store, 'ns', 'a')).toBe('Did you ever finish it?');
+    const both = new MemoryStore({ path: join(t.dir, 'both.db'), context: { after: true } });
+    try {
+      both.write([
+        turn('q', 'Did you ever finish it?', 0),
+        turn('a', 'Yes, the pottery class ended last week', 1),
+        turn('q2', 'What is next?', 2, 's2'),
+      ]);
+      expect(contextOf(both, 'ns', 'q')).toBe('Yes, the pottery class ended last week');
+      expect(searchIds(both, 'ns', 'pottery')).toEqual(['a', 'q']);
+    } finally {
+      both.close();
+    }
+  });
+
   it('re-derives the next turn when a turn arrives late, moves, or is deleted, and search follows', () => {
     t.store.write([turn('t1', 'alpha', 0), turn('t3', 'gamma', 2)]);
     expect(contextOf(t.store, 'ns', 't3')).toBe('alpha');
@@ -129,7 +148,43 @@ describe('contextual indexing of turns', () => {
     assertFtsIntegrity(t.store);
   });
 
-  it('property: after any writes, moves and deletes, every live turn carries its live predecessor, and only it', () => {
+  it('with `after`, re-derives both neighbours when a turn arrives late, moves, or is deleted', () => {
+    const sorted = (ids: string[]) => [...ids].sort();
+    t.cleanup();
+    t = openTempStore('cairn-context-after-', { context: { after: true } });
+    t.store.write([turn('t1', 'alpha', 0), turn('t3', 'gamma', 2)]);
+    expect(contextOf(t.store, 'ns', 't3')).toBe('alpha');
+    expect(contextOf(t.store, 'ns', 't1')).toBe('gamma');
+    // Warm the postings cache so the test sees it follow the rewrites.
+    expect(searchIds(t.store, 'ns', 'beta')).toEqual([]);
+    t.store.write([turn('t2', 'beta', 1)]);
+    expect(contextOf(t.store, 'ns', 't2')).toBe('alpha\ngamma');
+    expect(contextOf(t.store, 'ns', 't3')).toBe('beta');
+    expect(contextOf(t.store, 'ns', 't1')).toBe('beta');
+    expect(sorted(searchIds(t.store, 'ns', 'beta'))).toEqual(['t1', 't2', 't3']);
+    expect(searchIds(t.store, 'ns', 'beta')[0]).toBe('t2');
+
+    // t2 moves to another session (the same text: a metadata-only rewrite): t1 and t3 are neighbours
+    // again, and searches see every context change, warm caches included.
+    expect(sorted(searchIds(t.store, 'ns', 'alpha'))).toEqual(['t1', 't2']);
+    t.store.write([turn('t2', 'beta', 1, 's9')]);
+    expect(contextOf(t.store, 'ns', 't3')).toBe('alpha');
+    expect(contextOf(t.store, 'ns', 't1')).toBe('gamma');
+    expect(contextOf(t.store, 'ns', 't2')).toBe('');
+    expect(searchIds(t.store, 'ns', 'beta')).toEqual(['t2']);
+    expect(sorted(searchIds(t.store, 'ns', 'alpha'))).toEqual(['t1', 't3']);
+
+    // A deleted memory's words leave both neighbours' contexts at once.
+    t.store.write([turn('t2', 'beta', 1)]);
+    expect(sorted(searchIds(t.store, 'ns', 'beta'))).toEqual(['t1', 't2', 't3']);
+    expect(t.store.delete('ns', 't2')).toBe(true);
+    expect(contextOf(t.store, 'ns', 't3')).toBe('alpha');
+    expect(contextOf(t.store, 'ns', 't1')).toBe('gamma');
+    expect(searchIds(t.store, 'ns', 'beta')).toEqual([]);
+    assertFtsIntegrity(t.store);
+  });
+
+  it('property: after any writes, moves and deletes, every live turn carries its live neighbours, and only them', () => {
     const op = fc.record({
       id: fc.constantFrom('m1', 'm2', 'm3', 'm4', 'm5'),
       namespace: fc.constantFrom('a', 'b'),
@@ -140,8 +195,8 @@ describe('contextual indexing of turns', () => {
       del: fc.boolean(),
     });
     fc.assert(
-      fc.property(fc.array(op, { minLength: 1, maxLength: 25 }), (ops) => {
-        const s = new MemoryStore({ path: join(t.dir, `p-${Math.random()}.db`) });
+      fc.property(fc.array(op, { minLength: 1, maxLength: 25 }), fc.boolean(), (ops, after) => {
+        const s = new MemoryStore({ path: join(t.dir, `p-${Math.random()}.db`), context: { after } });
         try {
           for (const o of ops) {
             if (o.del) s.delete(o.namespace, o.id);
@@ -171,17 +226,17 @@ describe('contextual indexing of turns', () => {
             context: string;
           }>;
           for (const r of rows) {
-            const before = rows
-              .filter(
-                (p) =>
-                  r.session !== null &&
-                  p.namespace === r.namespace &&
-                  p.session === r.session &&
-                  (p.ts < r.ts || (p.ts === r.ts && p.key < r.key)),
-              )
+            const sameSession = rows.filter(
+              (p) => r.session !== null && p.namespace === r.namespace && p.session === r.session,
+            );
+            const before = sameSession
+              .filter((p) => p.ts < r.ts || (p.ts === r.ts && p.key < r.key))
               .sort((x, y) => y.ts - x.ts || y.key - x.key)[0];
-            const expected = r.kind === 'turn' && before ? before.text : '';
-            expect(r.context).toBe(expected);
+            const next = sameSession
+              .filter((p) => p.ts > r.ts || (p.ts === r.ts && p.key > r.key))
+              .sort((x, y) => x.ts - y.ts || x.key - y.key)[0];
+            const sides = [before?.text, after ? next?.text : undefined].filter((x) => x !== undefined);
+            expect(r.context).toBe(r.kind === 'turn' ? sides.join('\n') : '');
           }
           assertFtsIntegrity(s);
         } finally {

@@ -14,6 +14,9 @@ export interface SearchFlags {
   pool?: string;
   rrfK?: string;
   contextWeight?: string;
+  agentBoost?: string;
+  sessionMatch?: string;
+  sessionSupport?: string;
   neighbors?: string;
   weights?: string;
   decay?: string;
@@ -65,6 +68,9 @@ export function requestFromFlags(query: string, f: SearchFlags): SearchRequest {
   if (pool !== undefined) req.candidatePool = pool;
   if (f.rrfK !== undefined) req.rrfK = Number(f.rrfK);
   if (f.contextWeight !== undefined) req.contextWeight = Number(f.contextWeight);
+  if (f.agentBoost !== undefined) req.agentBoost = Number(f.agentBoost);
+  if (f.sessionMatch !== undefined) req.sessionMatch = Number(f.sessionMatch);
+  if (f.sessionSupport !== undefined) req.sessionSupport = Number(f.sessionSupport);
   const neighbors = int(f.neighbors, 'neighbors');
   if (neighbors !== undefined) req.neighbors = neighbors;
   if (f.weights) req.weights = parseWeights(f.weights);
