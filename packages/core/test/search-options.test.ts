@@ -69,6 +69,9 @@ describe('parseSearchRequest', () => {
     ['filters.until', { namespace: 'a', query: 'q', filters: { until: -3 } }],
     ['filters.kinds.0', { namespace: 'a', query: 'q', filters: { kinds: [''] } }],
     ['mmrLambda', { namespace: 'a', query: 'q', mmrLambda: 2 }],
+    ['agentBoost', { namespace: 'a', query: 'q', agentBoost: -0.1 }],
+    ['sessionMatch', { namespace: 'a', query: 'q', sessionMatch: 'high' }],
+    ['sessionSupport', { namespace: 'a', query: 'q', sessionSupport: 1.5 }],
     ['explain', { namespace: 'a', query: 'q', explain: 'everything' }],
   ])('names the field %s when it is invalid', (field, input) => {
     const err = cairnErrorFrom(() => parseSearchRequest(input));
@@ -165,6 +168,14 @@ describe('resolveSearch', () => {
       cairnErrorFrom(() => resolveSearch({ namespace: 'a', query: 'q', weights: { lexical: -1 } })).data
         .field,
     ).toBe('weights');
+    for (const field of ['agentBoost', 'sessionMatch', 'sessionSupport'] as const) {
+      expect(
+        cairnErrorFrom(() => resolveSearch({ namespace: 'a', query: 'q', [field]: -1 })).data.field,
+      ).toBe(field);
+    }
+    expect(
+      cairnErrorFrom(() => resolveSearch({ namespace: 'a', query: 'q', sessionSupport: 2 })).data.field,
+    ).toBe('sessionSupport');
     // The namespace is validated on its own here, so zod reports no path; the message still names it.
     const nsErr = cairnErrorFrom(() => resolveSearch({ namespace: 'bad ns', query: 'q' }));
     expect(nsErr.code).toBe('INVALID_INPUT');

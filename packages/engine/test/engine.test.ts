@@ -46,6 +46,47 @@ describe('CairnEngine hybrid search', () => {
     expect(engine.stats().namespaces.a).toMatchObject({ stored: 3, embedded: 3, pending: 0, failed: 0 });
   });
 
+  it("ranks the named agent's memory first and lifts a turn whose session says the rest of the question", async () => {
+    const engine = await engines.open();
+    const turn = (namespace: string, id: string, session: string, agent: string, text: string) => ({
+      namespace,
+      id,
+      kind: 'turn',
+      session,
+      agent,
+      text,
+      ts: '2024-03-01T00:00:00Z',
+    });
+    engine.ingest([
+      turn('a', 'm1', 's1', 'Melanie', 'I started a pottery class last week'),
+      turn('a', 'c1', 's2', 'Caroline', 'I signed up for a pottery class too'),
+      turn('a', 'c2', 's3', 'Caroline', 'The kiln at the studio was broken'),
+      turn('a', 'c3', 's3', 'Caroline', 'so the class moved to Friday'),
+      // Another namespace, same session id, every query word: it must lend nothing to namespace a.
+      turn('b', 'x1', 's2', 'Caroline', 'pottery kiln studio class Caroline pottery kiln'),
+    ]);
+    await engine.drain();
+    const named = await engine.search({ namespace: 'a', query: 'What pottery class did Caroline start?' });
+    expect(named.hits[0]!.id).toBe('c1');
+    expect(named.hits[0]!.parts.agent).toBe(1.25);
+    expect(named.hits.find((h) => h.id === 'm1')!.parts.agent).toBe(1);
+    expect(named.explain.settings).toMatchObject({ agentBoost: 0.25, sessionMatch: 0.5, sessionSupport: 0 });
+
+    const spread = await engine.search({ namespace: 'a', query: 'kiln class', explain: 'full' });
+    const byId = new Map(spread.explain.candidates!.map((c) => [c.id, c]));
+    // c3 says only "class", as c1 and m1 do; the turn before it and its session say "kiln": it ranks above them.
+    expect(
+      spread.hits
+        .map((h) => h.id)
+        .slice(0, 2)
+        .sort(),
+    ).toEqual(['c2', 'c3']);
+    expect(byId.get('c3')!.bm25Session!).toBeLessThan(byId.get('c1')!.bm25Session!);
+    const noMatch = await engine.search({ namespace: 'a', query: 'kiln class', sessionMatch: 0 });
+    expect(noMatch.hits.every((h) => h.bm25Session === 0 || h.bm25Session === null)).toBe(true);
+    expect(spread.hits.every((h) => h.namespace === 'a')).toBe(true);
+  });
+
   it('returns the whole candidate table with explain: full', async () => {
     const engine = await engines.open();
     engine.ingest(corpus);

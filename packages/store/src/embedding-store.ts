@@ -55,8 +55,10 @@ export class EmbeddingStore {
   private readonly clockStmt: Database.Statement;
 
   constructor(private readonly db: Database.Database) {
+    // `+namespace`: without it SQLite walks the (space, namespace, write_seq) index over the whole namespace
+    // (100k rows for a page of 20 keys: ~25 ms a search at 100k) instead of probing (space, key) per key.
     this.byKeysStmt = db.prepare(
-      'SELECT key, vector FROM embeddings WHERE space = ? AND namespace = ? AND key IN (SELECT value FROM json_each(?))',
+      'SELECT key, vector FROM embeddings WHERE space = ? AND +namespace = ? AND key IN (SELECT value FROM json_each(?))',
     );
     this.clockStmt = db.prepare('SELECT value FROM embedding_clock').pluck();
   }

@@ -70,12 +70,14 @@ interface ScoredRow {
   bm25: number;
 }
 
-/** Rows, and the share of each row's bm25 that came from its session's match (absent: none). */
+/** Rows, and the share of a row's bm25 that came from its session's match (0: none). */
 interface RankedRows {
   rows: ScoredRow[];
   matches: number;
-  sessionShares: ReadonlyMap<number, number>;
+  sessionShare: (key: number) => number;
 }
+
+const NO_SHARE = () => 0;
 
 /** A search request with its FTS expression and plan decided. */
 interface PlannedQuery {
@@ -158,8 +160,8 @@ export class LexicalSearch implements LexicalLeg {
     if (summed) {
       return {
         candidates: summed.rows.map((r, i) => {
-          const session = summed.sessionShares.get(r.key);
-          return { key: r.key, bm25: r.bm25, rank: i + 1, ...(session === undefined ? {} : { session }) };
+          const session = summed.sessionShare(r.key);
+          return { key: r.key, bm25: r.bm25, rank: i + 1, ...(session === 0 ? {} : { session }) };
         }),
         ftsQuery,
         droppedTerms: [...query.stopWords, ...pruned.pruned],
@@ -210,24 +212,24 @@ export class LexicalSearch implements LexicalLeg {
         catalogServes ? this.catalog!.seenStamp : undefined,
       );
       const matches = this.sums.touched;
-      const sessionShares =
+      const sessionShare =
         req.sessionWeight > 0
           ? this.addSessionMatch(terms, namespace, req.sessionWeight, catalogServes)
-          : new Map<number, number>();
+          : NO_SHARE;
       // A session's memories are few and indexed: listing them beats testing every match.
       if (filtered && filters.sessions?.length) {
         const rows = this.allowedFromSums(namespace, filters, limit);
-        if (rows) return { rows, matches, sessionShares };
+        if (rows) return { rows, matches, sessionShare };
       }
       if (catalogServes && this.catalog) {
         const f = this.catalog.compile(namespace, filters);
-        if (!f) return { rows: [], matches, sessionShares };
+        if (!f) return { rows: [], matches, sessionShare };
         const catalog = this.catalog;
         const rows = this.sums.top(limit, (key) => catalog.passes(key, f));
         // A filter that keeps older memories may need a common term's matches the cache left out; FTS5,
         // narrowed by the filter's facet tokens, then scores all of them.
         if (rows.length < limit && filtered && truncatedBelow > 0) return null;
-        return { rows, matches, sessionShares };
+        return { rows, matches, sessionShare };
       }
       // Unfiltered, nearly every winner passes: the page plus a few first, then four times wider until it
       // fills. Filtered, two rounds, then the allowed set or the FTS5 plans, rather than checking thousands
@@ -247,19 +249,19 @@ export class LexicalSearch implements LexicalLeg {
         for (const r of fresh) if (ok.has(r.key)) kept.push(r);
         checked = top.length;
         if (kept.length >= limit || top.length < want)
-          return { rows: kept.slice(0, limit), matches, sessionShares };
+          return { rows: kept.slice(0, limit), matches, sessionShare };
         want = filtered ? limit * 40 : want * 4;
       }
       const rows = this.allowedFromSums(namespace, filters, limit);
-      return rows ? { rows, matches, sessionShares } : null;
+      return rows ? { rows, matches, sessionShare } : null;
     } finally {
       this.sums.clear();
     }
   }
 
   /**
-   * Adds each matching memory's session match (see session-match.ts) to its sum, and returns the shares
-   * added. Sessions come from the key catalog, or, while it is not serving (loading, or off), from SQLite
+   * Adds each matching memory's session match (see session-match.ts) to its sum, and returns each key's
+   * share. Sessions come from the key catalog, or, while it is not serving (loading, or off), from SQLite
    * for the memories that matched.
    */
   private addSessionMatch(
@@ -267,7 +269,7 @@ export class LexicalSearch implements LexicalLeg {
     namespace: string,
     weight: number,
     catalogServes: boolean,
-  ): Map<number, number> {
+  ): (key: number) => number {
     const sessionOf =
       (catalogServes ? this.catalog?.sessionsOf(namespace) : null) ??
       this.sessionsFromSql(namespace, this.sums.keys());

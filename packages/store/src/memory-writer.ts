@@ -102,7 +102,10 @@ export class MemoryWriter {
       );
     });
     const tombstone = db.prepare('UPDATE memories SET deleted_at = ?, meta_seq = ? WHERE key = ?');
-    const dropVectors = db.prepare('DELETE FROM embeddings WHERE key = ?');
+    // Per space, so each delete probes the (space, key) index rather than scanning every vector.
+    const dropVectors = db.prepare(
+      'DELETE FROM embeddings WHERE space IN (SELECT id FROM embedding_spaces) AND key = ?',
+    );
     const live = db.prepare(
       'SELECT key, ts, session FROM memories WHERE namespace = ? AND id = ? AND deleted_at IS NULL',
     );

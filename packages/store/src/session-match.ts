@@ -47,19 +47,21 @@ export class SessionMatch implements TermVisitor {
 
   /**
    * Adds `weight ×` its session's score to every memory summed in `acc` that belongs to a session, and
-   * returns those shares by key (for the explain).
+   * returns each key's share (for the explain of the few keys returned; 0 for keys without a session).
    */
-  spread(acc: Accumulator, weight: number): Map<number, number> {
-    const shares = new Map<number, number>();
-    for (const key of acc.keys()) {
-      const s = this.sessionOf(key);
-      if (s === 0) continue;
-      const share = weight * this.scoreOf(s);
-      if (share === 0) continue;
-      acc.add(key, share);
-      shares.set(key, share);
-    }
-    return shares;
+  spread(acc: Accumulator, weight: number): (key: number) => number {
+    const { sessionOf } = this;
+    acc.forEachKey((key) => {
+      const s = sessionOf(key);
+      if (s !== 0) {
+        const share = weight * this.scoreOf(s);
+        if (share !== 0) acc.add(key, share);
+      }
+    });
+    return (key) => {
+      const s = sessionOf(key);
+      return s === 0 ? 0 : weight * this.scoreOf(s);
+    };
   }
 
   private grow(s: number): void {

@@ -316,6 +316,12 @@ export class Accumulator {
     return this.count;
   }
 
+  /** Calls `fn` with every key touched so far (adding to them meanwhile is allowed; new keys are not visited). */
+  forEachKey(fn: (key: number) => void): void {
+    const n = this.count;
+    for (let i = 0; i < n; i++) fn(this.touchedKeys[i]!);
+  }
+
   /** The keys touched so far. */
   keys(): number[] {
     return Array.from(this.touchedKeys.subarray(0, this.count));
