@@ -83,7 +83,7 @@ export function renderHits(res: SearchResponse): string {
   }
   const s = res.explain.settings;
   lines.push(
-    `score = (${s.weights.lexical}/(${s.rrfK}+bm25#) + ${s.weights.vector}/(${s.rrfK}+vec#)) × recency × importance` +
+    `score = ((${s.weights.lexical}/(${s.rrfK}+bm25#) + ${s.weights.vector}/(${s.rrfK}+vec#)) × agent + session) × recency × importance` +
       ` | lexical: ${res.explain.lexicalQuery ?? '(none)'}` +
       (res.explain.droppedTerms.length ? ` | dropped: ${res.explain.droppedTerms.join(' ')}` : '') +
       ` | ${res.tookMs.total.toFixed(1)} ms`,

@@ -273,8 +273,8 @@ export function resolveSearch(
   if (!(weights.lexical >= 0) || !(weights.vector >= 0)) throw bad('weights', 'must be >= 0');
   if (!(opts.rrfK >= 0)) throw bad('rrfK', 'must be >= 0');
   if (!(opts.contextWeight >= 0)) throw bad('contextWeight', 'must be >= 0');
-  if (!(opts.agentBoost >= 0)) throw bad('agentBoost', 'must be >= 0');
-  if (!(opts.sessionMatch >= 0)) throw bad('sessionMatch', 'must be >= 0');
+  if (!(opts.agentBoost >= 0 && opts.agentBoost <= 10)) throw bad('agentBoost', 'must be in [0, 10]');
+  if (!(opts.sessionMatch >= 0 && opts.sessionMatch <= 10)) throw bad('sessionMatch', 'must be in [0, 10]');
   if (!(opts.sessionSupport >= 0 && opts.sessionSupport <= 1))
     throw bad('sessionSupport', 'must be in [0, 1]');
   if (!Number.isInteger(opts.neighbors) || opts.neighbors < 0 || opts.neighbors > L.maxNeighbors)

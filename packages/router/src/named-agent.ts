@@ -7,8 +7,8 @@ const WORD_RE = /[\p{L}\p{N}]+/gu;
  * A query that names who said or did something ("What did Caroline paint?", "what did the deploy-bot
  * report?") is most likely answered by that agent's own memories. A memory whose `agent` the query names
  * (every word of the agent's name appears among the query's words, case-insensitive) has its legs' RRF
- * multiplied by `1 + boost`, shown as `parts.agent`. A query naming no agent, or naming every agent of
- * the candidates alike, keeps its order.
+ * multiplied by `1 + boost`, shown as `parts.agent`. A query naming no agent keeps its order; memories
+ * without an agent are never boosted.
  */
 export function applyNamedAgent(fused: readonly FusedCandidate[], query: string, boost: number): void {
   if (!(boost > 0) || fused.length === 0) return;

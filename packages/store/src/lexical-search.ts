@@ -79,6 +79,12 @@ interface RankedRows {
 
 const NO_SHARE = () => 0;
 
+/**
+ * Without the key catalog (while it loads), the sessions of at most this many matching memories are looked
+ * up in SQLite for session match; a query matching more goes without it.
+ */
+const MAX_SQL_SESSION_LOOKUP = 20_000;
+
 /** A search request with its FTS expression and plan decided. */
 interface PlannedQuery {
   namespace: string;
@@ -110,6 +116,7 @@ export class LexicalSearch implements LexicalLeg {
   readonly stats: TermStatistics;
   readonly postings: TermPostingsCache;
   private readonly sums = new Accumulator();
+  private readonly sessions = new SessionMatch();
 
   /**
    * @param catalog When given (and serving), winners are checked against it in memory: every match is
@@ -214,7 +221,7 @@ export class LexicalSearch implements LexicalLeg {
       const matches = this.sums.touched;
       const sessionShare =
         req.sessionWeight > 0
-          ? this.addSessionMatch(terms, namespace, req.sessionWeight, catalogServes)
+          ? this.addSessionMatch(terms, namespace, filters, req.sessionWeight, catalogServes)
           : NO_SHARE;
       // A session's memories are few and indexed: listing them beats testing every match.
       if (filtered && filters.sessions?.length) {
@@ -261,26 +268,41 @@ export class LexicalSearch implements LexicalLeg {
 
   /**
    * Adds each matching memory's session match (see session-match.ts) to its sum, and returns each key's
-   * share. Sessions come from the key catalog, or, while it is not serving (loading, or off), from SQLite
-   * for the memories that matched.
+   * share. Only the namespace's live memories that pass the filters count: a filter (a time window, a
+   * kind) bounds what judges a session as well as what is returned. Sessions come from the key catalog,
+   * or, while it is not serving (loading, or off), from SQLite for the memories that matched, when they
+   * are few enough to look up (otherwise the query goes without session match).
    */
   private addSessionMatch(
     terms: Array<{ match: string; bm25: string }>,
     namespace: string,
+    filters: SearchFilters,
     weight: number,
     catalogServes: boolean,
   ): (key: number) => number {
-    const sessionOf =
-      (catalogServes ? this.catalog?.sessionsOf(namespace) : null) ??
-      this.sessionsFromSql(namespace, this.sums.keys());
-    const match = new SessionMatch(sessionOf);
-    this.postings.visit(terms, match);
-    return match.spread(this.sums, weight);
+    let sessionOf: ((key: number) => number) | null = null;
+    if (catalogServes && this.catalog) {
+      const f = this.catalog.compile(namespace, filters);
+      if (!f) return NO_SHARE;
+      const of = this.catalog.sessionsOf(namespace);
+      const catalog = this.catalog;
+      if (of) sessionOf = hasFilters(filters) ? (key) => (catalog.passes(key, f) ? of(key) : 0) : of;
+    } else if (this.sums.touched <= MAX_SQL_SESSION_LOOKUP) {
+      sessionOf = this.sessionsFromSql(namespace, filters, this.sums.keys());
+    }
+    if (!sessionOf) return NO_SHARE;
+    this.sessions.begin(sessionOf);
+    this.postings.visit(terms, this.sessions);
+    return this.sessions.spread(this.sums, weight);
   }
 
-  /** Each live memory of the namespace among `keys` with its session, numbered locally. */
-  private sessionsFromSql(namespace: string, keys: readonly number[]): (key: number) => number {
-    const where = liveFilterSql(namespace, {});
+  /** Each live memory of the namespace passing `filters` among `keys`, with its session numbered locally. */
+  private sessionsFromSql(
+    namespace: string,
+    filters: SearchFilters,
+    keys: readonly number[],
+  ): (key: number) => number {
+    const where = liveFilterSql(namespace, filters);
     const rows = this.statements
       .get(
         `SELECT m.key, m.session FROM memories m

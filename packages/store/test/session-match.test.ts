@@ -51,7 +51,16 @@ describe('session match in the lexical leg', () => {
     expect(on.indexOf('a2')).toBeLessThan(on.indexOf('b1'));
   });
 
-  it('property: a share is weight × the sum over words of the best match in its session, within the namespace', () => {
+  it('gives no share to a memory rewritten so it no longer says any word (warm postings cache)', () => {
+    // Enough rows that one rewrite stays under the cache's drift limit: the rewrite is patched in.
+    t.store.write(Array.from({ length: 100 }, (_, i) => turn(`f${i}`, `filler ${i}`, 'f', i, 'other')));
+    t.store.write([turn('a1', 'rex the puppy', 's1', 0), turn('a2', 'the vet visit', 's1', 1)]);
+    expect(new Set(lexical(t.store, 'ns', 'rex vet', 0.5).map((c) => c.id))).toEqual(new Set(['a1', 'a2']));
+    t.store.write([turn('a2', 'the park visit', 's1', 1)]);
+    expect(lexical(t.store, 'ns', 'rex vet', 0.5).map((c) => c.id)).toEqual(['a1']);
+  });
+
+  it('property: a share is weight × the sum over words of the best match in its session, within the namespace, and only matches get one', () => {
     const words = ['red', 'green', 'blue'];
     const op = fc.record({
       id: fc.constantFrom('m1', 'm2', 'm3', 'm4', 'm5', 'm6'),
@@ -67,14 +76,28 @@ describe('session match in the lexical leg', () => {
           ...(catalog ? {} : { catalog: false }),
         });
         try {
+          // Enough other rows that a few rewrites stay under the postings cache's drift limit (a tenth of
+          // the corpus): the cache then patches rewritten rows instead of starting over.
+          s.write(
+            Array.from({ length: 300 }, (_, i) =>
+              turn(`f${i}`, `${words[i % 3]} filler ${i}`, `f${i % 7}`, -1, 'filler'),
+            ),
+          );
           ops.forEach((o, i) => {
             if (o.del) s.delete(o.namespace, o.id);
             else s.write([turn(o.id, o.text.join(' '), o.session, i, o.namespace)]);
+            // Searching between writes keeps the postings cache warm, so rewrites are patched into it.
+            lexical(s, o.namespace, words.join(' '), 0.5);
           });
           for (const ns of ['a', 'b']) {
             const sessions = new Map(s.list(ns, {}, 100).map((m) => [m.id, m.session] as const));
             const contributions = perWord(s, ns, words);
-            for (const c of lexical(s, ns, words.join(' '), 0.5)) {
+            const found = lexical(s, ns, words.join(' '), 0.5);
+            // Exactly the memories that say a word: a session's share never makes a match of a non-match
+            // (a memory rewritten so it no longer says any word sums back to 0 in the warm cache).
+            const matching = new Set(contributions.flatMap((byId) => [...byId.keys()]));
+            expect(new Set(found.map((c) => c.id))).toEqual(matching);
+            for (const c of found) {
               const session = sessions.get(c.id) ?? null;
               let expected = 0;
               if (session !== null) {
@@ -92,5 +115,28 @@ describe('session match in the lexical leg', () => {
       }),
       { numRuns: 40 },
     );
+  });
+});
+
+describe('session match and filters', () => {
+  it('counts only the memories that pass the filters', () => {
+    t.store.write([
+      turn('a1', 'We adopted a puppy named Rex', 's1', 0),
+      turn('a2', 'The vet said he is healthy', 's1', 1),
+      turn('a3', 'Rex chewed the vet bill', 's1', 60 * 24 * 30),
+    ]);
+    const until = T0 + 2 * 60_000;
+    const shareOf = (filters: { until?: number }) =>
+      t.store.lexical
+        .searchLexical({ namespace: 'ns', query: 'rex vet', filters, limit: 10, sessionWeight: 0.5 })
+        .candidates.map((c) => c.session ?? 0);
+    const [rexAlone] = perWord(t.store, 'ns', ['rex']);
+    const [vetAlone] = perWord(t.store, 'ns', ['vet']);
+    // Without a filter, a3 (which says both words) sets the session's best for each word.
+    const unfiltered = Math.min(...rexAlone!.values()) + Math.min(...vetAlone!.values());
+    expect(Math.min(...shareOf({}))).toBeCloseTo(0.5 * unfiltered, 9);
+    // Before a3 was said, only a1 and a2 judge the session.
+    const before = rexAlone!.get('a1')! + vetAlone!.get('a2')!;
+    for (const share of shareOf({ until })) expect(share).toBeCloseTo(0.5 * before, 9);
   });
 });
