@@ -81,6 +81,11 @@ export function buildProgram(): Command {
       '--session-support <w>',
       "share of its session's best other candidate a hit gains, 0..1; 0 = off (default 0)",
     )
+    .option(
+      '--route-weight <w>',
+      "weight of each named field's route relative to its leg (multi-route recall); 0 = off (default 0.5)",
+    )
+    .option('--route-weights <spec>', 'per-field route weights, e.g. facts=1,next_turn=0.3')
     .option('--neighbors <n>', 'attach this many session neighbours before and after each hit (default 0)')
     .option('--weights <spec>', 'leg weights, e.g. lexical=1,vector=0.5 (0 turns a leg off)')
     .option(

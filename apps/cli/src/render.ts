@@ -47,6 +47,12 @@ export function renderHits(res: SearchResponse): string {
     ]);
   });
   lines.push(table.toString());
+  if (res.explain.settings.routes.length > 0) {
+    // Multi-route recall: which routes found each hit (text: its own words; else a field's name).
+    lines.push(
+      `routes: ${res.hits.map((h, i) => `#${i + 1} ${(h.routes ?? []).join('+') || '–'}`).join('  ')}`,
+    );
+  }
   res.hits.forEach((h, i) => {
     if (!h.neighbors) return;
     const line = (n: { id: string; text: string }, mark: string) =>
@@ -83,7 +89,7 @@ export function renderHits(res: SearchResponse): string {
   }
   const s = res.explain.settings;
   lines.push(
-    `score = ((${s.weights.lexical}/(${s.rrfK}+bm25#) + ${s.weights.vector}/(${s.rrfK}+vec#)) × agent + session) × recency × importance` +
+    `score = ((${s.weights.lexical}/(${s.rrfK}+bm25#) + ${s.weights.vector}/(${s.rrfK}+vec#)${s.routes.length > 0 ? ` + Σ routes ${s.routes.join(',')} at ${s.routeWeight}×leg` : ''}) × agent + session) × recency × importance` +
       ` | lexical: ${res.explain.lexicalQuery ?? '(none)'}` +
       (res.explain.droppedTerms.length ? ` | dropped: ${res.explain.droppedTerms.join(' ')}` : '') +
       ` | ${res.tookMs.total.toFixed(1)} ms`,

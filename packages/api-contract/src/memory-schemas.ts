@@ -22,6 +22,12 @@ export const MemoryWriteSchema = z
     meta: z.record(z.string(), z.unknown()).optional(),
     importance: z.number().optional().describe('0–1, default 0.5'),
     supersedes: z.array(z.string()).optional(),
+    fields: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe(
+        'named fields (≤ 8; names like facts, user, next_turn): each is searched as a route of its own',
+      ),
     slot: z.string().min(1).max(64).optional().describe('fact slot, e.g. "user.preferences"'),
     key: z.string().min(1).max(128).optional().describe('fact key within the slot; needs slot'),
   })
@@ -81,6 +87,7 @@ export const MemoryRecordSchema = z
     meta: z.record(z.string(), z.unknown()),
     importance: z.number(),
     supersededBy: z.string().nullable(),
+    fields: z.record(z.string(), z.string()).describe('named fields; {} when none'),
     tokens: z.number().int(),
   })
   .meta({ id: 'MemoryRecord' });

@@ -26,9 +26,14 @@ export const HitExplainSchema = z
     recency: z.number(),
     rrf: z.number(),
     score: z.number(),
+    routes: z
+      .array(z.string())
+      .optional()
+      .describe('multi-route recall: the routes that found it (text: its own words; else a field name)'),
     parts: z.object({
       lexical: z.number(),
       vector: z.number(),
+      routes: z.number().describe("the named-field routes' share of rrf (0 without fields)"),
       agent: z.number().describe('factor applied when the query names the memory agent (1: not named)'),
       session: z.number().describe('support from another strong candidate of the same session (0: none)'),
       recency: z.number(),

@@ -89,6 +89,37 @@ export interface VectorLeg {
   vectorsFor(namespace: string, keys: readonly number[]): Map<number, Float32Array>;
 }
 
+/** One route's ranked candidates in one leg: the memories whose named field `route` matched. */
+export interface RouteList {
+  route: string;
+  leg: 'lexical' | 'vector';
+  /** Parent memories' keys, best first, with dense 1-based ranks. */
+  candidates: Array<{ key: number; rank: number }>;
+}
+
+/**
+ * Multi-route recall: memories' named fields, each indexed and searched as a route of its own, lexically
+ * and by vector. Candidates are the parent memories' keys, so fusion dedups a memory found by several
+ * routes to one candidate. Every candidate is a memory of the namespace passing the filters (liveness
+ * is the router's check, as for the main legs).
+ */
+export interface RouteLeg {
+  /** The routes (field names) the namespace's memories carry; empty when none has a field. */
+  routesOf(namespace: string): string[];
+  searchRoutes(req: {
+    namespace: string;
+    query: string;
+    /** The query's vector in `space`; absent: lexical routes only. */
+    vector?: Float32Array;
+    space?: EmbeddingSpace;
+    /** Vector candidates below this cosine are left out (the main vector leg's floor). */
+    minCosine?: number;
+    routes: readonly string[];
+    filters: SearchFilters;
+    limit: number;
+  }): RouteList[];
+}
+
 /** A live memory with its store key. */
 export interface KeyedMemory extends MemoryRecord {
   key: number;
@@ -136,4 +167,15 @@ export interface PendingMemory {
   contentHash: string;
   /** The memory's change sequence number; its embedding records it as `seq`. */
   changeSeq: number;
+}
+
+/** A named-field route whose text has not been embedded in an embedding space yet. */
+export interface PendingRoute {
+  /** The route row's id (`memory_routes.id`): only ever grows, so it doubles as the route cursor. */
+  id: number;
+  /** The parent memory's key. */
+  key: number;
+  namespace: string;
+  route: string;
+  text: string;
 }

@@ -26,6 +26,38 @@ const shortText = (what: string, max: number) =>
 
 const utf8Bytes = (s: string) => Buffer.byteLength(s, 'utf8');
 
+/**
+ * A route name: the name of one of a memory's named fields (`facts`, `user`, `next_turn`). `text` is the
+ * route of the memory's own words and cannot be a field.
+ */
+export const ROUTE_NAME_PATTERN = /^[a-z][a-z0-9_]{0,31}$/;
+/** The route of a memory's own text (title and text), beside its named fields' routes. */
+export const TEXT_ROUTE = 'text';
+/** @defaultValue 8 (named fields per memory) */
+export const MAX_FIELDS = 8;
+
+const FieldsSchema = z
+  .record(
+    z
+      .string()
+      .regex(
+        ROUTE_NAME_PATTERN,
+        'a field name is 1-32 lower-case letters, digits or _, starting with a letter',
+      )
+      .refine(
+        (name) => name !== TEXT_ROUTE,
+        `"${TEXT_ROUTE}" names the memory's own text; pick another field name`,
+      ),
+    z
+      .string()
+      .refine((s) => s.trim().length > 0, 'a field must not be blank')
+      .refine(
+        (s) => utf8Bytes(s) <= L.maxTextBytes,
+        `a field must be at most ${L.maxTextBytes} bytes of UTF-8`,
+      ),
+  )
+  .refine((f) => Object.keys(f).length <= MAX_FIELDS, `at most ${MAX_FIELDS} fields`);
+
 /** What a caller sends to store one memory. Unknown fields are refused so a typo never drops data. */
 const MAX_META_DEPTH = 32;
 
@@ -75,6 +107,11 @@ export const MemoryInputSchema = z.strictObject({
     .optional(),
   /** Ids of older memories in the same namespace that this one replaces; they stop appearing in search. */
   supersedes: z.array(shortText('supersedes id', L.maxIdChars)).max(64).optional(),
+  /**
+   * Named fields (`{ facts: "…", user: "…" }`): each is indexed and searched as a route of its own, in both
+   * legs, and a hit lists the routes that found it. Search returns the memory, not the field.
+   */
+  fields: FieldsSchema.optional(),
 });
 
 export type MemoryInput = z.input<typeof MemoryInputSchema>;
@@ -97,6 +134,8 @@ export interface NormalizedMemory {
   importance: number;
   contentHash: string;
   supersedes: string[];
+  /** Named fields, each searched as its own route (see MemoryInputSchema.fields); `{}` when none. */
+  fields: Record<string, string>;
 }
 
 /** A memory as stored, with the bookkeeping columns. */
@@ -186,5 +225,13 @@ export function normalizeMemory(input: unknown, now: number = Date.now()): Norma
     importance: m.importance ?? DEFAULT_IMPORTANCE,
     contentHash: hash,
     supersedes: m.supersedes ?? [],
+    fields: sortedFields(m.fields ?? {}),
   };
+}
+
+/** Fields in name order, so equal fields compare and serialise equal whatever order they came in. */
+export function sortedFields(fields: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of Object.keys(fields).sort()) out[name] = fields[name]!;
+  return out;
 }

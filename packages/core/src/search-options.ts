@@ -4,7 +4,7 @@ import { withDefaults } from './defaults.js';
 import type { Embedder } from './embedder.js';
 import { CairnError } from './errors.js';
 import { DEFAULT_INPUT_LIMITS } from './limits.js';
-import { NamespaceSchema, zodToCairnError } from './memory.js';
+import { NamespaceSchema, ROUTE_NAME_PATTERN, zodToCairnError } from './memory.js';
 import { DEFAULT_RECENCY_OPTIONS, type RecencyOptions } from './recency-blend.js';
 import { parseDuration, parseTimestamp } from './time.js';
 
@@ -65,6 +65,14 @@ export interface SearchOptions {
    */
   sessionSupport: number;
   /**
+   * Multi-route recall: the RRF weight of each named-field route relative to its leg (a lexical route
+   * weighs `weights.lexical × routeWeight`, a vector route `weights.vector × routeWeight`). 0 turns the
+   * routes off. @defaultValue 0.5
+   */
+  routeWeight: number;
+  /** Per-route overrides of `routeWeight`, by field name (`{ facts: 1, next_turn: 0.3 }`). @defaultValue `{}` */
+  routeWeights: Record<string, number>;
+  /**
    * Memories of the same session returned before and after each hit, attached to it as `neighbors` (not
    * as extra hits): the question a turn answers, and what followed. 0 attaches none. @defaultValue 0
    */
@@ -98,6 +106,8 @@ export const DEFAULT_SEARCH_OPTIONS: Readonly<SearchOptions> = Object.freeze({
   agentBoost: 0.25,
   sessionMatch: 0.5,
   sessionSupport: 0,
+  routeWeight: 0.5,
+  routeWeights: Object.freeze({}) as Record<string, number>,
   neighbors: 0,
   decay: DEFAULT_DECAY,
   recency: DEFAULT_RECENCY_OPTIONS,
@@ -176,6 +186,10 @@ export const SearchRequestSchema = z.strictObject({
   agentBoost: z.number().min(0).max(10).optional(),
   sessionMatch: z.number().min(0).max(10).optional(),
   sessionSupport: z.number().min(0).max(1).optional(),
+  routeWeight: z.number().min(0).max(100).optional(),
+  routeWeights: z
+    .record(z.string().regex(ROUTE_NAME_PATTERN, 'a route is a field name'), z.number().min(0).max(100))
+    .optional(),
   neighbors: z.number().int().min(0).max(L.maxNeighbors).optional(),
   decay: DecaySchema.optional(),
   recency: z
@@ -251,6 +265,14 @@ export function searchDefaultsFor(
   return { ...opts, weights: { ...opts.weights, vector: embedder.fusionWeight } };
 }
 
+/** The RRF weight of a named-field route relative to its leg. */
+export function routeWeightOf(
+  opts: Pick<SearchOptions, 'routeWeight' | 'routeWeights'>,
+  route: string,
+): number {
+  return opts.routeWeights[route] ?? opts.routeWeight;
+}
+
 /** Fills defaults and validates once; the router works only with resolved options. */
 export function resolveSearch(
   req: SearchRequest,
@@ -277,6 +299,10 @@ export function resolveSearch(
   if (!(opts.sessionMatch >= 0 && opts.sessionMatch <= 10)) throw bad('sessionMatch', 'must be in [0, 10]');
   if (!(opts.sessionSupport >= 0 && opts.sessionSupport <= 1))
     throw bad('sessionSupport', 'must be in [0, 1]');
+  if (!(opts.routeWeight >= 0 && opts.routeWeight <= 100)) throw bad('routeWeight', 'must be in [0, 100]');
+  for (const [route, w] of Object.entries(opts.routeWeights)) {
+    if (!(w >= 0 && w <= 100)) throw bad('routeWeights', `${route}: must be in [0, 100]`);
+  }
   if (!Number.isInteger(opts.neighbors) || opts.neighbors < 0 || opts.neighbors > L.maxNeighbors)
     throw bad('neighbors', `must be an integer in [0, ${L.maxNeighbors}]`);
   if (!(recency.tieBreak >= 0) || !(recency.intent >= 0)) throw bad('recency', 'reaches must be >= 0');

@@ -15,8 +15,13 @@ export interface HitExplain {
    * peers' span in `explain.settings.recency`; `exp(-age / tau)` with a caller-given decay; 1 with decay off.
    */
   recency: number;
-  /** Weighted RRF sum over the legs. */
+  /** Weighted RRF sum over the legs (and the named-field routes). */
   rrf: number;
+  /**
+   * The routes that found it: `text` (its own words, either main leg) and the names of its fields whose
+   * route ranked it (multi-route recall). Absent when the namespace has no fields.
+   */
+  routes?: string[];
   /** Final score = (rrf × agent + session) × recency × importance factor. */
   score: number;
   /**
@@ -27,6 +32,8 @@ export interface HitExplain {
   parts: {
     lexical: number;
     vector: number;
+    /** The named-field routes' share of rrf (0 without fields). */
+    routes: number;
     agent: number;
     session: number;
     recency: number;
@@ -123,6 +130,11 @@ export interface SearchResponse {
       sessionMatch: number;
       /** The share of a session's best other candidate that a candidate gains. */
       sessionSupport: number;
+      /** Each named-field route's weight relative to its leg, and the per-route overrides. */
+      routeWeight: number;
+      routeWeights: Record<string, number>;
+      /** The named-field routes searched (empty when the namespace has no fields). */
+      routes: string[];
       /** Session neighbours attached before and after each hit. */
       neighbors: number;
       /** The half-life of the recency curve in use; null with decay off. */

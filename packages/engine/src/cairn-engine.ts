@@ -131,7 +131,7 @@ export class CairnEngine {
       },
       embedder,
       space,
-      { embedBatchSize: opts.embedBatchSize },
+      { embedBatchSize: opts.embedBatchSize, routes: this.store.routeEmbeddings },
     );
     const refreshEvery = opts.refreshIntervalMs ?? 1_000;
     if ((opts.integrityCheck ?? (refreshEvery > 0 ? 'background' : 'off')) === 'background')
@@ -530,6 +530,7 @@ export class CairnEngine {
       memories: this.store,
       vector: vectors,
       embedder,
+      routes: this.store.routes,
       defaults: searchDefaultsFor(embedder, opts.search),
     });
     return { embedder, space, vectors, router };

@@ -17,6 +17,7 @@ import { damagedDatabaseError, isDatabaseDamage, MemoryStore } from '@cairn/stor
 import { VectorIndexManager, workerIndexBuilder } from '@cairn/vector';
 import type { EngineLog, EngineOptions } from './engine-options.js';
 import { OffThreadEmbedder } from './off-thread-embedder.js';
+import { RouteEmbedLoop } from './route-embed-loop.js';
 import { specOf } from './space-embedder.js';
 
 export interface StageWorkerHostOptions
@@ -47,6 +48,7 @@ export class StageWorkerHost {
     private readonly pool: ComputePool | null,
     private readonly timer: NodeJS.Timeout | null,
     private readonly embedPool: ComputePool | null,
+    private readonly routeLoop: RouteEmbedLoop | null,
   ) {}
 
   static async start(opts: StageWorkerHostOptions): Promise<StageWorkerHost> {
@@ -162,7 +164,10 @@ export class StageWorkerHost {
       }, every);
       timer.unref();
     }
-    return new StageWorkerHost(workers, topology, store, vectors, pool, timer, embedPool);
+    // Named fields' route vectors: capture workers hold the data folder and see every write.
+    const routeLoop =
+      store && stages.has('capture') ? new RouteEmbedLoop(store, log, undefined, opts.env) : null;
+    return new StageWorkerHost(workers, topology, store, vectors, pool, timer, embedPool, routeLoop);
   }
 
   get status(): StageWorkersStatus {
@@ -177,6 +182,7 @@ export class StageWorkerHost {
   /** Graceful stop: no new jobs, active ones finish within `deadlineMs`, indexes are snapshotted. */
   async close(deadlineMs = 10_000): Promise<{ graceful: boolean }> {
     if (this.timer) clearInterval(this.timer);
+    await this.routeLoop?.close();
     const r = await this.workers.close(deadlineMs);
     for (const v of this.vectors.values()) await v.close();
     await this.pool?.close();

@@ -1,5 +1,11 @@
 import type { Embedder, EmbeddingSpace } from '@cairn/core';
-import type { EmbeddedVector, EmbeddingSink, IndexSink, PendingMemory } from './stage-ports.js';
+import type {
+  EmbeddedVector,
+  EmbeddingSink,
+  IndexSink,
+  PendingMemory,
+  RouteEmbeddingSink,
+} from './stage-ports.js';
 
 export interface EmbedStageResult {
   /** Vectors stored in this pass. */
@@ -109,4 +115,29 @@ export async function embedPending(
     examined: pending.length,
     caughtUp: pending.length < batchSize,
   };
+}
+
+/**
+ * One pass over named-field routes, shared by both transports: embeds up to `batchSize` routes past the
+ * space's route cursor (each distinct text once) and stores them with the cursor. Vectors of the wrong
+ * length are skipped (the route keeps only its lexical list); an embedder error propagates and nothing
+ * is written, so the pass is retried. Route vectors serve the routes' vector lists, not the vector index.
+ */
+export async function embedPendingRoutes(
+  sink: RouteEmbeddingSink,
+  embedder: Embedder,
+  space: EmbeddingSpace,
+  batchSize: number,
+): Promise<{ stored: number; examined: number; caughtUp: boolean }> {
+  const pending = sink.pendingRoutes(space.id, batchSize);
+  if (pending.length === 0) return { stored: 0, examined: 0, caughtUp: true };
+  const texts = [...new Set(pending.map((r) => r.text))];
+  const vectors = await embedder.embed(texts);
+  const byText = new Map(texts.map((t, i) => [t, vectors[i]] as const));
+  const items = pending.flatMap((route) => {
+    const vector = byText.get(route.text);
+    return vector ? [{ route, vector }] : [];
+  });
+  const stored = sink.putRoutes(space, items, pending.at(-1)!.id);
+  return { stored, examined: pending.length, caughtUp: pending.length < batchSize };
 }

@@ -1,7 +1,7 @@
 import { type Embedder, type EmbeddingSpace, withDefaults } from '@cairn/core';
 import { type CaptureResult, captureBatch } from './capture-stage.js';
-import { embedPending } from './embed-stage.js';
-import type { EmbeddingSink, IndexSink, RecordSink } from './stage-ports.js';
+import { embedPending, embedPendingRoutes } from './embed-stage.js';
+import type { EmbeddingSink, IndexSink, RecordSink, RouteEmbeddingSink } from './stage-ports.js';
 
 export interface EmbeddedPipelineOptions {
   /** Memories embedded per embedder call. @defaultValue 256 */
@@ -10,6 +10,11 @@ export interface EmbeddedPipelineOptions {
   retryBaseMs: number;
   /** Cap on the retry delay. @defaultValue 30_000 (ms) */
   retryMaxMs: number;
+  /**
+   * Where named-field routes are read and their vectors stored; absent: routes are not embedded (their
+   * lexical lists still serve). @defaultValue undefined
+   */
+  routes?: RouteEmbeddingSink;
 }
 
 export const DEFAULT_EMBEDDED_PIPELINE_OPTIONS: Readonly<EmbeddedPipelineOptions> = Object.freeze({
@@ -128,9 +133,19 @@ export class EmbeddedPipeline {
         const r = await embedPending(this.embeddings, this.index, embedder, space, this.opts.embedBatchSize);
         this.status.embedded += r.stored.length;
         this.status.reused += r.reused;
+        caughtUp = r.caughtUp;
+        // Routes after the memories: a memory's own vector serves first, its fields' vectors follow.
+        if (caughtUp && this.opts.routes) {
+          const routes = await embedPendingRoutes(
+            this.opts.routes,
+            embedder,
+            space,
+            this.opts.embedBatchSize,
+          );
+          caughtUp = routes.caughtUp;
+        }
         this.status.lastError = null;
         this.status.failures = 0;
-        caughtUp = r.caughtUp;
       } catch (err) {
         this.status.failures += 1;
         this.status.lastError = (err as Error).message;

@@ -81,6 +81,7 @@ export {
   embeddingText,
   embedMemories,
   embedPending,
+  embedPendingRoutes,
   indexVectors,
   type VectorCache,
 } from './embed-stage.js';
@@ -97,4 +98,5 @@ export type {
   PendingMemory,
   PendingSource,
   RecordSink,
+  RouteEmbeddingSink,
 } from './stage-ports.js';

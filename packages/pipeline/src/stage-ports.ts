@@ -1,6 +1,6 @@
-import type { EmbeddingSpace, NormalizedMemory, PendingMemory } from '@cairn/core';
+import type { EmbeddingSpace, NormalizedMemory, PendingMemory, PendingRoute } from '@cairn/core';
 
-export type { PendingMemory };
+export type { PendingMemory, PendingRoute };
 
 /**
  * What the stages need from storage, as contracts: @cairn/store and @cairn/vector satisfy them, and a
@@ -34,6 +34,17 @@ export interface EmbeddingSink {
     failures: ReadonlyArray<{ key: number; error: string }>,
     cursor?: number,
   ): void;
+}
+
+/** Where the named fields' route vectors are read from and stored (see embedPendingRoutes). */
+export interface RouteEmbeddingSink {
+  pendingRoutes(spaceId: string, limit: number): PendingRoute[];
+  /** Stores the vectors and advances the space's route cursor to `cursor` in one transaction. */
+  putRoutes(
+    space: EmbeddingSpace,
+    items: ReadonlyArray<{ route: PendingRoute; vector: Float32Array }>,
+    cursor: number,
+  ): number;
 }
 
 /** What the distributed capture and reconcile steps read back from the store to enqueue embedding. */

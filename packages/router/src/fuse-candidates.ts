@@ -3,8 +3,11 @@ import {
   importanceFactor,
   type LexicalCandidate,
   type ResolvedSearch,
+  type RouteList,
+  routeWeightOf,
   rrfTerm,
   type ScoringFields,
+  TEXT_ROUTE,
   type VectorCandidate,
 } from '@cairn/core';
 
@@ -25,25 +28,41 @@ export function fuseCandidates(
   lexical: readonly LexicalCandidate[],
   vector: readonly VectorCandidate[],
   live: ReadonlyMap<number, ScoringFields>,
-  opts: Pick<ResolvedSearch, 'weights' | 'rrfK' | 'importanceWeight'>,
+  opts: Pick<ResolvedSearch, 'weights' | 'rrfK' | 'importanceWeight' | 'routeWeight' | 'routeWeights'>,
+  routeLists: readonly RouteList[] = [],
 ): FusedCandidate[] {
-  const byKey = new Map<number, { lex?: LexicalCandidate; vec?: VectorCandidate }>();
-  for (const c of sharedRanks(lexical, (x) => x.bm25)) byKey.set(c.key, { lex: c });
-  for (const c of sharedRanks(vector, (x) => x.cosine)) {
-    const e = byKey.get(c.key);
-    if (e) e.vec = c;
-    else byKey.set(c.key, { vec: c });
+  type Entry = { lex?: LexicalCandidate; vec?: VectorCandidate; routesPart: number; routes?: Set<string> };
+  const byKey = new Map<number, Entry>();
+  const entry = (key: number) => {
+    let e = byKey.get(key);
+    if (!e) byKey.set(key, (e = { routesPart: 0 }));
+    return e;
+  };
+  for (const c of sharedRanks(lexical, (x) => x.bm25)) entry(c.key).lex = c;
+  for (const c of sharedRanks(vector, (x) => x.cosine)) entry(c.key).vec = c;
+  // Multi-route recall: each (route, leg) list is one more RRF term, so a memory found by several routes
+  // is one candidate whose score sums them, and it lists the routes that found it.
+  for (const list of routeLists) {
+    const legWeight = list.leg === 'lexical' ? opts.weights.lexical : opts.weights.vector;
+    const weight = legWeight * routeWeightOf(opts, list.route);
+    if (weight <= 0) continue;
+    for (const c of list.candidates) {
+      const e = entry(c.key);
+      e.routesPart += rrfTerm(weight, opts.rrfK, c.rank);
+      (e.routes ??= new Set()).add(list.route);
+    }
   }
+  const withRoutes = routeLists.length > 0;
   const fused: FusedCandidate[] = [];
-  for (const [key, { lex, vec }] of byKey) {
+  for (const [key, { lex, vec, routesPart, routes }] of byKey) {
     const memory = live.get(key);
     if (!memory) continue;
     const lexicalPart = rrfTerm(opts.weights.lexical, opts.rrfK, lex?.rank ?? null);
     const vectorPart = rrfTerm(opts.weights.vector, opts.rrfK, vec?.rank ?? null);
-    const rrf = lexicalPart + vectorPart;
+    const rrf = lexicalPart + vectorPart + routesPart;
     if (rrf <= 0) continue;
     const importance = importanceFactor(memory.importance, opts.importanceWeight);
-    fused.push({
+    const found: FusedCandidate = {
       key,
       memory,
       bm25Rank: lex?.rank ?? null,
@@ -54,8 +73,22 @@ export function fuseCandidates(
       recency: 1,
       rrf,
       score: rrf * importance,
-      parts: { lexical: lexicalPart, vector: vectorPart, agent: 1, session: 0, recency: 1, importance },
-    });
+      parts: {
+        lexical: lexicalPart,
+        vector: vectorPart,
+        routes: routesPart,
+        agent: 1,
+        session: 0,
+        recency: 1,
+        importance,
+      },
+    };
+    if (withRoutes) {
+      const names = lex || vec ? [TEXT_ROUTE] : [];
+      if (routes) names.push(...[...routes].sort());
+      found.routes = names;
+    }
+    fused.push(found);
   }
   return fused;
 }

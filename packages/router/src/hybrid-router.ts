@@ -13,7 +13,10 @@ import {
   NO_TEMPORAL_INTENT,
   type RecencySettings,
   type ResolvedSearch,
+  type RouteLeg,
+  type RouteList,
   resolveSearch,
+  routeWeightOf,
   type SearchHit,
   type SearchOptions,
   type SearchRequest,
@@ -39,6 +42,8 @@ export interface HybridRouterComponents {
   vector: VectorLeg | null;
   /** Embeds queries; must be of the vector leg's embedding space. */
   embedder: Embedder | null;
+  /** Multi-route recall over memories' named fields; absent: fields are not searched. */
+  routes?: RouteLeg;
   /** Defaults for every per-query option. @defaultValue DEFAULT_SEARCH_OPTIONS */
   defaults?: SearchOptions;
 }
@@ -98,6 +103,8 @@ export class HybridRouter {
     const tVec = performance.now();
     let vector: VectorCandidate[] = [];
     let vectorExact: boolean | null = null;
+    let queryVector: Float32Array | undefined;
+    let floor = request.minCosine ?? this.c.embedder?.similarityFloor ?? 0;
     if (opts.weights.vector > 0 && !blank) {
       const { vector: leg, embedder } = this.c;
       if (!leg || !embedder) {
@@ -106,6 +113,7 @@ export class HybridRouter {
       } else {
         try {
           const qv = await this.embedQuery(embedder, opts.namespace, legQuery);
+          queryVector = qv;
           const r = await leg.searchVector({
             namespace: opts.namespace,
             vector: qv!,
@@ -113,7 +121,7 @@ export class HybridRouter {
             limit: opts.candidatePool,
           });
           if (r.status === 'ok') {
-            const floor = request.minCosine ?? embedder.similarityFloor ?? 0;
+            floor = request.minCosine ?? embedder.similarityFloor ?? 0;
             // Ranks are re-dealt after the floor so they stay dense (1, 2, 3…) as RRF expects.
             vector = r.candidates.filter((c) => c.cosine >= floor).map((c, i) => ({ ...c, rank: i + 1 }));
             vectorExact = r.exact;
@@ -129,11 +137,32 @@ export class HybridRouter {
     }
     const vectorMs = elapsed(tVec);
 
+    // Multi-route recall: the namespace's named fields, each searched as a route of its own.
+    const routeNames = this.routeNames(opts, blank);
+    let routeLists: RouteList[] = [];
+    if (routeNames.length > 0) {
+      routeLists = this.c.routes!.searchRoutes({
+        namespace: opts.namespace,
+        query: legQuery,
+        ...(queryVector && this.c.vector ? { vector: queryVector, space: this.c.vector.space } : {}),
+        minCosine: floor,
+        routes: routeNames,
+        filters: opts.filters,
+        limit: opts.candidatePool,
+      });
+    }
+
     // Fusion: drop dead memories, score, then diversify the top of the list.
     const tFuse = performance.now();
-    const keys = [...new Set([...lexical.map((c) => c.key), ...vector.map((c) => c.key)])];
+    const keys = [
+      ...new Set([
+        ...lexical.map((c) => c.key),
+        ...vector.map((c) => c.key),
+        ...routeLists.flatMap((l) => l.candidates.map((c) => c.key)),
+      ]),
+    ];
     const live = this.c.memories.scoringByKeys(opts.namespace, keys);
-    const fused = fuseCandidates(lexical, vector, live, opts);
+    const fused = fuseCandidates(lexical, vector, live, opts, routeLists);
     applyNamedAgent(fused, legQuery, opts.agentBoost);
     applySessionSupport(fused, opts.sessionSupport);
     const close = this.recencyPeers(fused, legQuery, opts, plan);
@@ -183,6 +212,9 @@ export class HybridRouter {
           agentBoost: opts.agentBoost,
           sessionMatch: opts.sessionMatch,
           sessionSupport: opts.sessionSupport,
+          routeWeight: opts.routeWeight,
+          routeWeights: opts.routeWeights,
+          routes: routeNames,
           neighbors: opts.neighbors,
           halfLifeMs: opts.decay.mode === 'fixed' ? opts.decay.halfLifeMs : null,
           tauMs: opts.decay.mode === 'fixed' ? opts.decay.tauMs : null,
@@ -224,6 +256,13 @@ export class HybridRouter {
     }
     response.tookMs.total = elapsed(t0);
     return response;
+  }
+
+  /** The named-field routes worth searching: those the namespace has, with a weight above 0. */
+  private routeNames(opts: ResolvedSearch, blank: boolean): string[] {
+    if (!this.c.routes || blank) return [];
+    if (opts.weights.lexical <= 0 && opts.weights.vector <= 0) return [];
+    return this.c.routes.routesOf(opts.namespace).filter((r) => routeWeightOf(opts, r) > 0);
   }
 
   /** The close calls age may reorder ('auto' mode only; see recency-peers.ts), and their records. */
@@ -365,6 +404,7 @@ function toHit(c: FusedCandidate, m: KeyedMemory): SearchHit {
     cosine: c.cosine,
     recency: c.recency,
     parts: c.parts,
+    ...(c.routes ? { routes: c.routes } : {}),
   };
 }
 

@@ -55,7 +55,10 @@ export function toRecord(m: MemoryRecord): MemoryRecordOut {
     meta: (m.meta ?? {}) as Record<string, unknown>,
     importance: m.importance,
     supersededBy: m.supersededBy,
-    tokens: countTokens(renderRecord(m)),
+    fields: m.fields ?? {},
+    // What the record costs a caller's context: its text, and its named fields, which come with it.
+    tokens:
+      countTokens(renderRecord(m)) + Object.values(m.fields ?? {}).reduce((n, f) => n + countTokens(f), 0),
   };
 }
 

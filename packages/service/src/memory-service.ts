@@ -431,6 +431,7 @@ function toSearchHit(h: SearchHit, explained: boolean): SearchHitOut {
       recency: h.recency,
       rrf: h.rrf,
       score: h.score,
+      ...(h.routes ? { routes: h.routes } : {}),
       parts: h.parts,
     },
     ...(h.neighbors ? { neighbors: h.neighbors } : {}),

@@ -39,6 +39,9 @@ export {
 export type { WriteResult, WriteStatus } from './memory-writer.js';
 export { MIGRATIONS, type Migration, migrate } from './migrations.js';
 export { DEFAULT_MMAP_BYTES, type OpenDatabaseOptions, openDatabase } from './open-database.js';
+export { RouteEmbeddings } from './route-embeddings.js';
+export { DEFAULT_ROUTE_SEARCH_OPTIONS, RouteSearch, type RouteSearchOptions } from './route-search.js';
+export { routeToken } from './route-writer.js';
 export { scopeToken } from './scope-token.js';
 export {
   DEFAULT_SESSION_CONTEXT_OPTIONS,

@@ -438,6 +438,18 @@ export class LexicalSearch implements LexicalLeg {
           matched.get(key)?.add(w);
         }
       }
+      // A memory's named fields are its own words too (multi-route recall), when the namespace has any.
+      if (this.statements.get('SELECT 1 FROM memory_routes WHERE namespace = ? LIMIT 1').get(namespace)) {
+        const routeProbe = this.statements
+          .get(
+            `SELECT r.key FROM routes_fts JOIN memory_routes r ON r.id = routes_fts.rowid
+             WHERE routes_fts MATCH ? AND r.key IN (SELECT value FROM json_each(?))`,
+          )
+          .pluck();
+        for (const w of words) {
+          for (const key of routeProbe.all(`text : "${w}"`, keyList) as number[]) matched.get(key)?.add(w);
+        }
+      }
     }
     return { words: words.map((word) => ({ word, idf: idf.get(word) ?? 0 })), matched };
   }

@@ -1,9 +1,11 @@
-import type { KeyedMemory } from '@cairn/core';
+import { type KeyedMemory, sortedFields } from '@cairn/core';
 
 /** The columns every read selects, aliased `m`. */
 export const MEMORY_COLUMNS =
   'm.key, m.namespace, m.id, m.kind, m.title, m.text, m.session, m.agent, m.ts, m.tags, m.meta, m.importance, ' +
-  'm.content_hash, m.created_at, m.updated_at, m.superseded_by, m.access_count, m.last_accessed';
+  'm.content_hash, m.created_at, m.updated_at, m.superseded_by, m.access_count, m.last_accessed, ' +
+  // Named fields as one JSON object; the (key, route) index makes it a probe per row ('{}' when none).
+  '(SELECT json_group_object(r.route, r.text) FROM memory_routes r WHERE r.key = m.key) AS fields';
 
 export interface MemoryRow {
   key: number;
@@ -24,6 +26,7 @@ export interface MemoryRow {
   superseded_by: string | null;
   access_count: number;
   last_accessed: number | null;
+  fields: string;
 }
 
 export function toMemory(row: MemoryRow): KeyedMemory {
@@ -46,5 +49,6 @@ export function toMemory(row: MemoryRow): KeyedMemory {
     supersededBy: row.superseded_by,
     accessCount: row.access_count,
     lastAccessed: row.last_accessed,
+    fields: sortedFields(JSON.parse(row.fields) as Record<string, string>),
   };
 }

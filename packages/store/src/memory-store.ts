@@ -17,6 +17,8 @@ import { type LexicalOptions, LexicalSearch } from './lexical-search.js';
 import { MEMORY_COLUMNS, type MemoryRow, toMemory } from './memory-row.js';
 import { MemoryWriter, type WriteResult } from './memory-writer.js';
 import { openDatabase } from './open-database.js';
+import { RouteEmbeddings } from './route-embeddings.js';
+import { RouteSearch } from './route-search.js';
 import { DEFAULT_SESSION_CONTEXT_OPTIONS, type SessionContextOptions } from './session-context.js';
 import { StatementCache } from './statement-cache.js';
 
@@ -54,6 +56,10 @@ export class MemoryStore implements MemorySource {
   readonly db: Database.Database;
   readonly lexical: LexicalSearch;
   readonly embeddings: EmbeddingStore;
+  /** Multi-route recall over memories' named fields (the router's RouteLeg). */
+  readonly routes: RouteSearch;
+  /** The embed stage's sink for the named fields' vectors. */
+  readonly routeEmbeddings: RouteEmbeddings;
   private readonly writer: MemoryWriter | null;
   private readonly statements: StatementCache;
   private readonly catalog: KeyCatalog | null;
@@ -66,6 +72,8 @@ export class MemoryStore implements MemorySource {
     this.catalog = opts.catalog === false ? null : new KeyCatalog(this.statements, opts.catalog);
     this.lexical = new LexicalSearch(this.db, opts.lexical, this.catalog);
     this.embeddings = new EmbeddingStore(this.db);
+    this.routes = new RouteSearch(this.db, this.statements, this.catalog);
+    this.routeEmbeddings = new RouteEmbeddings(this.db);
     this.writer = opts.readonly
       ? null
       : new MemoryWriter(this.db, withDefaults(DEFAULT_SESSION_CONTEXT_OPTIONS, opts.context ?? {}));
@@ -385,6 +393,7 @@ export class MemoryStore implements MemorySource {
 
   close(): void {
     this.catalog?.stop();
+    this.routes.clear();
     if (this.db.open) {
       // Best effort: statistics for the next process. A damaged or full file must not stop the close.
       if (!this.db.readonly)
@@ -400,5 +409,5 @@ export class MemoryStore implements MemorySource {
 
 /** A copy a caller may change without changing the cached record. */
 function copyMemory(m: KeyedMemory): KeyedMemory {
-  return { ...m, tags: [...m.tags], meta: { ...m.meta } };
+  return { ...m, tags: [...m.tags], meta: { ...m.meta }, fields: { ...m.fields } };
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { codeParts, type NormalizedMemory } from '@cairn/core';
 import type Database from 'better-sqlite3';
 import { scopeText } from './facet-tokens.js';
+import { RouteWriter } from './route-writer.js';
 import {
   DEFAULT_SESSION_CONTEXT_OPTIONS,
   SessionContext,
@@ -22,7 +23,18 @@ export interface WriteResult {
 function fingerprint(m: NormalizedMemory, ts: number): string {
   return createHash('sha256')
     .update(
-      JSON.stringify([m.contentHash, m.session, m.agent, ts, m.tags, m.meta, m.importance, m.supersedes]),
+      JSON.stringify([
+        m.contentHash,
+        m.session,
+        m.agent,
+        ts,
+        m.tags,
+        m.meta,
+        m.importance,
+        m.supersedes,
+        // Only when present, so memories without fields keep the fingerprints they were stored with.
+        ...(Object.keys(m.fields).length > 0 ? [m.fields] : []),
+      ]),
     )
     .digest('hex')
     .slice(0, 32);
@@ -47,6 +59,7 @@ export class MemoryWriter {
     }
   >;
   private readonly context: SessionContext;
+  private readonly routes: RouteWriter;
   private readonly deleteOne: Database.Transaction<(namespace: string, id: string, now: number) => boolean>;
   private readonly insert: Database.Statement;
   private readonly updateContent: Database.Statement;
@@ -59,6 +72,7 @@ export class MemoryWriter {
 
   constructor(db: Database.Database, context: SessionContextOptions = DEFAULT_SESSION_CONTEXT_OPTIONS) {
     this.context = new SessionContext(db, context);
+    this.routes = new RouteWriter(db);
     this.select = db.prepare(
       'SELECT key, ts, session, content_hash, fingerprint, deleted_at, context FROM memories WHERE namespace = ? AND id = ?',
     );
@@ -115,6 +129,7 @@ export class MemoryWriter {
       let { seq, meta } = this.nextSeq.get()!;
       tombstone.run(now, ++meta, row.key);
       dropVectors.run(row.key);
+      this.routes.drop(row.key);
       this.context.refreshNeighbours(
         { ...row, namespace },
         () => ++seq,
@@ -198,6 +213,7 @@ export class MemoryWriter {
       // The memories beside it where it was are no longer beside it (moved), or are beside new words.
       this.context.refreshNeighbours({ ...existing, namespace: m.namespace }, takeSeq, takeMetaSeq);
     }
+    this.routes.write(key, m.namespace, m.fields);
     // The memories now beside it in its session have it as a neighbour.
     this.context.refreshNeighbours({ ...m, ts, key }, takeSeq, takeMetaSeq);
     for (const old of m.supersedes) this.supersede.run(m.id, takeMetaSeq(), m.namespace, old, m.id);

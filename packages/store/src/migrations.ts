@@ -263,6 +263,54 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 10,
+    description: 'multi-route recall: named fields, each indexed lexically and by vector as a route',
+    up(db) {
+      db.exec(`
+        -- One row per (memory, field). A field rewritten gets a new row, so ids only grow (AUTOINCREMENT):
+        -- the embed stage's route cursor reads id > cursor, and ids are taken under SQLite's write lock, so
+        -- their order is commit order across processes.
+        CREATE TABLE memory_routes (
+          id     INTEGER PRIMARY KEY AUTOINCREMENT,
+          key        INTEGER NOT NULL REFERENCES memories (key) ON DELETE CASCADE,
+          namespace  TEXT    NOT NULL,
+          route      TEXT    NOT NULL,
+          text       TEXT    NOT NULL,
+          -- the namespace token and the route's token: a route's MATCH is confined inside FTS5
+          scope      TEXT    NOT NULL,
+          UNIQUE (key, route)
+        );
+        CREATE INDEX memory_routes_ns_route ON memory_routes (namespace, route);
+        CREATE VIRTUAL TABLE routes_fts USING fts5 (
+          text, scope,
+          content = 'memory_routes', content_rowid = 'id',
+          tokenize = "porter unicode61 remove_diacritics 2 tokenchars '_'"
+        );
+        CREATE TRIGGER routes_fts_ai AFTER INSERT ON memory_routes BEGIN
+          INSERT INTO routes_fts (rowid, text, scope) VALUES (new.id, new.text, new.scope);
+        END;
+        CREATE TRIGGER routes_fts_ad AFTER DELETE ON memory_routes BEGIN
+          INSERT INTO routes_fts (routes_fts, rowid, text, scope) VALUES ('delete', old.id, old.text, old.scope);
+        END;
+        -- A route's vector per embedding space; dropped with its route row or its space.
+        CREATE TABLE route_embeddings (
+          id         INTEGER PRIMARY KEY AUTOINCREMENT,
+          space      TEXT    NOT NULL REFERENCES embedding_spaces (id) ON DELETE CASCADE,
+          route_id   INTEGER NOT NULL REFERENCES memory_routes (id) ON DELETE CASCADE,
+          key        INTEGER NOT NULL,
+          namespace  TEXT    NOT NULL,
+          route      TEXT    NOT NULL,
+          vector     BLOB    NOT NULL,
+          UNIQUE (space, route_id)
+        );
+        CREATE INDEX route_embeddings_read ON route_embeddings (space, namespace, route, id);
+        CREATE INDEX route_embeddings_route ON route_embeddings (route_id);
+        -- memory_routes.id up to which every route has been embedded in the space
+        ALTER TABLE embedding_spaces ADD COLUMN route_cursor INTEGER NOT NULL DEFAULT 0;
+      `);
+    },
+  },
 ];
 
 export function migrate(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS): number {

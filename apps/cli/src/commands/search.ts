@@ -1,4 +1,4 @@
-import { CairnError, parseDecay, type SearchRequest } from '@cairn/core';
+import { CairnError, parseDecay, ROUTE_NAME_PATTERN, type SearchRequest } from '@cairn/core';
 import type { CairnEngine } from '@cairn/engine';
 import { MemoryService, NamespaceAccess, searchResponseOut } from '@cairn/service';
 import type { CliEnv } from '../env.js';
@@ -17,6 +17,8 @@ export interface SearchFlags {
   agentBoost?: string;
   sessionMatch?: string;
   sessionSupport?: string;
+  routeWeight?: string;
+  routeWeights?: string;
   neighbors?: string;
   weights?: string;
   decay?: string;
@@ -58,6 +60,22 @@ function parseWeights(v: string): { lexical?: number; vector?: number } {
   return out;
 }
 
+/** `facts=1,next_turn=0.3` → per-route weights. */
+function parseRouteWeights(v: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const pair of v.split(',')) {
+    const [route, w] = pair.split('=');
+    const n = Number(w);
+    if (!route || !ROUTE_NAME_PATTERN.test(route) || w === undefined || !Number.isFinite(n)) {
+      throw new CairnError('INVALID_INPUT', `--route-weights takes field=N,field=N, got ${v}`, {
+        field: 'routeWeights',
+      });
+    }
+    out[route] = n;
+  }
+  return out;
+}
+
 export function requestFromFlags(query: string, f: SearchFlags): SearchRequest {
   const namespace = requireNamespace(f.namespace);
   const filters = filtersFromFlags(f);
@@ -71,6 +89,8 @@ export function requestFromFlags(query: string, f: SearchFlags): SearchRequest {
   if (f.agentBoost !== undefined) req.agentBoost = Number(f.agentBoost);
   if (f.sessionMatch !== undefined) req.sessionMatch = Number(f.sessionMatch);
   if (f.sessionSupport !== undefined) req.sessionSupport = Number(f.sessionSupport);
+  if (f.routeWeight !== undefined) req.routeWeight = Number(f.routeWeight);
+  if (f.routeWeights !== undefined) req.routeWeights = parseRouteWeights(f.routeWeights);
   const neighbors = int(f.neighbors, 'neighbors');
   if (neighbors !== undefined) req.neighbors = neighbors;
   if (f.weights) req.weights = parseWeights(f.weights);

@@ -24,6 +24,7 @@ interface ExportLine {
   tags: string[];
   meta: Record<string, unknown>;
   importance: number;
+  fields?: Record<string, string>;
   supersedes?: string[];
   deleted?: true;
 }
@@ -42,6 +43,7 @@ function toLine(m: KeyedMemory, supersedes: string[] | undefined, deleted: boole
   if (m.title !== null) line.title = m.title;
   if (m.session !== null) line.session = m.session;
   if (m.agent !== null) line.agent = m.agent;
+  if (Object.keys(m.fields).length > 0) line.fields = m.fields;
   if (supersedes?.length) line.supersedes = supersedes;
   if (deleted) line.deleted = true;
   return line;

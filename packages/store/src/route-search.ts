@@ -1,0 +1,120 @@
+import type { EmbeddingSpace, RouteLeg, RouteList, SearchFilters } from '@cairn/core';
+import type Database from 'better-sqlite3';
+import { allowedKeys } from './filter-sql.js';
+import { DEFAULT_FTS_QUERY_OPTIONS, planFtsQuery, renderFtsQuery } from './fts-query.js';
+import type { KeyCatalog } from './key-catalog.js';
+import { RouteVectors } from './route-vectors.js';
+import { routeToken } from './route-writer.js';
+import { scopeToken } from './scope-token.js';
+import type { StatementCache } from './statement-cache.js';
+
+export interface RouteSearchOptions {
+  /**
+   * Candidates read from a route before the namespace's filters and liveness are checked, as a multiple
+   * of the page asked for (a filtered search reads this many times more). @defaultValue 4
+   */
+  overFetch: number;
+}
+
+export const DEFAULT_ROUTE_SEARCH_OPTIONS: Readonly<RouteSearchOptions> = Object.freeze({ overFetch: 4 });
+
+/**
+ * Multi-route recall over memories' named fields (`memory_routes`): a route's lexical list is FTS5's bm25
+ * over that field's rows of the namespace, its vector list an exact scan of the field's vectors in the
+ * space (route-vectors.ts). Both name parent memories, checked against the namespace, liveness and the
+ * filters before they are ranked, so no route can return what the main legs could not.
+ */
+export class RouteSearch implements RouteLeg {
+  private readonly vectors: RouteVectors;
+  private readonly routeNames = new Map<string, { stamp: number; routes: string[] }>();
+  private readonly lastId: Database.Statement<[], { id: number | null }>;
+  private readonly namesOf: Database.Statement<[string], { route: string }>;
+
+  constructor(
+    db: Database.Database,
+    private readonly statements: StatementCache,
+    private readonly catalog: KeyCatalog | null,
+    private readonly opts: RouteSearchOptions = DEFAULT_ROUTE_SEARCH_OPTIONS,
+  ) {
+    this.vectors = new RouteVectors(db);
+    this.lastId = db.prepare('SELECT max(id) AS id FROM memory_routes');
+    this.namesOf = db.prepare('SELECT DISTINCT route FROM memory_routes WHERE namespace = ? ORDER BY route');
+  }
+
+  /** Route names of a namespace, re-read only when a route row was added since (any process). */
+  routesOf(namespace: string): string[] {
+    const stamp = this.lastId.get()?.id ?? 0;
+    if (stamp === 0) return [];
+    const cached = this.routeNames.get(namespace);
+    if (cached && cached.stamp === stamp) return cached.routes;
+    const routes = this.namesOf.all(namespace).map((r) => r.route);
+    if (this.routeNames.size >= 10_000) this.routeNames.clear();
+    this.routeNames.set(namespace, { stamp, routes });
+    return routes;
+  }
+
+  searchRoutes(req: {
+    namespace: string;
+    query: string;
+    vector?: Float32Array;
+    space?: EmbeddingSpace;
+    minCosine?: number;
+    routes: readonly string[];
+    filters: SearchFilters;
+    limit: number;
+  }): RouteList[] {
+    const out: RouteList[] = [];
+    const filtered = Object.keys(req.filters).length > 0;
+    const read = req.limit * this.opts.overFetch * (filtered ? this.opts.overFetch : 1);
+    const terms = planFtsQuery(req.query, DEFAULT_FTS_QUERY_OPTIONS).terms;
+    for (const route of req.routes) {
+      const match = renderFtsQuery(terms, scopeToken(req.namespace), [`scope : "${routeToken(route)}"`]);
+      if (match) {
+        const keys = this.statements
+          .get(
+            `SELECT r.key FROM routes_fts JOIN memory_routes r ON r.id = routes_fts.rowid
+             WHERE routes_fts MATCH ? AND r.namespace = ? AND r.route = ?
+             ORDER BY bm25(routes_fts, 1, 0) LIMIT ?`,
+          )
+          .pluck()
+          .all(match, req.namespace, route, read) as number[];
+        out.push(this.ranked(route, 'lexical', keys, req));
+      }
+      if (req.vector && req.space) {
+        const near = this.vectors.nearest(
+          req.space,
+          req.namespace,
+          route,
+          req.vector,
+          read,
+          req.minCosine ?? -1,
+        );
+        out.push(this.ranked(route, 'vector', near, req));
+      }
+    }
+    return out;
+  }
+
+  /** Drops the route vectors held in memory (a space was dropped, or the store closes). */
+  clear(): void {
+    this.vectors.clear();
+  }
+
+  private ranked(
+    route: string,
+    leg: RouteList['leg'],
+    keys: readonly number[],
+    req: { namespace: string; filters: SearchFilters; limit: number },
+  ): RouteList {
+    const allowed =
+      this.catalog?.allowed(req.namespace, keys, req.filters) ??
+      allowedKeys(this.statements, req.namespace, keys, req.filters);
+    const candidates: RouteList['candidates'] = [];
+    for (const key of keys) {
+      if (!allowed.has(key)) continue;
+      candidates.push({ key, rank: candidates.length + 1 });
+      if (candidates.length >= req.limit) break;
+    }
+    return { route, leg, candidates };
+  }
+}
