@@ -10,7 +10,17 @@ export interface LocomoTurn {
   agent: string;
   ts: number;
   text: string;
+  /** Named fields (multi-route recall), with `loadLocomo`'s `fields` option. */
+  fields?: Record<string, string>;
 }
+
+/**
+ * Named fields a turn can be given, for the multi-route ablation (the shared scorer ingests none):
+ * - `facts`: LoCoMo's session observations whose evidence is this turn (LLM-written facts, as mem0 extracts);
+ * - `next`: the next turn of the session (what answered or followed it);
+ * - `previous`: the turn before it.
+ */
+export type LocomoField = 'facts' | 'next' | 'previous';
 
 export interface LocomoQuestion {
   namespace: string;
@@ -54,11 +64,12 @@ export function parseLocomoDate(s: string): number {
 interface RawSample {
   sample_id: string;
   conversation: Record<string, unknown>;
+  observation?: Record<string, Record<string, Array<[string, string | string[]]>>>;
   qa: Array<{ question: string; evidence?: string[]; category: number }>;
 }
 
 /** Loads the LoCoMo file, surviving its known quirks (missing sessions, joined or dangling evidence ids). */
-export function loadLocomo(path: string): LocomoSet {
+export function loadLocomo(path: string, fields: readonly LocomoField[] = []): LocomoSet {
   const samples = JSON.parse(readFileSync(path, 'utf8')) as RawSample[];
   const turns: LocomoTurn[] = [];
   const questions: LocomoQuestion[] = [];
@@ -66,6 +77,17 @@ export function loadLocomo(path: string): LocomoSet {
   for (const s of samples) {
     const namespace = `locomo/${s.sample_id}`;
     const known = new Set<string>();
+    const facts = new Map<string, string[]>();
+    for (const session of Object.values(s.observation ?? {})) {
+      for (const list of Object.values(session)) {
+        for (const [fact, ev] of list) {
+          for (const id of (Array.isArray(ev) ? ev : [ev]).flatMap((e) => String(e).split(/[;,\s]+/))) {
+            if (!facts.has(id)) facts.set(id, []);
+            facts.get(id)!.push(fact);
+          }
+        }
+      }
+    }
     for (const [key, value] of Object.entries(s.conversation)) {
       const sm = /^session_(\d+)$/.exec(key);
       if (!sm || !Array.isArray(value)) continue;
@@ -73,22 +95,27 @@ export function loadLocomo(path: string): LocomoSet {
       if (typeof dateStr !== 'string') continue;
       const base = parseLocomoDate(dateStr);
       lastSessionTs.set(namespace, Math.max(lastSessionTs.get(namespace) ?? 0, base));
-      value.forEach(
-        (t: { speaker: string; dia_id: string; text: string; blip_caption?: string }, i: number) => {
-          const caption = t.blip_caption ? ` [shared an image: ${t.blip_caption}]` : '';
-          known.add(t.dia_id);
-          // Turns of a session keep their order: one second apart from the session's start.
-          turns.push({
-            id: t.dia_id,
-            namespace,
-            kind: 'turn',
-            session: key,
-            agent: t.speaker,
-            ts: base + i * 1000,
-            text: `${t.speaker}: ${t.text}${caption}`,
-          });
-        },
-      );
+      type RawTurn = { speaker: string; dia_id: string; text: string; blip_caption?: string };
+      const said = (t: RawTurn) =>
+        `${t.speaker}: ${t.text}${t.blip_caption ? ` [shared an image: ${t.blip_caption}]` : ''}`;
+      value.forEach((t: RawTurn, i: number, all: RawTurn[]) => {
+        known.add(t.dia_id);
+        const f: Record<string, string> = {};
+        if (fields.includes('facts') && facts.has(t.dia_id)) f.facts = facts.get(t.dia_id)!.join(' ');
+        if (fields.includes('next') && all[i + 1]) f.next = said(all[i + 1]!);
+        if (fields.includes('previous') && all[i - 1]) f.previous = said(all[i - 1]!);
+        // Turns of a session keep their order: one second apart from the session's start.
+        turns.push({
+          id: t.dia_id,
+          namespace,
+          kind: 'turn',
+          session: key,
+          agent: t.speaker,
+          ts: base + i * 1000,
+          text: said(t),
+          ...(Object.keys(f).length > 0 ? { fields: f } : {}),
+        });
+      });
     }
     for (const q of s.qa) {
       const evidence = (q.evidence ?? []).flatMap((e) => e.split(/[;\s]+/)).filter((e) => known.has(e));

@@ -3,11 +3,12 @@
 // query): that is the headline. Every other row is an ablation. The reference BM25 of shared/eval/README.md
 // is computed in the same run. Usage: pnpm bench:locomo [path/to/locomo-dev.json] [--rows '<json>']
 //   --rows replaces the ablation rows: a JSON array of { "label": …, "options": { …search options… } }.
+//   --fields facts,next gives every turn those named fields (multi-route recall; see LocomoField).
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { cliIngest, cliSearch } from './cli-runner.js';
-import { type LocomoQuestion, type LocomoSet, loadLocomo } from './locomo-data.js';
+import { type LocomoField, type LocomoQuestion, type LocomoSet, loadLocomo } from './locomo-data.js';
 import { ReferenceBm25 } from './reference-bm25.js';
 import { meanScores, type QueryScores, scoreRanking } from './retrieval-metrics.js';
 
@@ -98,8 +99,12 @@ export function withLocomoFolder<T>(data: LocomoSet, fn: (dataDir: string) => T)
 }
 
 /** Ingests every conversation through `cairn ingest`, then runs each row through `cairn search --queries`. */
-export function runLocomo(path: string, rows: readonly LocomoRow[]): { runs: LocomoRun[]; turns: number } {
-  const data = loadLocomo(path);
+export function runLocomo(
+  path: string,
+  rows: readonly LocomoRow[],
+  fields: readonly LocomoField[] = [],
+): { runs: LocomoRun[]; turns: number } {
+  const data = loadLocomo(path, fields);
   return withLocomoFolder(data, (dataDir) => {
     const runs: LocomoRun[] = [];
     const reference = new Map<string, ReferenceBm25>();
@@ -188,8 +193,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const rowsAt = args.indexOf('--rows');
   const rows =
     rowsAt >= 0 ? [DEFAULT_ROWS[0]!, ...(JSON.parse(args[rowsAt + 1]!) as LocomoRow[])] : DEFAULT_ROWS;
+  const fieldsAt = args.indexOf('--fields');
+  const fields = fieldsAt >= 0 ? (args[fieldsAt + 1]!.split(',') as LocomoField[]) : [];
   const path =
-    args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--rows') ??
+    args.find((a, i) => !a.startsWith('--') && args[i - 1] !== '--rows' && args[i - 1] !== '--fields') ??
     process.env.LOCOMO_PATH ??
     DEFAULT_PATH;
   if (!existsSync(path)) {
@@ -201,6 +208,6 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     );
     process.exit(2);
   }
-  const { runs, turns } = runLocomo(path, rows);
+  const { runs, turns } = runLocomo(path, rows, fields);
   printTables(runs, turns);
 }

@@ -73,6 +73,12 @@ export interface SearchOptions {
   /** Per-route overrides of `routeWeight`, by field name (`{ facts: 1, next_turn: 0.3 }`). @defaultValue `{}` */
   routeWeights: Record<string, number>;
   /**
+   * How a memory's routes combine within a leg: `best`, its best weighted rank over its routes (its own
+   * text included), so a field lifts a memory only where it ranks it better than its own words do; `sum`,
+   * every route's RRF term added. @defaultValue 'best'
+   */
+  routeFusion: 'best' | 'sum';
+  /**
    * Memories of the same session returned before and after each hit, attached to it as `neighbors` (not
    * as extra hits): the question a turn answers, and what followed. 0 attaches none. @defaultValue 0
    */
@@ -108,6 +114,7 @@ export const DEFAULT_SEARCH_OPTIONS: Readonly<SearchOptions> = Object.freeze({
   sessionSupport: 0,
   routeWeight: 0.5,
   routeWeights: Object.freeze({}) as Record<string, number>,
+  routeFusion: 'best',
   neighbors: 0,
   decay: DEFAULT_DECAY,
   recency: DEFAULT_RECENCY_OPTIONS,
@@ -190,6 +197,7 @@ export const SearchRequestSchema = z.strictObject({
   routeWeights: z
     .record(z.string().regex(ROUTE_NAME_PATTERN, 'a route is a field name'), z.number().min(0).max(100))
     .optional(),
+  routeFusion: z.enum(['best', 'sum']).optional(),
   neighbors: z.number().int().min(0).max(L.maxNeighbors).optional(),
   decay: DecaySchema.optional(),
   recency: z

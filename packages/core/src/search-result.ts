@@ -133,6 +133,7 @@ export interface SearchResponse {
       /** Each named-field route's weight relative to its leg, and the per-route overrides. */
       routeWeight: number;
       routeWeights: Record<string, number>;
+      routeFusion: 'best' | 'sum';
       /** The named-field routes searched (empty when the namespace has no fields). */
       routes: string[];
       /** Session neighbours attached before and after each hit. */

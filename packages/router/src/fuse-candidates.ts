@@ -28,37 +28,62 @@ export function fuseCandidates(
   lexical: readonly LexicalCandidate[],
   vector: readonly VectorCandidate[],
   live: ReadonlyMap<number, ScoringFields>,
-  opts: Pick<ResolvedSearch, 'weights' | 'rrfK' | 'importanceWeight' | 'routeWeight' | 'routeWeights'>,
+  opts: Pick<
+    ResolvedSearch,
+    'weights' | 'rrfK' | 'importanceWeight' | 'routeWeight' | 'routeWeights' | 'routeFusion'
+  >,
   routeLists: readonly RouteList[] = [],
 ): FusedCandidate[] {
-  type Entry = { lex?: LexicalCandidate; vec?: VectorCandidate; routesPart: number; routes?: Set<string> };
+  type Entry = {
+    lex?: LexicalCandidate;
+    vec?: VectorCandidate;
+    /** Per leg: the best (`best`) or the sum (`sum`) of the field routes' weighted RRF terms. */
+    routeLex: number;
+    routeVec: number;
+    routes?: Set<string>;
+  };
   const byKey = new Map<number, Entry>();
   const entry = (key: number) => {
-    let e = byKey.get(key);
-    if (!e) byKey.set(key, (e = { routesPart: 0 }));
+    const found = byKey.get(key);
+    if (found) return found;
+    const e: Entry = { routeLex: 0, routeVec: 0 };
+    byKey.set(key, e);
     return e;
   };
   for (const c of sharedRanks(lexical, (x) => x.bm25)) entry(c.key).lex = c;
   for (const c of sharedRanks(vector, (x) => x.cosine)) entry(c.key).vec = c;
-  // Multi-route recall: each (route, leg) list is one more RRF term, so a memory found by several routes
-  // is one candidate whose score sums them, and it lists the routes that found it.
+  // Multi-route recall: a memory found by several routes is one candidate, listing the routes that found
+  // it. With `best`, each leg counts the memory at its best weighted rank over its routes (its own text
+  // included); with `sum`, every route's term is added.
   for (const list of routeLists) {
-    const legWeight = list.leg === 'lexical' ? opts.weights.lexical : opts.weights.vector;
-    const weight = legWeight * routeWeightOf(opts, list.route);
+    const lexicalList = list.leg === 'lexical';
+    const weight =
+      (lexicalList ? opts.weights.lexical : opts.weights.vector) * routeWeightOf(opts, list.route);
     if (weight <= 0) continue;
     for (const c of list.candidates) {
       const e = entry(c.key);
-      e.routesPart += rrfTerm(weight, opts.rrfK, c.rank);
-      (e.routes ??= new Set()).add(list.route);
+      const term = rrfTerm(weight, opts.rrfK, c.rank);
+      if (opts.routeFusion === 'sum') {
+        if (lexicalList) e.routeLex += term;
+        else e.routeVec += term;
+      } else if (lexicalList) e.routeLex = Math.max(e.routeLex, term);
+      else e.routeVec = Math.max(e.routeVec, term);
+      if (!e.routes) e.routes = new Set();
+      e.routes.add(list.route);
     }
   }
   const withRoutes = routeLists.length > 0;
   const fused: FusedCandidate[] = [];
-  for (const [key, { lex, vec, routesPart, routes }] of byKey) {
+  for (const [key, { lex, vec, routeLex, routeVec, routes }] of byKey) {
     const memory = live.get(key);
     if (!memory) continue;
     const lexicalPart = rrfTerm(opts.weights.lexical, opts.rrfK, lex?.rank ?? null);
     const vectorPart = rrfTerm(opts.weights.vector, opts.rrfK, vec?.rank ?? null);
+    // The routes' share: what they add over the memory's own text in each leg.
+    const routesPart =
+      opts.routeFusion === 'sum'
+        ? routeLex + routeVec
+        : Math.max(0, routeLex - lexicalPart) + Math.max(0, routeVec - vectorPart);
     const rrf = lexicalPart + vectorPart + routesPart;
     if (rrf <= 0) continue;
     const importance = importanceFactor(memory.importance, opts.importanceWeight);

@@ -214,6 +214,7 @@ export class HybridRouter {
           sessionSupport: opts.sessionSupport,
           routeWeight: opts.routeWeight,
           routeWeights: opts.routeWeights,
+          routeFusion: opts.routeFusion,
           routes: routeNames,
           neighbors: opts.neighbors,
           halfLifeMs: opts.decay.mode === 'fixed' ? opts.decay.halfLifeMs : null,

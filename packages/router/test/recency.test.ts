@@ -4,17 +4,15 @@ import {
   type KeyedMemory,
   MS_PER_DAY,
   NO_TEMPORAL_INTENT,
-  type ResolvedSearch,
   resolveDecay,
   type TemporalIntent,
 } from '@cairn/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { applyRecency, findRecencyPeers, fuseCandidates, type RecencyPlan, sortFused } from '../src/index.js';
-import { memory } from './helpers.js';
+import { type FusionOptions, fusionOptions, memory } from './helpers.js';
 
-const base = { weights: { lexical: 1, vector: 1 }, rrfK: 60, importanceWeight: 0.3, now: 0 };
-const auto = { ...base, decay: resolveDecay('auto') };
+const auto = fusionOptions({ decay: resolveDecay('auto') });
 
 function autoPlan(intent: TemporalIntent = NO_TEMPORAL_INTENT): RecencyPlan {
   const o = DEFAULT_RECENCY_OPTIONS;
@@ -28,7 +26,7 @@ function rank(
   vecKeys: number[],
   records: Map<number, KeyedMemory>,
   query: string,
-  opts: Pick<ResolvedSearch, 'weights' | 'rrfK' | 'importanceWeight' | 'decay' | 'now'> = auto,
+  opts: FusionOptions = auto,
   plan: RecencyPlan = autoPlan(),
 ) {
   const lexical = lexKeys.map((key, i) => ({ key, rank: i + 1, bm25: -(100 - i) }));
@@ -200,11 +198,11 @@ describe('a caller-given decay', () => {
           const now = 3650 * MS_PER_DAY;
           const decay = resolveDecay({ halfLifeMs: halfLifeDays * MS_PER_DAY });
           const none = { weight: 0, reach: 0, intent: NO_TEMPORAL_INTENT, peerMargin: 0, peerDepth: 0 };
-          for (const c of rank(lex, vec, records, query, { ...base, now, decay }, none)) {
+          for (const c of rank(lex, vec, records, query, fusionOptions({ now, decay }), none)) {
             expect(c.recency).toBeCloseTo(0.5 ** ((now - c.memory.ts) / (halfLifeDays * MS_PER_DAY)), 12);
             expect(c.score).toBeCloseTo(c.rrf * c.recency * c.parts.importance, 12);
           }
-          const off = rank(lex, vec, records, query, { ...base, now, decay: resolveDecay('off') }, none);
+          const off = rank(lex, vec, records, query, fusionOptions({ now }), none);
           expect(off.every((c) => c.recency === 1)).toBe(true);
         },
       ),

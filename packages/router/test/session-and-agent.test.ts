@@ -1,16 +1,10 @@
-import { type LexicalCandidate, resolveDecay } from '@cairn/core';
+import type { LexicalCandidate } from '@cairn/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { applyNamedAgent, applySessionSupport, fuseCandidates, relevance, sortFused } from '../src/index.js';
-import { memory } from './helpers.js';
+import { fusionOptions, memory } from './helpers.js';
 
-const opts = {
-  weights: { lexical: 1, vector: 1 },
-  rrfK: 60,
-  decay: resolveDecay('off'),
-  now: 0,
-  importanceWeight: 0,
-};
+const opts = fusionOptions({ importanceWeight: 0 });
 const ranked = (keys: number[]): LexicalCandidate[] =>
   keys.map((key, i) => ({ key, rank: i + 1, bm25: -10 + i }));
 
