@@ -1,9 +1,11 @@
 // How the defaults were chosen without fitting the dev split: leave one conversation out. For each LoCoMo
 // dev conversation, the configuration with the best recall@10 on the other conversations is picked and
 // scored on the held-out one. Every configuration runs through the CLI as a user runs it (runLocomo).
-// Usage: node bench/dist/locomo-loo.js [path/to/locomo-dev.json] [--grid context-agent-session|vector|context-vector]
+// Usage: node bench/dist/locomo-loo.js [path/to/locomo-dev.json] [--grid context-agent-session|vector|context-vector|routes]
+//   --grid routes gives every turn the named fields facts, next and previous (multi-route recall).
 import { resolve } from 'node:path';
 import { type LocomoRow, runLocomo } from './locomo.js';
+import type { LocomoField } from './locomo-data.js';
 import { meanScores } from './retrieval-metrics.js';
 
 const DEFAULT_PATH = resolve(import.meta.dirname, '../../../shared/eval/locomo-dev.json');
@@ -15,6 +17,18 @@ const DEFAULT_PATH = resolve(import.meta.dirname, '../../../shared/eval/locomo-d
  */
 export function looGrid(which = 'context-agent-session'): LocomoRow[] {
   const rows: LocomoRow[] = [];
+  if (which === 'routes') {
+    for (const routeFusion of ['best', 'sum']) {
+      for (const routeWeight of [0, 0.25, 0.5, 1]) {
+        if (routeWeight === 0 && routeFusion === 'sum') continue;
+        rows.push({
+          label: `routes ${routeFusion}, weight ${routeWeight}`,
+          options: { routeFusion, routeWeight },
+        });
+      }
+    }
+    return rows;
+  }
   if (which === 'vector') {
     for (const vector of [0, 0.005, 0.02, 0.05, 0.1, 0.25]) {
       rows.push({ label: `vector ${vector}`, options: { weights: { vector } } });
@@ -54,7 +68,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const gridAt = args.indexOf('--grid');
   const which = gridAt >= 0 ? args.splice(gridAt, 2)[1] : undefined;
   const path = args[0] ?? process.env.LOCOMO_PATH ?? DEFAULT_PATH;
-  const { runs } = runLocomo(path, looGrid(which));
+  const fields: LocomoField[] = which === 'routes' ? ['facts', 'next', 'previous'] : [];
+  const { runs } = runLocomo(path, looGrid(which), fields);
   const grid = runs.slice(1); // runs[0] is the reference BM25
   const conversations = [...new Set(grid[0]!.scores.map((x) => x.q.namespace))];
   const recall = (run: (typeof grid)[number], keep: (ns: string) => boolean) =>

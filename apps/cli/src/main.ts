@@ -83,7 +83,7 @@ export function buildProgram(): Command {
     )
     .option(
       '--route-weight <w>',
-      "weight of each named field's route relative to its leg (multi-route recall); 0 = off (default 0.5)",
+      "weight of each named field's route relative to its leg (multi-route recall); 0 = off (default 0.25)",
     )
     .option('--route-weights <spec>', 'per-field route weights, e.g. facts=1,next_turn=0.3')
     .option('--neighbors <n>', 'attach this many session neighbours before and after each hit (default 0)')

@@ -67,7 +67,8 @@ export interface SearchOptions {
   /**
    * Multi-route recall: the RRF weight of each named-field route relative to its leg (a lexical route
    * weighs `weights.lexical × routeWeight`, a vector route `weights.vector × routeWeight`). 0 turns the
-   * routes off. @defaultValue 0.5
+   * routes off. Four of five folds of leave-one-conversation-out on LoCoMo (turns given facts, next and
+   * previous fields) picked 0.25 with `best` fusion (bench/RESULTS.md). @defaultValue 0.25
    */
   routeWeight: number;
   /** Per-route overrides of `routeWeight`, by field name (`{ facts: 1, next_turn: 0.3 }`). @defaultValue `{}` */
@@ -112,7 +113,7 @@ export const DEFAULT_SEARCH_OPTIONS: Readonly<SearchOptions> = Object.freeze({
   agentBoost: 0.25,
   sessionMatch: 0.5,
   sessionSupport: 0,
-  routeWeight: 0.5,
+  routeWeight: 0.25,
   routeWeights: Object.freeze({}) as Record<string, number>,
   routeFusion: 'best',
   neighbors: 0,

@@ -36,6 +36,33 @@ describe('distributed pipeline through a real Redis', () => {
     expect(host.status.processed.capture).toBeGreaterThanOrEqual(2);
   });
 
+  it("embeds named fields' routes through the workers, and a reader finds a memory by a field", async () => {
+    const d = await deployments.create();
+    await d.workers();
+    const { producer } = await d.producer('stored');
+    const items = memories(20, 'team/alpha').map((m, i) =>
+      i % 2 === 0 ? { ...m, fields: { facts: `field${i}z quarterly forecast ${i}` } } : m,
+    );
+    expect((await producer.enqueue(items)).counts.stored).toBe(20);
+    const reader = await d.reader();
+    const routeVectors = () =>
+      reader.store.db.prepare('SELECT count(*) FROM route_embeddings').pluck().get() as number;
+    await eventually(() => routeVectors() === 10 && reader.stats().namespaces['team/alpha']?.embedded === 20);
+    reader.refresh();
+    // The lexical leg off: only the field's vector route can find it.
+    const res = await reader.search({
+      namespace: 'team/alpha',
+      query: 'field4z quarterly',
+      weights: { lexical: 0 },
+    });
+    expect(res.degraded).toEqual([]);
+    expect(res.hits[0]!.id).toBe('m4');
+    expect(res.hits[0]!.routes).toEqual(['facts']);
+    const lexical = await reader.search({ namespace: 'team/alpha', query: 'field6z' });
+    expect(lexical.hits[0]!.id).toBe('m6');
+    expect(lexical.hits[0]!.routes).toContain('facts');
+  });
+
   it('re-sending a batch stores nothing twice and embeds nothing twice', async () => {
     const d = await deployments.create();
     const host = await d.workers();

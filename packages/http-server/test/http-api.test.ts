@@ -173,6 +173,33 @@ describe('writes', () => {
     });
   });
 
+  it('stores named fields, returns them with the record, and search names the route that found a memory', async () => {
+    const w = await call('POST', '/v1/memories', {
+      namespace: 'team/alpha',
+      id: 'routed',
+      text: 'Yes, last Friday!',
+      fields: { question: 'When did the kubernetes migration finish?' },
+    });
+    expect(w.status).toBe(201);
+    const got = await call('POST', '/v1/memories/get', { namespace: 'team/alpha', ids: ['routed'] });
+    expect(got.body.memories[0].fields).toEqual({ question: 'When did the kubernetes migration finish?' });
+    const found = await call('POST', '/v1/search', { namespace: 'team/alpha', query: 'kubernetes migration' });
+    expect(found.status).toBe(200);
+    expect(found.body.hits[0]).toMatchObject({ id: 'routed', explain: { routes: ['question'] } });
+    expect(found.body.hits[0].explain.parts.routes).toBeGreaterThan(0);
+    // A bad field name is refused by name, and nothing is stored.
+    const bad = await call('POST', '/v1/memories', {
+      namespace: 'team/alpha',
+      id: 'badly-routed',
+      text: 'x',
+      fields: { text: 'y' },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ code: 'INVALID_INPUT', field: 'fields.text' });
+    const none = await call('POST', '/v1/memories/get', { namespace: 'team/alpha', ids: ['badly-routed'] });
+    expect(none.body.missing).toEqual(['badly-routed']);
+  });
+
   it('?wait=queued is accepted (embedded mode stores synchronously, so the answer is still durable)', async () => {
     const r = await call('POST', '/v1/memories?wait=queued', {
       namespace: 'team/alpha',
