@@ -1,6 +1,7 @@
 import { closeSync, openSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { type CairnError, isCairnError } from '@cairn/core';
+import { openDatabase } from '@cairn/store';
 import { describe, expect, it } from 'vitest';
 import type { CairnEngine } from '../src/index.js';
 import { eventually } from './distributed-helpers.js';
@@ -15,8 +16,11 @@ const memories = (n: number) =>
     text: `memory ${i} about the auth middleware and token zq${i}x`,
   }));
 
-/** Overwrites `count` pages of the file (never the header page) with garbage, as a failing disk might. */
-function damagePages(path: string, count: number): void {
+/**
+ * Overwrites `count` pages of the file with garbage, as a failing disk might; never the schema's pages
+ * (`spare`), which SQLite reads to open the file at all: the damage is to be met by the searches.
+ */
+function damagePages(path: string, count: number, spare: ReadonlySet<number> = new Set([1])): void {
   const pageSize = 4096;
   const pages = Math.floor(statSync(path).size / pageSize);
   const fd = openSync(path, 'r+');
@@ -27,10 +31,27 @@ function damagePages(path: string, count: number): void {
       seed = (seed * 1103515245 + 12345) >>> 0;
       for (let b = 0; b < pageSize; b++) garbage[b] = (seed >>> (b % 24)) & 0xff;
       const page = 2 + (seed % (pages - 2));
+      if (spare.has(page + 1)) continue;
       writeSync(fd, garbage, 0, pageSize, page * pageSize);
     }
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * The pages (1-based) SQLite reads to open the file: the schema, and the statistics `PRAGMA optimize`
+ * leaves (sqlite_stat1), which it loads with the schema. Both grew past one page with the named-field tables.
+ */
+function schemaPages(path: string): Set<number> {
+  // Read after the engine closed: closing runs PRAGMA optimize, which writes the statistics.
+  const db = openDatabase(path, { readonly: true });
+  try {
+    return new Set(
+      db.prepare("SELECT pageno FROM dbstat WHERE name LIKE 'sqlite_%'").pluck().all() as number[],
+    );
+  } finally {
+    db.close();
   }
 }
 
@@ -51,7 +72,7 @@ describe('a damaged cairn.db', () => {
     first.ingest(memories(2_000));
     await first.drain();
     await first.close();
-    damagePages(join(dir, 'cairn.db'), 12);
+    damagePages(join(dir, 'cairn.db'), 12, schemaPages(join(dir, 'cairn.db')));
 
     const engine: CairnEngine = await engines.open({ refreshIntervalMs: 1_000, persistIntervalMs: 0 }, dir);
     await eventually(() => engine.health.status.state === 'damaged');
@@ -86,7 +107,7 @@ describe('a damaged cairn.db', () => {
     first.ingest(memories(2_000));
     await first.drain();
     await first.close();
-    damagePages(join(dir, 'cairn.db'), 400);
+    damagePages(join(dir, 'cairn.db'), 400, schemaPages(join(dir, 'cairn.db')));
     const e = await engines.open({ refreshIntervalMs: 0 }, dir);
     expect(e.health.status.state).toBe('unchecked');
     const outcomes = await Promise.all(
