@@ -51,6 +51,7 @@ export function renderGet(res: GetResponse): string {
     out.push(`── [${m.id}] ${m.kind}, ${m.date}${session} — ${m.tokens} tok`);
     if (m.title) out.push(m.title);
     out.push(m.text);
+    for (const [name, value] of Object.entries(m.fields ?? {})) out.push(`${name}: ${value}`);
     if (m.tags.length) out.push(`tags: ${m.tags.join(', ')}`);
     if (m.supersededBy) out.push(`(superseded by ${m.supersededBy})`);
     out.push('');

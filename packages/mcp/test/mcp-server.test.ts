@@ -89,6 +89,22 @@ describe('createCairnMcpServer', () => {
     expect((got.data.memories as Array<{ agent: string }>)[0]!.agent).toBe('in-process-agent');
   });
 
+  it('saves named fields, finds the memory by one, and shows them with the record', async () => {
+    const { call } = await connect(NamespaceAccess.everything());
+    const saved = await call('mem_save', {
+      text: 'Moved the cron to 02:00',
+      fields: { reason: 'the nightly backup saturated the disk at midnight' },
+    });
+    const found = await call('mem_search', { query: 'why the backup saturated the disk' });
+    expect(found.text).toContain(String(saved.data.id));
+    const got = await call('mem_get', { ids: [saved.data.id] });
+    expect(got.text).toContain('reason: the nightly backup saturated the disk at midnight');
+    const bad = await call('mem_save', { text: 'x', fields: { text: 'y' } });
+    expect(bad.isError).toBe(true);
+    expect(bad.text).toContain('[INVALID_INPUT]');
+    expect(bad.text).toContain('fields.text');
+  });
+
   it('reports an unexpected backend failure as an INTERNAL tool error and logs it', async () => {
     const logged: Array<{ level: string; msg: string }> = [];
     const { call, engine } = await connect(NamespaceAccess.everything(), (level, msg) => {

@@ -15,6 +15,12 @@ const inputSchema = {
   session: z.string().optional().describe('groups memories of one working session; mem_timeline follows it'),
   tags: z.array(z.string()).optional(),
   importance: z.number().min(0).max(1).optional().describe('0–1 (default 0.5); raises or lowers its rank'),
+  fields: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe(
+      'named fields searched as routes of their own, e.g. {"facts": "…", "user": "…"} (≤ 8; names like next_turn)',
+    ),
   slot: z.string().optional().describe('fact slot, e.g. "build.commands"; needs key'),
   key: z
     .string()
@@ -42,11 +48,11 @@ export function registerMemSave(server: McpServer, ctx: ToolContext): void {
         openWorldHint: false,
       },
     },
-    guarded(ctx, 'mem_save', async ({ namespace, ...fields }) => {
+    guarded(ctx, 'mem_save', async ({ namespace, ...memory }) => {
       const agent = ctx.clientName();
       const res = await ctx.api.write({
         namespace: namespaceOf(ctx, { namespace }),
-        ...fields,
+        ...memory,
         ...(agent ? { agent } : {}),
       });
       const item = res.items[0]!;
