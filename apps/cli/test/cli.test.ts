@@ -313,7 +313,7 @@ describe('cairn add, list, context and --version', () => {
 });
 
 describe('cairn export and import', () => {
-  it('round-trips a namespace losing nothing: ids, times, tags, facts, supersessions and tombstones', () => {
+  it('round-trips a namespace losing nothing: ids, times, tags, facts, fields, supersessions and tombstones', () => {
     const src = file('src.jsonl', [
       {
         namespace: 'proj',
@@ -340,6 +340,7 @@ describe('cairn export and import', () => {
         text: 'pnpm build',
         meta: { slot: 'build', key: 'cmd' },
         title: 'build command',
+        fields: { why: 'turbo caches the packages' },
       },
       {
         namespace: 'proj',
@@ -366,6 +367,9 @@ describe('cairn export and import', () => {
       agent: 'claude',
     });
     expect(lines.find((l) => l.id === 'new')).toMatchObject({ supersedes: ['old'], importance: 0.9 });
+    expect(lines.find((l) => l.id === 'fact:build:cmd')).toMatchObject({
+      fields: { why: 'turbo caches the packages' },
+    });
 
     // Into a fresh folder, from a file written with --out, in reverse order (supersession targets come later).
     const out = join(dir, 'export.jsonl');
@@ -391,6 +395,10 @@ describe('cairn export and import', () => {
       hits: Array<{ id: string }>;
     };
     expect(search.hits.map((h) => h.id)).toEqual(['new']);
+    // The imported field is searched as its route, and the human table says which route found it.
+    const byField = cairn(['search', 'turbo caches', '-n', 'proj', '--data-dir', fresh]);
+    expect(byField.stdout).toContain('fact:build:cmd');
+    expect(byField.stdout).toContain('routes: #1 why');
     expect(JSON.parse(cairn(['stats', '--data-dir', fresh, '--json']).stdout).namespaces.proj).toMatchObject({
       stored: 2,
       superseded: 1,
