@@ -183,7 +183,10 @@ describe('writes', () => {
     expect(w.status).toBe(201);
     const got = await call('POST', '/v1/memories/get', { namespace: 'team/alpha', ids: ['routed'] });
     expect(got.body.memories[0].fields).toEqual({ question: 'When did the kubernetes migration finish?' });
-    const found = await call('POST', '/v1/search', { namespace: 'team/alpha', query: 'kubernetes migration' });
+    const found = await call('POST', '/v1/search', {
+      namespace: 'team/alpha',
+      query: 'kubernetes migration',
+    });
     expect(found.status).toBe(200);
     expect(found.body.hits[0]).toMatchObject({ id: 'routed', explain: { routes: ['question'] } });
     expect(found.body.hits[0].explain.parts.routes).toBeGreaterThan(0);

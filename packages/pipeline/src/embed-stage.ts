@@ -1,4 +1,4 @@
-import type { Embedder, EmbeddingSpace } from '@cairn/core';
+import { type Embedder, type EmbeddingSpace, isCairnError } from '@cairn/core';
 import type {
   EmbeddedVector,
   EmbeddingSink,
@@ -39,6 +39,30 @@ export function embeddingText(m: Pick<PendingMemory, 'title' | 'text'>): string 
 }
 
 /**
+ * Embeds `texts`, in order. A text whose vector has the wrong length gets null: a remote embedder refuses
+ * its whole batch for one such vector (DIMENSION_MISMATCH), so the batch is halved until the texts at
+ * fault are found, and the others still get their vectors. Retrying the batch would fail forever. Any
+ * other error propagates: it is taken as transient, and the caller retries.
+ */
+export async function embedEach(
+  embedder: Embedder,
+  texts: readonly string[],
+): Promise<Array<Float32Array | null>> {
+  if (texts.length === 0) return [];
+  try {
+    return await embedder.embed(texts);
+  } catch (err) {
+    if (!isCairnError(err) || err.code !== 'DIMENSION_MISMATCH') throw err;
+    if (texts.length === 1) return [null];
+    const mid = texts.length >> 1;
+    return [
+      ...(await embedEach(embedder, texts.slice(0, mid))),
+      ...(await embedEach(embedder, texts.slice(mid))),
+    ];
+  }
+}
+
+/**
  * The embed stage's logic, shared by both transports: reuses vectors already computed for the same
  * content, embeds each distinct remaining text once in a single embedder call, and sets aside vectors of
  * the wrong length as permanent failures. An embedder error propagates: the caller retries the batch.
@@ -53,7 +77,7 @@ export async function embedMemories(
   const toEmbed = new Map<string, PendingMemory>();
   for (const p of memories)
     if (!cached.has(p.contentHash) && !toEmbed.has(p.contentHash)) toEmbed.set(p.contentHash, p);
-  const fresh = toEmbed.size > 0 ? await embedder.embed([...toEmbed.values()].map(embeddingText)) : [];
+  const fresh = await embedEach(embedder, [...toEmbed.values()].map(embeddingText));
   for (const [i, hash] of [...toEmbed.keys()].entries()) {
     const v = fresh[i];
     if (v && v.length === space.dimensions) cache.remember?.(hash, v);
@@ -67,7 +91,7 @@ export async function embedMemories(
     else
       failures.push({
         key: memory.key,
-        error: `DIMENSION_MISMATCH: embedder ${embedder.modelId} returned ${vector?.length ?? 0} dimensions, space ${space.id} expects ${space.dimensions}`,
+        error: `DIMENSION_MISMATCH: embedder ${embedder.modelId} returned ${vector ? `${vector.length} dimensions` : 'a vector of another length'}, space ${space.id} expects ${space.dimensions}`,
       });
   }
   return { items, failures, reused: memories.length - toEmbed.size };
@@ -132,7 +156,7 @@ export async function embedPendingRoutes(
   const pending = sink.pendingRoutes(space.id, batchSize);
   if (pending.length === 0) return { stored: 0, examined: 0, caughtUp: true };
   const texts = [...new Set(pending.map((r) => r.text))];
-  const vectors = await embedder.embed(texts);
+  const vectors = await embedEach(embedder, texts);
   const byText = new Map(texts.map((t, i) => [t, vectors[i]] as const));
   const items = pending.flatMap((route) => {
     const vector = byText.get(route.text);
