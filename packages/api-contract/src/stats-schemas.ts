@@ -6,6 +6,8 @@ export const NamespaceStatsSchema = z.object({
   indexed: z.number().int(),
   pending: z.number().int(),
   failed: z.number().int(),
+  fields: z.number().int().describe("named fields of the namespace's memories (multi-route recall)"),
+  fieldsEmbedded: z.number().int().describe('named fields with a vector in the active space'),
 });
 
 export const StatsResponseSchema = z

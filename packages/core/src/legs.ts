@@ -114,6 +114,8 @@ export interface RouteLeg {
     space?: EmbeddingSpace;
     /** Vector candidates below this cosine are left out (the main vector leg's floor). */
     minCosine?: number;
+    /** False: no lexical route lists (the lexical leg is weighted 0). @defaultValue true */
+    lexical?: boolean;
     routes: readonly string[];
     filters: SearchFilters;
     limit: number;

@@ -290,6 +290,8 @@ export function resolveSearch(
   const opts = withDefaults(defaults, req as Partial<SearchOptions>);
   const weights = withDefaults(defaults.weights, req.weights);
   const recency = withDefaults(defaults.recency, req.recency);
+  // Per-route weights add to the configured ones, as leg weights do, rather than replacing them all.
+  const routeWeights = { ...defaults.routeWeights, ...req.routeWeights };
   const bad = (field: string, message: string) =>
     new CairnError('INVALID_INPUT', `${field}: ${message}`, { field });
   if (!Number.isInteger(opts.k) || opts.k < 1 || opts.k > L.maxK)
@@ -309,7 +311,7 @@ export function resolveSearch(
   if (!(opts.sessionSupport >= 0 && opts.sessionSupport <= 1))
     throw bad('sessionSupport', 'must be in [0, 1]');
   if (!(opts.routeWeight >= 0 && opts.routeWeight <= 100)) throw bad('routeWeight', 'must be in [0, 100]');
-  for (const [route, w] of Object.entries(opts.routeWeights)) {
+  for (const [route, w] of Object.entries(routeWeights)) {
     if (!(w >= 0 && w <= 100)) throw bad('routeWeights', `${route}: must be in [0, 100]`);
   }
   if (!Number.isInteger(opts.neighbors) || opts.neighbors < 0 || opts.neighbors > L.maxNeighbors)
@@ -327,6 +329,7 @@ export function resolveSearch(
     ...opts,
     weights,
     recency,
+    routeWeights,
     namespace: req.namespace,
     query: req.query,
     filters: req.filters ?? {},

@@ -53,6 +53,9 @@ export interface NamespaceStats {
   /** Memories the embedder refused. */
   failed: number;
   index: string;
+  /** Named fields of the namespace's memories (multi-route recall), and how many have a vector in the active space. */
+  fields: number;
+  fieldsEmbedded: number;
 }
 
 const noLog: EngineLog = () => {};
@@ -476,6 +479,7 @@ export class CairnEngine {
       const failed = space ? this.store.embeddings.failures(space.id, ns.namespace) : 0;
       const idx = vectors?.status(ns.namespace);
       const live = ns.live + ns.superseded;
+      const fields = this.store.routeEmbeddings.counts(space?.id ?? null, ns.namespace);
       namespaces[ns.namespace] = {
         stored: ns.live,
         superseded: ns.superseded,
@@ -485,6 +489,8 @@ export class CairnEngine {
         pending: space ? Math.max(0, live - embedded - failed) : 0,
         failed,
         index: idx?.state ?? 'none',
+        fields: fields.fields,
+        fieldsEmbedded: fields.embedded,
       };
     }
     return { dataDir: this.dataDir, space: space?.id ?? null, namespaces };

@@ -48,6 +48,7 @@ describe('distributed pipeline through a real Redis', () => {
     const routeVectors = () =>
       reader.store.db.prepare('SELECT count(*) FROM route_embeddings').pluck().get() as number;
     await eventually(() => routeVectors() === 10 && reader.stats().namespaces['team/alpha']?.embedded === 20);
+    expect(reader.stats().namespaces['team/alpha']).toMatchObject({ fields: 10, fieldsEmbedded: 10 });
     reader.refresh();
     // The lexical leg off: only the field's vector route can find it.
     const res = await reader.search({

@@ -44,8 +44,9 @@ describe('multi-route recall (named fields)', () => {
     expect(r.hits.find((h) => h.id === 'plain')!.routes).toEqual(['text']);
     // The relevance signal counts a field's words as the memory's own.
     expect(r.relevance?.missing ?? []).not.toContain('adopt');
-    // Every route was embedded in the active space.
+    // Every route was embedded in the active space, and stats says so.
     expect(routeRows(engine)).toEqual({ routes: 2, vectors: 2 });
+    expect(engine.stats().namespaces.c).toMatchObject({ fields: 2, fieldsEmbedded: 2 });
     // The record carries its fields.
     expect(engine.get('c', ['answer']).memories[0]!.fields).toEqual({
       facts: 'adopted a beagle puppy',
@@ -101,6 +102,17 @@ describe('multi-route recall (named fields)', () => {
       weights: { lexical: 0 },
     });
     expect(vectorOnly.hits.filter((h) => h.routes?.includes('facts'))).toEqual([]);
+    // A field rewritten alone takes a new change_seq: a writer in another process sees by it that there
+    // is something to embed.
+    const seqOf = () =>
+      engine.store.db.prepare("SELECT change_seq FROM memories WHERE id = 'm'").pluck().get() as number;
+    const before = seqOf();
+    engine.ingest([
+      { namespace: 'w', id: 'm', text: 'note', fields: { facts: 'giraffe habitat', more: 'x' } },
+    ]);
+    expect(seqOf()).toBeGreaterThan(before);
+    engine.ingest([{ namespace: 'w', id: 'm', text: 'note', fields: { facts: 'giraffe habitat' } }]);
+    await engine.drain();
     // A re-ingest of the same fields is unchanged: no new route row, nothing to embed.
     const again = engine.ingest([
       { namespace: 'w', id: 'm', text: 'note', fields: { facts: 'giraffe habitat' } },

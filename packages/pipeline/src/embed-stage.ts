@@ -41,8 +41,10 @@ export function embeddingText(m: Pick<PendingMemory, 'title' | 'text'>): string 
 /**
  * Embeds `texts`, in order. A text whose vector has the wrong length gets null: a remote embedder refuses
  * its whole batch for one such vector (DIMENSION_MISMATCH), so the batch is halved until the texts at
- * fault are found, and the others still get their vectors. Retrying the batch would fail forever. Any
- * other error propagates: it is taken as transient, and the caller retries.
+ * fault are found, and the others still get their vectors (retrying the batch would fail forever). When
+ * every text of a batch of several fails so, the embedder itself answers another length (a model swapped
+ * under the same name): that is thrown, not recorded against each memory. Any other error propagates: it
+ * is taken as transient, and the caller retries.
  */
 export async function embedEach(
   embedder: Embedder,
@@ -55,9 +57,26 @@ export async function embedEach(
     if (!isCairnError(err) || err.code !== 'DIMENSION_MISMATCH') throw err;
     if (texts.length === 1) return [null];
     const mid = texts.length >> 1;
+    const out = [
+      ...(await isolate(embedder, texts.slice(0, mid))),
+      ...(await isolate(embedder, texts.slice(mid))),
+    ];
+    if (out.every((v) => v === null)) throw err;
+    return out;
+  }
+}
+
+/** Halves a batch that holds a text of the wrong length until each such text is alone: null for it. */
+async function isolate(embedder: Embedder, texts: readonly string[]): Promise<Array<Float32Array | null>> {
+  try {
+    return await embedder.embed(texts);
+  } catch (err) {
+    if (!isCairnError(err) || err.code !== 'DIMENSION_MISMATCH') throw err;
+    if (texts.length === 1) return [null];
+    const mid = texts.length >> 1;
     return [
-      ...(await embedEach(embedder, texts.slice(0, mid))),
-      ...(await embedEach(embedder, texts.slice(mid))),
+      ...(await isolate(embedder, texts.slice(0, mid))),
+      ...(await isolate(embedder, texts.slice(mid))),
     ];
   }
 }

@@ -1,6 +1,7 @@
-import type { Embedder } from '@cairn/core';
+import { CairnError, type Embedder } from '@cairn/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DEFAULT_EMBED_BATCHER_OPTIONS, EmbedBatcher } from '../src/distributed/embed-batcher.js';
+import { embedEach } from '../src/embed-stage.js';
 
 /**
  * An in-process embedder that records every call. Texts are `t<n>`; the vector of `t<n>` is `[n, len]`, so
@@ -12,12 +13,16 @@ class RecordingEmbedder implements Embedder {
   readonly similarityFloor = 0.25;
   readonly calls: string[][] = [];
   failNext: Error | null = null;
+  /** Texts answered with a vector of another length: the whole call is refused, as a remote embedder does. */
+  readonly misfit = new Set<string>();
 
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
     this.calls.push([...texts]);
     const err = this.failNext;
     this.failNext = null;
     if (err) throw err;
+    const bad = texts.find((t) => this.misfit.has(t));
+    if (bad) throw new CairnError('DIMENSION_MISMATCH', `vector of ${bad} has 3 dimensions, expected 2`);
     return texts.map((t) => Float32Array.of(Number(t.slice(1)), t.length));
   }
 }
@@ -127,5 +132,45 @@ describe('EmbedBatcher', () => {
     inner.failNext = new Error('too big');
     await expect(b.embed(texts(10, 2))).rejects.toThrow('too big');
     expect(firstComponents(await small)).toEqual([1]);
+  });
+
+  it('sends each request again on its own when a merged call meets a vector of another length: only its owner fails', async () => {
+    const inner = new RecordingEmbedder();
+    inner.misfit.add('t4');
+    const b = new EmbedBatcher(inner, { maxBatch: 100, maxWaitMs: 5 });
+    const results = await Promise.allSettled([
+      b.embed(texts(1, 2)),
+      b.embed(texts(3, 3)),
+      b.embed(texts(6, 1)),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(results[0]!.status === 'fulfilled' && firstComponents(results[0]!.value)).toEqual([1, 2]);
+    expect(inner.calls).toEqual([texts(1, 6), texts(1, 2), texts(3, 3), texts(6, 1)]);
+  });
+});
+
+describe('embedEach', () => {
+  it('finds the texts of another length by halving, and the others keep their vectors, in order', async () => {
+    const inner = new RecordingEmbedder();
+    inner.misfit.add('t3');
+    inner.misfit.add('t7');
+    const out = await embedEach(inner, texts(1, 8));
+    expect(out.map((v) => (v ? v[0] : null))).toEqual([1, 2, null, 4, 5, 6, null, 8]);
+    // Through the batcher, beside another job's texts, the same: nothing of the other job is blamed.
+    const b = new EmbedBatcher(inner, { maxBatch: 100, maxWaitMs: 5 });
+    const [mine, theirs] = await Promise.all([embedEach(b, texts(1, 4)), embedEach(b, texts(10, 4))]);
+    expect(mine.map((v) => (v ? v[0] : null))).toEqual([1, 2, null, 4]);
+    expect(theirs.map((v) => v?.[0])).toEqual([10, 11, 12, 13]);
+  });
+
+  it('throws when every text of a batch is of another length (the embedder changed), and records none', async () => {
+    const inner = new RecordingEmbedder();
+    for (const t of texts(1, 4)) inner.misfit.add(t);
+    await expect(embedEach(inner, texts(1, 4))).rejects.toMatchObject({ code: 'DIMENSION_MISMATCH' });
+    // A lone text can only be told by itself: it is recorded (null), so it cannot block what follows.
+    expect(await embedEach(inner, ['t1'])).toEqual([null]);
+    // Any other error is transient: it propagates as it is.
+    inner.failNext = new Error('connection refused');
+    await expect(embedEach(inner, texts(5, 2))).rejects.toThrow('connection refused');
   });
 });

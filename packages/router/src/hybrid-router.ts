@@ -146,6 +146,7 @@ export class HybridRouter {
         query: legQuery,
         ...(queryVector && this.c.vector ? { vector: queryVector, space: this.c.vector.space } : {}),
         minCosine: floor,
+        lexical: opts.weights.lexical > 0,
         routes: routeNames,
         filters: opts.filters,
         limit: opts.candidatePool,

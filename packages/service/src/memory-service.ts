@@ -376,6 +376,8 @@ export class MemoryService {
         indexed: v.indexed,
         pending: v.pending,
         failed: v.failed,
+        fields: v.fields,
+        fieldsEmbedded: v.fieldsEmbedded,
       };
     return { mode: this.mode, space: s.space, namespaces };
   }

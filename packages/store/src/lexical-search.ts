@@ -447,7 +447,8 @@ export class LexicalSearch implements LexicalLeg {
           )
           .pluck();
         for (const w of words) {
-          for (const key of routeProbe.all(`text : "${w}"`, keyList) as number[]) matched.get(key)?.add(w);
+          const match = `scope : "${scopeToken(namespace)}" AND text : "${w}"`;
+          for (const key of routeProbe.all(match, keyList) as number[]) matched.get(key)?.add(w);
         }
       }
     }

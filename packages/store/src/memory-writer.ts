@@ -194,16 +194,20 @@ export class MemoryWriter {
       key = Number(
         this.insert.run({ ...row, context, seq: takeSeq(), metaSeq: takeMetaSeq() }).lastInsertRowid,
       );
+      this.routes.write(key, m.namespace, m.fields);
       status = 'stored';
     } else {
       key = existing.key;
       const context = this.context.contextFor({ ...m, ts, key });
-      // New words to match, its own or its context's, take a new change_seq: caches of scored terms
-      // re-score it (the embed stage finds its unchanged text's vector by content hash).
+      const fieldsChanged = this.routes.write(key, m.namespace, m.fields);
+      // New words to match, its own, its context's or its fields', take a new change_seq: caches of scored
+      // terms re-score it, and a writer in another process sees by it that there is something to embed
+      // (the embed stage finds its unchanged text's vector by content hash).
       if (
         existing.content_hash !== m.contentHash ||
         existing.deleted_at !== null ||
-        existing.context !== context
+        existing.context !== context ||
+        fieldsChanged
       ) {
         this.updateContent.run({ ...row, context, key, seq: takeSeq(), metaSeq: takeMetaSeq() });
       } else {
@@ -213,7 +217,6 @@ export class MemoryWriter {
       // The memories beside it where it was are no longer beside it (moved), or are beside new words.
       this.context.refreshNeighbours({ ...existing, namespace: m.namespace }, takeSeq, takeMetaSeq);
     }
-    this.routes.write(key, m.namespace, m.fields);
     // The memories now beside it in its session have it as a neighbour.
     this.context.refreshNeighbours({ ...m, ts, key }, takeSeq, takeMetaSeq);
     for (const old of m.supersedes) this.supersede.run(m.id, takeMetaSeq(), m.namespace, old, m.id);

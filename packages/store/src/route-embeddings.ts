@@ -12,7 +12,10 @@ export class RouteEmbeddings {
   private readonly pendingStmt: Database.Statement<[string, number], PendingRoute>;
   private readonly insert: Database.Statement;
   private readonly advance: Database.Statement<[number, string]>;
-  private readonly countStmt: Database.Statement<[string], { routes: number; embedded: number }>;
+  private readonly countStmt: Database.Statement<
+    [string, string, string],
+    { fields: number; embedded: number }
+  >;
 
   constructor(private readonly db: Database.Database) {
     this.pendingStmt = db.prepare(
@@ -27,8 +30,8 @@ export class RouteEmbeddings {
     );
     this.advance = db.prepare('UPDATE embedding_spaces SET route_cursor = max(route_cursor, ?) WHERE id = ?');
     this.countStmt = db.prepare(
-      `SELECT (SELECT count(*) FROM memory_routes) AS routes,
-              (SELECT count(*) FROM route_embeddings WHERE space = ?) AS embedded`,
+      `SELECT (SELECT count(*) FROM memory_routes WHERE namespace = ?) AS fields,
+              (SELECT count(*) FROM route_embeddings WHERE space = ? AND namespace = ?) AS embedded`,
     );
   }
 
@@ -60,8 +63,8 @@ export class RouteEmbeddings {
     }
   }
 
-  /** Route rows, and how many have a vector in the space (for stats). */
-  counts(spaceId: string): { routes: number; embedded: number } {
-    return this.countStmt.get(spaceId)!;
+  /** A namespace's named fields, and how many of them have a vector in the space (for stats). */
+  counts(spaceId: string | null, namespace: string): { fields: number; embedded: number } {
+    return this.countStmt.get(namespace, spaceId ?? '', namespace)!;
   }
 }

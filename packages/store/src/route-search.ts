@@ -59,6 +59,7 @@ export class RouteSearch implements RouteLeg {
     vector?: Float32Array;
     space?: EmbeddingSpace;
     minCosine?: number;
+    lexical?: boolean;
     routes: readonly string[];
     filters: SearchFilters;
     limit: number;
@@ -69,7 +70,7 @@ export class RouteSearch implements RouteLeg {
     const terms = planFtsQuery(req.query, DEFAULT_FTS_QUERY_OPTIONS).terms;
     for (const route of req.routes) {
       const match = renderFtsQuery(terms, scopeToken(req.namespace), [`scope : "${routeToken(route)}"`]);
-      if (match) {
+      if (match && req.lexical !== false) {
         const keys = this.statements
           .get(
             `SELECT r.key FROM routes_fts JOIN memory_routes r ON r.id = routes_fts.rowid

@@ -27,20 +27,26 @@ export class RouteWriter {
     this.removeAll = db.prepare('DELETE FROM memory_routes WHERE key = ?');
   }
 
-  /** Makes the memory's routes exactly `fields`. */
-  write(key: number, namespace: string, fields: Readonly<Record<string, string>>): void {
+  /** Makes the memory's routes exactly `fields`; true when any route was added, changed or removed. */
+  write(key: number, namespace: string, fields: Readonly<Record<string, string>>): boolean {
     const names = Object.keys(fields);
     const current = this.stored.all(key);
-    if (names.length === 0 && current.length === 0) return;
+    if (names.length === 0 && current.length === 0) return false;
+    let changed = false;
     const kept = new Set<string>();
     for (const row of current) {
       if (fields[row.route] === row.text) kept.add(row.route);
-      else this.remove.run(row.id);
+      else {
+        this.remove.run(row.id);
+        changed = true;
+      }
     }
     for (const route of names) {
       if (kept.has(route)) continue;
       this.insert.run(key, namespace, route, fields[route], `${scopeToken(namespace)} ${routeToken(route)}`);
+      changed = true;
     }
+    return changed;
   }
 
   /** A deleted memory says nothing, in any route. */

@@ -77,7 +77,8 @@ export async function statsCommand(flags: { dataDir?: string; json?: boolean }, 
   for (const [ns, s] of Object.entries(stats.namespaces)) {
     process.stdout.write(
       `${ns}: stored ${s.stored}, embedded ${s.embedded}, indexed ${s.indexed} (${s.index}), pending ${s.pending}, failed ${s.failed}` +
-        `${s.superseded ? `, superseded ${s.superseded}` : ''}${s.deleted ? `, deleted ${s.deleted}` : ''}\n`,
+        `${s.superseded ? `, superseded ${s.superseded}` : ''}${s.deleted ? `, deleted ${s.deleted}` : ''}` +
+        `${s.fields ? `, fields ${s.fields} (${s.fieldsEmbedded} embedded)` : ''}\n`,
     );
   }
   if (Object.keys(stats.namespaces).length === 0) process.stdout.write('no memories yet\n');

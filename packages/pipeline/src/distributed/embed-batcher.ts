@@ -1,4 +1,4 @@
-import { type Embedder, withDefaults } from '@cairn/core';
+import { type Embedder, isCairnError, withDefaults } from '@cairn/core';
 
 export interface EmbedBatcherOptions {
   /** Texts per embedder call; a call is made as soon as this many are waiting. @defaultValue 256 */
@@ -21,7 +21,9 @@ interface Waiting {
 /**
  * Wraps an embedder so that requests from concurrently processed jobs share embedder calls: texts are
  * gathered until `maxBatch` are waiting or `maxWaitMs` has passed, whichever is first. A request larger
- * than `maxBatch` is sent on its own. If a call fails, every request in it fails (each job retries).
+ * than `maxBatch` is sent on its own. If a call fails, every request in it fails (each job retries),
+ * except for a vector of the wrong length (DIMENSION_MISMATCH): that belongs to one text of one request,
+ * so each request is sent again on its own, and only the one holding the text fails.
  */
 export class EmbedBatcher implements Embedder {
   readonly modelId: string;
@@ -74,6 +76,13 @@ export class EmbedBatcher implements Embedder {
         }
       },
       (err: unknown) => {
+        if (group.length > 1 && isCairnError(err) && err.code === 'DIMENSION_MISMATCH') {
+          for (const w of group) {
+            this.calls++;
+            this.inner.embed(w.texts).then(w.resolve, w.reject);
+          }
+          return;
+        }
         for (const w of group) w.reject(err);
       },
     );
