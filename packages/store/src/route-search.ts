@@ -10,13 +10,21 @@ import type { StatementCache } from './statement-cache.js';
 
 export interface RouteSearchOptions {
   /**
+   * Matches of a route's query scored by bm25 at most: the newest this many, so a common word over a large
+   * namespace costs a bounded scan, as in the lexical leg's `recent` plan. @defaultValue 4_000
+   */
+  scoreBudget: number;
+  /**
    * Candidates read from a route before the namespace's filters and liveness are checked, as a multiple
    * of the page asked for (a filtered search reads this many times more). @defaultValue 4
    */
   overFetch: number;
 }
 
-export const DEFAULT_ROUTE_SEARCH_OPTIONS: Readonly<RouteSearchOptions> = Object.freeze({ overFetch: 4 });
+export const DEFAULT_ROUTE_SEARCH_OPTIONS: Readonly<RouteSearchOptions> = Object.freeze({
+  scoreBudget: 4_000,
+  overFetch: 4,
+});
 
 /**
  * Multi-route recall over memories' named fields (`memory_routes`): a route's lexical list is FTS5's bm25
@@ -73,9 +81,12 @@ export class RouteSearch implements RouteLeg {
       if (match && req.lexical !== false) {
         const keys = this.statements
           .get(
-            `SELECT r.key FROM routes_fts JOIN memory_routes r ON r.id = routes_fts.rowid
-             WHERE routes_fts MATCH ? AND r.namespace = ? AND r.route = ?
-             ORDER BY bm25(routes_fts, 1, 0) LIMIT ?`,
+            `SELECT r.key FROM (
+               SELECT rowid, bm25(routes_fts, 1, 0) AS score FROM routes_fts WHERE routes_fts MATCH ?
+               ORDER BY rowid DESC LIMIT ${this.opts.scoreBudget}
+             ) f JOIN memory_routes r ON r.id = f.rowid
+             WHERE r.namespace = ? AND r.route = ?
+             ORDER BY f.score LIMIT ?`,
           )
           .pluck()
           .all(match, req.namespace, route, read) as number[];

@@ -1,5 +1,6 @@
 import type { EmbeddingSpace } from '@cairn/core';
 import type Database from 'better-sqlite3';
+import { exactSearch, MetricKind } from 'usearch';
 import { blobToVector } from './vector-blob.js';
 
 /** One route's vectors of one namespace in one space, as one growing matrix. */
@@ -11,7 +12,6 @@ interface RouteMatrix {
   keys: number[];
   /** Row-major, `ids.length × dimensions` used; grown by doubling. */
   data: Float32Array;
-  norms: number[];
   /** Rows found gone (their field was rewritten or the memory deleted) since the last full read. */
   stale: number;
 }
@@ -22,9 +22,9 @@ const RELOAD_AFTER_STALE = 64;
 const MAX_MATRICES = 256;
 
 /**
- * Exact nearest neighbours over the vectors of one named-field route, per (space, namespace, route). Route
- * lists are a small share of a namespace's candidates, so an exact scan over an in-memory matrix is
- * simpler than a graph per route, and exact. The matrix follows `route_embeddings` by its id (rows are only
+ * Exact nearest neighbours over the vectors of one named-field route, per (space, namespace, route): an
+ * in-memory matrix scanned by usearch's native exact search (SIMD), simpler than a graph per route and
+ * exact. The matrix follows `route_embeddings` by its id (rows are only
  * ever added; a rewritten field gets a new row and the old one is deleted): new rows are appended, and
  * deleted ones are found when they would be returned, which a check of the few winners catches.
  */
@@ -55,26 +55,26 @@ export class RouteVectors {
     floor: number,
   ): number[] {
     const m = this.sync(space, namespace, route);
-    if (!m || m.ids.length === 0 || query.length !== m.dimensions) return [];
-    let qn = 0;
-    for (let i = 0; i < query.length; i++) qn += query[i]! * query[i]!;
-    qn = Math.sqrt(qn) || 1;
-    const d = m.dimensions;
-    const scored: Array<{ row: number; cos: number }> = [];
-    for (let r = 0; r < m.ids.length; r++) {
-      let s = 0;
-      const off = r * d;
-      for (let i = 0; i < d; i++) s += m.data[off + i]! * query[i]!;
-      const cos = s / (qn * (m.norms[r]! || 1));
-      if (cos >= floor) scored.push({ row: r, cos });
+    const n = m?.ids.length ?? 0;
+    if (!m || n === 0 || query.length !== m.dimensions) return [];
+    // Rows found gone are skipped below: ask for a few more than wanted while some are known.
+    const k = Math.min(n, limit + Math.min(m.stale, RELOAD_AFTER_STALE));
+    // usearch's exactSearch ignores byteOffset: the dataset is a prefix view of our own buffer (offset 0),
+    // and a query that is a view into a larger buffer is copied.
+    const q = query.byteOffset === 0 ? query : query.slice();
+    const found = exactSearch(m.data.subarray(0, n * m.dimensions), q, m.dimensions, k, MetricKind.Cos) as {
+      keys: BigUint64Array;
+      distances: Float32Array;
+    };
+    const rows: number[] = [];
+    for (let i = 0; i < found.keys.length; i++) {
+      if (1 - found.distances[i]! >= floor) rows.push(Number(found.keys[i]));
     }
-    scored.sort((a, b) => b.cos - a.cos || m.keys[a.row]! - m.keys[b.row]!);
-    const head = scored.slice(0, limit);
-    const alive = new Set(this.present.all(JSON.stringify(head.map((s) => m.ids[s.row]))));
+    const alive = new Set(this.present.all(JSON.stringify(rows.map((r) => m.ids[r]))));
     const out: number[] = [];
-    for (const s of head) {
-      if (alive.has(m.ids[s.row]!)) out.push(m.keys[s.row]!);
-      else m.stale++;
+    for (const r of rows) {
+      if (!alive.has(m.ids[r]!)) m.stale++;
+      else if (out.length < limit) out.push(m.keys[r]!);
     }
     return out;
   }
@@ -94,7 +94,6 @@ export class RouteVectors {
         ids: [],
         keys: [],
         data: new Float32Array(0),
-        norms: [],
         stale: 0,
       };
     }
@@ -112,11 +111,8 @@ export class RouteVectors {
         m.data = grown;
       }
       m.data.set(v, r * d);
-      let n = 0;
-      for (let i = 0; i < d; i++) n += v[i]! * v[i]!;
       m.ids.push(row.id);
       m.keys.push(row.key);
-      m.norms.push(Math.sqrt(n));
     }
     return m;
   }
