@@ -214,7 +214,7 @@ describe('cairn reindex beside a running cairn serve', () => {
     const s = await postJson(`${url}/v1/search`, { namespace: 'proj', query: 'redis queue token17q', k: 5 });
     expect(s.body.degraded).toEqual([]);
     expect(s.body.hits[0].id).toBe('m17');
-  }, 180_000);
+  }, 300_000); // 62–89 s on a quiet 2-core machine; 180 s was once too little beside a benchmark
 
   it('cairn reindex --api and cairn spaces --api drive the server over HTTP, with a key for every namespace', async () => {
     ingest(3_000);
