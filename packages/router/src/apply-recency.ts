@@ -6,8 +6,7 @@ import {
   type TemporalIntent,
   timeAffinity,
 } from '@cairn/core';
-import type { FusedCandidate } from './fuse-candidates.js';
-import { relevance } from './session-support.js';
+import { type FusedCandidate, rescore } from './fuse-candidates.js';
 
 /** How age enters one search: the router's plan, reported back in the explain. */
 export interface RecencyPlan {
@@ -56,5 +55,5 @@ export function applyRecency(
 function setRecency(c: FusedCandidate, recency: number): void {
   c.recency = recency;
   c.parts.recency = recency;
-  c.score = relevance(c) * recency * c.parts.importance;
+  rescore(c);
 }

@@ -129,6 +129,16 @@ function sharedRanks<C extends { rank: number }>(list: readonly C[], score: (c: 
   return out;
 }
 
+/** A candidate's relevance before age and importance: its legs' RRF, times the agent factor, plus support. */
+export function relevance(c: FusedCandidate): number {
+  return c.rrf * c.parts.agent + c.parts.session;
+}
+
+/** Recomputes a candidate's score after one of its parts changed: relevance × recency × importance. */
+export function rescore(c: FusedCandidate): void {
+  c.score = relevance(c) * c.parts.recency * c.parts.importance;
+}
+
 /** Best first; ties go to the newer memory, then to the lower key, so order is deterministic. */
 export function sortFused(fused: FusedCandidate[]): FusedCandidate[] {
   return fused.sort((a, b) => b.score - a.score || b.memory.ts - a.memory.ts || a.key - b.key);

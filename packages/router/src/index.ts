@@ -1,10 +1,10 @@
 // This file is the public API of @cairn/router; named exports only.
 export { applyRecency, type RecencyPlan } from './apply-recency.js';
 export { explainEmpty } from './empty-reason.js';
-export { type FusedCandidate, fuseCandidates, sortFused } from './fuse-candidates.js';
+export { type FusedCandidate, fuseCandidates, relevance, rescore, sortFused } from './fuse-candidates.js';
 export { HybridRouter, type HybridRouterComponents } from './hybrid-router.js';
 export { applyNamedAgent } from './named-agent.js';
 export { findRecencyPeers, recencyContenders } from './recency-peers.js';
 export { DEFAULT_RELEVANCE_OPTIONS, queryNames, type RelevanceOptions, relevanceOf } from './relevance.js';
-export { applySessionSupport, relevance } from './session-support.js';
+export { applySessionSupport } from './session-support.js';
 export { detectTemporalIntent, withoutTemporalCue } from './temporal-intent.js';

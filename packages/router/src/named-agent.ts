@@ -1,5 +1,4 @@
-import type { FusedCandidate } from './fuse-candidates.js';
-import { relevance } from './session-support.js';
+import { type FusedCandidate, rescore } from './fuse-candidates.js';
 
 const WORD_RE = /[\p{L}\p{N}]+/gu;
 
@@ -26,6 +25,6 @@ export function applyNamedAgent(fused: readonly FusedCandidate[], query: string,
     }
     if (!hit) continue;
     c.parts.agent = 1 + boost;
-    c.score = relevance(c) * c.parts.recency * c.parts.importance;
+    rescore(c);
   }
 }

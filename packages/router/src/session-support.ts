@@ -1,4 +1,4 @@
-import type { FusedCandidate } from './fuse-candidates.js';
+import { type FusedCandidate, relevance, rescore } from './fuse-candidates.js';
 
 /**
  * Session support: a memory whose session also holds another strong candidate gains a share of that
@@ -32,16 +32,9 @@ export function applySessionSupport(fused: readonly FusedCandidate[], weight: nu
     const b = c.memory.session === null ? undefined : best.get(c.memory.session);
     if (!b) continue;
     const other = b.firstKey === c.key ? b.second : b.first;
-    if (other > 0) setSession(c, weight * other);
+    if (other > 0) {
+      c.parts.session = weight * other;
+      rescore(c);
+    }
   }
-}
-
-/** A candidate's relevance before age and importance: its legs' RRF, times the agent factor, plus support. */
-export function relevance(c: FusedCandidate): number {
-  return c.rrf * c.parts.agent + c.parts.session;
-}
-
-function setSession(c: FusedCandidate, support: number): void {
-  c.parts.session = support;
-  c.score = relevance(c) * c.parts.recency * c.parts.importance;
 }
