@@ -123,6 +123,8 @@ describe('multi-route recall (named fields)', () => {
     await engine.drain();
     expect(await found('giraffe')).toEqual([]);
     expect(engine.get('w', ['m']).memories[0]!.fields).toEqual({});
+    // The namespace has no field left: no route is searched or listed.
+    expect((await engine.search({ namespace: 'w', query: 'note' })).explain.settings.routes).toEqual([]);
     // Deleted: nothing of it is searchable, and its route rows and vectors are gone.
     engine.ingest([{ namespace: 'w', id: 'm', text: 'note', fields: { facts: 'okapi' } }]);
     await engine.drain();

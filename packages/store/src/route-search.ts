@@ -34,9 +34,7 @@ export const DEFAULT_ROUTE_SEARCH_OPTIONS: Readonly<RouteSearchOptions> = Object
  */
 export class RouteSearch implements RouteLeg {
   private readonly vectors: RouteVectors;
-  private readonly routeNames = new Map<string, { stamp: number; routes: string[] }>();
-  private readonly lastId: Database.Statement<[], { id: number | null }>;
-  private readonly namesOf: Database.Statement<[string], { route: string }>;
+  private readonly nextName: Database.Statement<[string, string], string>;
 
   constructor(
     db: Database.Database,
@@ -45,20 +43,25 @@ export class RouteSearch implements RouteLeg {
     private readonly opts: RouteSearchOptions = DEFAULT_ROUTE_SEARCH_OPTIONS,
   ) {
     this.vectors = new RouteVectors(db);
-    this.lastId = db.prepare('SELECT max(id) AS id FROM memory_routes');
-    this.namesOf = db.prepare('SELECT DISTINCT route FROM memory_routes WHERE namespace = ? ORDER BY route');
+    this.nextName = db
+      .prepare('SELECT route FROM memory_routes WHERE namespace = ? AND route > ? ORDER BY route LIMIT 1')
+      .pluck() as Database.Statement<[string, string], string>;
   }
 
-  /** Route names of a namespace, re-read only when a route row was added since (any process). */
+  /**
+   * Route names of a namespace, read fresh on every search (a field removed anywhere stops being listed):
+   * one probe of the (namespace, route) index per name and one more, a few microseconds, so a namespace
+   * without fields pays one probe.
+   */
   routesOf(namespace: string): string[] {
-    const stamp = this.lastId.get()?.id ?? 0;
-    if (stamp === 0) return [];
-    const cached = this.routeNames.get(namespace);
-    if (cached && cached.stamp === stamp) return cached.routes;
-    const routes = this.namesOf.all(namespace).map((r) => r.route);
-    if (this.routeNames.size >= 10_000) this.routeNames.clear();
-    this.routeNames.set(namespace, { stamp, routes });
-    return routes;
+    const names: string[] = [];
+    for (let last = ''; names.length < 1_000; ) {
+      const next = this.nextName.get(namespace, last);
+      if (next === undefined) break;
+      names.push(next);
+      last = next;
+    }
+    return names;
   }
 
   searchRoutes(req: {
