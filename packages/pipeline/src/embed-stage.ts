@@ -54,32 +54,31 @@ export async function embedEach(
   try {
     return await embedder.embed(texts);
   } catch (err) {
-    if (!isCairnError(err) || err.code !== 'DIMENSION_MISMATCH') throw err;
-    if (texts.length === 1) return [null];
-    const mid = texts.length >> 1;
-    const out = [
-      ...(await isolate(embedder, texts.slice(0, mid))),
-      ...(await isolate(embedder, texts.slice(mid))),
-    ];
-    if (out.every((v) => v === null)) throw err;
+    if (!isDimensionMismatch(err)) throw err;
+    const out = await halves(embedder, texts);
+    if (texts.length > 1 && out.every((v) => v === null)) throw err;
     return out;
   }
 }
 
-/** Halves a batch that holds a text of the wrong length until each such text is alone: null for it. */
+/** Embeds a part of a refused batch, halving it again if it is refused too. */
 async function isolate(embedder: Embedder, texts: readonly string[]): Promise<Array<Float32Array | null>> {
   try {
     return await embedder.embed(texts);
   } catch (err) {
-    if (!isCairnError(err) || err.code !== 'DIMENSION_MISMATCH') throw err;
-    if (texts.length === 1) return [null];
-    const mid = texts.length >> 1;
-    return [
-      ...(await isolate(embedder, texts.slice(0, mid))),
-      ...(await isolate(embedder, texts.slice(mid))),
-    ];
+    if (!isDimensionMismatch(err)) throw err;
+    return halves(embedder, texts);
   }
 }
+
+/** A lone text of another length gets null; a longer batch is split in two, each embedded on its own. */
+async function halves(embedder: Embedder, texts: readonly string[]): Promise<Array<Float32Array | null>> {
+  if (texts.length === 1) return [null];
+  const mid = texts.length >> 1;
+  return [...(await isolate(embedder, texts.slice(0, mid))), ...(await isolate(embedder, texts.slice(mid)))];
+}
+
+const isDimensionMismatch = (err: unknown) => isCairnError(err) && err.code === 'DIMENSION_MISMATCH';
 
 /**
  * The embed stage's logic, shared by both transports: reuses vectors already computed for the same

@@ -64,17 +64,7 @@ export class RouteSearch implements RouteLeg {
     return names;
   }
 
-  searchRoutes(req: {
-    namespace: string;
-    query: string;
-    vector?: Float32Array;
-    space?: EmbeddingSpace;
-    minCosine?: number;
-    lexical?: boolean;
-    routes: readonly string[];
-    filters: SearchFilters;
-    limit: number;
-  }): RouteList[] {
+  searchRoutes(req: Parameters<RouteLeg['searchRoutes']>[0]): RouteList[] {
     const out: RouteList[] = [];
     const filtered = Object.keys(req.filters).length > 0;
     const read = req.limit * this.opts.overFetch * (filtered ? this.opts.overFetch : 1);
