@@ -1,4 +1,4 @@
-import type { EmbeddingSpace, RouteLeg, RouteList, SearchFilters } from '@cairn/core';
+import type { RouteLeg, RouteList, SearchFilters } from '@cairn/core';
 import type Database from 'better-sqlite3';
 import { allowedKeys } from './filter-sql.js';
 import { DEFAULT_FTS_QUERY_OPTIONS, planFtsQuery, renderFtsQuery } from './fts-query.js';
