@@ -14,6 +14,8 @@ const tick = () => {
     namespace: 'crash',
     id: `b${batch}-${i}`,
     text: `memory token${batch}x${i} written in batch ${batch}`,
+    // Every fourth memory has a named field: its route vector is derived state too.
+    ...(i % 4 === 0 ? { fields: { facts: `field${batch}y${i} noted in batch ${batch}` } } : {}),
   }));
   engine.ingest(items);
   process.stdout.write(`ack ${batch}\n`);

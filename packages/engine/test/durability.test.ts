@@ -80,6 +80,12 @@ describe('durability', () => {
     expect(missed).toEqual([]);
     // Nothing is stored twice: every id appears once.
     expect(new Set(got.memories.map((m) => m.id)).size).toBe(ids.length);
+    // The named fields too: every acknowledged one is stored, and after the drain each has its route vector.
+    const final = engine.stats().namespaces.crash!;
+    expect(final.fields).toBeGreaterThanOrEqual(acked.length * 50);
+    expect(final.fieldsEmbedded).toBe(final.fields);
+    const byField = await engine.search({ namespace: 'crash', query: `field${last}y8` });
+    expect(byField.hits[0]).toMatchObject({ id: `b${last}-8`, routes: ['facts'] });
   });
 
   it('recovers from a WAL cut short (a torn write): whole transactions survive, the rest is gone, nothing is half-written', async () => {
