@@ -1,6 +1,10 @@
 import { readFileSync } from 'node:fs';
 
-/** One LoCoMo turn, as ingested: id = dia_id, session = session_N, agent = the speaker, ts = the session's date. */
+/**
+ * One LoCoMo turn, as ingested exactly as the shared scorer (../shared/eval/locomo-cli.mjs) does: id = dia_id,
+ * session = session_N, agent = the speaker, ts = the session's date (every turn of a session shares it),
+ * text = "<speaker>: <text>" plus " [shares <caption>]" for a shared image.
+ */
 export interface LocomoTurn {
   id: string;
   namespace: string;
@@ -97,21 +101,22 @@ export function loadLocomo(path: string, fields: readonly LocomoField[] = []): L
       lastSessionTs.set(namespace, Math.max(lastSessionTs.get(namespace) ?? 0, base));
       type RawTurn = { speaker: string; dia_id: string; text: string; blip_caption?: string };
       const said = (t: RawTurn) =>
-        `${t.speaker}: ${t.text}${t.blip_caption ? ` [shared an image: ${t.blip_caption}]` : ''}`;
+        `${t.speaker}: ${t.text}${t.blip_caption ? ` [shares ${t.blip_caption}]` : ''}`;
       value.forEach((t: RawTurn, i: number, all: RawTurn[]) => {
         known.add(t.dia_id);
         const f: Record<string, string> = {};
         if (fields.includes('facts') && facts.has(t.dia_id)) f.facts = facts.get(t.dia_id)!.join(' ');
         if (fields.includes('next') && all[i + 1]) f.next = said(all[i + 1]!);
         if (fields.includes('previous') && all[i - 1]) f.previous = said(all[i - 1]!);
-        // Turns of a session keep their order: one second apart from the session's start.
+        // Every turn of a session has the session's date, as the shared scorer ingests them; their order is
+        // the order they are stored in.
         turns.push({
           id: t.dia_id,
           namespace,
           kind: 'turn',
           session: key,
           agent: t.speaker,
-          ts: base + i * 1000,
+          ts: base,
           text: said(t),
           ...(Object.keys(f).length > 0 ? { fields: f } : {}),
         });
