@@ -30,6 +30,7 @@ import { applyRecency, type RecencyPlan } from './apply-recency.js';
 import { explainEmpty } from './empty-reason.js';
 import { type FusedCandidate, fuseCandidates, sortFused } from './fuse-candidates.js';
 import { applyNamedAgent } from './named-agent.js';
+import { QueryVectorCache } from './query-vector-cache.js';
 import { findRecencyPeers, recencyContenders } from './recency-peers.js';
 import { DEFAULT_RELEVANCE_OPTIONS, relevanceOf } from './relevance.js';
 import { applySessionSupport } from './session-support.js';
@@ -44,6 +45,8 @@ export interface HybridRouterComponents {
   embedder: Embedder | null;
   /** Multi-route recall over memories' named fields; absent: fields are not searched. */
   routes?: RouteLeg;
+  /** Query vectors of a remote embedder, reused across searches. @defaultValue a QueryVectorCache of its defaults */
+  queryVectors?: QueryVectorCache;
   /** Defaults for every per-query option. @defaultValue DEFAULT_SEARCH_OPTIONS */
   defaults?: SearchOptions;
 }
@@ -58,9 +61,11 @@ const elapsed = (t0: number) => Math.round((performance.now() - t0) * 1000) / 10
  */
 export class HybridRouter {
   private readonly defaults: SearchOptions;
+  readonly queryVectors: QueryVectorCache;
 
   constructor(private readonly c: HybridRouterComponents) {
     this.defaults = c.defaults ?? searchDefaultsFor(c.embedder ?? null, undefined);
+    this.queryVectors = c.queryVectors ?? new QueryVectorCache();
     if (c.vector && c.embedder && c.vector.space.dimensions !== c.embedder.dimensions) {
       throw new Error(
         `embedder ${c.embedder.modelId} makes ${c.embedder.dimensions}-d vectors but the vector leg holds ${c.vector.space.id}`,
@@ -301,8 +306,7 @@ export class HybridRouter {
       const idf = this.c.lexical.termIdf(namespace, embedder.weightableTerms(query));
       return embedder.embedWeighted(query, idf);
     }
-    const [v] = await embedder.embed([query]);
-    return v!;
+    return this.queryVectors.embed(embedder, `${embedder.modelId}/${embedder.dimensions}`, query);
   }
 
   /**

@@ -4,6 +4,11 @@ export { explainEmpty } from './empty-reason.js';
 export { type FusedCandidate, fuseCandidates, relevance, rescore, sortFused } from './fuse-candidates.js';
 export { HybridRouter, type HybridRouterComponents } from './hybrid-router.js';
 export { applyNamedAgent } from './named-agent.js';
+export {
+  DEFAULT_QUERY_VECTOR_CACHE_OPTIONS,
+  QueryVectorCache,
+  type QueryVectorCacheOptions,
+} from './query-vector-cache.js';
 export { findRecencyPeers, recencyContenders } from './recency-peers.js';
 export { DEFAULT_RELEVANCE_OPTIONS, queryNames, type RelevanceOptions, relevanceOf } from './relevance.js';
 export { applySessionSupport } from './session-support.js';
