@@ -307,15 +307,17 @@ export class EmbeddingStore {
   vectorsByContentHash(space: EmbeddingSpace, hashes: readonly string[]): Map<string, Float32Array> {
     const out = new Map<string, Float32Array>();
     if (hashes.length === 0) return out;
-    // INDEXED BY: without statistics SQLite prefers the primary key's (space) prefix, which scans every
-    // vector of the space per lookup and made ingest quadratic.
+    // One vector per hash: a text stored 20,000 times (a dup storm) has 20,000 equal vectors, and reading
+    // them all on every batch made such an ingest quadratic. INDEXED BY: without statistics SQLite prefers
+    // the (space, key) index's prefix, which scans every vector of the space per lookup.
     const rows = this.db
       .prepare(
-        `SELECT content_hash AS h, vector FROM embeddings INDEXED BY embeddings_space_hash
-         WHERE space = ? AND content_hash IN (SELECT value FROM json_each(?))`,
+        `SELECT h.value AS h, (SELECT e.vector FROM embeddings e INDEXED BY embeddings_space_hash
+                              WHERE e.space = ? AND e.content_hash = h.value LIMIT 1) AS vector
+         FROM json_each(?) h`,
       )
-      .all(space.id, JSON.stringify([...new Set(hashes)])) as Array<{ h: string; vector: Buffer }>;
-    for (const r of rows) if (!out.has(r.h)) out.set(r.h, blobToVector(r.vector));
+      .all(space.id, JSON.stringify([...new Set(hashes)])) as Array<{ h: string; vector: Buffer | null }>;
+    for (const r of rows) if (r.vector) out.set(r.h, blobToVector(r.vector));
     return out;
   }
 

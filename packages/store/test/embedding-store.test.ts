@@ -180,6 +180,20 @@ describe('EmbeddingStore: reading vectors', () => {
     ).toBe(0);
   });
 
+  it('reads one vector per content hash, however many memories share it (a dup storm stays linear)', () => {
+    t.store.write(Array.from({ length: 300 }, (_, i) => mem({ id: `d${i}`, text: 'heartbeat ok' })));
+    embedAll();
+    expect(t.store.embeddings.pending(space.id, 1)).toEqual([]);
+    const h = t.store.db.prepare("SELECT content_hash FROM memories WHERE id = 'd0'").pluck().get() as string;
+    expect(t.store.db.prepare('SELECT count(*) FROM embeddings WHERE content_hash = ?').pluck().get(h)).toBe(
+      300,
+    );
+    const got = t.store.embeddings.vectorsByContentHash(space, [h, h]);
+    expect([...got.keys()]).toEqual([h]);
+    // How fast this is (one row read per hash, not 300) is measured through `cairn ingest` of a dup-storm
+    // file: bench/RESULTS.md, "Dup storm".
+  });
+
   it('reads a page of vectors by probing (space, key), never by walking the namespace', () => {
     t.store.write([
       mem({ id: 'a', text: '1' }),
