@@ -22,8 +22,6 @@ export const DEFAULT_QUERY_VECTOR_CACHE_OPTIONS: Readonly<QueryVectorCacheOption
  */
 export class QueryVectorCache {
   private readonly cache: LRUCache<string, Promise<Float32Array>>;
-  hits = 0;
-  misses = 0;
 
   constructor(opts: Partial<QueryVectorCacheOptions> = {}) {
     const o = withDefaults(DEFAULT_QUERY_VECTOR_CACHE_OPTIONS, opts);
@@ -34,11 +32,7 @@ export class QueryVectorCache {
   embed(embedder: Embedder, spaceId: string, query: string): Promise<Float32Array> {
     const key = `${spaceId}\u0000${query}`;
     const cached = this.cache.get(key);
-    if (cached) {
-      this.hits++;
-      return cached;
-    }
-    this.misses++;
+    if (cached) return cached;
     const pending = embedder.embed([query]).then((v) => v[0]!);
     this.cache.set(key, pending);
     // A failed call is not remembered: the next search asks the embedder again.
