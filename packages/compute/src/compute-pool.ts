@@ -11,12 +11,19 @@ export interface ComputePoolOptions {
   maxQueue: number;
   /** Idle threads exit after this many ms. @defaultValue 30_000 */
   idleTimeoutMs: number;
+  /**
+   * How much lower than the serving thread the pool's threads run (Linux `nice`, per thread): when an
+   * index build or a reindex's embedding and the event loop want the same core, the event loop gets it,
+   * and the background work takes what is left. 0 runs them at the same priority. @defaultValue 10
+   */
+  niceIncrement: number;
 }
 
 export const DEFAULT_COMPUTE_POOL_OPTIONS: Readonly<ComputePoolOptions> = Object.freeze({
   maxThreads: Math.max(1, availableParallelism() - 1),
   maxQueue: 1024,
   idleTimeoutMs: 30_000,
+  niceIncrement: 10,
 });
 
 /** Compiled task files, resolved through `../dist/` so they work from `src/` (tests) and `dist/` alike. */
@@ -39,6 +46,7 @@ export class ComputePool {
       maxThreads: o.maxThreads,
       maxQueue: o.maxQueue,
       idleTimeout: o.idleTimeoutMs,
+      niceIncrement: o.niceIncrement,
       execArgv: workerExecArgv(process.execArgv),
     });
   }
