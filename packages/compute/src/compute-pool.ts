@@ -14,7 +14,8 @@ export interface ComputePoolOptions {
   /**
    * How much lower than the serving thread the pool's threads run (Linux `nice`, per thread): when an
    * index build or a reindex's embedding and the event loop want the same core, the event loop gets it,
-   * and the background work takes what is left. 0 runs them at the same priority. @defaultValue 10
+   * and the background work takes what is left. 0 runs them at the same priority. Only on Linux, where
+   * `nice` is per thread (elsewhere it would lower the whole process). @defaultValue 10 on Linux, else 0
    */
   niceIncrement: number;
 }
@@ -23,7 +24,7 @@ export const DEFAULT_COMPUTE_POOL_OPTIONS: Readonly<ComputePoolOptions> = Object
   maxThreads: Math.max(1, availableParallelism() - 1),
   maxQueue: 1024,
   idleTimeoutMs: 30_000,
-  niceIncrement: 10,
+  niceIncrement: process.platform === 'linux' ? 10 : 0,
 });
 
 /** Compiled task files, resolved through `../dist/` so they work from `src/` (tests) and `dist/` alike. */

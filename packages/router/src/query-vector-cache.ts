@@ -33,7 +33,11 @@ export class QueryVectorCache {
     const key = `${spaceId}\u0000${query}`;
     const cached = this.cache.get(key);
     if (cached) return cached;
-    const pending = embedder.embed([query]).then((v) => v[0]!);
+    const pending = embedder.embed([query]).then(([v]) => {
+      // An embedder that answers nothing must not leave "no vector" cached for the next ten minutes.
+      if (!v) throw new Error(`embedder ${embedder.modelId} returned no vector for the query`);
+      return v;
+    });
     this.cache.set(key, pending);
     // A failed call is not remembered: the next search asks the embedder again.
     pending.catch(() => {

@@ -62,14 +62,27 @@ export class RouteVectors {
     // usearch's exactSearch ignores byteOffset: the dataset is a prefix view of our own buffer (offset 0),
     // and a query that is a view into a larger buffer is copied.
     const q = query.byteOffset === 0 ? query : query.slice();
-    const found = exactSearch(m.data.subarray(0, n * m.dimensions), q, m.dimensions, k, MetricKind.Cos) as {
+    // One thread: the scan is short and runs while the event loop waits, and by default usearch would
+    // start a thread per core (the host's, not a container's limit) on every call.
+    const found = exactSearch(
+      m.data.subarray(0, n * m.dimensions),
+      q,
+      m.dimensions,
+      k,
+      MetricKind.Cos,
+      1,
+    ) as {
       keys: BigUint64Array;
       distances: Float32Array;
     };
-    const rows: number[] = [];
+    const scored: Array<{ row: number; distance: number }> = [];
     for (let i = 0; i < found.keys.length; i++) {
-      if (1 - found.distances[i]! >= floor) rows.push(Number(found.keys[i]));
+      const distance = found.distances[i]!;
+      if (1 - distance >= floor) scored.push({ row: Number(found.keys[i]), distance });
     }
+    // Equal scores in key order, so a page is the same from one search to the next.
+    scored.sort((a, b) => a.distance - b.distance || m.keys[a.row]! - m.keys[b.row]!);
+    const rows = scored.map((x) => x.row);
     const alive = new Set(this.present.all(JSON.stringify(rows.map((r) => m.ids[r]))));
     const out: number[] = [];
     for (const r of rows) {

@@ -61,7 +61,9 @@ export class ExactMatrix {
     // nothing; a query that is a view into a larger buffer is copied.
     const dataset = this.data.subarray(0, n * this.dimensions);
     const q = query.byteOffset === 0 && query.length === this.dimensions ? query : query.slice();
-    const m = exactSearch(dataset, q, this.dimensions, Math.min(k, n), MetricKind.Cos) as {
+    // One thread: the scan is short (this matrix serves namespaces below the HNSW threshold and deltas),
+    // the event loop waits on it, and by default usearch starts a thread per core of the host on every call.
+    const m = exactSearch(dataset, q, this.dimensions, Math.min(k, n), MetricKind.Cos, 1) as {
       keys: BigUint64Array;
       distances: Float32Array;
     };
