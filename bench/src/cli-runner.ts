@@ -6,12 +6,13 @@ import { join, resolve } from 'node:path';
 
 export const CLI_PATH = resolve(import.meta.dirname, '../../apps/cli/dist/main.js');
 
-function cli(args: string[]): string {
+function cli(args: string[], env: NodeJS.ProcessEnv = process.env): string {
   if (!existsSync(CLI_PATH)) throw new Error(`no ${CLI_PATH}: run pnpm build first`);
   return execFileSync(process.execPath, [CLI_PATH, ...args], {
     encoding: 'utf8',
     maxBuffer: 1 << 30,
     stdio: ['ignore', 'pipe', 'pipe'],
+    env,
   });
 }
 
@@ -19,11 +20,17 @@ export function writeJsonl(path: string, rows: readonly unknown[]): void {
   writeFileSync(path, `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
 }
 
-/** `cairn ingest <file> --data-dir <dir>` in its own process. */
-export function cliIngest(memories: readonly unknown[], dataDir: string): void {
+/**
+ * `cairn ingest <file> --data-dir <dir>` in its own process; `embedder` (CAIRN_EMBEDDER) picks a new
+ * folder's space, e.g. the "old model" a reindex bench switches away from.
+ */
+export function cliIngest(memories: readonly unknown[], dataDir: string, embedder?: string): void {
   const file = join(dataDir, '..', `ingest-${process.pid}-${Date.now()}.jsonl`);
   writeJsonl(file, memories);
-  cli(['ingest', file, '--data-dir', dataDir]);
+  cli(
+    ['ingest', file, '--data-dir', dataDir],
+    embedder ? { ...process.env, CAIRN_EMBEDDER: embedder } : process.env,
+  );
 }
 
 /**

@@ -1414,7 +1414,9 @@ async function runKillScenario(
   try {
     let setup: KillRunReport['setup'] = null;
     if (scenario === 'reindex-kill') {
-      const p = new CliProcess('ingest', opts.cli, ingestArgs, env, join(logDir, 'ingest.log'), true);
+      // The corpus goes into a 768-d space (the old default), so the reindex into 384-d fills a new one.
+      const seedEnv = { ...env, CAIRN_EMBEDDER: 'hash:768' };
+      const p = new CliProcess('ingest', opts.cli, ingestArgs, seedEnv, join(logDir, 'ingest.log'), true);
       running.push(p);
       const r = await Promise.race([p.exited, expiry(RUN_TIMEOUT_MS)]);
       if (!r) p.kill('SIGKILL');

@@ -7,7 +7,7 @@
 // issue's targets), and the whole record as JSON with --json-out.
 // Usage: cd bench && npx tsc -p tsconfig.build.json && cd .. && node bench/dist/live-reindex.js
 //          [--n 100000] [--search-rate 100] [--write-rate 10] [--max-in-flight 8] [--prewarm 15]
-//          [--warmup 20] [--cooldown 30] [--window 10] [--baseline-skip 5] [--embedder hash:384]
+//          [--warmup 20] [--cooldown 30] [--window 10] [--baseline-skip 5] [--from hash:768] [--embedder hash:384]
 //          [--sample 200] [--queries 2000] [--seed 42] [--reindex-timeout 1800] [--data-dir DIR] [--keep]
 //          [--json-out PATH] [--mode embedded|distributed]
 // (pnpm bench:reindex runs the built file.) The work folder is kept, with the server's and the reindex
@@ -79,6 +79,8 @@ interface LiveReindexOptions {
    * before phase. @defaultValue 5
    */
   baselineSkip: number;
+  /** The embedder of the space the corpus is ingested into (the old model). @defaultValue 'hash:768' */
+  from: string;
   /** The embedder of the new space. @defaultValue 'hash:384' */
   embedder: string;
   /** Acknowledged writes searched by their own text at the end (all those of the reindex first). @defaultValue 200 */
@@ -112,6 +114,7 @@ const DEFAULTS: Readonly<LiveReindexOptions> = Object.freeze({
   cooldown: 30,
   window: 10,
   baselineSkip: 5,
+  from: 'hash:768',
   embedder: 'hash:384',
   sample: 200,
   queries: 2_000,
@@ -150,6 +153,7 @@ function parseOptions(argv: string[]): LiveReindexOptions {
       cooldown: { type: 'string' },
       window: { type: 'string' },
       'baseline-skip': { type: 'string' },
+      from: { type: 'string' },
       embedder: { type: 'string' },
       sample: { type: 'string' },
       queries: { type: 'string' },
@@ -182,6 +186,7 @@ function parseOptions(argv: string[]): LiveReindexOptions {
     cooldown: num('cooldown', v.cooldown, d.cooldown, 0, false),
     window: num('window', v.window, d.window, 1, false),
     baselineSkip: num('baseline-skip', v['baseline-skip'], d.baselineSkip, 0, false),
+    from: v.from ?? d.from,
     embedder: v.embedder ?? d.embedder,
     sample: num('sample', v.sample, d.sample, 0),
     queries: num('queries', v.queries, d.queries, 1),
@@ -1089,7 +1094,8 @@ async function main(): Promise<void> {
   try {
     progress(`ingesting ${int(opts.n)} memories into ${dataDir} (cairn ingest)`);
     const tIngest = now();
-    cliIngest(seed, dataDir);
+    // The old model is 768-d feature hashing (the default before 384), as in the issue: 768-d → 384-d.
+    cliIngest(seed, dataDir, opts.from);
     const ingestMs = now() - tIngest;
     progress(`  ingested in ${sec(ingestMs)} s`);
 

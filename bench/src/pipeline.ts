@@ -75,7 +75,8 @@ const RUN_DEADLINE_MS = 30 * 60_000;
 /** Workers get this long (ms) to finish active jobs when stopped; then they are killed. */
 const STOP_DEADLINE_MS = 10_000;
 /** The reindex target: another built-in hashing space, so it needs no network. */
-const REINDEX_SPEC = 'hash:384';
+/** A space other than the default (hash, 384-d), so the reindex fills a new one. */
+const REINDEX_SPEC = 'hash:768';
 /** Memories per embedder call of the embedded reindex. */
 const REINDEX_EMBED_BATCH = 512;
 /** Jobs per `addBulk` when the benchmark fills a queue itself (embed/index footprint, distributed reindex). */

@@ -154,11 +154,11 @@ describe('cairn with REDIS_URL', () => {
     expect(cairn(['ingest', corpus(200)]).code).toBe(0);
     await until(stats, (s) => s.namespaces.proj?.embedded === 200, 'first space filled');
 
-    // The worker's cache already holds every text's 768-d vector: the 384-d space must not reuse them.
-    const r = cairn(['reindex', '--embedder', 'hash:384', '--json']);
+    // The worker's cache already holds every text's 384-d vector: the 768-d space must not reuse them.
+    const r = cairn(['reindex', '--embedder', 'hash:768', '--json']);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({
-      space: 'cairn-hash-v1/384',
+      space: 'cairn-hash-v1/768',
       mode: 'distributed',
       total: 200,
       embedded: 200,
@@ -168,17 +168,17 @@ describe('cairn with REDIS_URL', () => {
     const spaces = JSON.parse(cairn(['spaces', 'list', '--json']).stdout).spaces;
     expect(spaces.map((s: { id: string; active: boolean }) => [s.id, s.active])).toEqual(
       expect.arrayContaining([
-        ['cairn-hash-v1/768', false],
-        ['cairn-hash-v1/384', true],
+        ['cairn-hash-v1/384', false],
+        ['cairn-hash-v1/768', true],
       ]),
     );
-    expect(stats()).toMatchObject({ space: 'cairn-hash-v1/384', namespaces: { proj: { embedded: 200 } } });
+    expect(stats()).toMatchObject({ space: 'cairn-hash-v1/768', namespaces: { proj: { embedded: 200 } } });
     const hits = JSON.parse(cairn(['search', 'token9q', '-n', 'proj', '--json']).stdout).hits;
     expect(hits[0]).toMatchObject({ id: 'm9', explain: { vecRank: 1 } });
 
-    const drop = cairn(['spaces', 'drop', 'cairn-hash-v1/768', '--json']);
-    expect(JSON.parse(drop.stdout)).toMatchObject({ dropped: 'cairn-hash-v1/768', vectors: 200 });
-    const active = cairn(['spaces', 'drop', 'cairn-hash-v1/384']);
+    const drop = cairn(['spaces', 'drop', 'cairn-hash-v1/384', '--json']);
+    expect(JSON.parse(drop.stdout)).toMatchObject({ dropped: 'cairn-hash-v1/384', vectors: 200 });
+    const active = cairn(['spaces', 'drop', 'cairn-hash-v1/768']);
     expect(active.code).not.toBe(0);
     expect(active.stderr).toMatch(/active/);
     expect(JSON.parse(cairn(['dead-letters', '--json']).stdout)).toEqual({ deadLetters: [] });

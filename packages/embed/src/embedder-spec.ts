@@ -33,7 +33,7 @@ export interface EmbedderSpecOptions {
   /**
    * The vector length, when already known (e.g. read from a stored embedding space). A `hash:<dims>` or
    * CAIRN_OPENAI_DIMENSIONS that disagrees is refused with DIMENSION_MISMATCH.
-   * @defaultValue undefined: hash uses 768; ollama and openai must probe (resolveEmbedder only)
+   * @defaultValue undefined: hash uses 384; ollama and openai must probe (resolveEmbedder only)
    */
   dimensions?: number;
   /** Where the CAIRN_* variables are read. @defaultValue process.env */

@@ -9,7 +9,13 @@ import {
 
 /** Options of the feature-hashing embedder. Changing any of them changes the model id. */
 export interface HashingEmbedderOptions {
-  /** Vector length; fewer dimensions mean more hash collisions (LoCoMo recall@10 of the vector leg: 0.54 at 512, 0.58 at 768). @defaultValue 768 */
+  /**
+   * Vector length; fewer dimensions mean more hash collisions. On the LoCoMo dev conversations the vector
+   * leg alone gets recall@10 0.535 at 256, 0.571 at 384 and 0.613 at 768, but the fused default is the
+   * same at all three (0.757-0.758, every category within 0.006), because the leg is a backstop (see
+   * `fusionWeight`). 384 is the smallest that keeps every category at or above 768's: half the disk,
+   * memory and graph-build time of 768 (bench/RESULTS.md, "Fewer dimensions"). @defaultValue 384
+   */
   dimensions: number;
   /** Character n-gram sizes taken from each word (with `<` `>` boundary marks). @defaultValue [3, 4] */
   ngrams: readonly number[];
@@ -22,7 +28,7 @@ export interface HashingEmbedderOptions {
 }
 
 export const DEFAULT_HASHING_OPTIONS: Readonly<HashingEmbedderOptions> = Object.freeze({
-  dimensions: 768,
+  dimensions: 384,
   ngrams: Object.freeze([3, 4]),
   wordWeight: 1,
   ngramWeight: 0.5,
@@ -58,8 +64,9 @@ export class HashingEmbedder implements TermWeightedEmbedder {
   readonly modelId: string;
   readonly dimensions: number;
   /**
-   * Unrelated texts share only hash collisions and stray n-grams: their cosine sits within about ±0.05
-   * of 0 at 768 dimensions, so 0.08 keeps shared-word matches and drops collisions.
+   * Texts with no word in common share only hash collisions, stop words and stray n-grams: on LoCoMo
+   * turns their median cosine is 0.03 at 384 dimensions (as at 768), so 0.08 drops most of them and
+   * keeps shared-word matches.
    */
   readonly similarityFloor = 0.08;
   /**

@@ -45,7 +45,7 @@ describe('parseEmbedderSpec', () => {
 
 describe('createEmbedder (no network)', () => {
   it('builds the hashing embedder with the spec or option dimensions, and refuses a disagreement', () => {
-    expect(createEmbedder('hash').dimensions).toBe(768);
+    expect(createEmbedder('hash').dimensions).toBe(384);
     expect(createEmbedder('hash:256')).toBeInstanceOf(HashingEmbedder);
     expect(createEmbedder('hash', { dimensions: 512 }).dimensions).toBe(512);
     expect(thrownBy(() => createEmbedder('hash:256', { dimensions: 768 })).code).toBe('DIMENSION_MISMATCH');

@@ -111,6 +111,9 @@ export class StageWorkerHost {
               builder: pool ? workerIndexBuilder(pool) : undefined,
               exactThreshold: opts.exactThreshold,
               waitForBuild: true,
+              // An index worker loads what its leases and searches ask for, as before; loading on writes
+              // here is not measured yet in distributed mode.
+              loadAfterWrites: Number.POSITIVE_INFINITY,
               hnsw: opts.hnsw,
               log,
             });

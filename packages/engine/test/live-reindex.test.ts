@@ -74,17 +74,17 @@ describe('live reindex in the writer', () => {
     await engine.drain();
     await engine.requestReindex('hash:128', { activate: true });
     await until('the switch', () => engine.space?.id === 'cairn-hash-v1/128');
-    const old = engine.store.embeddings.getSpace('cairn-hash-v1/768')!;
+    const old = engine.store.embeddings.getSpace('cairn-hash-v1/384')!;
     expect(old.currentUntil).toBeGreaterThan(Date.now() + 3_000_000);
     // Writes after the switch get vectors in the old space too.
     engine.ingest(corpus(300, 2_000));
     await until(
       'dual writes',
-      () => complete(engine, 'cairn-hash-v1/768') && complete(engine, 'cairn-hash-v1/128'),
+      () => complete(engine, 'cairn-hash-v1/384') && complete(engine, 'cairn-hash-v1/128'),
     );
     // Back, with no force: the old space lacks nothing.
-    engine.activateSpace('cairn-hash-v1/768');
-    expect(engine.space?.id).toBe('cairn-hash-v1/768');
+    engine.activateSpace('cairn-hash-v1/384');
+    expect(engine.space?.id).toBe('cairn-hash-v1/384');
     const r = await engine.search({ namespace: 'acme', query: 'note 2001 about the', k: 3, explain: 'full' });
     expect(r.degraded).toEqual([]);
     expect(r.hits[0]).toMatchObject({ id: 'm2001' });
@@ -102,11 +102,11 @@ describe('live reindex in the writer', () => {
     engine.ingest(corpus(10, 1_000));
     await engine.drain();
     await new Promise((r) => setTimeout(r, 200));
-    expect(engine.store.embeddings.progress('cairn-hash-v1/768')).toMatchObject({
+    expect(engine.store.embeddings.progress('cairn-hash-v1/384')).toMatchObject({
       total: 1_010,
       embedded: 1_000,
     });
-    expect(() => engine.activateSpace('cairn-hash-v1/768')).toThrow(/incomplete/);
+    expect(() => engine.activateSpace('cairn-hash-v1/384')).toThrow(/incomplete/);
     expect(engine.space?.id).toBe('cairn-hash-v1/128');
   }, 60_000);
 
@@ -116,7 +116,7 @@ describe('live reindex in the writer', () => {
     await engine.drain();
     await engine.requestReindex('hash:128', { activate: false });
     await until('the build to wait', () => engine.build?.phase === 'waiting');
-    expect(engine.space?.id).toBe('cairn-hash-v1/768');
+    expect(engine.space?.id).toBe('cairn-hash-v1/384');
     await engine.requestReindex('hash:128', { activate: true });
     await until('the switch', () => engine.space?.id === 'cairn-hash-v1/128', 20_000);
   }, 60_000);

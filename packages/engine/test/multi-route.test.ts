@@ -79,8 +79,10 @@ describe('multi-route recall (named fields)', () => {
       query: 'kubernetes autoscaler',
       weights: { lexical: 0 },
     });
-    expect(r.hits[0]?.id).toBe('m');
-    expect(r.hits[0]?.routes).toEqual(['summary']);
+    // (Hash collisions may bring the unrelated memory in by its own text; it never comes by a route.)
+    const m = r.hits.find((h) => h.id === 'm');
+    expect(m?.routes).toEqual(['summary']);
+    expect(r.hits.find((h) => h.id === 'n')?.routes ?? ['text']).toEqual(['text']);
   });
 
   it('follows a rewritten field, a removed one and a deleted memory', async () => {

@@ -57,7 +57,7 @@ describe('a reindex into a failing embedder', () => {
     const during = engine.store.embeddings.progress(OLLAMA_SPACE);
     expect(during.embedded).toBeGreaterThan(0);
     expect(during.embedded).toBeLessThan(1_200);
-    expect(engine.space?.id).toBe('cairn-hash-v1/768');
+    expect(engine.space?.id).toBe('cairn-hash-v1/384');
     // Searches keep their vector leg from the active space meanwhile.
     expect((await engine.search({ namespace: 'acme', query: 'billing ticket T1' })).degraded).toEqual([]);
     await fake.setMode('up');
@@ -95,7 +95,7 @@ describe('a reindex into a failing embedder', () => {
     await engine.drain();
     await engine.requestReindex('ollama:nomic-embed-text', { activate: true });
     await until('the refusal', () => /failed for 30 of 1200/.test(engine.build?.lastError ?? ''));
-    expect(engine.space?.id).toBe('cairn-hash-v1/768');
+    expect(engine.space?.id).toBe('cairn-hash-v1/384');
     const view = engine.listSpaces().find((s) => s.id === OLLAMA_SPACE)!;
     expect(view.progress).toMatchObject({ total: 1_200, embedded: 1_170, failed: 30 });
     expect(view.active).toBe(false);
@@ -107,7 +107,7 @@ describe('a reindex into a failing embedder', () => {
     // Asking by hand is refused the same way, by name; forcing it is the operator's call.
     expect(() => engine.activateSpace(OLLAMA_SPACE)).toThrow(/failed for 30 of 1200/);
     expect((await engine.search({ namespace: 'acme', query: 'billing ticket' })).explain.space).toBe(
-      'cairn-hash-v1/768',
+      'cairn-hash-v1/384',
     );
     engine.activateSpace(OLLAMA_SPACE, { force: true });
     await until('the forced switch', () => engine.space?.id === OLLAMA_SPACE);

@@ -58,14 +58,14 @@ describe('/v1/spaces', () => {
       ['GET', '/v1/spaces', undefined],
       ['POST', '/v1/spaces/reindex', { embedder: 'hash:128' }],
       ['POST', '/v1/spaces/activate', { space: 'cairn-hash-v1/128' }],
-      ['POST', '/v1/spaces/drop', { space: 'cairn-hash-v1/768' }],
+      ['POST', '/v1/spaces/drop', { space: 'cairn-hash-v1/384' }],
     ] as const) {
       const r = await call(method, path, TENANT, body);
       expect(r.status, path).toBe(403);
       expect(r.body.error).toMatchObject({ code: 'FORBIDDEN_NAMESPACE', field: 'authorization' });
     }
     const spaces = await call('GET', '/v1/spaces', ADMIN);
-    expect(spaces.body.spaces.map((s: { id: string }) => s.id)).toEqual(['cairn-hash-v1/768']);
+    expect(spaces.body.spaces.map((s: { id: string }) => s.id)).toEqual(['cairn-hash-v1/384']);
   });
 
   it('refuses bad requests by name and loses nothing', async () => {
@@ -78,7 +78,7 @@ describe('/v1/spaces', () => {
     const noSuch = await call('POST', '/v1/spaces/activate', ADMIN, { space: 'cairn-hash-v1/999' });
     expect(noSuch.status).toBe(404);
     expect(noSuch.body.error).toMatchObject({ code: 'NOT_FOUND', field: 'space' });
-    const active = await call('POST', '/v1/spaces/drop', ADMIN, { space: 'cairn-hash-v1/768' });
+    const active = await call('POST', '/v1/spaces/drop', ADMIN, { space: 'cairn-hash-v1/384' });
     expect(active.status).toBe(400);
     expect((await call('GET', '/v1/spaces', ADMIN)).body.spaces).toHaveLength(1);
   });
@@ -125,11 +125,11 @@ describe('/v1/spaces', () => {
     expect(stats.body.space).toBe('cairn-hash-v1/128');
     expect(stats.body.namespaces.acme).toMatchObject({ stored: 1_000 + i, embedded: 1_000 + i, pending: 0 });
 
-    const dropped = await call('POST', '/v1/spaces/drop', ADMIN, { space: 'cairn-hash-v1/768' });
+    const dropped = await call('POST', '/v1/spaces/drop', ADMIN, { space: 'cairn-hash-v1/384' });
     expect(dropped.status).toBe(200);
-    expect(dropped.body.dropped).toBe('cairn-hash-v1/768');
+    expect(dropped.body.dropped).toBe('cairn-hash-v1/384');
     expect(dropped.body.vectors).toBeGreaterThanOrEqual(3_000);
-    expect(readdirSync(join(dir, 'vectors')).some((d) => d.startsWith('cairn-hash-v1_768'))).toBe(false);
+    expect(readdirSync(join(dir, 'vectors')).some((d) => d.startsWith('cairn-hash-v1_384'))).toBe(false);
     const after = await call('GET', '/v1/spaces', ADMIN);
     expect(after.body.spaces.map((s: { id: string }) => s.id)).toEqual(['cairn-hash-v1/128']);
   }, 60_000);

@@ -124,6 +124,27 @@ describe('VectorIndexManager: exact mode', () => {
     });
   });
 
+  it('a writer loads (or builds) a namespace once loadAfterWrites vectors arrive for it unloaded', async () => {
+    // The bulk-ingest path: batches are applied to a namespace nobody has searched yet.
+    const m = fx.manager({ exactThreshold: 10, mergeThreshold: 8, loadAfterWrites: 8 });
+    const first = fx.add('bulk', randomUnitVectors(7, DIMS, 70));
+    m.apply(first.stored);
+    expect(m.status('bulk').state).toBe('unloaded');
+    const second = fx.add('bulk', randomUnitVectors(20, DIMS, 71), () => ({}), 'b');
+    m.apply(second.stored);
+    // 27 stored, over exactThreshold: the graph is built in the background from SQLite, no search needed.
+    await m.flush();
+    expect(fx.builder.builds).toBeGreaterThanOrEqual(1);
+    expect(m.status('bulk')).toEqual({ state: 'hnsw', size: 27 });
+    expect(indexFiles().some((f) => f.endsWith('.usearch'))).toBe(true);
+    // A reader never does this (it writes no file), nor does a writer told not to.
+    const other = fx.add('other', randomUnitVectors(20, DIMS, 72));
+    fx.manager({ role: 'reader', loadAfterWrites: 8 }).apply(other.stored);
+    const lazy = fx.manager({ exactThreshold: 10, loadAfterWrites: Number.POSITIVE_INFINITY });
+    lazy.apply(other.stored);
+    expect(lazy.status('other').state).toBe('unloaded');
+  });
+
   it('returns stored vectors for keys of one namespace', () => {
     const vectors = randomUnitVectors(3, DIMS, 8);
     const { keys } = fx.add('ns', vectors);
