@@ -275,7 +275,7 @@ export function buildProgram(): Command {
     .command('spaces')
     .description('list embedding spaces, or activate / drop one')
     .argument('[action]', 'list (default), activate or drop')
-    .argument('[id]', 'the space id, e.g. cairn-hash-v1/768')
+    .argument('[id]', 'the space id, e.g. cairn-hash-v1/384')
     .option('--force', 'activate even if the space still lacks vectors')
     .addOption(dataDir())
     .option('--api <url>', 'manage the spaces of a running Cairn HTTP API (default: $CAIRN_API_URL)')
