@@ -107,6 +107,41 @@ describe('cairn ingest', () => {
     expect(stats.namespaces.proj).toMatchObject({ stored: 3, embedded: 3, pending: 0, failed: 0 });
   });
 
+  it('takes facts by slot and key, as the HTTP API and MCP do: the same key again replaces the value', () => {
+    const p = file('facts.jsonl', [
+      { namespace: 'proj', slot: 'build', key: 'test-command', text: 'npm test' },
+      { namespace: 'proj', slot: 'user:home', key: 'city', text: 'Lisbon' },
+      { namespace: 'proj', slot: 'user', key: 'home:city', text: 'Porto' },
+      { namespace: 'proj', slot: 'build', key: 'test-command', text: 'pnpm test:all' },
+      { namespace: 'proj', slot: 'build', text: 'half a fact' },
+      { namespace: 'proj', slot: 'build', key: 'lint', id: 'mine', text: 'an id beside slot/key' },
+    ]);
+    const r = cairn(['ingest', p, '--json']);
+    expect(r.code).toBe(3);
+    const summary = JSON.parse(r.stdout);
+    expect(summary).toMatchObject({ read: 6, stored: 3, updated: 1, rejected: 2 });
+    expect(summary.errors).toMatchObject([
+      { line: 5, field: 'key' },
+      { line: 6, field: 'id' },
+    ]);
+    const got = JSON.parse(
+      cairn([
+        'get',
+        'fact:build:test-command',
+        'fact::9:user:home:city',
+        'fact:user:home:city',
+        '-n',
+        'proj',
+        '--json',
+      ]).stdout,
+    );
+    expect(got.memories.map((m: { text: string; kind: string }) => [m.text, m.kind])).toEqual([
+      ['pnpm test:all', 'fact'],
+      ['Lisbon', 'fact'],
+      ['Porto', 'fact'],
+    ]);
+  });
+
   it('fails with a clear error when the file does not exist', () => {
     const r = cairn(['ingest', join(dir, 'missing.jsonl')]);
     expect(r.code).toBe(2);

@@ -171,6 +171,21 @@ describe('writes', () => {
       text: 'the user prefers helix now',
       meta: { slot: 'prefs', key: 'editor' },
     });
+
+    // A colon in the slot or the key never makes two facts one: each keeps its own value.
+    const home = await call('POST', '/v1/memories', {
+      namespace: 'team/alpha',
+      memories: [
+        { slot: 'user:home', key: 'city', text: 'Lisbon' },
+        { slot: 'user', key: 'home:city', text: 'Porto' },
+      ],
+    });
+    expect(home.body.items.map((i: { status: string }) => i.status)).toEqual(['stored', 'stored']);
+    const both = await call('POST', '/v1/memories/get', {
+      namespace: 'team/alpha',
+      ids: home.body.items.map((i: { id: string }) => i.id),
+    });
+    expect(both.body.memories.map((m: { text: string }) => m.text)).toEqual(['Lisbon', 'Porto']);
   });
 
   it('stores named fields, returns them with the record, and search names the route that found a memory', async () => {

@@ -10,7 +10,6 @@ import {
   type GetResponse,
   type IndexEntry,
   type MemoryApi,
-  type MemoryWrite,
   type SearchHitOut,
   SearchRequestSchema,
   type SearchResponseOut,
@@ -24,6 +23,7 @@ import {
   type WriteResponse,
 } from '@cairn/api-contract';
 import {
+  asFactMemory,
   CairnError,
   type ExplainLevel,
   isCairnError,
@@ -66,26 +66,6 @@ export interface MemoryServiceOptions {
 }
 
 const BatchEnvelopeSchema = z.strictObject({ queries: z.array(z.unknown()).min(1) });
-
-/** Facts are addressed by (slot, key): the id is derived, so writing the same key again replaces it. */
-function factToMemory(m: MemoryWrite, index: number): Omit<MemoryWrite, 'slot' | 'key'> {
-  const { slot, key, ...rest } = m;
-  if (slot === undefined && key === undefined) return rest;
-  if (slot === undefined || key === undefined)
-    throw new CairnError('INVALID_INPUT', 'a fact needs both slot and key', {
-      field: `memories.${index}.${slot === undefined ? 'slot' : 'key'}`,
-    });
-  if (rest.id !== undefined)
-    throw new CairnError('INVALID_INPUT', 'give either id or slot/key: a fact’s id is derived from them', {
-      field: `memories.${index}.id`,
-    });
-  return {
-    ...rest,
-    id: `fact:${slot}:${key}`,
-    kind: rest.kind ?? 'fact',
-    meta: { ...rest.meta, slot, key },
-  };
-}
 
 /**
  * The operations of the HTTP API and the MCP server, over one engine: validation against the API's
@@ -154,7 +134,8 @@ export class MemoryService {
           field: field ? `${field}.namespace` : 'namespace',
         });
       access.assert(namespace, field ? `${field}.namespace` : 'namespace');
-      const memory = { ...factToMemory(m, i), namespace };
+      // Facts are addressed by (slot, key): the id is derived (one-to-one), so the same key again replaces it.
+      const memory = { ...asFactMemory(m, `memories.${i}`), namespace };
       try {
         normalizeMemory(memory, now);
       } catch (err) {

@@ -1,3 +1,4 @@
+import { asFactMemory, type FactFields, isCairnError } from '@cairn/core';
 import { CaptureProducer } from '@cairn/pipeline';
 import { SingleBar } from 'cli-progress';
 import type { CliEnv } from '../env.js';
@@ -35,6 +36,13 @@ export interface IngestSummary {
   perSecond: number;
   /** Reading and storing alone; the rest of `seconds` waited for vectors and index files. */
   storedSeconds: number;
+}
+
+/** A line naming `slot` and `key` is a fact, as in the HTTP API and MCP: its id is derived from them. */
+function asFact(value: unknown): unknown {
+  return value && typeof value === 'object' && !Array.isArray(value)
+    ? asFactMemory(value as FactFields)
+    : value;
 }
 
 /** Files above this size get a progress bar. */
@@ -107,7 +115,14 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
     })) {
       summary.read++;
       if (l.error !== undefined) reject(l.line, 'INVALID_INPUT', l.error);
-      else batch.push({ line: l.line, value: l.value });
+      else {
+        try {
+          batch.push({ line: l.line, value: asFact(l.value) });
+        } catch (err) {
+          if (!isCairnError(err)) throw err;
+          reject(l.line, err.code, err.message, err.data.field);
+        }
+      }
       if (batch.length >= batchSize) await flush();
     }
     await flush();

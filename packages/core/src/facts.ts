@@ -1,0 +1,60 @@
+import { CairnError } from './errors.js';
+
+/**
+ * The id of the fact `(slot, key)`, so that writing the same slot and key again replaces the fact.
+ *
+ * It must be one-to-one: `fact:<slot>:<key>` alone is not, since (`user:home`, `city`) and (`user`,
+ * `home:city`) both give `fact:user:home:city`, and the second write silently replaced the first. A slot
+ * without a colon keeps that form (the first colon after the prefix ends the slot), so facts stored
+ * before keep their ids. A slot with a colon is written length-first, `fact::<length>:<slot>:<key>`:
+ * the empty slot the double colon stands for is never valid, so the two forms never meet. At most 202
+ * characters for a 64-character slot and a 128-character key.
+ */
+export function factId(slot: string, key: string): string {
+  return slot.includes(':') ? `fact::${slot.length}:${slot}:${key}` : `fact:${slot}:${key}`;
+}
+
+/** What a fact may carry besides its text: the fields {@link asFactMemory} reads and writes. */
+export interface FactFields {
+  slot?: unknown;
+  key?: unknown;
+  id?: unknown;
+  kind?: unknown;
+  meta?: unknown;
+}
+
+/**
+ * Turns a memory that names a `slot` and `key` into a plain memory: the id is derived from them
+ * ({@link factId}), the kind defaults to `fact`, and `meta` records both. A memory without either is
+ * returned without them, unchanged. `field` prefixes the field an error names (`memories.3`, or `''`).
+ * Lengths and types are left to the memory's own validation, except that slot and key must be strings.
+ */
+export function asFactMemory<T extends FactFields>(m: T, field = ''): Omit<T, 'slot' | 'key'> {
+  const { slot, key, ...rest } = m;
+  const at = (name: string) => (field ? `${field}.${name}` : name);
+  if (slot === undefined && key === undefined) return rest;
+  if (slot === undefined || key === undefined)
+    throw new CairnError('INVALID_INPUT', 'a fact needs both slot and key', {
+      field: at(slot === undefined ? 'slot' : 'key'),
+    });
+  for (const [name, v] of [
+    ['slot', slot],
+    ['key', key],
+  ] as const) {
+    if (typeof v !== 'string' || v.trim() === '')
+      throw new CairnError('INVALID_INPUT', `a fact's ${name} must be a non-empty string`, {
+        field: at(name),
+      });
+  }
+  if (rest.id !== undefined)
+    throw new CairnError('INVALID_INPUT', 'give either id or slot/key: a fact’s id is derived from them', {
+      field: at('id'),
+    });
+  const meta = rest.meta && typeof rest.meta === 'object' ? (rest.meta as Record<string, unknown>) : {};
+  return {
+    ...rest,
+    id: factId(slot as string, key as string),
+    kind: rest.kind ?? 'fact',
+    meta: { ...meta, slot, key },
+  };
+}
