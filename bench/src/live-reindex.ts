@@ -1168,7 +1168,7 @@ async function main(): Promise<void> {
     monitor.reindexPid = reindex.run.pid;
     // The new space's id is only printed at the end; a hash space's id is known from its spec.
     const hash = /^hash(?::(\d+))?$/.exec(opts.embedder);
-    monitor.newSpace = hash ? `cairn-hash-v1/${hash[1] ?? '768'}` : null;
+    monitor.newSpace = hash ? `cairn-hash-v1/${hash[1] ?? '384'}` : null;
     const finished = await Promise.race([reindex.done, expiry(opts.reindexTimeout * 1000)]);
     if (finished === null) {
       reindex.child.kill('SIGKILL');

@@ -74,8 +74,7 @@ const POLL_MS = 250;
 const RUN_DEADLINE_MS = 30 * 60_000;
 /** Workers get this long (ms) to finish active jobs when stopped; then they are killed. */
 const STOP_DEADLINE_MS = 10_000;
-/** The reindex target: another built-in hashing space, so it needs no network. */
-/** A space other than the default (hash, 384-d), so the reindex fills a new one. */
+/** The reindex target: another built-in hashing space than the default (384-d), so it needs no network. */
 const REINDEX_SPEC = 'hash:768';
 /** Memories per embedder call of the embedded reindex. */
 const REINDEX_EMBED_BATCH = 512;
@@ -839,7 +838,7 @@ function report(
   out.push(
     `- **Date:** ${env.date.slice(0, 10)} · **Revision:** ${env.revision} · **Command:** \`${env.command}\``,
     `- **Machine:** ${env.machine.cpu}, ${env.machine.cores} cores, ${env.machine.memoryGiB} GiB, ${env.machine.platform}, Node ${env.machine.node}, Redis ${env.machine.redis} (private, appendonly yes, appendfsync everysec)`,
-    `- Built-in hashing embedder (768-d); synthetic corpus (seed ${opts.seed}) over ${corpus.namespaces.length} namespaces, ` +
+    `- Built-in hashing embedder (384-d); synthetic corpus (seed ${opts.seed}) over ${corpus.namespaces.length} namespaces, ` +
       `${corpus.shardSpread.join('/')} per index shard (${SHARDS} shards); mean memory ${int(corpus.jsonBytes)} bytes of JSON; batches of ${int(opts.batch)}.`,
     '- Embedded: one `CairnEngine`, namespaces loaded, `ingest` per batch, then `pipeline.drain()`. Distributed: a fresh data folder and queue prefix per run, ' +
       `worker processes running StageWorkerHost with capture + embed + index (default concurrency, locks and leases; persist every ${PERSIST_INTERVAL_MS / 1000} s), ` +

@@ -1,4 +1,4 @@
-import { NamespaceSchema } from '@cairn/core';
+import { FACT_LIMITS, NamespaceSchema } from '@cairn/core';
 import { z } from 'zod';
 
 const timeLike = z.union([z.number(), z.string()]).describe('ISO-8601 or epoch ms');
@@ -28,8 +28,18 @@ export const MemoryWriteSchema = z
       .describe(
         'named fields (≤ 8; names like facts, user, next_turn): each is searched as a route of its own',
       ),
-    slot: z.string().min(1).max(64).optional().describe('fact slot, e.g. "user.preferences"'),
-    key: z.string().min(1).max(128).optional().describe('fact key within the slot; needs slot'),
+    slot: z
+      .string()
+      .min(1)
+      .max(FACT_LIMITS.maxSlotChars)
+      .optional()
+      .describe('fact slot, e.g. "user.preferences"'),
+    key: z
+      .string()
+      .min(1)
+      .max(FACT_LIMITS.maxKeyChars)
+      .optional()
+      .describe('fact key within the slot; needs slot'),
   })
   .meta({ id: 'MemoryWrite' });
 

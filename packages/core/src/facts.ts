@@ -14,6 +14,14 @@ export function factId(slot: string, key: string): string {
   return slot.includes(':') ? `fact::${slot.length}:${slot}:${key}` : `fact:${slot}:${key}`;
 }
 
+/** How long a fact's slot and key may be, on every face (the HTTP schema, MCP, `cairn ingest`). */
+export const FACT_LIMITS = Object.freeze({
+  /** @defaultValue 64 */
+  maxSlotChars: 64,
+  /** @defaultValue 128 */
+  maxKeyChars: 128,
+});
+
 /** What a fact may carry besides its text: the fields {@link asFactMemory} reads and writes. */
 export interface FactFields {
   slot?: unknown;
@@ -27,7 +35,7 @@ export interface FactFields {
  * Turns a memory that names a `slot` and `key` into a plain memory: the id is derived from them
  * ({@link factId}), the kind defaults to `fact`, and `meta` records both. A memory without either is
  * returned without them, unchanged. `field` prefixes the field an error names (`memories.3`, or `''`).
- * Lengths and types are left to the memory's own validation, except that slot and key must be strings.
+ * Slot and key are checked here (strings within FACT_LIMITS), the rest by the memory's own validation.
  */
 export function asFactMemory<T extends FactFields>(m: T, field = ''): Omit<T, 'slot' | 'key'> {
   const { slot, key, ...rest } = m;
@@ -37,12 +45,16 @@ export function asFactMemory<T extends FactFields>(m: T, field = ''): Omit<T, 's
     throw new CairnError('INVALID_INPUT', 'a fact needs both slot and key', {
       field: at(slot === undefined ? 'slot' : 'key'),
     });
-  for (const [name, v] of [
-    ['slot', slot],
-    ['key', key],
+  for (const [name, v, max] of [
+    ['slot', slot, FACT_LIMITS.maxSlotChars],
+    ['key', key, FACT_LIMITS.maxKeyChars],
   ] as const) {
     if (typeof v !== 'string' || v.trim() === '')
       throw new CairnError('INVALID_INPUT', `a fact's ${name} must be a non-empty string`, {
+        field: at(name),
+      });
+    if (v.length > max)
+      throw new CairnError('INVALID_INPUT', `a fact's ${name} must be at most ${max} characters`, {
         field: at(name),
       });
   }
@@ -50,7 +62,12 @@ export function asFactMemory<T extends FactFields>(m: T, field = ''): Omit<T, 's
     throw new CairnError('INVALID_INPUT', 'give either id or slot/key: a fact’s id is derived from them', {
       field: at('id'),
     });
-  const meta = rest.meta && typeof rest.meta === 'object' ? (rest.meta as Record<string, unknown>) : {};
+  if (
+    rest.meta !== undefined &&
+    (rest.meta === null || typeof rest.meta !== 'object' || Array.isArray(rest.meta))
+  )
+    throw new CairnError('INVALID_INPUT', 'meta must be an object', { field: at('meta') });
+  const meta = (rest.meta ?? {}) as Record<string, unknown>;
   return {
     ...rest,
     id: factId(slot as string, key as string),

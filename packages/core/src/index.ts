@@ -17,7 +17,7 @@ export {
   type TermWeightedEmbedder,
 } from './embedder.js';
 export { CairnError, CairnErrorCode, type CairnErrorData, isCairnError } from './errors.js';
-export { asFactMemory, type FactFields, factId } from './facts.js';
+export { asFactMemory, FACT_LIMITS, type FactFields, factId } from './facts.js';
 export type {
   KeyedMemory,
   LexicalCandidate,

@@ -52,5 +52,9 @@ describe('asFactMemory', () => {
     expect(thrown(() => asFactMemory({ slot: 'a', key: 'b', id: 'c' })).data.field).toBe('id');
     expect(thrown(() => asFactMemory({ slot: 7, key: 'b' })).data.field).toBe('slot');
     expect(thrown(() => asFactMemory({ slot: 'a', key: ' ' })).code).toBe('INVALID_INPUT');
+    expect(thrown(() => asFactMemory({ slot: 's'.repeat(65), key: 'k' })).data.field).toBe('slot');
+    expect(thrown(() => asFactMemory({ slot: 's', key: 'k'.repeat(129) })).data.field).toBe('key');
+    expect(thrown(() => asFactMemory({ slot: 's', key: 'k', meta: 'x' })).data.field).toBe('meta');
+    expect(thrown(() => asFactMemory({ slot: 's', key: 'k', meta: [1] })).data.field).toBe('meta');
   });
 });

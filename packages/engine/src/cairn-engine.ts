@@ -435,6 +435,8 @@ export class CairnEngine {
   /** Serves a space this process just built and activated, from its already loaded indexes. */
   private adopt(space: SpaceInfo, embedder: Embedder, vectors: VectorIndexManager): void {
     const old = this.serving;
+    // Built with loading on writes off (see spaceIndexes); serving, the writer loads on writes again.
+    vectors.setLoadAfterWrites();
     this.serving = this.serve(embedder, space, vectors);
     this.pipeline.retarget(embedder, space);
     this.log('info', 'serving the embedding space this process built', { from: old.space?.id, to: space.id });

@@ -269,7 +269,7 @@ describe('writes', () => {
         undefined,
         400,
         'INVALID_INPUT',
-        'memories.0.key',
+        'key',
       ],
       ['no namespace', { text: 'x' }, undefined, 400, 'INVALID_INPUT', 'namespace'],
       ['bad namespace', { namespace: '../etc', text: 'x' }, undefined, 400, 'INVALID_INPUT'],

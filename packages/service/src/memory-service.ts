@@ -134,10 +134,11 @@ export class MemoryService {
           field: field ? `${field}.namespace` : 'namespace',
         });
       access.assert(namespace, field ? `${field}.namespace` : 'namespace');
-      // Facts are addressed by (slot, key): the id is derived (one-to-one), so the same key again replaces it.
-      const memory = { ...asFactMemory(m, `memories.${i}`), namespace };
       try {
+        // Facts are addressed by (slot, key): the id is derived (one-to-one), so the same key replaces it.
+        const memory = { ...asFactMemory(m), namespace };
         normalizeMemory(memory, now);
+        return memory;
       } catch (err) {
         if (isCairnError(err) && field)
           throw new CairnError(err.code, `${field}: ${err.message}`, {
@@ -146,7 +147,6 @@ export class MemoryService {
           });
         throw err;
       }
-      return memory;
     });
     if (this.producer) {
       const r = await this.producer.enqueue(memories, now, wait);

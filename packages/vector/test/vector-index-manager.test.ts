@@ -137,6 +137,10 @@ describe('VectorIndexManager: exact mode', () => {
     expect(fx.builder.builds).toBeGreaterThanOrEqual(1);
     expect(m.status('bulk')).toEqual({ state: 'hnsw', size: 27 });
     expect(indexFiles().some((f) => f.endsWith('.usearch'))).toBe(true);
+    // A namespace small enough for exact search stays lazy: nothing to build, and nobody may search it.
+    const small = fx.add('small', randomUnitVectors(9, DIMS, 73));
+    m.apply(small.stored);
+    expect(m.status('small').state).toBe('unloaded');
     // A reader never does this (it writes no file), nor does a writer told not to.
     const other = fx.add('other', randomUnitVectors(20, DIMS, 72));
     fx.manager({ role: 'reader', loadAfterWrites: 8 }).apply(other.stored);

@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache';
 import type { VectorCache } from '../embed-stage.js';
 
 export interface EmbeddingCacheOptions {
-  /** Vectors kept; at 768-d float32 that is 3 KiB each, so 50k ≈ 150 MiB. @defaultValue 50_000 */
+  /** Vectors kept; at 384-d float32 (the built-in default) that is 1.5 KiB each, so 50k ≈ 75 MiB; 768-d doubles it. @defaultValue 50_000 */
   maxEntries: number;
   /** A vector is forgotten this long after it was stored (ms). @defaultValue 3_600_000 */
   ttlMs: number;
