@@ -1,4 +1,4 @@
-import { CairnError } from '@cairn/core';
+import { CairnError, factId } from '@cairn/core';
 import type Database from 'better-sqlite3';
 import { scopeText } from './facet-tokens.js';
 
@@ -309,6 +309,37 @@ export const MIGRATIONS: readonly Migration[] = [
         -- memory_routes.id up to which every route has been embedded in the space
         ALTER TABLE embedding_spaces ADD COLUMN route_cursor INTEGER NOT NULL DEFAULT 0;
       `);
+    },
+  },
+  {
+    version: 11,
+    description: 'facts whose slot holds a colon take the one-to-one id of factId',
+    up(db) {
+      // `fact:<slot>:<key>` made (user:home, city) and (user, home:city) one fact. Writes now derive
+      // `fact::<length>:<slot>:<key>` for a slot with a colon; a fact stored before under the old form
+      // would otherwise never be replaced again, and live on beside its successor. Only ids that are
+      // exactly the old derivation of their own meta are renamed, never onto an id already taken.
+      const rows = db
+        .prepare(
+          `SELECT key, namespace, id, json_extract(meta, '$.slot') AS slot, json_extract(meta, '$.key') AS k
+           FROM memories WHERE id LIKE 'fact:%' AND instr(json_extract(meta, '$.slot'), ':') > 0`,
+        )
+        .all() as Array<{ key: number; namespace: string; id: string; slot: unknown; k: unknown }>;
+      if (rows.length === 0) return;
+      const taken = db.prepare('SELECT 1 FROM memories WHERE namespace = ? AND id = ?');
+      const nextMeta = db.prepare('SELECT coalesce(max(meta_seq), 0) + 1 FROM memories').pluck();
+      const rename = db.prepare('UPDATE memories SET id = ?, meta_seq = ? WHERE key = ?');
+      const follow = db.prepare(
+        'UPDATE memories SET superseded_by = ?, meta_seq = ? WHERE namespace = ? AND superseded_by = ?',
+      );
+      for (const r of rows) {
+        if (typeof r.slot !== 'string' || typeof r.k !== 'string' || r.id !== `fact:${r.slot}:${r.k}`)
+          continue;
+        const id = factId(r.slot, r.k);
+        if (taken.get(r.namespace, id)) continue;
+        rename.run(id, nextMeta.get(), r.key);
+        follow.run(id, nextMeta.get(), r.namespace, r.id);
+      }
     },
   },
 ];

@@ -171,6 +171,34 @@ describe('migration 2: filter facets in the FTS scope column', () => {
   });
 });
 
+describe('migration 11: fact ids', () => {
+  it('renames a fact stored under the old id form of a slot with a colon, and nothing else', () => {
+    const path = join(dir, 'v10.db');
+    const v10 = new Database(path);
+    migrate(
+      v10,
+      MIGRATIONS.filter((m) => m.version <= 10),
+    );
+    const insert = v10.prepare(
+      `INSERT INTO memories (namespace, id, kind, title, text, parts, scope, session, agent, ts, tags, meta,
+         importance, content_hash, fingerprint, created_at, updated_at, change_seq)
+       VALUES ('ns', ?, 'fact', NULL, ?, '', 'ns0000000000000000', NULL, NULL, 0, '[]', ?, 0.5, ?, 'f', 0, 0, ?)`,
+    );
+    insert.run('fact:user:home:city', 'Lisbon', '{"slot":"user:home","key":"city"}', 'h1', 1);
+    insert.run('fact:prefs:editor', 'vim', '{"slot":"prefs","key":"editor"}', 'h2', 2);
+    // Its id is not the old derivation of its meta: a caller's own id, left alone.
+    insert.run('fact:mine', 'own id', '{"slot":"a:b","key":"c"}', 'h3', 3);
+    v10.close();
+    const store = new MemoryStore({ path });
+    try {
+      const ids = store.db.prepare('SELECT id FROM memories ORDER BY key').pluck().all();
+      expect(ids).toEqual(['fact::9:user:home:city', 'fact:prefs:editor', 'fact:mine']);
+    } finally {
+      store.close();
+    }
+  });
+});
+
 describe('several processes opening a fresh folder at once', () => {
   it('migrate it once between them: none runs a migration another already ran', async () => {
     const path = join(dir, 'fresh.db');
