@@ -87,6 +87,10 @@ export const SearchResponseSchema = z
     degraded: z.array(z.enum(['lexical', 'vector'])),
     degradedReasons: z.record(z.string(), z.string()),
     empty: EmptyReasonSchema.optional(),
+    listing: z
+      .object({ offset: z.number().int() })
+      .optional()
+      .describe('a blank query with filters: the memories passing them, newest first from offset, unranked'),
     relevance: SearchRelevanceSchema.optional(),
     tokens: TokenUsageSchema,
     trace: z.unknown().optional().describe("explain: 'full' only: the settings and every fused candidate"),

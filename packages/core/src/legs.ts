@@ -148,6 +148,11 @@ export interface MemorySource {
    */
   hasMatching(namespace: string, filters: SearchFilters): boolean;
   /**
+   * The live memories of the namespace passing `filters`, newest first, `offset` skipped: a listing (a
+   * blank query with filters). Optional: sources without it answer a blank query with nothing.
+   */
+  list?(namespace: string, filters: SearchFilters, limit: number, offset: number): KeyedMemory[];
+  /**
    * The live memories just before and after `anchor` in its session (same namespace and session, by ts then
    * key), oldest first. Optional: sources without it return hits without neighbours.
    */

@@ -23,6 +23,8 @@ export interface InputLimits {
   maxCandidatePool: number;
   /** @defaultValue 10 (session neighbours attached before and after each hit) */
   maxNeighbors: number;
+  /** @defaultValue 100_000 (entries a listing, a blank query with filters, may skip) */
+  maxListingOffset: number;
 }
 
 export const DEFAULT_INPUT_LIMITS: Readonly<InputLimits> = Object.freeze({
@@ -36,4 +38,5 @@ export const DEFAULT_INPUT_LIMITS: Readonly<InputLimits> = Object.freeze({
   maxK: 1_000,
   maxCandidatePool: 1_000,
   maxNeighbors: 10,
+  maxListingOffset: 100_000,
 });

@@ -139,6 +139,12 @@ export interface SearchRequest extends Partial<Omit<SearchOptions, 'weights' | '
   explain?: ExplainLevel;
   /** Vector candidates below this cosine are not fused. @defaultValue the embedder's similarityFloor */
   minCosine?: number;
+  /**
+   * Pages a listing: a blank query (no searchable words) with at least one filter answers the memories
+   * passing the filters, newest first, and `offset` skips that many. A query with words refuses it: a
+   * search returns its best `k`. @defaultValue 0
+   */
+  offset?: number;
 }
 
 export interface ResolvedSearch extends Omit<SearchOptions, 'decay'> {
@@ -216,6 +222,7 @@ export const SearchRequestSchema = z.strictObject({
   filters: SearchFiltersSchema.optional(),
   explain: z.enum(['none', 'hits', 'full']).optional(),
   minCosine: z.number().min(-1).max(1).optional(),
+  offset: z.number().int().min(0).max(L.maxListingOffset).optional(),
 });
 
 export type SearchRequestWire = z.input<typeof SearchRequestSchema>;

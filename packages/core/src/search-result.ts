@@ -106,6 +106,11 @@ export interface SearchResponse {
   degraded: Array<'lexical' | 'vector'>;
   /** Set only when `hits` is empty: why. */
   empty?: { reason: EmptyReason; message: string };
+  /**
+   * Set when a blank query with filters was answered as a listing: the memories passing the filters,
+   * newest first from `offset`, unranked (each hit's score is 0 and its explain names no leg).
+   */
+  listing?: { offset: number };
   explain: {
     /** The FTS5 expression that ran. */
     lexicalQuery: string | null;

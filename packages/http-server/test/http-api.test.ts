@@ -400,6 +400,25 @@ describe('search and progressive disclosure', () => {
     expect(r.body.hits.length + r.body.tokens.omitted).toBe(3);
     const blank = await call('POST', '/v1/search', { namespace: 'team/alpha', query: '   ' });
     expect(blank.body.empty.reason).toBe('blank_query');
+    // With filters, a blank query lists what passes them, newest first; offset pages it.
+    const listed = await call('POST', '/v1/search', {
+      namespace: 'team/alpha',
+      query: '',
+      filters: { since: 0 },
+      k: 2,
+      offset: 1,
+    });
+    expect(listed.status).toBe(200);
+    expect(listed.body.listing).toEqual({ offset: 1 });
+    expect(listed.body.hits).toHaveLength(2);
+    expect(listed.body.hits[0].date >= listed.body.hits[1].date).toBe(true);
+    const offsetWithWords = await call('POST', '/v1/search', {
+      namespace: 'team/alpha',
+      query: 'redis',
+      offset: 1,
+    });
+    expect(offsetWithWords.status).toBe(400);
+    expect(offsetWithWords.body.error.field).toBe('offset');
     const filtered = await call('POST', '/v1/search', {
       namespace: 'team/alpha',
       query: 'redis',

@@ -1,9 +1,11 @@
 import {
   blendWeight,
+  CairnError,
   type CandidateTrace,
   diversify,
   dot,
   type Embedder,
+  hasFilters,
   isTermWeighted,
   type KeyedMemory,
   type LexicalCandidate,
@@ -79,6 +81,15 @@ export class HybridRouter {
     const degraded: SearchResponse['degraded'] = [];
     const degradedReasons: Record<string, string> = {};
     const blank = tokenize(opts.query).length === 0;
+    const offset = request.offset ?? 0;
+    if (offset > 0 && !blank)
+      throw new CairnError(
+        'INVALID_INPUT',
+        'offset pages a listing (a blank query with filters); a search with words returns its best k',
+        { field: 'offset' },
+      );
+    // A blank query with filters is a listing (claude-mem's filter-only search): newest first, paged.
+    const listing = blank && hasFilters(opts.filters) && this.c.memories.list ? { offset } : null;
     const plan = planRecency(opts);
     const legQuery = withoutTemporalCue(opts.query, plan.intent);
 
@@ -180,10 +191,15 @@ export class HybridRouter {
     const records = new Map(close.records);
     const missing = selected.map((i) => fused[i]!.key).filter((key) => !records.has(key));
     for (const [key, m] of this.c.memories.liveByKeys(opts.namespace, missing)) records.set(key, m);
-    const hits = selected.flatMap((i) => {
-      const m = records.get(fused[i]!.key);
-      if (!m) return [];
-      const hit = toHit(fused[i]!, m);
+    const ranked = listing
+      ? this.c.memories.list!(opts.namespace, opts.filters, opts.k, listing.offset).map(
+          (m) => [toListed(m), m] as const,
+        )
+      : selected.flatMap((i) => {
+          const m = records.get(fused[i]!.key);
+          return m ? [[toHit(fused[i]!, m), m] as const] : [];
+        });
+    const hits = ranked.map(([hit, m]) => {
       if (opts.neighbors > 0 && m.session !== null && this.c.memories.sessionNeighbors) {
         const around = this.c.memories.sessionNeighbors(
           opts.namespace,
@@ -193,7 +209,7 @@ export class HybridRouter {
         );
         hit.neighbors = { before: around.before.map(toNeighbor), after: around.after.map(toNeighbor) };
       }
-      return [hit];
+      return hit;
     });
     const fusionMs = elapsed(tFuse);
 
@@ -237,6 +253,7 @@ export class HybridRouter {
       },
       tookMs: { lexical: lexicalMs, vector: vectorMs, fusion: fusionMs, total: 0 },
     };
+    if (listing) response.listing = listing;
     if (opts.explain === 'full') response.explain.candidates = trace(fused, selected, duplicates);
     if (this.c.lexical.queryCoverage && !degraded.includes('lexical') && !blank) {
       const first = selected
@@ -246,12 +263,22 @@ export class HybridRouter {
       const coverage = this.c.lexical.queryCoverage(opts.namespace, legQuery, first);
       response.relevance = relevanceOf(legQuery, coverage, first);
     }
-    if (hits.length === 0) {
+    if (
+      hits.length === 0 &&
+      listing &&
+      listing.offset > 0 &&
+      this.c.memories.hasMatching(opts.namespace, opts.filters)
+    ) {
+      response.empty = {
+        reason: 'no_match',
+        message: `fewer than ${listing.offset + 1} memories pass the filters: the listing ends before offset ${listing.offset}`,
+      };
+    } else if (hits.length === 0) {
       response.empty = explainEmpty(
         this.c.memories,
         opts.namespace,
         opts.filters,
-        blank,
+        blank && !listing,
         () =>
           this.c.lexical.searchLexical({
             namespace: opts.namespace,
@@ -389,7 +416,38 @@ function toNeighbor(m: KeyedMemory): NeighborEntry {
   return { id: m.id, kind: m.kind, ts: m.ts, title: m.title, text: m.text };
 }
 
-function toHit(c: FusedCandidate, m: KeyedMemory): SearchHit {
+/** A listing's entry: newest first, no leg ranked it, so it carries no ranks and a score of 0. */
+function toListed(m: KeyedMemory): SearchHit {
+  const unranked = {
+    score: 0,
+    rrf: 0,
+    bm25Rank: null,
+    vecRank: null,
+    bm25: null,
+    bm25Session: null,
+    cosine: null,
+    recency: 1,
+    parts: { lexical: 0, vector: 0, routes: 0, agent: 1, session: 0, recency: 1, importance: 1 },
+  };
+  return toHit(unranked, m);
+}
+
+function toHit(
+  c: Pick<
+    FusedCandidate,
+    | 'score'
+    | 'rrf'
+    | 'bm25Rank'
+    | 'vecRank'
+    | 'bm25'
+    | 'bm25Session'
+    | 'cosine'
+    | 'recency'
+    | 'parts'
+    | 'routes'
+  >,
+  m: KeyedMemory,
+): SearchHit {
   return {
     id: m.id,
     namespace: m.namespace,

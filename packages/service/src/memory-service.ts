@@ -394,6 +394,7 @@ export function searchResponseOut(
     tokens: { used: budget.used, budget: opts.max_tokens ?? null, omitted: budget.omitted.length },
   };
   if (res.empty) out.empty = res.empty;
+  if (res.listing) out.listing = res.listing;
   if (res.relevance) out.relevance = res.relevance;
   if (opts.explain === 'full') out.trace = res.explain;
   return out;
