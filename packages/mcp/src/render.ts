@@ -16,7 +16,9 @@ export function usageLine(t: Usage): string {
 }
 
 export function renderSearch(res: SearchResponseOut): string {
-  const head = `${res.hits.length} hit${res.hits.length === 1 ? '' : 's'} for "${res.query}" in ${res.namespace} (index: ${usageLine(res.tokens)})`;
+  const head = res.listing
+    ? `${res.hits.length} memor${res.hits.length === 1 ? 'y' : 'ies'} passing the filters in ${res.namespace}, newest first from ${res.listing.offset} (index: ${usageLine(res.tokens)})`
+    : `${res.hits.length} hit${res.hits.length === 1 ? '' : 's'} for "${res.query}" in ${res.namespace} (index: ${usageLine(res.tokens)})`;
   const lines = [head, ...res.hits.map(indexLine)];
   if (res.empty) lines.push(`(${res.empty.message})`);
   else if (res.relevance?.level === 'none')

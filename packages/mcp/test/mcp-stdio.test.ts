@@ -154,6 +154,14 @@ describe('cairn mcp over stdio', () => {
 
     const facts = await ok('mem_search', { query: 'tests', kinds: ['fact'] });
     expect((facts.data.hits as Array<{ id: string }>).map((h) => h.id)).toEqual(['fact:build:test-command']);
+
+    // An empty query with a filter lists what passes it, newest first.
+    const listed = await ok('mem_search', { query: '', kinds: ['fact'] });
+    expect(listed.data.listing).toEqual({ offset: 0 });
+    expect((listed.data.hits as Array<{ id: string }>).map((h) => h.id)).toEqual(['fact:build:test-command']);
+    expect(listed.text).toContain('passing the filters');
+    const beyond = await ok('mem_search', { query: '', kinds: ['fact'], offset: 1 });
+    expect(beyond.data.hits).toEqual([]);
   });
 
   it('mem_timeline shows the memories around an anchor within its session', async () => {

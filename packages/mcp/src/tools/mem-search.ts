@@ -1,4 +1,5 @@
 import { DEFAULT_API_LIMITS, type SearchRequestBody } from '@cairn/api-contract';
+import { DEFAULT_INPUT_LIMITS } from '@cairn/core';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { renderSearch } from '../render.js';
@@ -9,13 +10,20 @@ import { WORKFLOW } from '../workflow.js';
 const list = (what: string) => z.array(z.string()).optional().describe(what);
 
 const inputSchema = {
-  query: z.string().describe('what to look for: words, identifiers, file names, error messages, a question'),
+  query: z
+    .string()
+    .describe(
+      'what to look for: words, identifiers, file names, error messages, a question; empty with a filter lists what passes it, newest first',
+    ),
   k: intArg(1, DEFAULT_API_LIMITS.maxK).optional().describe('most hits to return (default 10)'),
   kinds: list('only these kinds, e.g. ["fact", "summary"] (observation, turn, summary, fact, prompt, …)'),
   sessions: list('only memories of these sessions'),
   tags: list('only memories with any of these tags'),
   since: z.string().optional().describe('only memories at or after this time (ISO-8601)'),
   until: z.string().optional().describe('only memories before this time (ISO-8601)'),
+  offset: intArg(0, DEFAULT_INPUT_LIMITS.maxListingOffset)
+    .optional()
+    .describe('with an empty query and a filter: skip this many of the listing (the next page)'),
   max_tokens: maxTokensArg,
   ...commonArgs,
 };
@@ -48,6 +56,7 @@ export function registerMemSearch(server: McpServer, ctx: ToolContext): void {
         query: args.query,
         k: args.k ?? ctx.searchK,
         ...(Object.keys(filters).length ? { filters } : {}),
+        ...(args.offset ? { offset: args.offset } : {}),
         ...(args.max_tokens !== undefined ? { max_tokens: args.max_tokens } : {}),
       });
       // The per-leg explanation is for debugging rankings; it would cost the model's context for nothing.
@@ -59,6 +68,7 @@ export function registerMemSearch(server: McpServer, ctx: ToolContext): void {
         tokens: res.tokens,
         degraded: res.degraded,
         ...(res.empty ? { empty: res.empty } : {}),
+        ...(res.listing ? { listing: res.listing } : {}),
         ...(res.relevance ? { relevance: res.relevance } : {}),
       });
     }),
