@@ -1,4 +1,4 @@
-import { CairnError, parseTimestamp, type SearchFilters } from '@cairn/core';
+import { CairnError, parseTimeBound, type SearchFilters } from '@cairn/core';
 
 /** The `--namespace` a command needs, or INVALID_INPUT naming the flag. */
 export function requireNamespace(namespace: string | undefined): string {
@@ -6,11 +6,14 @@ export function requireNamespace(namespace: string | undefined): string {
   return namespace;
 }
 
-/** A time flag: ISO-8601, or epoch milliseconds written as digits; undefined when not given (or empty). */
+/**
+ * A time flag: ISO-8601, epoch milliseconds written as digits, or a window back from now (`90d`, `12h`);
+ * undefined when not given (or empty).
+ */
 export function timeFlag(value: string | undefined, field: string): number | undefined {
   return value === undefined || value === ''
     ? undefined
-    : parseTimestamp(/^\d+$/.test(value) ? Number(value) : value, field);
+    : parseTimeBound(/^\d+$/.test(value) ? Number(value) : value, field, Date.now());
 }
 
 /** The filter flags `search` and `list` share (each repeatable one is an "any of" list). */

@@ -96,5 +96,5 @@ export type {
 } from './search-result.js';
 export { isQueryStopWord, isStopWord, STOP_WORDS } from './stop-words.js';
 export { codeParts, identifierParts, rawTokens, tokenize } from './text-terms.js';
-export { MS_PER_DAY, parseDuration, parseTimestamp } from './time.js';
+export { MS_PER_DAY, parseDuration, parseTimeBound, parseTimestamp } from './time.js';
 export { cosine, dot, l2Normalize } from './vector-math.js';

@@ -6,7 +6,7 @@ import { CairnError } from './errors.js';
 import { DEFAULT_INPUT_LIMITS } from './limits.js';
 import { NamespaceSchema, ROUTE_NAME_PATTERN, zodToCairnError } from './memory.js';
 import { DEFAULT_RECENCY_OPTIONS, type RecencyOptions } from './recency-blend.js';
-import { parseDuration, parseTimestamp } from './time.js';
+import { parseDuration, parseTimeBound, parseTimestamp } from './time.js';
 
 /** Restricts every leg of a search. Filters are ANDed; list filters match any of their values. */
 export interface SearchFilters {
@@ -223,6 +223,11 @@ export const SearchRequestSchema = z.strictObject({
   explain: z.enum(['none', 'hits', 'full']).optional(),
   minCosine: z.number().min(-1).max(1).optional(),
   offset: z.number().int().min(0).max(L.maxListingOffset).optional(),
+  /**
+   * A hard recency window, like claude-mem's 90 days: memories older than this before now are left out
+   * (it tightens `filters.since`). A duration: `"90d"`, `"12h"`, or ms. Off unless given.
+   */
+  maxAge: z.union([z.string(), z.number().positive()]).optional(),
 });
 
 export type SearchRequestWire = z.input<typeof SearchRequestSchema>;
@@ -231,11 +236,17 @@ export type SearchRequestWire = z.input<typeof SearchRequestSchema>;
 export function parseSearchRequest(input: unknown, context?: string): SearchRequest {
   const parsed = SearchRequestSchema.safeParse(input);
   if (!parsed.success) throw zodToCairnError(parsed.error, context);
-  const { decay, now, filters, ...rest } = parsed.data;
+  const { decay, now, filters, maxAge, ...rest } = parsed.data;
   const req: SearchRequest = { ...rest };
   if (decay !== undefined) req.decay = parseDecay(decay);
   if (now !== undefined) req.now = parseTimestamp(now, 'now');
-  if (filters !== undefined) req.filters = parseFilters(filters);
+  // Relative windows ("90d") and the hard window count back from the request's now.
+  const base = req.now ?? Date.now();
+  if (filters !== undefined) req.filters = parseFilters(filters, base);
+  if (maxAge !== undefined) {
+    const since = base - parseDuration(maxAge, 'maxAge');
+    req.filters = { ...req.filters, since: Math.max(since, req.filters?.since ?? 0) };
+  }
   return req;
 }
 
@@ -245,14 +256,14 @@ export function parseDecay(value: z.infer<typeof DecaySchema>): DecaySpec {
   return value;
 }
 
-function parseFilters(f: z.infer<typeof SearchFiltersSchema>): SearchFilters {
+function parseFilters(f: z.infer<typeof SearchFiltersSchema>, now: number): SearchFilters {
   const out: SearchFilters = {};
   if (f.kinds) out.kinds = f.kinds;
   if (f.sessions) out.sessions = f.sessions;
   if (f.agents) out.agents = f.agents;
   if (f.tags) out.tags = f.tags;
-  if (f.since !== undefined) out.since = parseTimestamp(f.since, 'filters.since');
-  if (f.until !== undefined) out.until = parseTimestamp(f.until, 'filters.until');
+  if (f.since !== undefined) out.since = parseTimeBound(f.since, 'filters.since', now);
+  if (f.until !== undefined) out.until = parseTimeBound(f.until, 'filters.until', now);
   return out;
 }
 

@@ -69,3 +69,16 @@ export function parseDuration(value: string | number, field = 'duration'): numbe
   if (!(ms > 0)) throw new CairnError('INVALID_INPUT', `${field}: must be greater than zero`, { field });
   return ms;
 }
+
+/** A relative time: a duration with its unit (`90d`, `12h`, `2w`), meaning that long before now. */
+const RELATIVE = /^\d+(?:\.\d+)?\s*(?:ms|s|m|h|d|w)$/;
+
+/**
+ * A time bound of a filter: ISO-8601, epoch ms, or a window relative to `now` (`"90d"` is 90 days before
+ * `now`), so a caller can ask for "the last 90 days" without computing a date.
+ */
+export function parseTimeBound(value: unknown, field: string, now: number): number {
+  if (typeof value === 'string' && RELATIVE.test(value.trim()))
+    return Math.max(0, now - parseDuration(value, field));
+  return parseTimestamp(value, field);
+}

@@ -21,6 +21,47 @@ describe('parseSearchRequest', () => {
     });
   });
 
+  it('takes relative windows back from now, and a hard window (maxAge) that tightens since', () => {
+    const now = Date.UTC(2024, 5, 1);
+    const rel = parseSearchRequest({
+      namespace: 'a',
+      query: 'q',
+      now,
+      filters: { since: '90d', until: '12h' },
+    });
+    expect(rel.filters).toEqual({ since: now - 90 * MS_PER_DAY, until: now - 12 * 3_600_000 });
+    // The window wins over an older since, and a newer since wins over the window.
+    const older = parseSearchRequest({
+      namespace: 'a',
+      query: 'q',
+      now,
+      maxAge: '30d',
+      filters: { since: 0 },
+    });
+    expect(older.filters).toEqual({ since: now - 30 * MS_PER_DAY });
+    expect('maxAge' in older).toBe(false);
+    const newer = parseSearchRequest({
+      namespace: 'a',
+      query: 'q',
+      now,
+      maxAge: '30d',
+      filters: { since: '1d' },
+    });
+    expect(newer.filters?.since).toBe(now - MS_PER_DAY);
+    expect(
+      cairnErrorFrom(() => parseSearchRequest({ namespace: 'a', query: 'q', filters: { since: '90x' } })),
+    ).toMatchObject({
+      code: 'INVALID_INPUT',
+      data: { field: 'filters.since' },
+    });
+    expect(
+      cairnErrorFrom(() => parseSearchRequest({ namespace: 'a', query: 'q', maxAge: 'soon' })),
+    ).toMatchObject({
+      code: 'INVALID_INPUT',
+      data: { field: 'maxAge' },
+    });
+  });
+
   it('converts decay, now and time filters from their wire forms', () => {
     const req = parseSearchRequest({
       namespace: 'a',
