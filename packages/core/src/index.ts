@@ -53,7 +53,13 @@ export {
   TEXT_ROUTE,
   zodToCairnError,
 } from './memory.js';
-export { type DiversifyOptions, type DiversifyResult, diversify } from './mmr.js';
+export {
+  type DiversifyOptions,
+  type DiversifyResult,
+  diversify,
+  tagAwareRedundancy,
+  tagJaccard,
+} from './mmr.js';
 export {
   blendFactor,
   blendWeight,

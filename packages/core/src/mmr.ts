@@ -74,3 +74,30 @@ export function diversify(
   }
   return { selected, duplicates };
 }
+
+/** Jaccard overlap of two tag sets: |A ∩ B| / |A ∪ B|, 0 when both are empty. */
+export function tagJaccard(a: readonly string[], b: readonly string[]): number {
+  if (a.length === 0 || b.length === 0) return 0;
+  const small = a.length <= b.length ? new Set(a) : new Set(b);
+  const other = a.length <= b.length ? new Set(b) : new Set(a);
+  let shared = 0;
+  for (const t of small) if (other.has(t)) shared += 1;
+  return shared / (small.size + other.size - shared);
+}
+
+/**
+ * MMR's redundancy of two items, after Memsense: `max(cosine, tagWeight · tag Jaccard)`, so two memories
+ * filed under the same tags count as redundant even when their words differ. Null (unrelated) when
+ * neither a cosine nor a tag overlap is known. With `tagWeight` ≤ 1 a tag overlap alone stays below any
+ * duplicate threshold near 1: tags diversify the page, they never drop a hit as a copy.
+ */
+export function tagAwareRedundancy(
+  cosine: number | null,
+  tagsA: readonly string[],
+  tagsB: readonly string[],
+  tagWeight: number,
+): number | null {
+  const tags = tagWeight > 0 ? tagWeight * tagJaccard(tagsA, tagsB) : 0;
+  if (cosine === null) return tags > 0 ? tags : null;
+  return Math.max(cosine, tags);
+}

@@ -100,6 +100,11 @@ export interface SearchOptions {
   importanceWeight: number;
   /** MMR trade-off; 1 keeps pure relevance order. @defaultValue 1 */
   mmrLambda: number;
+  /**
+   * With MMR on (`mmrLambda` < 1), redundancy is `max(cosine, w · tag Jaccard)` (Memsense): memories
+   * under the same tags make room for others. 0: cosine alone. @defaultValue 0.35
+   */
+  mmrTagWeight: number;
   /** Drop a hit whose cosine to a better hit is at least this (near-duplicate suppression). @defaultValue 0.97 */
   duplicateThreshold: number;
 }
@@ -121,6 +126,7 @@ export const DEFAULT_SEARCH_OPTIONS: Readonly<SearchOptions> = Object.freeze({
   recency: DEFAULT_RECENCY_OPTIONS,
   importanceWeight: 0.3,
   mmrLambda: 1,
+  mmrTagWeight: 0.35,
   duplicateThreshold: 0.97,
 });
 
@@ -217,6 +223,7 @@ export const SearchRequestSchema = z.strictObject({
     .optional(),
   importanceWeight: z.number().min(0).max(1).optional(),
   mmrLambda: z.number().min(0).max(1).optional(),
+  mmrTagWeight: z.number().min(0).max(1).optional(),
   duplicateThreshold: z.number().min(0).max(2).optional(),
   now: timeLike.optional(),
   filters: SearchFiltersSchema.optional(),
@@ -339,6 +346,7 @@ export function resolveSearch(
     throw bad('recency', 'peerMargin must be in [0, 1]');
   if (!Number.isInteger(recency.peerDepth) || recency.peerDepth < 0)
     throw bad('recency', 'peerDepth must be an integer >= 0');
+  if (!(opts.mmrTagWeight >= 0 && opts.mmrTagWeight <= 1)) throw bad('mmrTagWeight', 'must be in [0, 1]');
   if (typeof req.query !== 'string') throw bad('query', 'must be a string');
   if (req.query.length > L.maxQueryChars) throw bad('query', `must be at most ${L.maxQueryChars} characters`);
   const ns = NamespaceSchema.safeParse(req.namespace);

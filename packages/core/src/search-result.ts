@@ -151,6 +151,7 @@ export interface SearchResponse {
       recency: RecencySettings;
       importanceWeight: number;
       mmrLambda: number;
+      mmrTagWeight: number;
       duplicateThreshold: number;
       /** Vector candidates below this cosine were not fused. */
       minCosine: number;

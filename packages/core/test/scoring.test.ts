@@ -1,4 +1,4 @@
-import { diversify, importanceFactor, rrfTerm } from '@cairn/core';
+import { diversify, importanceFactor, rrfTerm, tagAwareRedundancy, tagJaccard } from '@cairn/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
@@ -179,6 +179,38 @@ describe('diversify', () => {
           }
           // Everything is accounted for: selected, duplicate, or left over because k was reached.
           if (res.selected.length < k) expect(res.selected.length + res.duplicates.size).toBe(items.length);
+        },
+      ),
+    );
+  });
+});
+
+describe('tag-aware redundancy', () => {
+  it('is max(cosine, w · Jaccard), null when neither is known', () => {
+    expect(tagJaccard(['a', 'b'], ['b', 'c'])).toBeCloseTo(1 / 3);
+    expect(tagJaccard([], [])).toBe(0);
+    expect(tagAwareRedundancy(0.1, ['x'], ['x'], 0.35)).toBeCloseTo(0.35);
+    expect(tagAwareRedundancy(0.9, ['x'], ['x'], 0.35)).toBeCloseTo(0.9);
+    expect(tagAwareRedundancy(null, ['x'], ['y'], 0.35)).toBeNull();
+    expect(tagAwareRedundancy(null, ['x'], ['x'], 0)).toBeNull();
+  });
+
+  it('never makes a duplicate out of tags alone when the threshold is above the tag weight', () => {
+    const tags = fc.array(fc.constantFrom('a', 'b', 'c', 'd'), { maxLength: 4 });
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 1, max: 100 }), tags), { minLength: 1, maxLength: 20 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.double({ min: 0, max: 0.9, noNaN: true }),
+        (items, lambda, w) => {
+          items.sort((x, y) => y[0] - x[0]);
+          const res = diversify(
+            items.map((it) => it[0] / 100),
+            (i, j) => tagAwareRedundancy(null, items[i]![1], items[j]![1], w),
+            { k: items.length, lambda, duplicateThreshold: 0.97 },
+          );
+          expect(res.duplicates.size).toBe(0);
+          expect(res.selected).toHaveLength(items.length);
         },
       ),
     );

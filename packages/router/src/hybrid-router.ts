@@ -24,6 +24,7 @@ import {
   type SearchRequest,
   type SearchResponse,
   searchDefaultsFor,
+  tagAwareRedundancy,
   tokenize,
   type VectorCandidate,
   type VectorLeg,
@@ -245,6 +246,7 @@ export class HybridRouter {
           recency: recencySettings(opts, plan, peers),
           importanceWeight: opts.importanceWeight,
           mmrLambda: opts.mmrLambda,
+          mmrTagWeight: opts.mmrTagWeight,
           duplicateThreshold: opts.duplicateThreshold,
           minCosine: request.minCosine ?? this.c.embedder?.similarityFloor ?? 0,
           filters: opts.filters,
@@ -342,11 +344,20 @@ export class HybridRouter {
    */
   private diversify(
     fused: FusedCandidate[],
-    opts: { k: number; namespace: string; mmrLambda: number; duplicateThreshold: number },
+    opts: {
+      k: number;
+      namespace: string;
+      mmrLambda: number;
+      mmrTagWeight: number;
+      duplicateThreshold: number;
+    },
   ) {
     const headSize = Math.min(fused.length, opts.k * 4);
-    const needVectors = this.c.vector && (opts.mmrLambda < 1 || opts.duplicateThreshold <= 1) && headSize > 1;
-    if (!needVectors) {
+    const mmr = opts.mmrLambda < 1;
+    // Tags count toward redundancy only in MMR, and need no vector leg.
+    const byTags = mmr && opts.mmrTagWeight > 0;
+    const needVectors = !!this.c.vector && (mmr || opts.duplicateThreshold <= 1);
+    if (!(needVectors || byTags) || headSize < 2) {
       return { selected: fused.slice(0, opts.k).map((_, i) => i), duplicates: new Map<number, number>() };
     }
     const head = fused.slice(0, headSize);
@@ -354,6 +365,7 @@ export class HybridRouter {
     const vectors = new Map<number, Float32Array | null>();
     const vectorAt = (i: number) => {
       const key = head[i]!.key;
+      if (!needVectors) return null;
       if (!vectors.has(key)) {
         const batch = head
           .slice(i, i + opts.k + 2)
@@ -364,12 +376,21 @@ export class HybridRouter {
       }
       return vectors.get(key) ?? null;
     };
+    // The head's tags, read once (their records are cheap next to the search) when tags count.
+    const tags = byTags
+      ? this.c.memories.liveByKeys(
+          opts.namespace,
+          head.map((c) => c.key),
+        )
+      : null;
+    const tagsAt = (i: number) => tags?.get(head[i]!.key)?.tags ?? [];
     return diversify(
       head.map((c) => c.score),
       (i, j) => {
         const a = vectorAt(i);
         const b = vectorAt(j);
-        return a && b ? dot(a, b) : null;
+        const cos = a && b ? dot(a, b) : null;
+        return byTags ? tagAwareRedundancy(cos, tagsAt(i), tagsAt(j), opts.mmrTagWeight) : cos;
       },
       { k: opts.k, lambda: opts.mmrLambda, duplicateThreshold: opts.duplicateThreshold },
     );
