@@ -10,10 +10,10 @@ export function requireNamespace(namespace: string | undefined): string {
  * A time flag: ISO-8601, epoch milliseconds written as digits, or a window back from now (`90d`, `12h`);
  * undefined when not given (or empty).
  */
-export function timeFlag(value: string | undefined, field: string): number | undefined {
+export function timeFlag(value: string | undefined, field: string, now = Date.now()): number | undefined {
   return value === undefined || value === ''
     ? undefined
-    : parseTimeBound(/^\d+$/.test(value) ? Number(value) : value, field, Date.now());
+    : parseTimeBound(/^\d+$/.test(value) ? Number(value) : value, field, now);
 }
 
 /** The filter flags `search` and `list` share (each repeatable one is an "any of" list). */
@@ -26,14 +26,14 @@ export interface FilterFlags {
   until?: string;
 }
 
-export function filtersFromFlags(f: FilterFlags): SearchFilters {
+export function filtersFromFlags(f: FilterFlags, now?: number): SearchFilters {
   const filters: SearchFilters = {};
   if (f.kind?.length) filters.kinds = f.kind;
   if (f.session?.length) filters.sessions = f.session;
   if (f.agent?.length) filters.agents = f.agent;
   if (f.tag?.length) filters.tags = f.tag;
-  const since = timeFlag(f.since, 'since');
-  const until = timeFlag(f.until, 'until');
+  const since = timeFlag(f.since, 'since', now);
+  const until = timeFlag(f.until, 'until', now);
   if (since !== undefined) filters.since = since;
   if (until !== undefined) filters.until = until;
   return filters;

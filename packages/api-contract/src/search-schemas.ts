@@ -121,7 +121,7 @@ export const BatchSearchResponseSchema = z
   .meta({ id: 'BatchSearchResponse' });
 
 /** One query over several namespaces, each contributing at most `perNamespace` hits, merged by score. */
-export const FederatedSearchRequestSchema = EngineSearchRequestSchema.omit({ namespace: true })
+export const FederatedSearchRequestSchema = EngineSearchRequestSchema.omit({ namespace: true, offset: true })
   .extend({
     namespaces: z
       .array(NamespaceSchema)

@@ -23,6 +23,11 @@ export function diversify(
   relevance: readonly number[],
   similarity: (i: number, j: number) => number | null,
   opts: DiversifyOptions,
+  /**
+   * MMR's redundancy penalty, when it differs from `similarity` (which alone decides duplicates): tag
+   * overlap makes two memories redundant on a page, never copies of each other. @defaultValue similarity
+   */
+  redundancy: (i: number, j: number) => number | null = similarity,
 ): DiversifyResult {
   const selected: number[] = [];
   const duplicates = new Map<number, number>();
@@ -52,9 +57,9 @@ export function diversify(
       let dupOf = -1;
       for (const j of selected) {
         const s = similarity(i, j);
-        if (s === null) continue;
-        if (s > maxSim) maxSim = s;
-        if (s >= opts.duplicateThreshold && dupOf < 0) dupOf = j;
+        if (s !== null && s >= opts.duplicateThreshold && dupOf < 0) dupOf = j;
+        const r = redundancy === similarity ? s : redundancy(i, j);
+        if (r !== null && r > maxSim) maxSim = r;
       }
       if (dupOf >= 0) {
         duplicates.set(i, dupOf);
@@ -89,7 +94,8 @@ export function tagJaccard(a: readonly string[], b: readonly string[]): number {
  * MMR's redundancy of two items, after Memsense: `max(cosine, tagWeight · tag Jaccard)`, so two memories
  * filed under the same tags count as redundant even when their words differ. Null (unrelated) when
  * neither a cosine nor a tag overlap is known. With `tagWeight` ≤ 1 a tag overlap alone stays below any
- * duplicate threshold near 1: tags diversify the page, they never drop a hit as a copy.
+ * duplicate threshold near 1. The router passes it to `diversify` as the redundancy alone, so tags
+ * diversify the page and never drop a hit as a copy, whatever the threshold.
  */
 export function tagAwareRedundancy(
   cosine: number | null,

@@ -151,6 +151,11 @@ export interface SearchRequest extends Partial<Omit<SearchOptions, 'weights' | '
    * search returns its best `k`. @defaultValue 0
    */
   offset?: number;
+  /**
+   * A hard recency window, like claude-mem's 90 days: memories older than this before `now` are left out
+   * (it tightens `filters.since`). A duration: `"90d"`, `"12h"`, or ms. @defaultValue off
+   */
+  maxAge?: string | number;
 }
 
 export interface ResolvedSearch extends Omit<SearchOptions, 'decay'> {
@@ -243,17 +248,12 @@ export type SearchRequestWire = z.input<typeof SearchRequestSchema>;
 export function parseSearchRequest(input: unknown, context?: string): SearchRequest {
   const parsed = SearchRequestSchema.safeParse(input);
   if (!parsed.success) throw zodToCairnError(parsed.error, context);
-  const { decay, now, filters, maxAge, ...rest } = parsed.data;
+  const { decay, now, filters, ...rest } = parsed.data;
   const req: SearchRequest = { ...rest };
   if (decay !== undefined) req.decay = parseDecay(decay);
   if (now !== undefined) req.now = parseTimestamp(now, 'now');
-  // Relative windows ("90d") and the hard window count back from the request's now.
-  const base = req.now ?? Date.now();
-  if (filters !== undefined) req.filters = parseFilters(filters, base);
-  if (maxAge !== undefined) {
-    const since = base - parseDuration(maxAge, 'maxAge');
-    req.filters = { ...req.filters, since: Math.max(since, req.filters?.since ?? 0) };
-  }
+  // Relative windows ("90d") count back from the request's now (maxAge too, in resolveSearch).
+  if (filters !== undefined) req.filters = parseFilters(filters, req.now ?? Date.now());
   return req;
 }
 
@@ -349,8 +349,19 @@ export function resolveSearch(
   if (!(opts.mmrTagWeight >= 0 && opts.mmrTagWeight <= 1)) throw bad('mmrTagWeight', 'must be in [0, 1]');
   if (typeof req.query !== 'string') throw bad('query', 'must be a string');
   if (req.query.length > L.maxQueryChars) throw bad('query', `must be at most ${L.maxQueryChars} characters`);
+  if (
+    req.offset !== undefined &&
+    !(Number.isInteger(req.offset) && req.offset >= 0 && req.offset <= L.maxListingOffset)
+  )
+    throw bad('offset', `must be an integer in [0, ${L.maxListingOffset}]`);
   const ns = NamespaceSchema.safeParse(req.namespace);
   if (!ns.success) throw zodToCairnError(ns.error, undefined, 'namespace');
+  const now = req.now ?? Date.now();
+  let filters = req.filters ?? {};
+  if (req.maxAge !== undefined) {
+    const since = now - parseDuration(req.maxAge, 'maxAge');
+    filters = { ...filters, since: Math.max(since, filters.since ?? 0) };
+  }
   return {
     ...opts,
     weights,
@@ -358,8 +369,8 @@ export function resolveSearch(
     routeWeights,
     namespace: req.namespace,
     query: req.query,
-    filters: req.filters ?? {},
-    now: req.now ?? Date.now(),
+    filters,
+    now,
     decay: resolveDecay(opts.decay),
     explain: req.explain ?? 'hits',
     // The pool must be at least k, or fusion could not fill the page.

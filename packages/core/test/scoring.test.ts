@@ -195,19 +195,22 @@ describe('tag-aware redundancy', () => {
     expect(tagAwareRedundancy(null, ['x'], ['x'], 0)).toBeNull();
   });
 
-  it('never makes a duplicate out of tags alone when the threshold is above the tag weight', () => {
+  it('never makes a duplicate out of tags, whatever the tag weight and the threshold', () => {
     const tags = fc.array(fc.constantFrom('a', 'b', 'c', 'd'), { maxLength: 4 });
     fc.assert(
       fc.property(
         fc.array(fc.tuple(fc.integer({ min: 1, max: 100 }), tags), { minLength: 1, maxLength: 20 }),
         fc.double({ min: 0, max: 1, noNaN: true }),
-        fc.double({ min: 0, max: 0.9, noNaN: true }),
-        (items, lambda, w) => {
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (items, lambda, w, duplicateThreshold) => {
           items.sort((x, y) => y[0] - x[0]);
+          // No vectors (cosine unknown), tags as the redundancy only: whatever the weight and threshold.
           const res = diversify(
             items.map((it) => it[0] / 100),
+            () => null,
+            { k: items.length, lambda, duplicateThreshold },
             (i, j) => tagAwareRedundancy(null, items[i]![1], items[j]![1], w),
-            { k: items.length, lambda, duplicateThreshold: 0.97 },
           );
           expect(res.duplicates.size).toBe(0);
           expect(res.selected).toHaveLength(items.length);

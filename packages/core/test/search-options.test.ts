@@ -31,34 +31,25 @@ describe('parseSearchRequest', () => {
     });
     expect(rel.filters).toEqual({ since: now - 90 * MS_PER_DAY, until: now - 12 * 3_600_000 });
     // The window wins over an older since, and a newer since wins over the window.
-    const older = parseSearchRequest({
-      namespace: 'a',
-      query: 'q',
-      now,
-      maxAge: '30d',
-      filters: { since: 0 },
+    const resolved = (wire: Record<string, unknown>) =>
+      resolveSearch(parseSearchRequest({ namespace: 'a', query: 'q', now, ...wire }));
+    expect(resolved({ maxAge: '30d', filters: { since: 0 } }).filters).toEqual({
+      since: now - 30 * MS_PER_DAY,
     });
-    expect(older.filters).toEqual({ since: now - 30 * MS_PER_DAY });
-    expect('maxAge' in older).toBe(false);
-    const newer = parseSearchRequest({
-      namespace: 'a',
-      query: 'q',
-      now,
-      maxAge: '30d',
-      filters: { since: '1d' },
+    expect(resolved({ maxAge: '30d', filters: { since: '1d' } }).filters.since).toBe(now - MS_PER_DAY);
+    // An engine caller (no wire parsing) gets the same window, and a bad offset is named.
+    expect(resolveSearch({ namespace: 'a', query: 'q', now, maxAge: 7 * MS_PER_DAY }).filters.since).toBe(
+      now - 7 * MS_PER_DAY,
+    );
+    expect(cairnErrorFrom(() => resolveSearch({ namespace: 'a', query: '', offset: 1.5 }))).toMatchObject({
+      data: { field: 'offset' },
     });
-    expect(newer.filters?.since).toBe(now - MS_PER_DAY);
+    expect(cairnErrorFrom(() => resolved({ maxAge: 'soon' }))).toMatchObject({ data: { field: 'maxAge' } });
     expect(
       cairnErrorFrom(() => parseSearchRequest({ namespace: 'a', query: 'q', filters: { since: '90x' } })),
     ).toMatchObject({
       code: 'INVALID_INPUT',
       data: { field: 'filters.since' },
-    });
-    expect(
-      cairnErrorFrom(() => parseSearchRequest({ namespace: 'a', query: 'q', maxAge: 'soon' })),
-    ).toMatchObject({
-      code: 'INVALID_INPUT',
-      data: { field: 'maxAge' },
     });
   });
 

@@ -83,14 +83,14 @@ export class HybridRouter {
     const degradedReasons: Record<string, string> = {};
     const blank = tokenize(opts.query).length === 0;
     const offset = request.offset ?? 0;
-    if (offset > 0 && !blank)
-      throw new CairnError(
-        'INVALID_INPUT',
-        'offset pages a listing (a blank query with filters); a search with words returns its best k',
-        { field: 'offset' },
-      );
     // A blank query with filters is a listing (claude-mem's filter-only search): newest first, paged.
     const listing = blank && hasFilters(opts.filters) && this.c.memories.list ? { offset } : null;
+    if (offset > 0 && !listing)
+      throw new CairnError(
+        'INVALID_INPUT',
+        'offset pages a listing (a blank query with at least one filter); a search with words returns its best k',
+        { field: 'offset' },
+      );
     const plan = planRecency(opts);
     const legQuery = withoutTemporalCue(opts.query, plan.intent);
 
@@ -384,15 +384,16 @@ export class HybridRouter {
         )
       : null;
     const tagsAt = (i: number) => tags?.get(head[i]!.key)?.tags ?? [];
+    const cosine = (i: number, j: number) => {
+      const a = vectorAt(i);
+      const b = vectorAt(j);
+      return a && b ? dot(a, b) : null;
+    };
     return diversify(
       head.map((c) => c.score),
-      (i, j) => {
-        const a = vectorAt(i);
-        const b = vectorAt(j);
-        const cos = a && b ? dot(a, b) : null;
-        return byTags ? tagAwareRedundancy(cos, tagsAt(i), tagsAt(j), opts.mmrTagWeight) : cos;
-      },
+      cosine,
       { k: opts.k, lambda: opts.mmrLambda, duplicateThreshold: opts.duplicateThreshold },
+      byTags ? (i, j) => tagAwareRedundancy(cosine(i, j), tagsAt(i), tagsAt(j), opts.mmrTagWeight) : cosine,
     );
   }
 }

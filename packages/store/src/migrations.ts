@@ -318,15 +318,20 @@ export const MIGRATIONS: readonly Migration[] = [
       // `fact:<slot>:<key>` made (user:home, city) and (user, home:city) one fact. Writes now derive
       // `fact::<length>:<slot>:<key>` for a slot with a colon; a fact stored before under the old form
       // would otherwise never be replaced again, and live on beside its successor. Only ids that are
-      // exactly the old derivation of their own meta are renamed, never onto an id already taken.
+      // exactly the old derivation of their own meta are renamed; where the new id is taken already (the
+      // fact was written again after the change), the old row is superseded by it instead.
       const rows = db
         .prepare(
           `SELECT key, namespace, id, json_extract(meta, '$.slot') AS slot, json_extract(meta, '$.key') AS k
-           FROM memories WHERE id LIKE 'fact:%' AND instr(json_extract(meta, '$.slot'), ':') > 0`,
+           FROM memories
+           WHERE id LIKE 'fact:%' AND json_valid(meta) AND instr(json_extract(meta, '$.slot'), ':') > 0`,
         )
         .all() as Array<{ key: number; namespace: string; id: string; slot: unknown; k: unknown }>;
       if (rows.length === 0) return;
       const taken = db.prepare('SELECT 1 FROM memories WHERE namespace = ? AND id = ?');
+      const supersede = db.prepare(
+        'UPDATE memories SET superseded_by = ?, meta_seq = ? WHERE key = ? AND superseded_by IS NULL',
+      );
       const nextMeta = db.prepare('SELECT coalesce(max(meta_seq), 0) + 1 FROM memories').pluck();
       const rename = db.prepare('UPDATE memories SET id = ?, meta_seq = ? WHERE key = ?');
       const follow = db.prepare(
@@ -336,8 +341,8 @@ export const MIGRATIONS: readonly Migration[] = [
         if (typeof r.slot !== 'string' || typeof r.k !== 'string' || r.id !== `fact:${r.slot}:${r.k}`)
           continue;
         const id = factId(r.slot, r.k);
-        if (taken.get(r.namespace, id)) continue;
-        rename.run(id, nextMeta.get(), r.key);
+        if (taken.get(r.namespace, id)) supersede.run(id, nextMeta.get(), r.key);
+        else rename.run(id, nextMeta.get(), r.key);
         follow.run(id, nextMeta.get(), r.namespace, r.id);
       }
     },

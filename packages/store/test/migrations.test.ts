@@ -188,11 +188,20 @@ describe('migration 11: fact ids', () => {
     insert.run('fact:prefs:editor', 'vim', '{"slot":"prefs","key":"editor"}', 'h2', 2);
     // Its id is not the old derivation of its meta: a caller's own id, left alone.
     insert.run('fact:mine', 'own id', '{"slot":"a:b","key":"c"}', 'h3', 3);
+    // Written again under the new id before the migration: the old row is superseded by it, not renamed.
+    insert.run('fact:x:y:z', 'old value', '{"slot":"x:y","key":"z"}', 'h4', 4);
+    insert.run('fact::3:x:y:z', 'new value', '{"slot":"x:y","key":"z"}', 'h5', 5);
     v10.close();
     const store = new MemoryStore({ path });
     try {
-      const ids = store.db.prepare('SELECT id FROM memories ORDER BY key').pluck().all();
-      expect(ids).toEqual(['fact::9:user:home:city', 'fact:prefs:editor', 'fact:mine']);
+      const rows = store.db.prepare('SELECT id, superseded_by AS by FROM memories ORDER BY key').all();
+      expect(rows).toEqual([
+        { id: 'fact::9:user:home:city', by: null },
+        { id: 'fact:prefs:editor', by: null },
+        { id: 'fact:mine', by: null },
+        { id: 'fact:x:y:z', by: 'fact::3:x:y:z' },
+        { id: 'fact::3:x:y:z', by: null },
+      ]);
     } finally {
       store.close();
     }

@@ -1,8 +1,8 @@
-import { CairnError, parseDecay, ROUTE_NAME_PATTERN, type SearchRequest } from '@cairn/core';
+import { CairnError, parseDecay, parseTimestamp, ROUTE_NAME_PATTERN, type SearchRequest } from '@cairn/core';
 import type { CairnEngine } from '@cairn/engine';
 import { MemoryService, NamespaceAccess, searchResponseOut } from '@cairn/service';
 import type { CliEnv } from '../env.js';
-import { filtersFromFlags, requireNamespace, timeFlag } from '../flags.js';
+import { filtersFromFlags, requireNamespace } from '../flags.js';
 import { readJsonl } from '../jsonl.js';
 import { withEngine } from '../open-engine.js';
 import { EXIT, writeJson } from '../output.js';
@@ -78,7 +78,12 @@ function parseRouteWeights(v: string): Record<string, number> {
 
 export function requestFromFlags(query: string, f: SearchFlags): SearchRequest {
   const namespace = requireNamespace(f.namespace);
-  const filters = filtersFromFlags(f);
+  // --now is a point in time, never a window; relative --since/--until count back from it.
+  const now =
+    f.now === undefined || f.now === ''
+      ? undefined
+      : parseTimestamp(/^\d+$/.test(f.now) ? Number(f.now) : f.now, 'now');
+  const filters = filtersFromFlags(f, now);
   const req: SearchRequest = { namespace, query, filters, explain: f.explain ?? 'hits' };
   const k = int(f.k, 'k');
   const pool = int(f.pool, 'pool');
@@ -96,7 +101,6 @@ export function requestFromFlags(query: string, f: SearchFlags): SearchRequest {
   if (f.weights) req.weights = parseWeights(f.weights);
   if (f.decay) req.decay = parseDecay(f.decay);
   if (f.mmr !== undefined) req.mmrLambda = Number(f.mmr);
-  const now = timeFlag(f.now, 'now');
   if (now !== undefined) req.now = now;
   return req;
 }

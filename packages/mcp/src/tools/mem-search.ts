@@ -19,8 +19,14 @@ const inputSchema = {
   kinds: list('only these kinds, e.g. ["fact", "summary"] (observation, turn, summary, fact, prompt, …)'),
   sessions: list('only memories of these sessions'),
   tags: list('only memories with any of these tags'),
-  since: z.string().optional().describe('only memories at or after this time (ISO-8601)'),
-  until: z.string().optional().describe('only memories before this time (ISO-8601)'),
+  since: z
+    .string()
+    .optional()
+    .describe('only memories at or after this time (ISO-8601, or a window back from now such as 90d)'),
+  until: z
+    .string()
+    .optional()
+    .describe('only memories before this time (ISO-8601, or a window back from now such as 12h)'),
   offset: intArg(0, DEFAULT_INPUT_LIMITS.maxListingOffset)
     .optional()
     .describe('with an empty query and a filter: skip this many of the listing (the next page)'),
