@@ -476,6 +476,16 @@ describe('search and progressive disclosure', () => {
       'team/beta',
     ]);
     expect(r.body.namespaces['team/alpha'].hits).toBe(1);
+    // A blank query with filters lists: the namespaces' lists merge newest first.
+    const listed = await call(
+      'POST',
+      '/v1/search/federated',
+      { namespaces: ['team/alpha', 'team/beta'], query: '', filters: { since: 0 }, k: 6 },
+      KEY_ALL,
+    );
+    const dates = listed.body.hits.map((h: { date: string }) => h.date);
+    expect(dates.length).toBeGreaterThan(1);
+    expect(dates).toEqual([...dates].sort().reverse());
   });
 
   it('timeline by anchor or by query, within the session; 404 for an unknown anchor', async () => {

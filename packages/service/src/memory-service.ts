@@ -226,8 +226,11 @@ export class MemoryService {
     const quota = Math.min(perNamespace ?? want, want);
     const perNs: FederatedSearchResponse['namespaces'] = {};
     const all: SearchHitOut[] = [];
+    // A blank query with filters lists each namespace; the lists merge newest first, as one would.
+    let listing = true;
     for (const namespace of unique) {
       const res = await this.engine.search(parseSearchRequest({ ...options, namespace, k: quota }));
+      if (!res.listing) listing = false;
       perNs[namespace] = {
         hits: res.hits.length,
         degraded: res.degraded,
@@ -236,7 +239,7 @@ export class MemoryService {
       all.push(...res.hits.map((h) => toSearchHit(h, options.explain !== 'none')));
     }
     // Scores are comparable across namespaces: the same fusion formula, settings and clock.
-    all.sort((a, b) => b.score - a.score);
+    all.sort(listing ? (a, b) => b.date.localeCompare(a.date) : (a, b) => b.score - a.score);
     const budget = withinBudget(all.slice(0, want), (h) => countTokens(indexLine(h)), max_tokens);
     return {
       query: options.query,
