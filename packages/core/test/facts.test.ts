@@ -1,16 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { asFactMemory, CairnError, factId } from '../src/index.js';
-
-function thrown(f: () => unknown): CairnError {
-  try {
-    f();
-  } catch (err) {
-    if (err instanceof CairnError) return err;
-    throw err;
-  }
-  throw new Error('expected a CairnError');
-}
+import { asFactMemory, factId } from '../src/index.js';
+import { cairnErrorFrom as thrown } from './helpers.js';
 
 describe('fact ids', () => {
   it('keep the readable form for a slot without a colon, so facts stored before keep their ids', () => {
