@@ -186,10 +186,11 @@ export class HybridRouter {
     const close = this.recencyPeers(fused, legQuery, opts, plan);
     const peers = applyRecency(fused, opts, plan, close.peers);
     sortFused(fused);
-    const { selected, duplicates } = this.diversify(fused, opts);
+    const { selected, duplicates, headRecords } = this.diversify(fused, opts);
     // Full records only for the page: the pool can be 100 candidates, the page is k. The close calls'
     // records were read already, and most of the page is among them.
-    const records = new Map(close.records);
+    // (With MMR over tags the head's records were read already.)
+    const records = new Map<number, KeyedMemory>([...close.records, ...(headRecords ?? [])]);
     const missing = selected.map((i) => fused[i]!.key).filter((key) => !records.has(key));
     for (const [key, m] of this.c.memories.liveByKeys(opts.namespace, missing)) records.set(key, m);
     const ranked = listing
@@ -358,7 +359,11 @@ export class HybridRouter {
     const byTags = mmr && opts.mmrTagWeight > 0;
     const needVectors = !!this.c.vector && (mmr || opts.duplicateThreshold <= 1);
     if (!(needVectors || byTags) || headSize < 2) {
-      return { selected: fused.slice(0, opts.k).map((_, i) => i), duplicates: new Map<number, number>() };
+      return {
+        selected: fused.slice(0, opts.k).map((_, i) => i),
+        duplicates: new Map<number, number>(),
+        headRecords: null,
+      };
     }
     const head = fused.slice(0, headSize);
     // Vectors are read lazily, a few at a time: with MMR off only the head up to the k-th kept hit is compared.
@@ -376,25 +381,26 @@ export class HybridRouter {
       }
       return vectors.get(key) ?? null;
     };
-    // The head's tags, read once (their records are cheap next to the search) when tags count.
-    const tags = byTags
+    // The head's tags, read once when tags count; the page reuses these records.
+    const headRecords = byTags
       ? this.c.memories.liveByKeys(
           opts.namespace,
           head.map((c) => c.key),
         )
       : null;
-    const tagsAt = (i: number) => tags?.get(head[i]!.key)?.tags ?? [];
+    const tagsAt = (i: number) => headRecords?.get(head[i]!.key)?.tags ?? [];
     const cosine = (i: number, j: number) => {
       const a = vectorAt(i);
       const b = vectorAt(j);
       return a && b ? dot(a, b) : null;
     };
-    return diversify(
+    const picked = diversify(
       head.map((c) => c.score),
       cosine,
       { k: opts.k, lambda: opts.mmrLambda, duplicateThreshold: opts.duplicateThreshold },
       byTags ? (i, j) => tagAwareRedundancy(cosine(i, j), tagsAt(i), tagsAt(j), opts.mmrTagWeight) : cosine,
     );
+    return { ...picked, headRecords };
   }
 }
 
