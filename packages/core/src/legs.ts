@@ -153,6 +153,16 @@ export interface MemorySource {
    */
   list?(namespace: string, filters: SearchFilters, limit: number, offset: number): KeyedMemory[];
   /**
+   * Consolidation (the near-duplicate job): for each of `keys`, how many memories were merged into it
+   * (`dupCount`, chains included) and, when `absorbed` is set, the ones merged into it directly (at most
+   * that many each). Keys without any are left out. Optional: sources without it report none.
+   */
+  consolidatedInto?(
+    namespace: string,
+    keys: readonly number[],
+    absorbed?: number,
+  ): Map<number, { dupCount: number; absorbed: Array<{ id: string; cosine: number }> }>;
+  /**
    * The live memories just before and after `anchor` in its session (same namespace and session, by ts then
    * key), oldest first. Optional: sources without it return hits without neighbours.
    */

@@ -53,6 +53,11 @@ export interface SearchHit extends HitExplain {
   ts: number;
   tags: string[];
   importance: number;
+  /**
+   * How many near-duplicates the consolidation job merged into this memory (superseded by it, chains
+   * included); absent when none. `explain: 'full'` lists them under `explain.superseded`.
+   */
+  dupCount?: number;
   /** With the `neighbors` option: the memories around this hit in its session (none without a session). */
   neighbors?: { before: NeighborEntry[]; after: NeighborEntry[] };
 }
@@ -160,6 +165,11 @@ export interface SearchResponse {
     };
     /** Only with explain 'full': every fused candidate. */
     candidates?: CandidateTrace[];
+    /**
+     * Only with explain 'full': the memories the consolidation job merged into the hits (they no longer
+     * appear in search), each with the hit that absorbed it and their cosine; at most 20 per hit.
+     */
+    superseded?: Array<{ id: string; supersededBy: string; cosine: number }>;
   };
   /**
    * How well the best hits answer the query, so a caller can tell "nothing relevant" from "weak matches".

@@ -10,6 +10,7 @@ import {
   type SearchRequest,
   type SearchResponse,
   searchDefaultsFor,
+  withDefaults,
 } from '@cairn/core';
 import { resolveEmbedder } from '@cairn/embed';
 import { type CaptureResult, EmbeddedPipeline } from '@cairn/pipeline';
@@ -18,10 +19,12 @@ import {
   damagedDatabaseError,
   isDatabaseDamage,
   MemoryStore,
+  type MergeRecord,
   type SpaceInfo,
   type TimelineResult,
 } from '@cairn/store';
 import { VectorIndexManager, workerIndexBuilder } from '@cairn/vector';
+import { type ConsolidationReport, Consolidator, DEFAULT_CONSOLIDATION_OPTIONS } from './consolidator.js';
 import { DataFolderLock } from './data-folder-lock.js';
 import type { EngineLog, EngineOptions } from './engine-options.js';
 import type { SpaceBuildStatus } from './space-builder.js';
@@ -96,6 +99,8 @@ export class CairnEngine {
   /** Whether cairn.db can be trusted; every public operation goes through its guard. */
   readonly health: StoreHealth;
   private closed = false;
+  /** Near-duplicates merged into the newer memory (see Consolidator); the writer runs it on a timer. */
+  readonly consolidator: Consolidator;
 
   private constructor(
     readonly dataDir: string,
@@ -152,6 +157,17 @@ export class CairnEngine {
           });
         });
     }
+    this.consolidator = new Consolidator(
+      store,
+      () => this.serving.vectors,
+      withDefaults(DEFAULT_CONSOLIDATION_OPTIONS, opts.consolidation || {}),
+    );
+    const consolidateEvery = opts.consolidation === false ? 0 : this.consolidator.opts.intervalMs;
+    if (consolidateEvery > 0 && embedder)
+      this.every(consolidateEvery, () => {
+        // The writer runs the schedule; a follower that takes the role over runs it from then on.
+        if (this.role === 'writer') void this.consolidate().catch(() => undefined);
+      });
     const persistEvery = opts.persistIntervalMs ?? 30_000;
     if (persistEvery > 0 && embedder) this.every(persistEvery, () => void this.maintainIndex());
     if (!this.external) {
@@ -465,6 +481,37 @@ export class CairnEngine {
         error: (err as Error).message,
       });
     }
+  }
+
+  /**
+   * Runs the consolidation job now (see Consolidator.run); `dryRun` reports what it would merge. Logged
+   * when it merged anything; a failure is logged and rethrown.
+   */
+  async consolidate(req: { dryRun?: boolean; namespace?: string } = {}): Promise<ConsolidationReport> {
+    try {
+      const report = await this.health.guard(() => this.consolidator.run(req));
+      if (report.merged > 0 && !report.dryRun)
+        this.log('info', 'consolidation merged near-duplicates', {
+          merged: report.merged,
+          exact: report.exact,
+          near: report.near,
+          tookMs: report.tookMs,
+        });
+      return report;
+    } catch (err) {
+      this.log('warn', 'consolidation failed; the next run tries again', { error: (err as Error).message });
+      throw err;
+    }
+  }
+
+  /** Undoes consolidation merges in `namespace` (`ids`, or every one); the job never merges them again. */
+  undoConsolidation(namespace: string, ids?: readonly string[]): MergeRecord[] {
+    return this.health.guard(() => this.store.consolidations.undo(namespace, ids));
+  }
+
+  /** The namespace's consolidation merges, newest first, undone ones included. */
+  consolidations(namespace: string, limit?: number): MergeRecord[] {
+    return this.health.guard(() => this.store.consolidations.list(namespace, limit));
   }
 
   /** Counts per namespace; `only` limits the (per-namespace) work to the namespaces a caller may see. */

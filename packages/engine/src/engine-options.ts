@@ -1,6 +1,7 @@
 import type { Embedder, SearchOptions } from '@cairn/core';
 import type { LexicalOptions, SessionContextOptions } from '@cairn/store';
 import type { HnswParams } from '@cairn/vector';
+import type { ConsolidationOptions } from './consolidator.js';
 
 export type EngineLog = (
   level: 'debug' | 'info' | 'warn' | 'error',
@@ -50,6 +51,12 @@ export interface EngineOptions {
    */
   context?: Partial<SessionContextOptions>;
   hnsw?: Partial<HnswParams>;
+  /**
+   * The consolidation job (near-duplicates marked as superseded by the newer memory, undoable), run by the
+   * data folder's writer every `intervalMs`; `false` turns the schedule off (a caller can still run it).
+   * @defaultValue DEFAULT_CONSOLIDATION_OPTIONS (cosine ≥ 0.95, every 5 minutes)
+   */
+  consolidation?: Partial<ConsolidationOptions> | false;
   /** Namespaces with at most this many vectors use exact search. @defaultValue 5_000 */
   exactThreshold?: number;
   /** Searches wait for a vector index being built instead of serving lexical-only. @defaultValue false */

@@ -1,5 +1,12 @@
 // This file is the public API of @cairn/engine; named exports only.
 export { CairnEngine, type EngineStats, type NamespaceStats } from './cairn-engine.js';
+export {
+  type ConsolidationOptions,
+  type ConsolidationReport,
+  Consolidator,
+  DEFAULT_CONSOLIDATION_OPTIONS,
+  type NeighborIndex,
+} from './consolidator.js';
 export { DataFolderLock, type LockHolder } from './data-folder-lock.js';
 export type { EngineLog, EngineOptions } from './engine-options.js';
 export type { SpaceBuildStatus } from './space-builder.js';

@@ -213,6 +213,20 @@ export class HybridRouter {
       }
       return hit;
     });
+    const merged = this.c.memories.consolidatedInto?.(
+      opts.namespace,
+      ranked.map(([, m]) => m.key),
+      opts.explain === 'full' ? 20 : 0,
+    );
+    const superseded: Array<{ id: string; supersededBy: string; cosine: number }> = [];
+    if (merged?.size) {
+      for (const [i, [, m]] of ranked.entries()) {
+        const c = merged.get(m.key);
+        if (!c) continue;
+        hits[i]!.dupCount = c.dupCount;
+        for (const a of c.absorbed) superseded.push({ id: a.id, supersededBy: m.id, cosine: a.cosine });
+      }
+    }
     const fusionMs = elapsed(tFuse);
 
     const response: SearchResponse = {
@@ -257,7 +271,10 @@ export class HybridRouter {
       tookMs: { lexical: lexicalMs, vector: vectorMs, fusion: fusionMs, total: 0 },
     };
     if (listing) response.listing = listing;
-    if (opts.explain === 'full') response.explain.candidates = trace(fused, selected, duplicates);
+    if (opts.explain === 'full') {
+      response.explain.candidates = trace(fused, selected, duplicates);
+      response.explain.superseded = superseded;
+    }
     if (this.c.lexical.queryCoverage && !degraded.includes('lexical') && !blank) {
       const first = selected
         .map((i) => fused[i]!.key)

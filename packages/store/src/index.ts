@@ -1,5 +1,12 @@
 // This file is the public API of @cairn/store; named exports only.
 
+export {
+  type ConsolidationCandidate,
+  ConsolidationStore,
+  type DuplicateMember,
+  type MergePair,
+  type MergeRecord,
+} from './consolidation-store.js';
 export type { DiskUsage } from './disk-space.js';
 export {
   EmbeddingStore,

@@ -9,6 +9,7 @@ import {
 } from '@cairn/core';
 import type Database from 'better-sqlite3';
 import { LRUCache } from 'lru-cache';
+import { ConsolidationStore } from './consolidation-store.js';
 import { compact, type DiskUsage, diskUsage, reclaimFreePages } from './disk-space.js';
 import { EmbeddingStore } from './embedding-store.js';
 import { allowedKeys, liveFilterSql } from './filter-sql.js';
@@ -60,6 +61,8 @@ export class MemoryStore implements MemorySource {
   readonly routes: RouteSearch;
   /** The embed stage's sink for the named fields' vectors. */
   readonly routeEmbeddings: RouteEmbeddings;
+  /** The consolidation job's merges of near-duplicates (undoable). */
+  readonly consolidations: ConsolidationStore;
   private readonly writer: MemoryWriter | null;
   private readonly statements: StatementCache;
   private readonly catalog: KeyCatalog | null;
@@ -74,6 +77,7 @@ export class MemoryStore implements MemorySource {
     this.embeddings = new EmbeddingStore(this.db);
     this.routes = new RouteSearch(this.db, this.statements, this.catalog);
     this.routeEmbeddings = new RouteEmbeddings(this.db);
+    this.consolidations = new ConsolidationStore(this.db);
     this.writer = opts.readonly
       ? null
       : new MemoryWriter(this.db, withDefaults(DEFAULT_SESSION_CONTEXT_OPTIONS, opts.context ?? {}));
@@ -209,6 +213,20 @@ export class MemoryStore implements MemorySource {
       )
       .iterate(namespace) as Iterable<MemoryRow & { deletedAt: number | null }>;
     for (const row of rows) yield { memory: toMemory(row), deletedAt: row.deletedAt };
+  }
+
+  consolidatedInto(
+    namespace: string,
+    keys: readonly number[],
+    absorbed = 0,
+  ): Map<number, { dupCount: number; absorbed: Array<{ id: string; cosine: number }> }> {
+    const out = new Map<number, { dupCount: number; absorbed: Array<{ id: string; cosine: number }> }>();
+    const counts = this.consolidations.dupCounts(namespace, keys);
+    if (counts.size === 0) return out;
+    const lists =
+      absorbed > 0 ? this.consolidations.absorbedBy(namespace, [...counts.keys()], absorbed) : null;
+    for (const [key, dupCount] of counts) out.set(key, { dupCount, absorbed: lists?.get(key) ?? [] });
+    return out;
   }
 
   /** Which memory supersedes which, within a namespace (the store keeps the newer one's id on the older). */

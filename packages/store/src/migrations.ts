@@ -347,6 +347,32 @@ export const MIGRATIONS: readonly Migration[] = [
       }
     },
   },
+  {
+    version: 12,
+    description: 'consolidation: near-duplicates merged into a newer memory, undoable',
+    up(db) {
+      db.exec(`
+        -- One row per memory the consolidation job marked as superseded by a newer near-duplicate. The
+        -- memory keeps its row in memories (superseded_by = the newer one's id): nothing is deleted, and an
+        -- undo clears superseded_by and stamps undone_at, which also keeps the job from merging it again.
+        CREATE TABLE consolidations (
+          key        INTEGER PRIMARY KEY,
+          namespace  TEXT    NOT NULL,
+          by_key     INTEGER NOT NULL,
+          cosine     REAL    NOT NULL,
+          at         INTEGER NOT NULL,
+          undone_at  INTEGER
+        );
+        CREATE INDEX consolidations_by ON consolidations (by_key);
+        CREATE INDEX consolidations_ns ON consolidations (namespace, at);
+        -- The embeddings (write_seq) of a space the near-duplicate pass has looked at.
+        CREATE TABLE consolidation_cursor (
+          space      TEXT    PRIMARY KEY,
+          write_seq  INTEGER NOT NULL
+        );
+      `);
+    },
+  },
 ];
 
 export function migrate(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS): number {

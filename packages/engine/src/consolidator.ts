@@ -1,0 +1,263 @@
+import { setImmediate as yieldTurn } from 'node:timers/promises';
+import { CairnError, type EmbeddingSpace, type KeyedMemory, type VectorLegResult } from '@cairn/core';
+import type { MemoryStore, MergePair, MergeRecord } from '@cairn/store';
+
+/** The consolidation job's settings. */
+export interface ConsolidationOptions {
+  /** Two memories of one namespace and kind are near-duplicates at this cosine or above. @defaultValue 0.95 */
+  threshold: number;
+  /** Nearest neighbours asked of the vector index for each new memory. @defaultValue 8 */
+  neighbors: number;
+  /** New vectors looked at per step; the job yields to the event loop between steps. @defaultValue 500 */
+  batchSize: number;
+  /**
+   * Kinds never merged: a fact is upserted by its slot and key, so two facts with similar words are two
+   * facts. @defaultValue ['fact']
+   */
+  skipKinds: readonly string[];
+  /** How often the writer runs the job (ms); 0 runs it only when asked. @defaultValue 300_000 (5 minutes) */
+  intervalMs: number;
+}
+
+export const DEFAULT_CONSOLIDATION_OPTIONS: Readonly<ConsolidationOptions> = Object.freeze({
+  threshold: 0.95,
+  neighbors: 8,
+  batchSize: 500,
+  skipKinds: Object.freeze(['fact']),
+  intervalMs: 300_000,
+});
+
+/** What one run did (or, dry, would do). */
+export interface ConsolidationReport {
+  dryRun: boolean;
+  /** New vectors looked at. */
+  scanned: number;
+  /** Memories merged into a newer near-duplicate: same text (`exact`) or by cosine (`near`). */
+  merged: number;
+  exact: number;
+  near: number;
+  /** Merges per namespace. */
+  byNamespace: Record<string, number>;
+  /** The first 100 merges. */
+  merges: MergeRecord[];
+  /** Set when the job could not run (no vector leg). */
+  skipped?: string;
+  tookMs: number;
+}
+
+/** What the job needs of the vector leg: neighbours, and the stored vectors to verify them exactly. */
+export interface NeighborIndex {
+  readonly space: EmbeddingSpace;
+  searchVector(req: {
+    namespace: string;
+    vector: Float32Array;
+    filters: Record<string, never>;
+    limit: number;
+  }): Promise<VectorLegResult>;
+  vectorsFor(namespace: string, keys: readonly number[]): Map<number, Float32Array>;
+}
+
+const MAX_LISTED = 100;
+/** ANN cosines are approximate: neighbours this far below the threshold are still verified exactly. */
+const ANN_SLACK = 0.02;
+
+function cosine(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!;
+    na += a[i]! * a[i]!;
+    nb += b[i]! * b[i]!;
+  }
+  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+}
+
+/** The newer of two memories: later ts, then the later write (higher key). */
+function isNewer(a: Pick<KeyedMemory, 'ts' | 'key'>, b: Pick<KeyedMemory, 'ts' | 'key'>): boolean {
+  return a.ts !== b.ts ? a.ts > b.ts : a.key > b.key;
+}
+
+/**
+ * Marks near-duplicates as superseded by the newer memory (siftcoder's 5-minute supersede pass, without
+ * deleting anything). Incremental: it looks only at vectors written since its cursor, so a run costs what
+ * was written since the last one.
+ * - Same text (same content hash): the group's newest memory absorbs the rest, found through the
+ *   embeddings' content-hash index. A dup storm of thousands of copies costs one group read.
+ * - Similar text: each new memory's nearest neighbours in the vector index (never all pairs), verified
+ *   exactly on the stored vectors at `threshold`, same namespace and kind.
+ * Undo (`ConsolidationStore.undo`) brings a memory back for good: the job never merges it again.
+ */
+export class Consolidator {
+  private running: Promise<ConsolidationReport> | null = null;
+
+  constructor(
+    private readonly store: MemoryStore,
+    private readonly index: () => NeighborIndex | null,
+    readonly opts: ConsolidationOptions = DEFAULT_CONSOLIDATION_OPTIONS,
+  ) {
+    if (!(opts.threshold > 0 && opts.threshold <= 1))
+      throw new CairnError('INVALID_INPUT', 'consolidation threshold must be in (0, 1]', {
+        field: 'threshold',
+      });
+  }
+
+  /**
+   * One pass over what was written since the cursor. `dryRun` reports without merging or moving the
+   * cursor; `namespace` looks at that namespace only (and leaves the shared cursor where it is). Runs never
+   * overlap: a call during a run waits for it and starts its own.
+   */
+  async run(req: { dryRun?: boolean; namespace?: string } = {}): Promise<ConsolidationReport> {
+    while (this.running) await this.running.catch(() => undefined);
+    const run = this.pass(req.dryRun ?? false, req.namespace);
+    this.running = run;
+    try {
+      return await run;
+    } finally {
+      this.running = null;
+    }
+  }
+
+  private async pass(dryRun: boolean, namespace: string | undefined): Promise<ConsolidationReport> {
+    const t0 = performance.now();
+    const report: ConsolidationReport = {
+      dryRun,
+      scanned: 0,
+      merged: 0,
+      exact: 0,
+      near: 0,
+      byNamespace: {},
+      merges: [],
+      tookMs: 0,
+    };
+    const index = this.index();
+    if (!index) {
+      report.skipped = 'no vector leg: the data folder runs lexical-only';
+      return report;
+    }
+    const space = index.space;
+    const records = this.store.consolidations;
+    const moveCursor = !dryRun && namespace === undefined;
+    let after = records.cursor(space.id);
+    // A dry run sees what a real run would: nothing it "merged" is live-checked again, so remember them.
+    const gone = new Set<number>();
+    for (;;) {
+      const { candidates, upTo } = records.newVectors(
+        space.id,
+        after,
+        this.opts.batchSize,
+        this.opts.skipKinds,
+        namespace,
+      );
+      if (upTo === after) break;
+      report.scanned += candidates.length;
+      const exact = this.exactPairs(space.id, after, upTo, namespace, gone);
+      const near = await this.nearPairs(index, candidates, gone);
+      const pairs = [...exact, ...near];
+      const applied = dryRun ? pairs.map((p) => p.record) : records.merge(pairs.map((p) => p.pair));
+      const exactKeys = new Set(exact.map((p) => p.pair.key));
+      const appliedIds = new Set(applied.map((r) => `${r.namespace}\u0000${r.id}`));
+      for (const p of pairs) {
+        if (!appliedIds.has(`${p.record.namespace}\u0000${p.record.id}`)) continue;
+        if (exactKeys.has(p.pair.key)) report.exact++;
+        else report.near++;
+      }
+      report.merged += applied.length;
+      for (const r of applied) {
+        report.byNamespace[r.namespace] = (report.byNamespace[r.namespace] ?? 0) + 1;
+        if (report.merges.length < MAX_LISTED) report.merges.push(r);
+      }
+      if (moveCursor) records.setCursor(space.id, upTo);
+      after = upTo;
+      // A long catch-up (a bulk ingest's worth) must not hold the serving thread.
+      await yieldTurn();
+    }
+    report.tookMs = Math.round(performance.now() - t0);
+    return report;
+  }
+
+  /** Same-text groups touched by the vectors in (after, upTo]: the newest absorbs the others. */
+  private exactPairs(
+    spaceId: string,
+    after: number,
+    upTo: number,
+    namespace: string | undefined,
+    gone: Set<number>,
+  ): Array<{ pair: MergePair; record: MergeRecord }> {
+    const records = this.store.consolidations;
+    const skip = new Set(this.opts.skipKinds);
+    const out: Array<{ pair: MergePair; record: MergeRecord }> = [];
+    for (const t of records.textsWritten(spaceId, after, upTo, namespace)) {
+      const group = records
+        .sameText(spaceId, t.namespace, t.contentHash)
+        .filter((m) => !gone.has(m.key) && !skip.has(m.kind));
+      if (group.length < 2) continue;
+      const restored = records.restored(group.map((m) => m.key));
+      const [newest, ...older] = group;
+      for (const m of older) {
+        if (restored.has(m.key)) continue;
+        gone.add(m.key);
+        out.push({
+          pair: { key: m.key, byKey: newest!.key, cosine: 1 },
+          record: record(t.namespace, m.id, newest!.id, 1),
+        });
+      }
+    }
+    return out;
+  }
+
+  /** Each new memory against its nearest neighbours, verified exactly on the stored vectors. */
+  private async nearPairs(
+    index: NeighborIndex,
+    candidates: ReadonlyArray<{ key: number; namespace: string; vector: Float32Array }>,
+    gone: Set<number>,
+  ): Promise<Array<{ pair: MergePair; record: MergeRecord }>> {
+    const out: Array<{ pair: MergePair; record: MergeRecord }> = [];
+    const { threshold, neighbors } = this.opts;
+    const skip = new Set(this.opts.skipKinds);
+    for (const c of candidates) {
+      if (gone.has(c.key)) continue;
+      const res = await index.searchVector({
+        namespace: c.namespace,
+        vector: c.vector,
+        filters: {},
+        limit: neighbors + 1,
+      });
+      if (res.status !== 'ok') continue;
+      const close = res.candidates
+        .filter((n) => n.key !== c.key && !gone.has(n.key) && n.cosine >= threshold - ANN_SLACK)
+        .map((n) => n.key);
+      if (close.length === 0) continue;
+      const stored = index.vectorsFor(c.namespace, close);
+      const verified = close
+        .map((key) => ({ key, cosine: stored.has(key) ? cosine(c.vector, stored.get(key)!) : -1 }))
+        .filter((n) => n.cosine >= threshold);
+      if (verified.length === 0) continue;
+      const live = this.store.liveByKeys(c.namespace, [c.key, ...verified.map((n) => n.key)]);
+      const self = live.get(c.key);
+      if (!self) continue;
+      const restored = this.store.consolidations.restored([c.key, ...verified.map((n) => n.key)]);
+      for (const n of verified) {
+        const other = live.get(n.key);
+        if (!other || other.kind !== self.kind || skip.has(other.kind)) continue;
+        const [older, newer]: [KeyedMemory, KeyedMemory] = isNewer(other, self)
+          ? [self, other]
+          : [other, self];
+        if (restored.has(older.key)) continue;
+        gone.add(older.key);
+        out.push({
+          pair: { key: older.key, byKey: newer.key, cosine: n.cosine },
+          record: record(c.namespace, older.id, newer.id, n.cosine),
+        });
+        // The new memory itself was the older one: it is merged, and its other neighbours wait for the
+        // memory it was merged into.
+        if (older === self) break;
+      }
+    }
+    return out;
+  }
+}
+
+function record(namespace: string, id: string, into: string, cos: number): MergeRecord {
+  return { namespace, id, into, cosine: cos, at: Date.now(), undoneAt: null };
+}
