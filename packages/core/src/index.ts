@@ -61,6 +61,12 @@ export {
   tagJaccard,
 } from './mmr.js';
 export {
+  type PrunePolicy,
+  PrunePolicySchema,
+  type PrunePolicyWire,
+  parsePrunePolicy,
+} from './prune-policy.js';
+export {
   blendFactor,
   blendWeight,
   DEFAULT_RECENCY_OPTIONS,

@@ -6,6 +6,7 @@ import {
   type Embedder,
   embeddingSpaceOf,
   type KeyedMemory,
+  type PrunePolicy,
   type SearchFilters,
   type SearchRequest,
   type SearchResponse,
@@ -24,9 +25,11 @@ import {
   type TimelineResult,
 } from '@cairn/store';
 import { VectorIndexManager, workerIndexBuilder } from '@cairn/vector';
+import { AccessTracker } from './access-tracker.js';
 import { type ConsolidationReport, Consolidator, DEFAULT_CONSOLIDATION_OPTIONS } from './consolidator.js';
 import { DataFolderLock } from './data-folder-lock.js';
 import type { EngineLog, EngineOptions } from './engine-options.js';
+import { type PruneReport, prune } from './pruner.js';
 import type { SpaceBuildStatus } from './space-builder.js';
 import { embedderOfSpace } from './space-embedder.js';
 import { SpaceSupervisor, type SpaceView } from './space-supervisor.js';
@@ -101,6 +104,8 @@ export class CairnEngine {
   private closed = false;
   /** Near-duplicates merged into the newer memory (see Consolidator); the writer runs it on a timer. */
   readonly consolidator: Consolidator;
+  /** How often searches return each memory, written in the background; null with trackAccess off. */
+  private readonly access: AccessTracker | null;
 
   private constructor(
     readonly dataDir: string,
@@ -167,6 +172,19 @@ export class CairnEngine {
       this.every(consolidateEvery, () => {
         // The writer runs the schedule; a follower that takes the role over runs it from then on.
         if (this.role === 'writer') void this.consolidate().catch(() => undefined);
+      });
+    this.access =
+      (opts.trackAccess ?? true)
+        ? new AccessTracker(store, (err) =>
+            this.log('warn', 'access counts not saved; the next window tries again', { error: err.message }),
+          )
+        : null;
+    const policies = opts.prune?.policies ?? [];
+    const pruneEvery = opts.prune?.intervalMs ?? 3_600_000;
+    if (policies.length > 0 && pruneEvery > 0)
+      this.every(pruneEvery, () => {
+        if (this.role !== 'writer') return;
+        for (const p of policies) this.prune(p);
       });
     const persistEvery = opts.persistIntervalMs ?? 30_000;
     if (persistEvery > 0 && embedder) this.every(persistEvery, () => void this.maintainIndex());
@@ -291,8 +309,15 @@ export class CairnEngine {
     await this.store.compactLexicalIndex();
   }
 
-  search(req: SearchRequest): Promise<SearchResponse> {
-    return this.health.guard(() => this.serving.router.search(req));
+  async search(req: SearchRequest): Promise<SearchResponse> {
+    const res = await this.health.guard(() => this.serving.router.search(req));
+    // A listing is browsing, not recall: only ranked answers count as accesses.
+    if (this.access && !res.listing && res.hits.length > 0)
+      this.access.record(
+        res.namespace,
+        res.hits.map((h) => h.id),
+      );
+    return res;
   }
 
   get(namespace: string, ids: readonly string[]): { memories: KeyedMemory[]; missing: string[] } {
@@ -514,6 +539,26 @@ export class CairnEngine {
     return this.health.guard(() => this.store.consolidations.list(namespace, limit));
   }
 
+  /**
+   * Applies a pruning policy now (see `prune`): deletes what it does not keep or protect, or, dry, lists
+   * it. Logged when it deleted anything.
+   */
+  prune(policy: PrunePolicy, opts: { dryRun?: boolean; now?: number } = {}): PruneReport {
+    // Counts still in memory must protect what they protect.
+    this.access?.flush();
+    const report = this.health.guard(() => prune(this.store, policy, opts));
+    if (report.pruned.length > 0 && !report.dryRun)
+      this.log('info', 'pruning policy deleted memories', {
+        namespace: report.namespace,
+        slot: policy.slot,
+        kind: policy.kind,
+        pruned: report.pruned.length,
+        protected: report.protected,
+        ids: report.pruned.slice(0, 20),
+      });
+    return report;
+  }
+
   /** Counts per namespace; `only` limits the (per-namespace) work to the namespaces a caller may see. */
   stats(only?: (namespace: string) => boolean): EngineStats {
     return this.health.guard(() => this.countNamespaces(only));
@@ -549,6 +594,7 @@ export class CairnEngine {
     if (this.closed) return;
     this.closed = true;
     for (const t of this.timers) clearInterval(t);
+    this.access?.close();
     await this.spaces.stop();
     await this.health.close();
     await this.pipeline.close();

@@ -1,4 +1,4 @@
-import type { Embedder, SearchOptions } from '@cairn/core';
+import type { Embedder, PrunePolicy, SearchOptions } from '@cairn/core';
 import type { LexicalOptions, SessionContextOptions } from '@cairn/store';
 import type { HnswParams } from '@cairn/vector';
 import type { ConsolidationOptions } from './consolidator.js';
@@ -57,6 +57,16 @@ export interface EngineOptions {
    * @defaultValue DEFAULT_CONSOLIDATION_OPTIONS (cosine ≥ 0.95, every 5 minutes)
    */
   consolidation?: Partial<ConsolidationOptions> | false;
+  /**
+   * Pruning policies the writer applies every `intervalMs` (see PrunePolicy: a cap per slot or kind, with
+   * what it protects by age and access count). @defaultValue none; intervalMs 3_600_000 (hourly)
+   */
+  prune?: { policies: readonly PrunePolicy[]; intervalMs?: number };
+  /**
+   * Count how often searches return each memory (`access_count`, `last_accessed`), which pruning policies
+   * protect by. Written in the background every 2 s. @defaultValue true
+   */
+  trackAccess?: boolean;
   /** Namespaces with at most this many vectors use exact search. @defaultValue 5_000 */
   exactThreshold?: number;
   /** Searches wait for a vector index being built instead of serving lexical-only. @defaultValue false */

@@ -9,6 +9,7 @@ export {
 } from './consolidator.js';
 export { DataFolderLock, type LockHolder } from './data-folder-lock.js';
 export type { EngineLog, EngineOptions } from './engine-options.js';
+export { type PruneReport, prune } from './pruner.js';
 export type { SpaceBuildStatus } from './space-builder.js';
 export { embedderOfSpace, specOf } from './space-embedder.js';
 export type { SpaceView } from './space-supervisor.js';

@@ -250,6 +250,55 @@ export class MemoryStore implements MemorySource {
   }
 
   /**
+   * The live memories a pruning policy covers (its kind, its fact slot), most used first: access count,
+   * then last access (or, never accessed, the memory's own time), then newest. The policy keeps a prefix.
+   */
+  rankForPruning(
+    namespace: string,
+    cover: { kind?: string; slot?: string },
+  ): Array<{ key: number; id: string; ts: number; accessCount: number; lastAccessed: number | null }> {
+    const where = ['namespace = ?', 'superseded_by IS NULL', 'deleted_at IS NULL'];
+    const params: unknown[] = [namespace];
+    if (cover.kind !== undefined) {
+      where.push('kind = ?');
+      params.push(cover.kind);
+    }
+    if (cover.slot !== undefined) {
+      where.push("json_valid(meta) AND json_extract(meta, '$.slot') = ?");
+      params.push(cover.slot);
+    }
+    return this.db
+      .prepare(
+        `SELECT key, id, ts, access_count AS accessCount, last_accessed AS lastAccessed FROM memories
+         WHERE ${where.join(' AND ')}
+         ORDER BY access_count DESC, coalesce(last_accessed, ts) DESC, ts DESC, key DESC`,
+      )
+      .all(...params) as Array<{
+      key: number;
+      id: string;
+      ts: number;
+      accessCount: number;
+      lastAccessed: number | null;
+    }>;
+  }
+
+  /**
+   * Counts accesses by search (memories returned, and how often), in one transaction. The meta stamp is
+   * left alone: an access changes nothing a search filters or ranks on, and re-reading every returned
+   * record after each search would defeat the record cache.
+   */
+  recordAccess(accesses: ReadonlyArray<{ namespace: string; id: string; count: number }>, at: number): void {
+    if (!this.writer || accesses.length === 0) return;
+    const bump = this.statements.get(
+      `UPDATE memories SET access_count = access_count + ?, last_accessed = max(coalesce(last_accessed, 0), ?)
+       WHERE namespace = ? AND id = ?`,
+    );
+    this.db.transaction(() => {
+      for (const a of accesses) bump.run(a.count, at, a.namespace, a.id);
+    })();
+  }
+
+  /**
    * Full records of the live memories of `namespace` among `keys` (a search's page). Records are cached
    * with the `meta_seq` they were read at and served while the key catalog says the row is unchanged, so
    * a popular page costs no row reads (rows are wide: text, parts and facets).

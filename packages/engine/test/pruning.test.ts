@@ -1,0 +1,142 @@
+import { CairnError, parsePrunePolicy } from '@cairn/core';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { DAY, useEngines } from './helpers.js';
+
+const engines = useEngines();
+const NOW = Date.UTC(2026, 5, 1);
+
+function fact(i: number, ageDays: number) {
+  return {
+    namespace: 'a',
+    id: `fact:prefs:k${i}`,
+    kind: 'fact',
+    text: `preference number ${i}: the user likes colour ${['red', 'green', 'blue', 'teal'][i % 4]} item ${i}`,
+    meta: { slot: 'prefs', key: `k${i}` },
+    ts: NOW - ageDays * DAY,
+  };
+}
+
+describe('access tracking and pruning', () => {
+  it('searches count accesses; a policy keeps the cap of the most used, never what it protects, and a dry run only lists', async () => {
+    const engine = await engines.open({ consolidation: false });
+    engine.ingest([
+      ...Array.from({ length: 10 }, (_, i) => fact(i, 30 + i)),
+      // Young: protected by min_age whatever its use.
+      fact(10, 0.5),
+      // Outside the slot: never covered.
+      {
+        namespace: 'a',
+        id: 'other',
+        kind: 'fact',
+        text: 'unrelated fact',
+        meta: { slot: 'env', key: 'x' },
+        ts: NOW - 90 * DAY,
+      },
+      // Another tenant's fact in a slot of the same name: never covered by `a`'s policy.
+      { ...fact(0, 90), namespace: 'b' },
+    ]);
+    await engine.drain();
+    // Searches return k7 three times and k8 once; listings do not count.
+    for (let i = 0; i < 3; i++) {
+      const res = await engine.search({ namespace: 'a', query: 'preference number 7 item 7', k: 1 });
+      expect(res.hits[0]!.id).toBe('fact:prefs:k7');
+    }
+    await engine.search({ namespace: 'a', query: 'preference number 8 item 8', k: 1 });
+    await engine.search({ namespace: 'a', query: '', filters: { kinds: ['fact'] }, k: 20 });
+
+    const policy = parsePrunePolicy({ namespace: 'a', slot: 'prefs', cap: 3, min_age: '1d', min_access: 2 });
+    const dry = engine.prune(policy, { dryRun: true, now: NOW });
+    // Kept: k7 (3 accesses), k8 (1), then the newest never accessed, k10; k7 is also protected.
+    expect(dry).toMatchObject({ dryRun: true, covered: 11, protected: 0 });
+    // Least used first: never accessed, oldest first.
+    expect(dry.pruned).toEqual(
+      ['k9', 'k6', 'k5', 'k4', 'k3', 'k2', 'k1', 'k0'].map((k) => `fact:prefs:${k}`),
+    );
+    expect(engine.stats().namespaces.a!.stored).toBe(12);
+    const rec = engine.get('a', ['fact:prefs:k7']).memories[0]!;
+    expect(rec.accessCount).toBeGreaterThanOrEqual(3);
+    expect(rec.lastAccessed).toBeTypeOf('number');
+
+    const run = engine.prune(policy, { now: NOW });
+    expect(run.pruned).toHaveLength(8);
+    expect(engine.stats().namespaces.a!.stored).toBe(4);
+    expect(engine.stats().namespaces.b!.stored).toBe(1);
+    const alive = (await engine.search({ namespace: 'a', query: '', filters: { kinds: ['fact'] }, k: 20 }))
+      .hits;
+    expect(alive.map((h) => h.id).sort()).toEqual([
+      'fact:prefs:k10',
+      'fact:prefs:k7',
+      'fact:prefs:k8',
+      'other',
+    ]);
+    // Pruning deletes (a tombstone), so the next run has nothing to do.
+    expect(engine.prune(policy, { now: NOW }).pruned).toEqual([]);
+  });
+
+  it('property: a pruning pass never deletes a memory its policy protects, and keeps at least min(cap, covered)', async () => {
+    const engine = await engines.open({ consolidation: false, embedder: null });
+    let round = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({ ageDays: fc.integer({ min: 0, max: 60 }), hits: fc.integer({ min: 0, max: 4 }) }),
+          {
+            minLength: 1,
+            maxLength: 15,
+          },
+        ),
+        fc.integer({ min: 0, max: 10 }),
+        fc.integer({ min: 0, max: 30 }),
+        fc.integer({ min: 1, max: 4 }),
+        async (items, cap, minAgeDays, minAccess) => {
+          const ns = `p${round++}`;
+          engine.ingest(
+            items.map((it, i) => ({
+              namespace: ns,
+              id: `m${i}`,
+              kind: 'note',
+              text: `note ${i}`,
+              ts: NOW - it.ageDays * DAY - i,
+            })),
+          );
+          engine.store.recordAccess(
+            items.flatMap((it, i) => (it.hits > 0 ? [{ namespace: ns, id: `m${i}`, count: it.hits }] : [])),
+            NOW,
+          );
+          const policy = parsePrunePolicy({
+            namespace: ns,
+            kind: 'note',
+            cap,
+            min_age: minAgeDays * DAY,
+            min_access: minAccess,
+          });
+          const report = engine.prune(policy, { now: NOW });
+          const gone = new Set(report.pruned);
+          for (const [i, it] of items.entries()) {
+            const protectedByPolicy = it.ageDays * DAY + i < minAgeDays * DAY || it.hits >= minAccess;
+            if (protectedByPolicy) expect(gone.has(`m${i}`)).toBe(false);
+          }
+          expect(items.length - gone.size).toBeGreaterThanOrEqual(Math.min(cap, items.length));
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
+  it('refuses a policy that covers a whole namespace, by name', () => {
+    const fieldOf = (input: unknown) => {
+      try {
+        parsePrunePolicy(input);
+      } catch (err) {
+        expect(err).toBeInstanceOf(CairnError);
+        return (err as CairnError).data.field;
+      }
+      throw new Error('accepted');
+    };
+    expect(fieldOf({ namespace: 'a', cap: 1 })).toBe('slot');
+    expect(fieldOf({ namespace: 'a', cap: -1, slot: 's' })).toBe('cap');
+    expect(fieldOf({ namespace: 'a', cap: 1, slot: 's', min_age: 'soon' })).toBe('min_age');
+    expect(fieldOf({ namespace: 'a', cap: 1, slot: 's', extra: 1 })).toBe('extra');
+  });
+});
