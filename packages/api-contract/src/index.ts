@@ -13,6 +13,27 @@ export {
   TokenUsageSchema,
 } from './disclosure-schemas.js';
 export { type ErrorBody, ErrorBodySchema, httpStatusOf } from './error-body.js';
+export {
+  type ConsolidateRequest,
+  ConsolidateRequestSchema,
+  type ConsolidateResponse,
+  ConsolidateResponseSchema,
+  type ConsolidationsQuery,
+  ConsolidationsQuerySchema,
+  type ConsolidationsResponse,
+  ConsolidationsResponseSchema,
+  type HygieneApi,
+  type MergeOut,
+  MergeSchema,
+  type PruneRequest,
+  PruneRequestSchema,
+  type PruneResponse,
+  PruneResponseSchema,
+  type UndoConsolidationRequest,
+  UndoConsolidationRequestSchema,
+  type UndoConsolidationResponse,
+  UndoConsolidationResponseSchema,
+} from './hygiene-schemas.js';
 export type {
   BatchSearchRequest,
   BatchSearchResponse,

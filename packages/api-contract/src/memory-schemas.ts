@@ -97,6 +97,8 @@ export const MemoryRecordSchema = z
     meta: z.record(z.string(), z.unknown()),
     importance: z.number(),
     supersededBy: z.string().nullable(),
+    accessCount: z.number().int().describe('how often searches returned it or get fetched it'),
+    lastAccessed: z.number().int().nullable(),
     fields: z.record(z.string(), z.string()).describe('named fields; {} when none'),
     tokens: z.number().int(),
   })

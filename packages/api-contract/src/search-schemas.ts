@@ -54,6 +54,11 @@ export const NeighborEntrySchema = z
 
 export const SearchHitSchema = IndexEntrySchema.extend({
   score: z.number(),
+  dupCount: z
+    .number()
+    .int()
+    .optional()
+    .describe('near-duplicates the consolidation job merged into this memory; absent when none'),
   explain: HitExplainSchema.optional().describe("why it ranked where it did; left out with explain: 'none'"),
   neighbors: z
     .object({ before: z.array(NeighborEntrySchema), after: z.array(NeighborEntrySchema) })

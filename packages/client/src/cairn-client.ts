@@ -2,6 +2,10 @@ import type {
   ActivateSpaceResponse,
   BatchSearchRequest,
   BatchSearchResponse,
+  ConsolidateRequest,
+  ConsolidateResponse,
+  ConsolidationsQuery,
+  ConsolidationsResponse,
   ContextRequest,
   ContextResponse,
   DeleteResponse,
@@ -11,7 +15,10 @@ import type {
   FederatedSearchResponse,
   GetRequest,
   GetResponse,
+  HygieneApi,
   MemoryApi,
+  PruneRequest,
+  PruneResponse,
   ReindexRequest,
   ReindexResponse,
   SearchRequestBody,
@@ -22,6 +29,8 @@ import type {
   StatsResponse,
   TimelineQuery,
   TimelineResponse,
+  UndoConsolidationRequest,
+  UndoConsolidationResponse,
   WriteRequest,
   WriteResponse,
 } from '@cairn/api-contract';
@@ -52,7 +61,7 @@ const STATUS_CODES: Record<number, CairnErrorCode> = {
  * types, so client and server cannot drift; every non-2xx answer is thrown as a CairnError with the
  * server's code, message and field.
  */
-export class CairnClient implements MemoryApi, SpacesApi {
+export class CairnClient implements MemoryApi, SpacesApi, HygieneApi {
   private readonly base: string;
   private readonly fetch: typeof fetch;
 
@@ -118,6 +127,27 @@ export class CairnClient implements MemoryApi, SpacesApi {
 
   dropSpace(req: Pick<SpaceActionRequest, 'space'>): Promise<DropSpaceResponse> {
     return this.call('POST', '/v1/spaces/drop', req);
+  }
+
+  /** Merges near-duplicates now, or lists what would merge (`dry_run`); a namespace, or every one (`*` key). */
+  consolidate(req: ConsolidateRequest): Promise<ConsolidateResponse> {
+    return this.call('POST', '/v1/hygiene/consolidate', req);
+  }
+
+  /** Brings merged memories back (every merge of the namespace without `ids`). */
+  undoConsolidation(req: UndoConsolidationRequest): Promise<UndoConsolidationResponse> {
+    return this.call('POST', '/v1/hygiene/undo', req);
+  }
+
+  consolidations(query: ConsolidationsQuery): Promise<ConsolidationsResponse> {
+    const params = new URLSearchParams({ namespace: query.namespace });
+    if (query.limit !== undefined) params.set('limit', String(query.limit));
+    return this.call('GET', `/v1/hygiene/consolidations?${params}`);
+  }
+
+  /** Applies a pruning policy now, or lists what it would delete (`dry_run`). */
+  prune(req: PruneRequest): Promise<PruneResponse> {
+    return this.call('POST', '/v1/hygiene/prune', req);
   }
 
   private async call<T>(method: string, path: string, body?: unknown): Promise<T> {

@@ -2,6 +2,10 @@ import {
   ActivateSpaceResponseSchema,
   BatchSearchRequestSchema,
   BatchSearchResponseSchema,
+  ConsolidateRequestSchema,
+  ConsolidateResponseSchema,
+  ConsolidationsQuerySchema,
+  ConsolidationsResponseSchema,
   ContextRequestSchema,
   ContextResponseSchema,
   DeleteResponseSchema,
@@ -13,6 +17,8 @@ import {
   GetResponseSchema,
   HealthResponseSchema,
   httpStatusOf,
+  PruneRequestSchema,
+  PruneResponseSchema,
   ReindexRequestSchema,
   ReindexResponseSchema,
   SearchRequestSchema,
@@ -22,6 +28,8 @@ import {
   StatsResponseSchema,
   TimelineQuerySchema,
   TimelineResponseSchema,
+  UndoConsolidationRequestSchema,
+  UndoConsolidationResponseSchema,
   WriteRequestSchema,
   WriteResponseSchema,
 } from '@cairn/api-contract';
@@ -381,6 +389,64 @@ function registerApiRoutes(api: FastifyInstance, service: MemoryService): void {
     async (req) => scoped(req).stats(),
   );
   registerSpaceRoutes(api, service, errors);
+  registerHygieneRoutes(api, service, errors);
+}
+
+/** Consolidation and pruning, run now or dry (they also run on the data folder writer's schedule). */
+function registerHygieneRoutes(
+  api: FastifyInstance,
+  service: MemoryService,
+  errors: Record<number, typeof ErrorBodySchema>,
+): void {
+  const hygiene = (req: FastifyRequest) => service.hygiene.scoped(req.access);
+  api.post(
+    '/v1/hygiene/consolidate',
+    {
+      schema: {
+        summary: 'Merge near-duplicates into the newer memory now (or dry_run: list what would merge)',
+        description:
+          'Looks at the vectors written since the last run: memories of one namespace and kind with the same text, or a cosine at or above the threshold (0.95) between a memory and its nearest neighbours, verified exactly. The older one is marked superseded by the newer (nothing is deleted; undo brings it back). Without a namespace, every namespace (a * key).',
+        body: ConsolidateRequestSchema,
+        response: { 200: ConsolidateResponseSchema, ...errors },
+      },
+    },
+    async (req) => hygiene(req).consolidate(req.body as never),
+  );
+  api.post(
+    '/v1/hygiene/undo',
+    {
+      schema: {
+        summary: 'Bring merged memories back; the job never merges them again',
+        body: UndoConsolidationRequestSchema,
+        response: { 200: UndoConsolidationResponseSchema, ...errors },
+      },
+    },
+    async (req) => hygiene(req).undoConsolidation(req.body as never),
+  );
+  api.get(
+    '/v1/hygiene/consolidations',
+    {
+      schema: {
+        summary: "A namespace's merges, newest first (undone ones included)",
+        querystring: ConsolidationsQuerySchema,
+        response: { 200: ConsolidationsResponseSchema, ...errors },
+      },
+    },
+    async (req) => hygiene(req).consolidations(req.query as never),
+  );
+  api.post(
+    '/v1/hygiene/prune',
+    {
+      schema: {
+        summary: 'Apply a pruning policy now (or dry_run: list what it would delete)',
+        description:
+          'Of the live memories of a fact slot or a kind, keeps the cap most used (access count, last access, newest) and deletes the rest, never one younger than min_age or accessed at least min_access times.',
+        body: PruneRequestSchema,
+        response: { 200: PruneResponseSchema, ...errors },
+      },
+    },
+    async (req) => hygiene(req).prune(req.body as never),
+  );
 }
 
 /** The operator's routes over embedding spaces: list, live reindex, activate, drop (a `*` key only). */

@@ -55,6 +55,8 @@ export function toRecord(m: MemoryRecord): MemoryRecordOut {
     meta: (m.meta ?? {}) as Record<string, unknown>,
     importance: m.importance,
     supersededBy: m.supersededBy,
+    accessCount: m.accessCount,
+    lastAccessed: m.lastAccessed,
     fields: m.fields ?? {},
     // What the record costs a caller's context: its text, and its named fields, which come with it.
     tokens:

@@ -1,5 +1,6 @@
 // This file is the public API of @cairn/service; named exports only.
 export { buildContextPack, type ContextPackInput } from './context-pack.js';
+export { HygieneService } from './hygiene-service.js';
 export { headline, indexLine, renderRecord, toIndexEntry, toRecord, withinBudget } from './index-entry.js';
 export {
   MemoryService,

@@ -37,6 +37,7 @@ import type { CairnEngine } from '@cairn/engine';
 import type { CaptureProducer } from '@cairn/pipeline';
 import { z } from 'zod';
 import { buildContextPack } from './context-pack.js';
+import { HygieneService } from './hygiene-service.js';
 import { indexLine, toIndexEntry, toRecord, withinBudget } from './index-entry.js';
 import type { NamespaceAccess } from './namespace-access.js';
 import { parseInput } from './parse-input.js';
@@ -79,10 +80,13 @@ export class MemoryService {
   readonly limits: ApiLimits;
   /** The embedding-space operations (an operator's: they need a key for every namespace). */
   readonly spaces: SpaceService;
+  /** Consolidation and pruning, run now or dry. */
+  readonly hygiene: HygieneService;
 
   constructor(opts: MemoryServiceOptions) {
     this.engine = opts.engine;
     this.spaces = new SpaceService(opts.engine);
+    this.hygiene = new HygieneService(opts.engine);
     this.producer = opts.producer ?? null;
     this.forwarder = opts.forwarder ?? null;
     this.limits = { ...DEFAULT_API_LIMITS, ...withDefaults(DEFAULT_API_LIMITS, opts.limits ?? {}) };
@@ -405,10 +409,16 @@ export function searchResponseOut(
 
 function toSearchHit(h: SearchHit, explained: boolean): SearchHitOut {
   if (!explained)
-    return { ...toIndexEntry(h), score: h.score, ...(h.neighbors ? { neighbors: h.neighbors } : {}) };
+    return {
+      ...toIndexEntry(h),
+      score: h.score,
+      ...(h.dupCount ? { dupCount: h.dupCount } : {}),
+      ...(h.neighbors ? { neighbors: h.neighbors } : {}),
+    };
   return {
     ...toIndexEntry(h),
     score: h.score,
+    ...(h.dupCount ? { dupCount: h.dupCount } : {}),
     explain: {
       bm25Rank: h.bm25Rank,
       vecRank: h.vecRank,
