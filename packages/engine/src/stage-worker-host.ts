@@ -1,8 +1,16 @@
 import { join } from 'node:path';
 import { ComputePool } from '@cairn/compute';
-import { CairnError, type Embedder, type EmbeddingSpace, embeddingSpaceOf } from '@cairn/core';
+import {
+  CairnError,
+  type Embedder,
+  type EmbeddingSpace,
+  embeddingSpaceOf,
+  type PrunePolicy,
+  withDefaults,
+} from '@cairn/core';
 import { createEmbedder, parseEmbedderSpec, resolveEmbedder } from '@cairn/embed';
 import {
+  MaintenanceJobs,
   QueueTopology,
   type QueueTopologyOptions,
   type SpaceRef,
@@ -15,8 +23,15 @@ import {
 } from '@cairn/pipeline';
 import { damagedDatabaseError, isDatabaseDamage, MemoryStore } from '@cairn/store';
 import { VectorIndexManager, workerIndexBuilder } from '@cairn/vector';
+import {
+  type ConsolidationOptions,
+  type ConsolidationReport,
+  Consolidator,
+  DEFAULT_CONSOLIDATION_OPTIONS,
+} from './consolidator.js';
 import type { EngineLog, EngineOptions } from './engine-options.js';
 import { OffThreadEmbedder } from './off-thread-embedder.js';
+import { type PruneReport, prune } from './pruner.js';
 import { RouteEmbedLoop } from './route-embed-loop.js';
 import { specOf } from './space-embedder.js';
 
@@ -30,6 +45,13 @@ export interface StageWorkerHostOptions
   queue?: Partial<Omit<QueueTopologyOptions, 'redisUrl'>>;
   /** Merge index deltas into snapshot files this often (ms). @defaultValue 30_000 */
   persistIntervalMs?: number;
+  /**
+   * The consolidation job, scheduled as a BullMQ repeatable job on the maintenance queue and run by a
+   * worker with the index stage; `false` removes the schedule. @defaultValue DEFAULT_CONSOLIDATION_OPTIONS
+   */
+  consolidation?: Partial<ConsolidationOptions> | false;
+  /** Pruning policies, scheduled the same way. @defaultValue none; hourly */
+  prune?: { policies: readonly PrunePolicy[]; intervalMs?: number };
   log?: EngineLog;
 }
 
@@ -49,6 +71,7 @@ export class StageWorkerHost {
     private readonly timer: NodeJS.Timeout | null,
     private readonly embedPool: ComputePool | null,
     private readonly routeLoop: RouteEmbedLoop | null,
+    private readonly hygiene: WorkerHygiene | null,
   ) {}
 
   static async start(opts: StageWorkerHostOptions): Promise<StageWorkerHost> {
@@ -170,7 +193,10 @@ export class StageWorkerHost {
     // Named fields' route vectors: capture workers hold the data folder and see every write.
     const routeLoop =
       store && stages.has('capture') ? new RouteEmbedLoop(store, log, undefined, opts.env) : null;
-    return new StageWorkerHost(workers, topology, store, vectors, pool, timer, embedPool, routeLoop);
+    // Hygiene runs beside the index stage: it needs the data folder and a view of the vector index.
+    const hygiene =
+      store && stages.has('index') ? await WorkerHygiene.start(store, topology, opts, log) : null;
+    return new StageWorkerHost(workers, topology, store, vectors, pool, timer, embedPool, routeLoop, hygiene);
   }
 
   get status(): StageWorkersStatus {
@@ -182,9 +208,17 @@ export class StageWorkerHost {
     return this.workers.reconcile();
   }
 
+  /** Runs the consolidation job in this process now (it also runs on its BullMQ schedule). */
+  async consolidate(req: { dryRun?: boolean; namespace?: string } = {}): Promise<ConsolidationReport> {
+    if (!this.hygiene)
+      throw new CairnError('INVALID_INPUT', 'consolidation runs on a worker with the index stage');
+    return this.hygiene.consolidator.run(req);
+  }
+
   /** Graceful stop: no new jobs, active ones finish within `deadlineMs`, indexes are snapshotted. */
   async close(deadlineMs = 10_000): Promise<{ graceful: boolean }> {
     if (this.timer) clearInterval(this.timer);
+    await this.hygiene?.close();
     await this.routeLoop?.close();
     const r = await this.workers.close(deadlineMs);
     for (const v of this.vectors.values()) await v.close();
@@ -193,5 +227,80 @@ export class StageWorkerHost {
     await this.topology.close();
     this.store?.close();
     return r;
+  }
+}
+
+/**
+ * The hygiene jobs of a worker with the index stage: consolidation over a read-only view of the active
+ * space's vector indexes (it never writes index files, which the shard owners do), and pruning policies,
+ * both on BullMQ job schedulers so that one worker of the deployment runs each tick.
+ */
+class WorkerHygiene {
+  private constructor(
+    readonly consolidator: Consolidator,
+    private readonly jobs: MaintenanceJobs | null,
+    private readonly closeView: () => Promise<void>,
+  ) {}
+
+  static async start(
+    store: MemoryStore,
+    topology: QueueTopology,
+    opts: StageWorkerHostOptions,
+    log: EngineLog,
+  ): Promise<WorkerHygiene> {
+    let view: VectorIndexManager | null = null;
+    const index = () => {
+      const space = store.embeddings.activeSpace();
+      if (!space) return null;
+      if (view?.space.id !== space.id) {
+        void view?.close();
+        view = new VectorIndexManager({
+          dir: join(opts.dataDir, 'vectors'),
+          space,
+          embeddings: store.embeddings,
+          keys: store,
+          exactThreshold: opts.exactThreshold,
+          waitForBuild: true,
+          role: 'reader',
+          loadAfterWrites: Number.POSITIVE_INFINITY,
+          hnsw: opts.hnsw,
+          log,
+        });
+      } else view.refresh();
+      return view;
+    };
+    const consolidator = new Consolidator(
+      store,
+      index,
+      withDefaults(DEFAULT_CONSOLIDATION_OPTIONS, opts.consolidation || {}),
+    );
+    const policies = opts.prune?.policies ?? [];
+    const jobs = await MaintenanceJobs.start(
+      topology,
+      [
+        { name: 'consolidate', everyMs: opts.consolidation === false ? 0 : consolidator.opts.intervalMs },
+        { name: 'prune', everyMs: policies.length > 0 ? (opts.prune?.intervalMs ?? 3_600_000) : 0 },
+      ],
+      async (name) => {
+        if (name === 'consolidate') {
+          const r = await consolidator.run();
+          if (r.merged > 0) log('info', 'consolidation merged near-duplicates', { merged: r.merged });
+          return { merged: r.merged, scanned: r.scanned };
+        }
+        const reports: PruneReport[] = policies.map((p) => prune(store, p));
+        const pruned = reports.reduce((n, r) => n + r.pruned.length, 0);
+        if (pruned > 0) log('info', 'pruning policies deleted memories', { pruned });
+        return { pruned };
+      },
+      log,
+    );
+    return new WorkerHygiene(consolidator, jobs, async () => {
+      await view?.close();
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.jobs?.close();
+    await this.closeView();
   }
 }

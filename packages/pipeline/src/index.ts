@@ -35,6 +35,12 @@ export {
   retryDelay,
 } from './distributed/job-catalog.js';
 export {
+  MAINTENANCE_QUEUE,
+  type MaintenanceJobName,
+  MaintenanceJobs,
+  type MaintenanceSchedule,
+} from './distributed/maintenance-jobs.js';
+export {
   type DeadLetter,
   deadLetters,
   type QueueCounts,
