@@ -5,6 +5,13 @@ import { addCommand, contextCommand, listCommand } from './commands/browse.js';
 import { checkCommand } from './commands/check.js';
 import { compactCommand } from './commands/compact.js';
 import { demoCommand } from './commands/demo.js';
+import {
+  DEFAULT_HOOK_MAX_TOKENS,
+  DEFAULT_HOOK_TIMEOUT_S,
+  hooksInstallCommand,
+  hooksRunCommand,
+  hooksUninstallCommand,
+} from './commands/hooks.js';
 import { ingestCommand } from './commands/ingest.js';
 import { mcpCommand } from './commands/mcp.js';
 import { deleteCommand, getCommand, statsCommand, timelineCommand } from './commands/records.js';
@@ -311,6 +318,85 @@ export function buildProgram(): Command {
       'put the derived namespace under this prefix, e.g. team/ for a key scoped to team/* (default: $CAIRN_NAMESPACE_PREFIX)',
     )
     .action(run(mcpCommand));
+
+  const hooks = program
+    .command('hooks')
+    .description(
+      'Claude Code capture hooks: context at session start, tool calls as observations, a summary per session',
+    );
+  const scope = () =>
+    new Option(
+      '--scope <scope>',
+      'user (~/.claude/settings.json), project (.claude/settings.json) or local (.claude/settings.local.json)',
+    )
+      .choices(['user', 'project', 'local'])
+      .default('user');
+  hooks
+    .command('install')
+    .description(
+      "write Cairn's hooks into Claude Code's settings, keeping every other setting and hook (idempotent)",
+    )
+    .addOption(scope())
+    .option(
+      '-n, --namespace <ns>',
+      'pin the namespace (default: derived from the git repository, as cairn mcp does)',
+    )
+    .option(
+      '--namespace-prefix <prefix>',
+      'put the derived namespace under this prefix (default: $CAIRN_NAMESPACE_PREFIX)',
+    )
+    .addOption(dataDir())
+    .option(
+      '--api <url>',
+      'send memories to this Cairn HTTP API (default: $CAIRN_API_URL); the key stays in $CAIRN_API_KEY',
+    )
+    .option(
+      '--max-tokens <n>',
+      'token budget of the context printed at session start',
+      String(DEFAULT_HOOK_MAX_TOKENS),
+    )
+    .option(
+      '--timeout <s>',
+      'seconds a hook may take before it gives up and lets the agent go on',
+      String(DEFAULT_HOOK_TIMEOUT_S),
+    )
+    .option(
+      '--command <cmd>',
+      'how Claude Code starts cairn (default: this node and this CLI, by absolute path)',
+    )
+    .option(
+      '--async',
+      'run the tool-call hooks in the background (Claude Code async hooks): no tool call waits',
+    )
+    .addOption(json())
+    .action(run(hooksInstallCommand));
+  hooks
+    .command('uninstall')
+    .description("remove exactly Cairn's hooks from Claude Code's settings")
+    .addOption(scope())
+    .addOption(json())
+    .action(run(hooksUninstallCommand));
+  hooks
+    .command('run')
+    .description(
+      'run one hook on the JSON payload Claude Code sends on stdin; always exits 0 (a failure is one line on stderr)',
+    )
+    .argument(
+      '[event]',
+      "session-start, post-tool-use, post-tool-use-failure, stop or session-end (default: the payload's hook_event_name)",
+    )
+    .option('-n, --namespace <ns>', 'namespace (default: derived from the git repository, as cairn mcp does)')
+    .option(
+      '--namespace-prefix <prefix>',
+      'put the derived namespace under this prefix (default: $CAIRN_NAMESPACE_PREFIX)',
+    )
+    .addOption(dataDir())
+    .option('--api <url>', 'use a Cairn HTTP API instead of a data folder (default: $CAIRN_API_URL)')
+    .option('--api-key <key>', 'API key for --api (default: $CAIRN_API_KEY)')
+    .option('--max-tokens <n>', 'session-start: token budget of the context', String(DEFAULT_HOOK_MAX_TOKENS))
+    .option('-q, --query <text>', 'session-start: also what is relevant to this, beside the recent summaries')
+    .option('--timeout <s>', 'seconds before the hook gives up (and exits 0)', String(DEFAULT_HOOK_TIMEOUT_S))
+    .action(run(hooksRunCommand));
 
   program
     .command('serve')

@@ -1,0 +1,375 @@
+import { appendFileSync, existsSync, realpathSync, renameSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { MemoryApi, MemoryRecordOut, MemoryWrite } from '@cairn/api-contract';
+import { CairnError } from '@cairn/core';
+import type { CliEnv } from '../env.js';
+import {
+  type HookTargetFlags,
+  hookDataDir,
+  hookNamespace,
+  openHookBackend,
+  projectFolder,
+} from '../hooks/backend.js';
+import { HOOK_AGENT, observationOf } from '../hooks/observation.js';
+import {
+  HOOK_EVENTS,
+  type HookEvent,
+  type HookPayload,
+  hookEventOf,
+  parsePayload,
+} from '../hooks/payload.js';
+import { redactDeep } from '../hooks/redact.js';
+import {
+  cairnHandlers,
+  type HookEntry,
+  readSettings,
+  type Scope,
+  settingsPath,
+  withCairnHooks,
+  withoutCairnHooks,
+  writeSettings,
+} from '../hooks/settings.js';
+import { summaryOf } from '../hooks/summary.js';
+import { readTranscript } from '../hooks/transcript.js';
+import { writeJson } from '../output.js';
+
+/** Seconds a hook may take in all before it gives up (and exits 0): the agent's turn waits for it. */
+export const DEFAULT_HOOK_TIMEOUT_S = 5;
+/** Token budget of the SessionStart context: enough for a few summaries, small beside the agent's window. */
+export const DEFAULT_HOOK_MAX_TOKENS = 1_500;
+/** Claude Code's own limit on the command is the hook's plus this, so Cairn's cut always comes first. */
+const SETTINGS_TIMEOUT_MARGIN_S = 5;
+/** A payload past this (a huge tool response) is not read whole: the hook gives up on it. */
+const MAX_PAYLOAD_BYTES = 32 * 1024 * 1024;
+/** Observations a session summary is made from (the newest ones, when a session has more). */
+const SUMMARY_OBSERVATIONS = 100;
+/** hooks.log is renamed to hooks.log.1 past this size, so it never grows without bound. */
+const MAX_LOG_BYTES = 1024 * 1024;
+
+export interface HooksRunFlags extends HookTargetFlags {
+  /** SessionStart: the context pack's token budget. @defaultValue 1500 */
+  maxTokens: string;
+  /** SessionStart: what the session is about, for memories relevant to it beside the summaries. */
+  query?: string;
+  /** Seconds before the hook gives up, logs why and exits 0. @defaultValue 5 */
+  timeout: string;
+}
+
+/**
+ * `cairn hooks run [event]`: one Claude Code hook, its payload on stdin. SessionStart prints the project's
+ * context pack (Claude Code adds a hook's stdout to the session's context); PostToolUse and
+ * PostToolUseFailure store the tool call as an observation; Stop and SessionEnd store the session summary.
+ *
+ * It never fails the agent's turn: whatever goes wrong (no payload, an unreachable API, a damaged folder,
+ * the time limit), it logs one line why on stderr (and in the data folder's hooks.log) and exits 0.
+ */
+export async function hooksRunCommand(
+  eventArg: string | undefined,
+  flags: HooksRunFlags,
+  env: CliEnv,
+): Promise<void> {
+  const timeoutS = Number(flags.timeout);
+  const budgetMs =
+    Number.isFinite(timeoutS) && timeoutS > 0 ? timeoutS * 1_000 : DEFAULT_HOOK_TIMEOUT_S * 1_000;
+  const started = Date.now();
+  const remaining = () => Math.max(budgetMs - (Date.now() - started), 0);
+  let event: string = eventArg ?? 'hook';
+  let session: string | undefined;
+  let logDir: string | null = null;
+  let stage = 'reading the payload';
+  // Claude Code may close our stdout early; a write error must not become an uncaught exception.
+  process.stdout.on('error', () => {});
+  const log = (reason: string) => {
+    const line = `cairn hooks: ${event}: ${reason}`;
+    process.stderr.write(`${line}\n`);
+    if (logDir)
+      appendLog(logDir, `${new Date().toISOString()} ${session ? `session=${session} ` : ''}${line}`);
+  };
+  // hooks.log sits in the data folder the hook writes, when that folder exists (a log never creates one).
+  const logFolder = (base: string) => {
+    if (apiConfigured(flags, env)) return null;
+    const dir = hookDataDir(flags, base, env);
+    return existsSync(dir) ? dir : null;
+  };
+  logDir = logFolder(projectFolder(undefined, env));
+  const deadline = setTimeout(() => {
+    log(`gave up after ${budgetMs / 1_000}s while ${stage}; the agent goes on without it`);
+    process.exit(0);
+  }, budgetMs);
+  try {
+    const payload = parsePayload(await readStdin());
+    const named = hookEventOf(payload.hook_event_name ?? eventArg ?? '');
+    if (named === null)
+      throw new Error(
+        `not an event Cairn handles: ${payload.hook_event_name ?? eventArg ?? '(none)'}; it handles ${Object.keys(HOOK_EVENTS).join(', ')}`,
+      );
+    event = named;
+    session = payload.session_id;
+    const base = projectFolder(payload.cwd, env);
+    logDir = logFolder(base);
+    const namespace = hookNamespace(flags, base, env);
+    stage = env.REDIS_URL || apiConfigured(flags, env) ? 'connecting' : 'opening the data folder';
+    const backend = await openHookBackend(flags, base, env, {
+      read: named === 'SessionStart',
+      timeoutMs: remaining(),
+    });
+    logDir = backend.dataDir;
+    try {
+      stage = `talking to ${backend.where}`;
+      await handle(named, payload, backend.api, { namespace, base, flags });
+    } finally {
+      stage = 'closing the data folder';
+      await backend.close();
+    }
+  } catch (err) {
+    log(reasonOf(err));
+  } finally {
+    clearTimeout(deadline);
+  }
+  // Done: leave now rather than when the last socket or worker thread lets go.
+  await new Promise<void>((r) => process.stdout.write('', () => r()));
+  process.exit(0);
+}
+
+function apiConfigured(flags: HookTargetFlags, env: CliEnv): boolean {
+  return flags.dataDir === undefined && Boolean(flags.api ?? env.CAIRN_API_URL);
+}
+
+function reasonOf(err: unknown): string {
+  if (err instanceof CairnError) return `${err.message} [${err.code}]`;
+  return err instanceof Error ? err.message : String(err);
+}
+
+async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY)
+    throw new Error('reads the JSON payload Claude Code sends on stdin; run it from a Claude Code hook');
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of process.stdin) {
+    const b = chunk as Buffer;
+    size += b.length;
+    if (size > MAX_PAYLOAD_BYTES)
+      throw new Error(`the payload is over ${MAX_PAYLOAD_BYTES >> 20} MiB; skipped`);
+    chunks.push(b);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function appendLog(dir: string, line: string): void {
+  try {
+    const file = join(dir, 'hooks.log');
+    if (existsSync(file) && statSync(file).size > MAX_LOG_BYTES) renameSync(file, `${file}.1`);
+    appendFileSync(file, `${line}\n`);
+  } catch {
+    // The log is a convenience: stderr has the line already.
+  }
+}
+
+interface HandleOptions {
+  namespace: string;
+  base: string;
+  flags: HooksRunFlags;
+}
+
+async function handle(
+  event: HookEvent,
+  payload: HookPayload,
+  api: MemoryApi,
+  o: HandleOptions,
+): Promise<void> {
+  switch (event) {
+    case 'SessionStart': {
+      const maxTokens = Number(o.flags.maxTokens);
+      const pack = await api.context({
+        namespace: o.namespace,
+        max_tokens: Number.isInteger(maxTokens) && maxTokens > 0 ? maxTokens : DEFAULT_HOOK_MAX_TOKENS,
+        ...(o.flags.query ? { query: o.flags.query } : {}),
+      });
+      // An empty namespace gives an empty pack: print nothing rather than an empty heading.
+      if (pack.included.length > 0 && pack.text.trim()) process.stdout.write(`${pack.text}\n`);
+      return;
+    }
+    case 'PostToolUse':
+    case 'PostToolUseFailure': {
+      // Cairn's own MCP tools are how the agent reads and saves memories: recording them is only noise.
+      if (/^mcp__cairn__/.test(payload.tool_name ?? '')) return;
+      await store(
+        api,
+        observationOf(payload, {
+          namespace: o.namespace,
+          base: o.base,
+          failed: event === 'PostToolUseFailure',
+        }),
+      );
+      return;
+    }
+    case 'Stop':
+    case 'SessionEnd': {
+      if (!payload.session_id) throw new Error('the payload has no session_id: no session to summarise');
+      const summary = summaryOf(
+        payload,
+        await sessionObservations(api, o.namespace, payload.session_id),
+        readTranscript(payload.transcript_path),
+        { namespace: o.namespace, base: o.base },
+      );
+      if (summary) await store(api, summary);
+      return;
+    }
+    default: {
+      const unreachable: never = event;
+      return unreachable;
+    }
+  }
+}
+
+/** Stores one memory with every secret taken out of it (text, title, tags and meta alike). */
+async function store(api: MemoryApi, memory: MemoryWrite): Promise<void> {
+  await api.write({ ...redactDeep(memory), wait: 'stored' });
+}
+
+/** The observations the hooks stored for this session (the newest SUMMARY_OBSERVATIONS of them). */
+async function sessionObservations(
+  api: MemoryApi,
+  namespace: string,
+  session: string,
+): Promise<MemoryRecordOut[]> {
+  // A blank query with filters is a listing: the memories passing them, newest first.
+  const listing = await api.search({
+    namespace,
+    query: '',
+    k: SUMMARY_OBSERVATIONS,
+    explain: 'none',
+    filters: { sessions: [session], kinds: ['observation'], agents: [HOOK_AGENT] },
+  });
+  if (listing.hits.length === 0) return [];
+  const got = await api.get({ namespace, ids: listing.hits.map((h) => h.id) });
+  return got.memories;
+}
+
+/** What `install` writes into the commands; an API key never goes into a settings file. */
+export interface HooksInstallFlags extends Omit<HookTargetFlags, 'apiKey'> {
+  scope: Scope;
+  /** How Claude Code starts cairn. @defaultValue this node and this CLI's main.js, by absolute path */
+  command?: string;
+  /** Passed to the SessionStart hook. @defaultValue 1500 */
+  maxTokens: string;
+  /** Passed to every hook; Claude Code's own limit is set 5 s above it. @defaultValue 5 */
+  timeout: string;
+  /**
+   * The tool-call hooks run in the background (Claude Code's `async: true`), so no tool call waits for a
+   * capture; a summary may then miss the last few calls. @defaultValue false (Claude Code before async
+   * hooks would not know the field)
+   */
+  async?: boolean;
+  json?: boolean;
+}
+
+/** A word for a POSIX shell: Claude Code runs a hook's command through one. */
+function shellWord(s: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** How a hook command starts this CLI: by absolute paths, since a hook's PATH may not be the shell's. */
+function cairnInvocation(flags: HooksInstallFlags): string {
+  if (flags.command?.trim()) return flags.command.trim();
+  const main = process.argv[1];
+  if (!main)
+    throw new CairnError('INVALID_INPUT', 'cannot tell where this CLI is: pass --command', {
+      field: 'command',
+    });
+  let path = resolve(main);
+  try {
+    path = realpathSync(path);
+  } catch {
+    // Keep the resolved path.
+  }
+  return `${shellWord(process.execPath)} ${shellWord(path)}`;
+}
+
+/** The hook commands for a settings file: each event's `… hooks run <event>` with the install's options. */
+export function hookEntries(flags: HooksInstallFlags, env: CliEnv): HookEntry[] {
+  const timeout = Number(flags.timeout);
+  if (!Number.isFinite(timeout) || timeout <= 0 || timeout > 600)
+    throw new CairnError('INVALID_INPUT', '--timeout must be a number of seconds in (0, 600]', {
+      field: 'timeout',
+    });
+  const maxTokens = Number(flags.maxTokens);
+  if (!Number.isInteger(maxTokens) || maxTokens < 1)
+    throw new CairnError('INVALID_INPUT', '--max-tokens must be a positive integer', { field: 'maxTokens' });
+  if (flags.dataDir !== undefined && flags.api !== undefined)
+    throw new CairnError('INVALID_INPUT', 'give --data-dir (embedded) or --api (remote), not both', {
+      field: 'api',
+    });
+  const opts: string[] = [];
+  // Where the memories go is decided now, as this shell would decide it, and written down: the hook runs
+  // in Claude Code's environment, which may not have this shell's CAIRN_DATA_DIR or CAIRN_API_URL.
+  const api = flags.api ?? (flags.dataDir === undefined ? env.raw.CAIRN_API_URL || undefined : undefined);
+  if (api) opts.push('--api', shellWord(api));
+  else {
+    const dataDir = flags.dataDir ?? (env.raw.CAIRN_DATA_DIR || undefined);
+    if (dataDir) opts.push('--data-dir', shellWord(resolve(dataDir)));
+  }
+  if (flags.namespace !== undefined) opts.push('--namespace', shellWord(flags.namespace));
+  const prefix = flags.namespacePrefix ?? env.CAIRN_NAMESPACE_PREFIX;
+  if (prefix && flags.namespace === undefined) opts.push('--namespace-prefix', shellWord(prefix));
+  if (timeout !== DEFAULT_HOOK_TIMEOUT_S) opts.push('--timeout', String(timeout));
+  const cairn = cairnInvocation(flags);
+  return (Object.entries(HOOK_EVENTS) as Array<[HookEvent, string]>).map(([event, name]) => ({
+    event,
+    command: [
+      cairn,
+      'hooks',
+      'run',
+      name,
+      ...opts,
+      ...(event === 'SessionStart' && maxTokens !== DEFAULT_HOOK_MAX_TOKENS
+        ? ['--max-tokens', String(maxTokens)]
+        : []),
+    ].join(' '),
+    timeout: Math.ceil(timeout) + SETTINGS_TIMEOUT_MARGIN_S,
+    ...(flags.async && (event === 'PostToolUse' || event === 'PostToolUseFailure') ? { async: true } : {}),
+  }));
+}
+
+/** `cairn hooks install`: Cairn's hook entries in Claude Code's settings, merged with what is there. */
+export async function hooksInstallCommand(flags: HooksInstallFlags, env: CliEnv): Promise<void> {
+  const path = settingsPath(flags.scope);
+  const entries = hookEntries(flags, env);
+  const before = readSettings(path);
+  const after = withCairnHooks(before, entries);
+  const changed = JSON.stringify(before) !== JSON.stringify(after);
+  if (changed) writeSettings(path, after);
+  const events = entries.map((e) => e.event);
+  if (flags.json)
+    writeJson({ settings: path, scope: flags.scope, changed, events, hooks: cairnHandlers(after) });
+  else
+    process.stdout.write(
+      changed
+        ? `installed Cairn's Claude Code hooks (${events.join(', ')}) in ${path}\n`
+        : `Cairn's Claude Code hooks are already installed in ${path}; nothing changed\n`,
+    );
+}
+
+export interface HooksUninstallFlags {
+  scope: Scope;
+  json?: boolean;
+}
+
+/** `cairn hooks uninstall`: removes exactly Cairn's handlers; everything else in the file stays. */
+export async function hooksUninstallCommand(flags: HooksUninstallFlags, _env: CliEnv): Promise<void> {
+  const path = settingsPath(flags.scope);
+  if (!existsSync(path)) {
+    if (flags.json) writeJson({ settings: path, scope: flags.scope, changed: false, removed: 0 });
+    else process.stdout.write(`no ${path}: nothing to uninstall\n`);
+    return;
+  }
+  const { settings, removed } = withoutCairnHooks(readSettings(path));
+  if (removed > 0) writeSettings(path, settings);
+  if (flags.json) writeJson({ settings: path, scope: flags.scope, changed: removed > 0, removed });
+  else
+    process.stdout.write(
+      removed > 0
+        ? `removed ${removed} Cairn hook${removed === 1 ? '' : 's'} from ${path}\n`
+        : `no Cairn hooks in ${path}; nothing changed\n`,
+    );
+}
