@@ -50,6 +50,8 @@ class MemoryWrite:
     meta: dict[str, Any] | None = None
     importance: float | None = None
     """0–1, default 0.5."""
+    confidence: float | None = None
+    """0–1: how sure the writer is; lowers the score (``confidenceWeight``). Default unstated."""
     supersedes: list[str] | None = None
     fields: dict[str, str] | None = None
     """Named fields (at most 8), each searched as a route of its own."""
@@ -99,6 +101,9 @@ class SearchTuning:
     """``"auto"``, ``"off"``, a half-life such as ``"30d"``, or ``{"halfLifeMs": …}`` / ``{"tauMs": …}``."""
     recency: RecencyOptions | None = None
     importance_weight: float | None = wire("importanceWeight")
+    confidence_weight: float | None = wire("confidenceWeight")
+    kind_half_lives: dict[str, str | float] | None = wire("kindHalfLives")
+    """Per-kind half-lives: ``{"summary": "7d", "fact": "off"}``."""
     mmr_lambda: float | None = wire("mmrLambda")
     mmr_tag_weight: float | None = wire("mmrTagWeight")
     duplicate_threshold: float | None = wire("duplicateThreshold")
@@ -305,6 +310,8 @@ class MemoryRecord:
     tags: list[str]
     meta: dict[str, Any]
     importance: float
+    confidence: float | None
+    """As stated by the writer; ``None`` when none."""
     superseded_by: str | None = field(metadata={"wire": "supersededBy"})
     access_count: int = field(metadata={"wire": "accessCount"})
     """How often searches returned it or get fetched it."""
@@ -329,6 +336,8 @@ class ExplainParts:
     session: float
     recency: float
     importance: float
+    confidence: float
+    """The stated confidence's factor (1: none stated)."""
 
 
 @dataclass(frozen=True)

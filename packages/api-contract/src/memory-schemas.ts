@@ -21,6 +21,10 @@ export const MemoryWriteSchema = z
     tags: z.array(z.string()).optional(),
     meta: z.record(z.string(), z.unknown()).optional(),
     importance: z.number().optional().describe('0–1, default 0.5'),
+    confidence: z
+      .number()
+      .optional()
+      .describe('0–1: how sure the writer is; lowers the score (confidenceWeight); default unstated'),
     supersedes: z.array(z.string()).optional(),
     fields: z
       .record(z.string(), z.string())
@@ -96,6 +100,7 @@ export const MemoryRecordSchema = z
     tags: z.array(z.string()),
     meta: z.record(z.string(), z.unknown()),
     importance: z.number(),
+    confidence: z.number().nullable().describe('as stated by the writer; null when none'),
     supersededBy: z.string().nullable(),
     accessCount: z.number().int().describe('how often searches returned it or get fetched it'),
     lastAccessed: z.number().int().nullable(),

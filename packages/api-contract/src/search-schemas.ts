@@ -38,6 +38,7 @@ export const HitExplainSchema = z
       session: z.number().describe('support from another strong candidate of the same session (0: none)'),
       recency: z.number(),
       importance: z.number(),
+      confidence: z.number().describe("the stated confidence's factor (1: none stated)"),
     }),
   })
   .meta({ id: 'HitExplain' });

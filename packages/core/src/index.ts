@@ -76,7 +76,7 @@ export {
   type TemporalIntent,
   timeAffinity,
 } from './recency-blend.js';
-export { importanceFactor, rrfTerm } from './rrf.js';
+export { confidenceFactor, importanceFactor, rrfTerm } from './rrf.js';
 export {
   DEFAULT_SEARCH_OPTIONS,
   type ExplainLevel,

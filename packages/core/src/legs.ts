@@ -132,7 +132,10 @@ export interface ScoringFields {
   key: number;
   id: string;
   ts: number;
+  kind: string;
   importance: number;
+  /** Null when the writer stated none (scores as certain). */
+  confidence: number | null;
   session: string | null;
   agent: string | null;
 }

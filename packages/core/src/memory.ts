@@ -105,6 +105,16 @@ export const MemoryInputSchema = z.strictObject({
     .min(0, 'importance must be in [0, 1]')
     .max(1, 'importance must be in [0, 1]')
     .optional(),
+  /**
+   * How sure the writer is that this memory is true (a fact inferred from a hint, an extraction an LLM
+   * hedged on): in [0, 1]. It enters the score (SearchOptions.confidenceWeight); absent means unstated,
+   * which scores as certain.
+   */
+  confidence: z
+    .number()
+    .min(0, 'confidence must be in [0, 1]')
+    .max(1, 'confidence must be in [0, 1]')
+    .optional(),
   /** Ids of older memories in the same namespace that this one replaces; they stop appearing in search. */
   supersedes: z.array(shortText('supersedes id', L.maxIdChars)).max(64).optional(),
   /**
@@ -132,6 +142,8 @@ export interface NormalizedMemory {
   tags: string[];
   meta: Record<string, unknown>;
   importance: number;
+  /** In [0, 1]; null when the writer stated none. */
+  confidence: number | null;
   contentHash: string;
   supersedes: string[];
   /** Named fields, each searched as its own route (see MemoryInputSchema.fields); `{}` when none. */
@@ -223,6 +235,7 @@ export function normalizeMemory(input: unknown, now: number = Date.now()): Norma
     tags: [...new Set(m.tags ?? [])],
     meta: m.meta ?? {},
     importance: m.importance ?? DEFAULT_IMPORTANCE,
+    confidence: m.confidence ?? null,
     contentHash: hash,
     supersedes: m.supersedes ?? [],
     fields: sortedFields(m.fields ?? {}),

@@ -11,6 +11,15 @@ export function rrfTerm(weight: number, rrfK: number, rank: number | null): numb
  * Importance as a multiplier centred on 1: `1 + weight * (2 * importance - 1)`. With the default
  * importance of 0.5 the factor is exactly 1, so memories without an importance are not penalised.
  */
+/**
+ * Confidence as a multiplier at most 1: `1 − weight · (1 − confidence)`. A memory whose writer stated no
+ * confidence scores as certain (1); a stated 0 loses `weight` of its score.
+ */
+export function confidenceFactor(confidence: number | null, weight: number): number {
+  if (confidence === null) return 1;
+  return 1 - weight * (1 - Math.min(1, Math.max(0, confidence)));
+}
+
 export function importanceFactor(importance: number, weight: number): number {
   const clamped = Math.min(1, Math.max(0, importance));
   return 1 + weight * (2 * clamped - 1);

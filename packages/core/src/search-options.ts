@@ -91,6 +91,13 @@ export interface SearchOptions {
    */
   decay: DecaySpec;
   /**
+   * Per-kind half-lives (ms), so that a session summary ages differently from a fact: with a fixed decay
+   * a listed kind uses its own half-life instead of the search's (`'off'`: it does not age); with
+   * `'auto'`, a listed kind's curve `exp(−age·ln2 / halfLife)` multiplies in on top of the tie-break, so
+   * only the kinds named age that way. Decay `'off'` turns every curve off. @defaultValue `{}`
+   */
+  kindHalfLives: Record<string, number | 'off'>;
+  /**
    * The `'auto'` decay's settings: how many ranks at the top of a leg age may overturn, without and with
    * temporal intent, and how close to the best a candidate must be for age to count.
    * @defaultValue DEFAULT_RECENCY_OPTIONS
@@ -98,6 +105,11 @@ export interface SearchOptions {
   recency: RecencyOptions;
   /** How far importance (0–1) moves the score: factor = 1 + w·(2·importance − 1). @defaultValue 0.3 */
   importanceWeight: number;
+  /**
+   * How far a memory's stated confidence (0–1) lowers its score: factor = 1 − w·(1 − confidence); a
+   * memory without one is not touched. @defaultValue 0.3 (the same reach as importance)
+   */
+  confidenceWeight: number;
   /** MMR trade-off; 1 keeps pure relevance order. @defaultValue 1 */
   mmrLambda: number;
   /**
@@ -123,8 +135,10 @@ export const DEFAULT_SEARCH_OPTIONS: Readonly<SearchOptions> = Object.freeze({
   routeFusion: 'best',
   neighbors: 0,
   decay: DEFAULT_DECAY,
+  kindHalfLives: Object.freeze({}) as Record<string, number | 'off'>,
   recency: DEFAULT_RECENCY_OPTIONS,
   importanceWeight: 0.3,
+  confidenceWeight: 0.3,
   mmrLambda: 1,
   mmrTagWeight: 0.35,
   duplicateThreshold: 0.97,
@@ -218,6 +232,10 @@ export const SearchRequestSchema = z.strictObject({
   routeFusion: z.enum(['best', 'sum']).optional(),
   neighbors: z.number().int().min(0).max(L.maxNeighbors).optional(),
   decay: DecaySchema.optional(),
+  kindHalfLives: z
+    .record(z.string().min(1).max(64), z.union([z.literal('off'), z.string().min(1), z.number().positive()]))
+    .refine((r) => Object.keys(r).length <= 32, 'at most 32 kinds')
+    .optional(),
   recency: z
     .strictObject({
       tieBreak: z.number().min(0).max(1_000).optional(),
@@ -227,6 +245,7 @@ export const SearchRequestSchema = z.strictObject({
     })
     .optional(),
   importanceWeight: z.number().min(0).max(1).optional(),
+  confidenceWeight: z.number().min(0).max(1).optional(),
   mmrLambda: z.number().min(0).max(1).optional(),
   mmrTagWeight: z.number().min(0).max(1).optional(),
   duplicateThreshold: z.number().min(0).max(2).optional(),
@@ -248,9 +267,14 @@ export type SearchRequestWire = z.input<typeof SearchRequestSchema>;
 export function parseSearchRequest(input: unknown, context?: string): SearchRequest {
   const parsed = SearchRequestSchema.safeParse(input);
   if (!parsed.success) throw zodToCairnError(parsed.error, context);
-  const { decay, now, filters, ...rest } = parsed.data;
+  const { decay, now, filters, kindHalfLives, ...rest } = parsed.data;
   const req: SearchRequest = { ...rest };
   if (decay !== undefined) req.decay = parseDecay(decay);
+  if (kindHalfLives !== undefined) {
+    req.kindHalfLives = {};
+    for (const [kind, v] of Object.entries(kindHalfLives))
+      req.kindHalfLives[kind] = v === 'off' ? 'off' : parseDuration(v, `kindHalfLives.${kind}`);
+  }
   if (now !== undefined) req.now = parseTimestamp(now, 'now');
   // Relative windows ("90d") count back from the request's now (maxAge too, in resolveSearch).
   if (filters !== undefined) req.filters = parseFilters(filters, req.now ?? Date.now());
@@ -317,6 +341,7 @@ export function resolveSearch(
   const recency = withDefaults(defaults.recency, req.recency);
   // Per-route weights add to the configured ones, as leg weights do, rather than replacing them all.
   const routeWeights = { ...defaults.routeWeights, ...req.routeWeights };
+  const kindHalfLives = { ...defaults.kindHalfLives, ...req.kindHalfLives };
   const bad = (field: string, message: string) =>
     new CairnError('INVALID_INPUT', `${field}: ${message}`, { field });
   if (!Number.isInteger(opts.k) || opts.k < 1 || opts.k > L.maxK)
@@ -339,6 +364,10 @@ export function resolveSearch(
   for (const [route, w] of Object.entries(routeWeights)) {
     if (!(w >= 0 && w <= 100)) throw bad('routeWeights', `${route}: must be in [0, 100]`);
   }
+  for (const [kind, h] of Object.entries(kindHalfLives)) {
+    if (h !== 'off' && !(h > 0 && Number.isFinite(h)))
+      throw bad(`kindHalfLives.${kind}`, "must be a positive number of ms or 'off'");
+  }
   if (!Number.isInteger(opts.neighbors) || opts.neighbors < 0 || opts.neighbors > L.maxNeighbors)
     throw bad('neighbors', `must be an integer in [0, ${L.maxNeighbors}]`);
   if (!(recency.tieBreak >= 0) || !(recency.intent >= 0)) throw bad('recency', 'reaches must be >= 0');
@@ -347,6 +376,8 @@ export function resolveSearch(
   if (!Number.isInteger(recency.peerDepth) || recency.peerDepth < 0)
     throw bad('recency', 'peerDepth must be an integer >= 0');
   if (!(opts.mmrTagWeight >= 0 && opts.mmrTagWeight <= 1)) throw bad('mmrTagWeight', 'must be in [0, 1]');
+  if (!(opts.confidenceWeight >= 0 && opts.confidenceWeight <= 1))
+    throw bad('confidenceWeight', 'must be in [0, 1]');
   if (typeof req.query !== 'string') throw bad('query', 'must be a string');
   if (req.query.length > L.maxQueryChars) throw bad('query', `must be at most ${L.maxQueryChars} characters`);
   if (
@@ -367,6 +398,7 @@ export function resolveSearch(
     weights,
     recency,
     routeWeights,
+    kindHalfLives,
     namespace: req.namespace,
     query: req.query,
     filters,

@@ -22,7 +22,7 @@ export interface HitExplain {
    * route ranked it (multi-route recall). Absent when the namespace has no fields.
    */
   routes?: string[];
-  /** Final score = (rrf × agent + session) × recency × importance factor. */
+  /** Final score = (rrf × agent + session) × recency × importance factor × confidence factor. */
   score: number;
   /**
    * Each leg's share of rrf; `agent`, the factor applied when the query names the memory's agent (else 1);
@@ -38,6 +38,8 @@ export interface HitExplain {
     session: number;
     recency: number;
     importance: number;
+    /** The stated confidence's factor, `1 − w · (1 − confidence)`; 1 when none was stated. */
+    confidence: number;
   };
 }
 
@@ -148,6 +150,8 @@ export interface SearchResponse {
       routes: string[];
       /** Session neighbours attached before and after each hit. */
       neighbors: number;
+      /** Per-kind half-lives in force (ms, or 'off'). */
+      kindHalfLives: Record<string, number | 'off'>;
       /** The half-life of the recency curve in use; null with decay off. */
       halfLifeMs: number | null;
       tauMs: number | null;
@@ -155,6 +159,7 @@ export interface SearchResponse {
       /** How age entered the score (see the DecaySpec modes). */
       recency: RecencySettings;
       importanceWeight: number;
+      confidenceWeight: number;
       mmrLambda: number;
       mmrTagWeight: number;
       duplicateThreshold: number;

@@ -25,16 +25,27 @@ export interface RecencyPlan {
  *   peers (the close calls, found by recency-peers.ts); every other candidate gets `t = 0`;
  * - `'fixed'`: the caller's `exp(-age / tau)`, age from "now";
  * - `'off'`: nothing.
+ * A kind listed in `kindHalfLives` uses its own curve instead of the fixed one, and in `'auto'` mode its
+ * curve multiplies in on top of the blend (a session summary that ages in days beside timeless facts).
  * Returns the peers' span for the explain.
  */
 export function applyRecency(
   fused: FusedCandidate[],
-  opts: Pick<ResolvedSearch, 'decay' | 'now'>,
+  opts: Pick<ResolvedSearch, 'decay' | 'now'> & Partial<Pick<ResolvedSearch, 'kindHalfLives'>>,
   plan: RecencyPlan,
   peers: ReadonlySet<number>,
 ): RecencySettings['peers'] {
+  const kinds = opts.kindHalfLives ?? {};
   if (opts.decay.mode === 'fixed') {
-    for (const c of fused) setRecency(c, recencyFactor(opts.now, c.memory.ts, opts.decay));
+    for (const c of fused) {
+      const own = kinds[c.memory.kind];
+      setRecency(
+        c,
+        own === undefined
+          ? recencyFactor(opts.now, c.memory.ts, opts.decay)
+          : kindCurve(opts.now, c.memory.ts, own),
+      );
+    }
     return null;
   }
   if (opts.decay.mode !== 'auto' || fused.length === 0) return null;
@@ -47,9 +58,19 @@ export function applyRecency(
   }
   for (const c of fused) {
     const t = peers.has(c.key) ? timeAffinity(c.memory.ts, span, plan.intent) : 0;
-    setRecency(c, blendFactor(plan.weight, t));
+    const own = kinds[c.memory.kind];
+    setRecency(
+      c,
+      blendFactor(plan.weight, t) * (own === undefined ? 1 : kindCurve(opts.now, c.memory.ts, own)),
+    );
   }
   return span.count > 0 ? span : null;
+}
+
+/** A kind's own curve: `exp(−age · ln2 / halfLife)` from now (1 for `'off'`; the future counts as now). */
+function kindCurve(now: number, ts: number, halfLife: number | 'off'): number {
+  if (halfLife === 'off') return 1;
+  return Math.exp((-Math.max(0, now - ts) * Math.LN2) / halfLife);
 }
 
 function setRecency(c: FusedCandidate, recency: number): void {

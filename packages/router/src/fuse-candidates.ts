@@ -1,4 +1,5 @@
 import {
+  confidenceFactor,
   type HitExplain,
   importanceFactor,
   type LexicalCandidate,
@@ -30,7 +31,13 @@ export function fuseCandidates(
   live: ReadonlyMap<number, ScoringFields>,
   opts: Pick<
     ResolvedSearch,
-    'weights' | 'rrfK' | 'importanceWeight' | 'routeWeight' | 'routeWeights' | 'routeFusion'
+    | 'weights'
+    | 'rrfK'
+    | 'importanceWeight'
+    | 'confidenceWeight'
+    | 'routeWeight'
+    | 'routeWeights'
+    | 'routeFusion'
   >,
   routeLists: readonly RouteList[] = [],
 ): FusedCandidate[] {
@@ -87,6 +94,7 @@ export function fuseCandidates(
     const rrf = lexicalPart + vectorPart + routesPart;
     if (rrf <= 0) continue;
     const importance = importanceFactor(memory.importance, opts.importanceWeight);
+    const confidence = confidenceFactor(memory.confidence, opts.confidenceWeight);
     const found: FusedCandidate = {
       key,
       memory,
@@ -97,7 +105,7 @@ export function fuseCandidates(
       cosine: vec?.cosine ?? null,
       recency: 1,
       rrf,
-      score: rrf * importance,
+      score: rrf * importance * confidence,
       parts: {
         lexical: lexicalPart,
         vector: vectorPart,
@@ -106,6 +114,7 @@ export function fuseCandidates(
         session: 0,
         recency: 1,
         importance,
+        confidence,
       },
     };
     if (withRoutes) {
@@ -134,9 +143,12 @@ export function relevance(c: FusedCandidate): number {
   return c.rrf * c.parts.agent + c.parts.session;
 }
 
-/** Recomputes a candidate's score after one of its parts changed: relevance × recency × importance. */
+/**
+ * Recomputes a candidate's score after one of its parts changed: relevance × recency × importance ×
+ * confidence.
+ */
 export function rescore(c: FusedCandidate): void {
-  c.score = relevance(c) * c.parts.recency * c.parts.importance;
+  c.score = relevance(c) * c.parts.recency * c.parts.importance * c.parts.confidence;
 }
 
 /** Best first; ties go to the newer memory, then to the lower key, so order is deterministic. */

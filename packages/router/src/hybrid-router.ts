@@ -255,11 +255,13 @@ export class HybridRouter {
           routeFusion: opts.routeFusion,
           routes: routeNames,
           neighbors: opts.neighbors,
+          kindHalfLives: opts.kindHalfLives,
           halfLifeMs: opts.decay.mode === 'fixed' ? opts.decay.halfLifeMs : null,
           tauMs: opts.decay.mode === 'fixed' ? opts.decay.tauMs : null,
           now: opts.now,
           recency: recencySettings(opts, plan, peers),
           importanceWeight: opts.importanceWeight,
+          confidenceWeight: opts.confidenceWeight,
           mmrLambda: opts.mmrLambda,
           mmrTagWeight: opts.mmrTagWeight,
           duplicateThreshold: opts.duplicateThreshold,
@@ -472,7 +474,16 @@ function toListed(m: KeyedMemory): SearchHit {
     bm25Session: null,
     cosine: null,
     recency: 1,
-    parts: { lexical: 0, vector: 0, routes: 0, agent: 1, session: 0, recency: 1, importance: 1 },
+    parts: {
+      lexical: 0,
+      vector: 0,
+      routes: 0,
+      agent: 1,
+      session: 0,
+      recency: 1,
+      importance: 1,
+      confidence: 1,
+    },
   };
   return toHit(unranked, m);
 }

@@ -14,6 +14,7 @@ export const memory = (key: number, over: Partial<KeyedMemory> = {}): KeyedMemor
   tags: [],
   meta: {},
   importance: 0.5,
+  confidence: null,
   contentHash: 'h',
   createdAt: 0,
   updatedAt: 0,
@@ -27,7 +28,15 @@ export const memory = (key: number, over: Partial<KeyedMemory> = {}): KeyedMemor
 /** The options fusion and age read, as the tests use them: decay off, both legs at 1, no routes weighted. */
 export type FusionOptions = Pick<
   ResolvedSearch,
-  'weights' | 'rrfK' | 'decay' | 'now' | 'importanceWeight' | 'routeWeight' | 'routeWeights' | 'routeFusion'
+  | 'weights'
+  | 'rrfK'
+  | 'decay'
+  | 'now'
+  | 'importanceWeight'
+  | 'confidenceWeight'
+  | 'routeWeight'
+  | 'routeWeights'
+  | 'routeFusion'
 >;
 
 export const fusionOptions = (over: Partial<FusionOptions> = {}): FusionOptions => ({
@@ -36,6 +45,7 @@ export const fusionOptions = (over: Partial<FusionOptions> = {}): FusionOptions 
   decay: resolveDecay('off'),
   now: 0,
   importanceWeight: 0.3,
+  confidenceWeight: 0.3,
   routeWeight: 0.5,
   routeWeights: {},
   routeFusion: 'best',

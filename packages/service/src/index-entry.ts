@@ -54,6 +54,7 @@ export function toRecord(m: MemoryRecord): MemoryRecordOut {
     tags: m.tags,
     meta: (m.meta ?? {}) as Record<string, unknown>,
     importance: m.importance,
+    confidence: m.confidence ?? null,
     supersededBy: m.supersededBy,
     accessCount: m.accessCount,
     lastAccessed: m.lastAccessed,

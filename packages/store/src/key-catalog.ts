@@ -36,13 +36,14 @@ type Row = [
   agent: string | null,
   ts: number,
   importance: number,
+  confidence: number | null,
   tags: string,
   live: number,
   stamp: number,
 ];
 
 const COLUMNS =
-  'key, namespace, id, kind, session, agent, ts, importance, tags, ' +
+  'key, namespace, id, kind, session, agent, ts, importance, confidence, tags, ' +
   '(superseded_by IS NULL AND deleted_at IS NULL) AS live, meta_seq';
 
 /**
@@ -64,6 +65,8 @@ export class KeyCatalog {
   /** The row's `meta_seq` when last applied. */
   private stamp = new Float64Array(0);
   private importance = new Float64Array(0);
+  /** NaN when the writer stated none. */
+  private confidence = new Float64Array(0);
   private kind = new Int32Array(0);
   /** Interned session / agent; 0 when the memory has none. */
   private session = new Int32Array(0);
@@ -293,7 +296,9 @@ export class KeyCatalog {
         key,
         id: this.ids[key]!,
         ts: this.ts[key]!,
+        kind: this.names[this.kind[key]!]!,
         importance: this.importance[key]!,
+        confidence: Number.isNaN(this.confidence[key]!) ? null : this.confidence[key]!,
         session: session === 0 ? null : this.names[session]!,
         agent: agent === 0 ? null : this.names[agent]!,
       });
@@ -301,12 +306,26 @@ export class KeyCatalog {
     return out;
   }
 
-  private apply([k, namespace, id, kind, session, agent, ts, importance, tags, live, stamp]: Row): void {
+  private apply([
+    k,
+    namespace,
+    id,
+    kind,
+    session,
+    agent,
+    ts,
+    importance,
+    confidence,
+    tags,
+    live,
+    stamp,
+  ]: Row): void {
     if (k >= this.live.length) this.ensure(k);
     this.stamp[k] = stamp;
     this.live[k] = live ? this.intern(namespace) + 1 : 0;
     this.ts[k] = ts;
     this.importance[k] = importance;
+    this.confidence[k] = confidence ?? Number.NaN;
     this.kind[k] = this.intern(kind);
     this.session[k] = session === null ? 0 : this.intern(session);
     this.agent[k] = agent === null ? 0 : this.intern(agent);
@@ -339,6 +358,7 @@ export class KeyCatalog {
     this.ts = grow(this.ts, (n) => new Float64Array(n));
     this.stamp = grow(this.stamp, (n) => new Float64Array(n));
     this.importance = grow(this.importance, (n) => new Float64Array(n));
+    this.confidence = grow(this.confidence, (n) => new Float64Array(n));
     this.kind = grow(this.kind, (n) => new Int32Array(n));
     this.session = grow(this.session, (n) => new Int32Array(n));
     this.agent = grow(this.agent, (n) => new Int32Array(n));

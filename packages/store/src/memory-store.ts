@@ -354,7 +354,7 @@ export class MemoryStore implements MemorySource {
     const where = liveFilterSql(namespace, {});
     const rows = this.statements
       .get(
-        `SELECT m.key, m.id, m.ts, m.importance, m.session, m.agent FROM memories m
+        `SELECT m.key, m.id, m.ts, m.kind, m.importance, m.confidence, m.session, m.agent FROM memories m
          WHERE m.key IN (SELECT value FROM json_each(?)) AND ${where.sql}`,
       )
       .all(JSON.stringify(keys), ...where.params) as ScoringFields[];

@@ -32,6 +32,8 @@ function fingerprint(m: NormalizedMemory, ts: number): string {
         m.meta,
         m.importance,
         m.supersedes,
+        // Only when stated, so memories without one keep the fingerprints they were stored with.
+        ...(m.confidence !== null ? [{ confidence: m.confidence }] : []),
         // Only when present, so memories without fields keep the fingerprints they were stored with.
         ...(Object.keys(m.fields).length > 0 ? [m.fields] : []),
       ]),
@@ -84,18 +86,19 @@ export class MemoryWriter {
     );
     this.insert = db.prepare(`
       INSERT INTO memories (namespace, id, kind, title, text, parts, scope, session, agent, ts, tags, meta,
-        importance, content_hash, fingerprint, created_at, updated_at, change_seq, meta_seq, context)
+        importance, confidence, content_hash, fingerprint, created_at, updated_at, change_seq, meta_seq, context)
       VALUES (@namespace, @id, @kind, @title, @text, @parts, @scope, @session, @agent, @ts, @tags, @meta,
-        @importance, @contentHash, @fingerprint, @now, @now, @seq, @metaSeq, @context)`);
+        @importance, @confidence, @contentHash, @fingerprint, @now, @now, @seq, @metaSeq, @context)`);
     this.updateContent = db.prepare(`
       UPDATE memories SET kind = @kind, title = @title, text = @text, parts = @parts, session = @session,
-        agent = @agent, ts = @ts, tags = @tags, meta = @meta, importance = @importance,
+        agent = @agent, ts = @ts, tags = @tags, meta = @meta, importance = @importance, confidence = @confidence,
         content_hash = @contentHash, fingerprint = @fingerprint, updated_at = @now, change_seq = @seq,
         deleted_at = NULL, scope = @scope, meta_seq = @metaSeq, context = @context
       WHERE key = @key`);
     this.updateMeta = db.prepare(`
       UPDATE memories SET session = @session, agent = @agent, ts = @ts, tags = @tags, meta = @meta,
-        importance = @importance, fingerprint = @fingerprint, updated_at = @now, deleted_at = NULL,
+        importance = @importance, confidence = @confidence, fingerprint = @fingerprint, updated_at = @now,
+        deleted_at = NULL,
         scope = @scope, meta_seq = @metaSeq, context = @context
       WHERE key = @key`);
     this.supersede = db.prepare(

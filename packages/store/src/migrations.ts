@@ -373,6 +373,15 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 13,
+    description: "a memory's stated confidence, which enters its score",
+    up(db) {
+      // NULL: the writer stated none, which scores as certain. Metadata, like importance: changing it
+      // re-stamps meta_seq, never change_seq (nothing to re-embed).
+      db.exec('ALTER TABLE memories ADD COLUMN confidence REAL');
+    },
+  },
 ];
 
 export function migrate(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS): number {

@@ -45,6 +45,7 @@ const op = fc.oneof(
     tags: fc.subarray(TAGS),
     day: fc.integer({ min: 0, max: 30 }),
     importance: fc.double({ min: 0, max: 1, noNaN: true }),
+    confidence: fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: undefined }),
     text: fc.constantFrom('redis timeout', 'kafka lag', 'deploy failed'),
     supersedes: fc.option(fc.integer({ min: 0, max: 11 }), { nil: undefined }),
   }),
@@ -88,6 +89,7 @@ describe('KeyCatalog: per-key search fields held in memory', () => {
                     tags: o.tags,
                     ts: T0 + o.day * DAY,
                     importance: o.importance,
+                    ...(o.confidence === undefined ? {} : { confidence: o.confidence }),
                     text: o.text,
                     supersedes: o.supersedes === undefined ? [] : [`m${o.supersedes}`],
                   }),
@@ -103,7 +105,9 @@ describe('KeyCatalog: per-key search fields held in memory', () => {
               expect([...scoring.keys()].sort((x, y) => x - y)).toEqual(live);
               for (const key of live) {
                 const row = t.store.db
-                  .prepare('SELECT id, ts, importance, session, agent FROM memories WHERE key = ?')
+                  .prepare(
+                    'SELECT id, ts, kind, importance, confidence, session, agent FROM memories WHERE key = ?',
+                  )
                   .get(key) as { id: string; ts: number; importance: number };
                 expect(scoring.get(key)).toEqual({ key, ...row });
               }
@@ -121,14 +125,18 @@ describe('KeyCatalog: per-key search fields held in memory', () => {
     t.store.write([mem({ id: 'x', text: 'same words', ts: T0, importance: 0.2, tags: ['db'] })]);
     const [key] = allKeys(t.store);
     expect([...t.store.allowedKeys('ns', [key!], { tags: ['db'] })]).toEqual([key]);
-    t.store.write([mem({ id: 'x', text: 'same words', ts: T0 + DAY, importance: 0.9, tags: ['ops'] })]);
+    t.store.write([
+      mem({ id: 'x', text: 'same words', ts: T0 + DAY, importance: 0.9, confidence: 0.4, tags: ['ops'] }),
+    ]);
     expect([...t.store.allowedKeys('ns', [key!], { tags: ['db'] })]).toEqual([]);
     expect([...t.store.allowedKeys('ns', [key!], { tags: ['ops'], since: T0 + DAY })]).toEqual([key]);
     expect(t.store.scoringByKeys('ns', [key!]).get(key!)).toEqual({
       key,
       id: 'x',
       ts: T0 + DAY,
+      kind: 'observation',
       importance: 0.9,
+      confidence: 0.4,
       session: null,
       agent: null,
     });

@@ -24,6 +24,7 @@ interface ExportLine {
   tags: string[];
   meta: Record<string, unknown>;
   importance: number;
+  confidence?: number;
   fields?: Record<string, string>;
   supersedes?: string[];
   deleted?: true;
@@ -40,6 +41,7 @@ function toLine(m: KeyedMemory, supersedes: string[] | undefined, deleted: boole
     meta: m.meta,
     importance: m.importance,
   };
+  if (m.confidence !== null) line.confidence = m.confidence;
   if (m.title !== null) line.title = m.title;
   if (m.session !== null) line.session = m.session;
   if (m.agent !== null) line.agent = m.agent;
