@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { type PrunePolicy, parseDuration, parsePrunePolicy } from '@cairn/core';
 import { z } from 'zod';
 
 /** Every environment variable the CLI reads, parsed once at start-up. */
@@ -53,6 +54,40 @@ const EnvSchema = z.object({
     (v) => (v === '' ? undefined : v),
     z.coerce.number().min(0).default(3_600),
   ),
+  /**
+   * How often the data folder's writer (or, with REDIS_URL, a worker with the index stage) runs the
+   * consolidation job: a duration (`5m`, `1h`), or `off`. @defaultValue 5m
+   */
+  CAIRN_CONSOLIDATE_EVERY: z
+    .string()
+    .optional()
+    .transform((s, ctx) => {
+      if (!s || s === 'off') return s === 'off' ? 0 : 300_000;
+      try {
+        return parseDuration(s, 'CAIRN_CONSOLIDATE_EVERY');
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        return z.NEVER;
+      }
+    }),
+  /**
+   * Pruning policies the writer applies hourly: a JSON array of `{namespace, slot | kind, cap, min_age?,
+   * min_access?}`. @defaultValue none
+   */
+  CAIRN_PRUNE_POLICIES: z
+    .string()
+    .optional()
+    .transform((s, ctx): PrunePolicy[] => {
+      if (!s) return [];
+      try {
+        const list = JSON.parse(s) as unknown;
+        if (!Array.isArray(list)) throw new Error('must be a JSON array of policies');
+        return list.map((p, i) => parsePrunePolicy(p, `policy ${i}`));
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        return z.NEVER;
+      }
+    }),
   /** The API key `cairn mcp` sends to CAIRN_API_URL when --api-key is not given. @defaultValue none */
   CAIRN_API_KEY: z
     .string()

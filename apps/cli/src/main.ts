@@ -12,6 +12,7 @@ import {
   hooksRunCommand,
   hooksUninstallCommand,
 } from './commands/hooks.js';
+import { consolidateCommand, pruneCommand } from './commands/hygiene.js';
 import { ingestCommand } from './commands/ingest.js';
 import { mcpCommand } from './commands/mcp.js';
 import { deleteCommand, getCommand, statsCommand, timelineCommand } from './commands/records.js';
@@ -277,6 +278,41 @@ export function buildProgram(): Command {
     )
     .addOption(json())
     .action(run(reindexCommand));
+
+  program
+    .command('consolidate')
+    .description(
+      'merge near-duplicates (same text, or cosine >= 0.95) into the newer memory now; the writer also does every 5 minutes',
+    )
+    .argument('[ids...]', 'with --undo: the merged memories to bring back (default: all of the namespace)')
+    .option('-n, --namespace <ns>', 'only this namespace (default: every namespace)')
+    .option('--dry-run', 'list what would merge, merge nothing')
+    .option('--undo', 'bring merged memories back; the job never merges them again')
+    .option('--list', "list the namespace's merges, newest first")
+    .option('--limit <n>', 'with --list: how many (default 100)')
+    .addOption(dataDir())
+    .option('--api <url>', 'use a Cairn HTTP API instead of a data folder (default: $CAIRN_API_URL)')
+    .option('--api-key <key>', 'API key for --api (default: $CAIRN_API_KEY)')
+    .addOption(json())
+    .action(run(consolidateCommand));
+
+  program
+    .command('prune')
+    .description(
+      'apply a pruning policy now: of a fact slot or kind, keep the --cap most used and delete the rest, never what --min-age or --min-access protects',
+    )
+    .option('-n, --namespace <ns>', 'namespace')
+    .option('--slot <slot>', 'the facts of this slot')
+    .option('--kind <kind>', 'the memories of this kind')
+    .option('--cap <n>', 'live memories kept (most accessed, then most recently, then newest)')
+    .option('--min-age <duration>', 'protect memories younger than this (30d, 12h)')
+    .option('--min-access <n>', 'protect memories searched or fetched at least this often')
+    .option('--dry-run', 'list what would be deleted, delete nothing')
+    .addOption(dataDir())
+    .option('--api <url>', 'use a Cairn HTTP API instead of a data folder (default: $CAIRN_API_URL)')
+    .option('--api-key <key>', 'API key for --api (default: $CAIRN_API_KEY)')
+    .addOption(json())
+    .action(run(pruneCommand));
 
   program
     .command('spaces')

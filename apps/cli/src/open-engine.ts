@@ -62,6 +62,12 @@ export async function openEngine(
     ifWriterRunning: opts.follow ? 'read' : 'fail',
     ...(opts.embedBatchSize ? { embedBatchSize: opts.embedBatchSize } : {}),
     previousSpaceGraceMs: env.CAIRN_PREVIOUS_SPACE_GRACE * 1_000,
+    // Hygiene schedules run in long-lived writers only; a one-shot command runs them when asked.
+    consolidation:
+      opts.serving && env.CAIRN_CONSOLIDATE_EVERY > 0 ? { intervalMs: env.CAIRN_CONSOLIDATE_EVERY } : false,
+    ...(opts.serving && env.CAIRN_PRUNE_POLICIES.length > 0
+      ? { prune: { policies: env.CAIRN_PRUNE_POLICIES } }
+      : {}),
     embedderSpec: env.CAIRN_EMBEDDER,
     env: env.raw,
     log: (level, msg, data) => logger[level](data ?? {}, msg),

@@ -66,6 +66,8 @@ export async function workerCommand(flags: WorkerFlags, env: CliEnv): Promise<vo
     ...(embedRate ? { embedLimiter: { max: embedRate, duration: 1_000 } } : {}),
     queue: { prefix: env.CAIRN_QUEUE_PREFIX, shards: env.CAIRN_SHARDS },
     embedderSpec: env.CAIRN_EMBEDDER,
+    consolidation: env.CAIRN_CONSOLIDATE_EVERY > 0 ? { intervalMs: env.CAIRN_CONSOLIDATE_EVERY } : false,
+    ...(env.CAIRN_PRUNE_POLICIES.length > 0 ? { prune: { policies: env.CAIRN_PRUNE_POLICIES } } : {}),
     env: env.raw,
     log: (level, msg, data) => logger[level](data ?? {}, msg),
   });

@@ -1,0 +1,93 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MAIN, postJson, servedUrl, startCli } from './cli-process.js';
+
+// `cairn consolidate` and `cairn prune` as a user runs them: on a data folder, and beside a running
+// `cairn serve` that holds the folder's writer role (the commands open it as a follower).
+
+let dir: string;
+const children: Array<{ kill: (s: NodeJS.Signals) => boolean }> = [];
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'cairn-cli-hygiene-'));
+});
+afterEach(() => {
+  for (const c of children.splice(0)) c.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function cairn(args: string[]) {
+  const r = spawnSync(process.execPath, [MAIN, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, CAIRN_DATA_DIR: join(dir, 'data') },
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+const T = Date.UTC(2026, 0, 1);
+function storm(n: number, ns = 'proj') {
+  return Array.from({ length: n }, (_, i) => ({
+    namespace: ns,
+    id: `s${i}`,
+    kind: 'observation',
+    text: 'Disk almost full on build-agent-3: /var/lib/docker at 97%',
+    ts: T + i * 1000,
+  }));
+}
+
+describe('cairn consolidate and cairn prune', () => {
+  it('merge a dup storm (dry run first), undo one, and prune a fact slot, on a data folder', () => {
+    const facts = Array.from({ length: 5 }, (_, i) => ({
+      namespace: 'proj',
+      slot: 'prefs',
+      key: `k${i}`,
+      text: `preference ${i}`,
+      ts: T + i,
+    }));
+    const path = join(dir, 'in.jsonl');
+    writeFileSync(path, [...storm(30), ...facts].map((m) => JSON.stringify(m)).join('\n'));
+    expect(cairn(['ingest', path]).code).toBe(0);
+
+    const dry = cairn(['consolidate', '--dry-run', '--json']);
+    expect(dry.code).toBe(0);
+    expect(JSON.parse(dry.stdout)).toMatchObject({ dry_run: true, merged: 29, exact: 29 });
+    const run = JSON.parse(cairn(['consolidate', '--json']).stdout);
+    expect(run).toMatchObject({ dry_run: false, merged: 29, by_namespace: { proj: 29 } });
+    const hits = JSON.parse(cairn(['search', 'disk almost full', '-n', 'proj', '--json']).stdout).hits;
+    expect(hits.map((h: { id: string; dupCount?: number }) => [h.id, h.dupCount])).toEqual([['s29', 29]]);
+
+    const undo = cairn(['consolidate', '--undo', 's0', '-n', 'proj', '--json']);
+    expect(JSON.parse(undo.stdout).restored).toEqual([expect.objectContaining({ id: 's0', into: 's29' })]);
+    expect(JSON.parse(cairn(['consolidate', '--json']).stdout).merged).toBe(0);
+
+    const prune = cairn(['prune', '-n', 'proj', '--slot', 'prefs', '--cap', '2', '--dry-run']);
+    expect(prune.stdout).toMatch(/would delete 3 of 5 covered/);
+    expect(
+      JSON.parse(cairn(['prune', '-n', 'proj', '--slot', 'prefs', '--cap', '2', '--json']).stdout).pruned,
+    ).toEqual(['fact:prefs:k0', 'fact:prefs:k1', 'fact:prefs:k2']);
+    // A policy over a whole namespace is refused by name, exit 2, and deletes nothing.
+    const bad = cairn(['prune', '-n', 'proj', '--cap', '0']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/INVALID_INPUT.*slot/);
+    expect(JSON.parse(cairn(['stats', '--json']).stdout).namespaces.proj.stored).toBe(4);
+  });
+
+  it('run beside a running cairn serve, which then serves the merged result', async () => {
+    const child = startCli(['serve', '--port', '0', '--no-auth', '--data-dir', join(dir, 'data')], {});
+    children.push(child);
+    const url = await servedUrl(child);
+    const w = await postJson(`${url}/v1/memories`, { namespace: 'proj', memories: storm(10) });
+    expect(w.status).toBe(201);
+    const run = cairn(['consolidate', '-n', 'proj', '--json']);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout).merged).toBe(9);
+    const res = await postJson(`${url}/v1/search`, { namespace: 'proj', query: 'disk almost full', k: 5 });
+    expect(res.body.hits.map((h: { id: string }) => h.id)).toEqual(['s9']);
+    expect(res.body.hits[0].dupCount).toBe(9);
+    // Through the API too: nothing left to merge.
+    const api = cairn(['consolidate', '-n', 'proj', '--api', url, '--json']);
+    expect(JSON.parse(api.stdout).merged).toBe(0);
+  });
+});
