@@ -170,6 +170,37 @@ export class ConsolidationStore {
       ) as Array<{ namespace: string; contentHash: string }>;
   }
 
+  /**
+   * The memory each of `keys` was merged into, following chains (a merged memory that was merged in turn)
+   * to the end; keys never merged are left out. Liveness of the result is the caller's to check.
+   */
+  absorbers(namespace: string, keys: readonly number[]): Map<number, number> {
+    const out = new Map<number, number>();
+    if (keys.length === 0) return out;
+    const step = this.db.prepare(
+      `SELECT key, by_key AS byKey FROM consolidations
+       WHERE namespace = ? AND undone_at IS NULL AND key IN (SELECT value FROM json_each(?))`,
+    );
+    const at = new Map<number, number>(keys.map((k) => [k, k]));
+    // A chain is as long as the merges that made it; 8 hops is far beyond any the job makes in practice.
+    for (let hop = 0; hop < 8 && at.size > 0; hop++) {
+      const rows = step.all(namespace, JSON.stringify([...new Set(at.values())])) as Array<{
+        key: number;
+        byKey: number;
+      }>;
+      const next = new Map(rows.map((r) => [r.key, r.byKey]));
+      for (const [start, cur] of at) {
+        const by = next.get(cur);
+        if (by === undefined) at.delete(start);
+        else {
+          out.set(start, by);
+          at.set(start, by);
+        }
+      }
+    }
+    return out;
+  }
+
   /** Keys among `keys` that an undo has restored: the job leaves them alone for good. */
   restored(keys: readonly number[]): Set<number> {
     if (keys.length === 0) return new Set();

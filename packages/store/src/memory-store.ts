@@ -229,6 +229,15 @@ export class MemoryStore implements MemorySource {
     return out;
   }
 
+  /** Dead keys merged by consolidation → the live memory that absorbed them (see ConsolidationStore). */
+  absorbersOf(namespace: string, keys: readonly number[]): Map<number, number> {
+    const chains = this.consolidations.absorbers(namespace, keys);
+    if (chains.size === 0) return chains;
+    const live = this.allowedKeys(namespace, [...new Set(chains.values())], {});
+    for (const [k, by] of chains) if (!live.has(by)) chains.delete(k);
+    return chains;
+  }
+
   /** Which memory supersedes which, within a namespace (the store keeps the newer one's id on the older). */
   supersessions(namespace: string): Array<{ id: string; supersededBy: string }> {
     return this.statements

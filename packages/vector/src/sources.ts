@@ -30,6 +30,12 @@ export interface KeyFilter {
    * cannot be estimated cheaply; sizes filtered graph searches.
    */
   passRate?(namespace: string, filters: SearchFilters): number | null;
+  /**
+   * For dead keys among `keys` that the consolidation job merged into a live memory of `namespace`: that
+   * memory's key. A merged copy's vector is its absorber's (same text) or within the merge threshold of it,
+   * so a search that meets the copy has found the absorber.
+   */
+  absorbersOf?(namespace: string, keys: readonly number[]): Map<number, number>;
 }
 
 /** Structured log lines; apps wire pino or similar. */

@@ -197,13 +197,38 @@ export class VectorIndexManager implements VectorLeg {
     if (rate !== null) fetch = filteredFetch(req.limit, rate, fetch, enough, size);
     let raw = nearest(idx, req.vector, fetch);
     if (!filtered) {
-      // Every key of this index belongs to the namespace; the few superseded or deleted ones are dropped by
-      // the router's liveness check before fusion, so no SQLite round trip is needed here.
-      return {
-        status: 'ok',
-        candidates: raw.slice(0, req.limit).map((r, i) => ({ ...r, rank: i + 1 })),
-        exact: idx.kind === 'exact',
-      };
+      // Every key of this index belongs to the namespace, but superseded and deleted memories keep their
+      // vectors (an undo brings a merged one back). A dup storm merged by consolidation leaves hundreds of
+      // dead copies at the live one's cosine, which would fill the top list and crowd it out: so dead keys
+      // are skipped here (the key catalog answers from memory) and the search widens when they were many.
+      let live = this.opts.keys.allowedKeys(
+        req.namespace,
+        raw.map((r) => r.key),
+        {},
+      );
+      if (live.size < Math.min(req.limit, raw.length) && fetch < size) {
+        fetch = idx.kind === 'exact' ? size : Math.min(size, fetch * WIDE_OVERSAMPLE);
+        raw = nearest(idx, req.vector, fetch);
+        live = this.opts.keys.allowedKeys(
+          req.namespace,
+          raw.map((r) => r.key),
+          {},
+        );
+      }
+      // An HNSW graph holding hundreds of identical vectors may not reach the live one at all; a dead copy
+      // found stands for the memory it was merged into.
+      const dead = raw.filter((r) => !live.has(r.key)).map((r) => r.key);
+      const absorbers = dead.length > 0 ? this.opts.keys.absorbersOf?.(req.namespace, dead) : undefined;
+      const candidates: VectorCandidate[] = [];
+      const taken = new Set<number>();
+      for (const r of raw) {
+        const key = live.has(r.key) ? r.key : absorbers?.get(r.key);
+        if (key === undefined || taken.has(key)) continue;
+        taken.add(key);
+        candidates.push({ key, cosine: r.cosine, rank: candidates.length + 1 });
+        if (candidates.length >= req.limit) break;
+      }
+      return { status: 'ok', candidates, exact: idx.kind === 'exact' };
     }
     let allowed = this.opts.keys.allowedKeys(
       req.namespace,

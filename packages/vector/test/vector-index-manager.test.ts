@@ -577,7 +577,7 @@ describe('VectorIndexManager: filters and liveness', () => {
     expect(res.candidates.map((c) => c.key)).toEqual(expected.map((e) => e.key));
   });
 
-  it('drops superseded and deleted memories when filtering, and leaves them to the router otherwise', async () => {
+  it('drops superseded and deleted memories, filtered or not', async () => {
     for (const threshold of [10_000, 10]) {
       const m = fx.manager({ exactThreshold: threshold });
       await m.warm('ns');
@@ -593,17 +593,33 @@ describe('VectorIndexManager: filters and liveness', () => {
           limit: 5,
         });
         expect(filtered.status === 'ok' && filtered.candidates.map((c) => c.key)).not.toContain(keys[i]);
-        // Unfiltered, the leg skips the SQLite round trip; the router's liveness check drops the key.
+        // Unfiltered too: dead keys keep their vectors in the index, and the leg skips them.
         const unfiltered = await okSearch(m, 'ns', vectors[i]!, 5);
-        expect(
-          fx.store
-            .liveByKeys(
-              'ns',
-              unfiltered.candidates.map((c) => c.key),
-            )
-            .has(keys[i]!),
-        ).toBe(false);
+        expect(unfiltered.candidates.map((c) => c.key)).not.toContain(keys[i]);
+        expect(unfiltered.candidates).toHaveLength(5);
       }
+      await m.close();
+    }
+  });
+
+  it('finds the one live copy of a merged dup storm, however many dead copies share its cosine', async () => {
+    const storm = randomUnitVectors(1, DIMS, 99)[0]!;
+    const copies = fx.add(
+      'storm',
+      Array.from({ length: 400 }, () => storm),
+      () => ({}),
+      's',
+    );
+    fx.add('storm', randomUnitVectors(200, DIMS, 98), () => ({}), 'o');
+    // The newest copy absorbs the other 399, as the consolidation job would.
+    fx.store.consolidations.merge(
+      copies.keys.slice(0, -1).map((key) => ({ key, byKey: copies.keys.at(-1)!, cosine: 1 })),
+    );
+    for (const threshold of [10_000, 50]) {
+      const m = fx.manager({ exactThreshold: threshold });
+      const res = await okSearch(m, 'storm', storm, 5);
+      expect(res.candidates[0]!.key).toBe(copies.keys.at(-1));
+      expect(res.candidates.filter((c) => copies.keys.includes(c.key))).toHaveLength(1);
       await m.close();
     }
   });
