@@ -88,6 +88,14 @@ const EnvSchema = z.object({
         return z.NEVER;
       }
     }),
+  /**
+   * A reranker for the first hits of every search (`rerank: 'auto'`): `tei:<url>` (text-embeddings-
+   * inference and compatible) or `cohere:<model>[@<url>]`; its key in CAIRN_RERANKER_KEY. @defaultValue none
+   */
+  CAIRN_RERANKER: z
+    .string()
+    .optional()
+    .transform((s) => s || undefined),
   /** The API key `cairn mcp` sends to CAIRN_API_URL when --api-key is not given. @defaultValue none */
   CAIRN_API_KEY: z
     .string()

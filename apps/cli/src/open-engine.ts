@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { CairnError } from '@cairn/core';
+import { parseRerankerSpec } from '@cairn/embed';
 import { CairnEngine } from '@cairn/engine';
 import { QueueTopology } from '@cairn/pipeline';
 import type { CliEnv } from './env.js';
@@ -69,6 +70,7 @@ export async function openEngine(
       ? { prune: { policies: env.CAIRN_PRUNE_POLICIES } }
       : {}),
     embedderSpec: env.CAIRN_EMBEDDER,
+    ...(env.CAIRN_RERANKER ? { reranker: parseRerankerSpec(env.CAIRN_RERANKER, env.raw) } : {}),
     env: env.raw,
     log: (level, msg, data) => logger[level](data ?? {}, msg),
   });

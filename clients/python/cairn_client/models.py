@@ -107,6 +107,12 @@ class SearchTuning:
     mmr_lambda: float | None = wire("mmrLambda")
     mmr_tag_weight: float | None = wire("mmrTagWeight")
     duplicate_threshold: float | None = wire("duplicateThreshold")
+    rerank: Literal["auto", "off", "deterministic", "model"] | None = None
+    """Reorder the first hits: by the configured reranker (``model``; ``auto`` when one is set), or by query coverage (``deterministic``)."""
+    rerank_depth: int | None = wire("rerankDepth")
+    rerank_timeout_ms: int | None = wire("rerankTimeoutMs")
+    boosts: list[dict[str, Any]] | None = None
+    """Per-query boosts: ``[{"tag": "auth", "factor": 2}]`` (tag, kind, agent or path; factor in (0, 10])."""
     min_cosine: float | None = wire("minCosine")
 
 
@@ -338,6 +344,14 @@ class ExplainParts:
     importance: float
     confidence: float
     """The stated confidence's factor (1: none stated)."""
+    boost: float
+    """The product of the query's boosts it matched (1: none)."""
+
+
+@dataclass(frozen=True)
+class HitRerank:
+    score: float
+    fused_rank: int = field(metadata={"wire": "fusedRank"})
 
 
 @dataclass(frozen=True)
@@ -356,6 +370,8 @@ class HitExplain:
     parts: ExplainParts
     routes: list[str] | None = None
     """Multi-route recall: the routes that found it."""
+    rerank: HitRerank | None = None
+    """Set when a reranker reordered the page: its score, and the rank fusion gave."""
 
 
 @dataclass(frozen=True)
@@ -408,6 +424,17 @@ class SearchRelevance:
 
 
 @dataclass(frozen=True)
+class RerankInfo:
+    """Who reranked the page, and, when the fused order was kept, why."""
+
+    by: str
+    applied: bool
+    depth: int
+    took_ms: float = field(metadata={"wire": "tookMs"})
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
 class SearchResponse:
     namespace: str
     query: str
@@ -418,6 +445,7 @@ class SearchResponse:
     empty: EmptyReason | None = None
     listing: Listing | None = None
     relevance: SearchRelevance | None = None
+    rerank: RerankInfo | None = None
     trace: Any = None
     """``explain="full"`` only: the settings and every fused candidate."""
 

@@ -39,7 +39,12 @@ export const HitExplainSchema = z
       recency: z.number(),
       importance: z.number(),
       confidence: z.number().describe("the stated confidence's factor (1: none stated)"),
+      boost: z.number().describe("the product of the query's boosts it matched (1: none)"),
     }),
+    rerank: z
+      .object({ score: z.number(), fusedRank: z.number().int() })
+      .optional()
+      .describe('set when a reranker reordered the page: its score, and the rank fusion gave'),
   })
   .meta({ id: 'HitExplain' });
 
@@ -98,6 +103,16 @@ export const SearchResponseSchema = z
       .optional()
       .describe('a blank query with filters: the memories passing them, newest first from offset, unranked'),
     relevance: SearchRelevanceSchema.optional(),
+    rerank: z
+      .object({
+        by: z.string().describe("'deterministic', the reranker's id, or 'none'"),
+        applied: z.boolean(),
+        reason: z.string().optional().describe('why the fused order was kept (a timeout, an error)'),
+        depth: z.number().int(),
+        tookMs: z.number(),
+      })
+      .optional()
+      .describe('set when reranking was asked for'),
     tokens: TokenUsageSchema,
     trace: z.unknown().optional().describe("explain: 'full' only: the settings and every fused candidate"),
   })

@@ -27,6 +27,7 @@ export type {
   PendingMemory,
   PendingRoute,
   QueryCoverage,
+  Reranker,
   RouteLeg,
   RouteList,
   ScoringFields,
@@ -78,6 +79,7 @@ export {
 } from './recency-blend.js';
 export { confidenceFactor, importanceFactor, rrfTerm } from './rrf.js';
 export {
+  type Boost,
   DEFAULT_SEARCH_OPTIONS,
   type ExplainLevel,
   hasFilters,

@@ -122,6 +122,18 @@ export interface RouteLeg {
   }): RouteList[];
 }
 
+/**
+ * A reranker: scores texts against a query, higher is better (a cross-encoder or an LLM behind an
+ * endpoint). The router reorders the first `rerankDepth` hits by it; on an error or past its deadline
+ * (`signal`), the fused order stands and the response says why.
+ */
+export interface Reranker {
+  /** Names it in explains (`tei:http://…`, `cohere:rerank-v3.5`). */
+  readonly id: string;
+  /** One score per text, in the texts' order. */
+  rerank(query: string, texts: readonly string[], signal: AbortSignal): Promise<number[]>;
+}
+
 /** A live memory with its store key. */
 export interface KeyedMemory extends MemoryRecord {
   key: number;

@@ -21,6 +21,20 @@ export interface SearchFilters {
   until?: number;
 }
 
+/**
+ * Upweights (or, below 1, downweights) memories a query cares about: those carrying `tag`, of `kind`, by
+ * `agent`, or about `path` (a prefix of `meta.path` or of one of `meta.files`, or a path the text says).
+ * A memory matching several boosts gets the product of their factors. At least one matcher is required.
+ */
+export interface Boost {
+  tag?: string;
+  kind?: string;
+  agent?: string;
+  path?: string;
+  /** In (0, 10]. */
+  factor: number;
+}
+
 export interface LegWeights {
   /** @defaultValue 1 (0 turns the leg off) */
   lexical: number;
@@ -119,6 +133,19 @@ export interface SearchOptions {
   mmrTagWeight: number;
   /** Drop a hit whose cosine to a better hit is at least this (near-duplicate suppression). @defaultValue 0.97 */
   duplicateThreshold: number;
+  /**
+   * Reranking of the first `rerankDepth` hits: `'model'`, by the configured reranker (a cross-encoder
+   * behind a TEI- or Cohere-style `/rerank`); `'deterministic'`, by how much of the query (idf-weighted,
+   * names weighted up) each memory says, the fused order breaking ties; `'off'`; `'auto'`, the model when
+   * one is configured, else off. @defaultValue 'auto'
+   */
+  rerank: 'auto' | 'off' | 'deterministic' | 'model';
+  /** Hits the reranker sees (the page is cut from them). @defaultValue 20 */
+  rerankDepth: number;
+  /** A model reranker slower than this is given up on: the fused order stands, and says so. @defaultValue 2_000 */
+  rerankTimeoutMs: number;
+  /** Per-query boosts by tag, kind, agent or path (see Boost). @defaultValue [] */
+  boosts: readonly Boost[];
 }
 
 export const DEFAULT_SEARCH_OPTIONS: Readonly<SearchOptions> = Object.freeze({
@@ -142,6 +169,10 @@ export const DEFAULT_SEARCH_OPTIONS: Readonly<SearchOptions> = Object.freeze({
   mmrLambda: 1,
   mmrTagWeight: 0.35,
   duplicateThreshold: 0.97,
+  rerank: 'auto',
+  rerankDepth: 20,
+  rerankTimeoutMs: 2_000,
+  boosts: Object.freeze([]) as readonly Boost[],
 });
 
 /** `none`: hits without their per-leg explanation; `hits` (default): with it; `full`: plus every candidate. */
@@ -249,6 +280,28 @@ export const SearchRequestSchema = z.strictObject({
   mmrLambda: z.number().min(0).max(1).optional(),
   mmrTagWeight: z.number().min(0).max(1).optional(),
   duplicateThreshold: z.number().min(0).max(2).optional(),
+  rerank: z.enum(['auto', 'off', 'deterministic', 'model']).optional(),
+  rerankDepth: z.number().int().min(1).max(200).optional(),
+  rerankTimeoutMs: z.number().int().min(1).max(60_000).optional(),
+  boosts: z
+    .array(
+      z
+        .strictObject({
+          tag: z.string().min(1).max(64).optional(),
+          kind: z.string().min(1).max(64).optional(),
+          agent: z.string().min(1).max(256).optional(),
+          path: z.string().min(1).max(512).optional(),
+          factor: z.number().gt(0, 'factor must be above 0').max(10),
+        })
+        .refine(
+          (b) => b.tag !== undefined || b.kind !== undefined || b.agent !== undefined || b.path !== undefined,
+          {
+            message: 'a boost names a tag, kind, agent or path',
+          },
+        ),
+    )
+    .max(16)
+    .optional(),
   now: timeLike.optional(),
   filters: SearchFiltersSchema.optional(),
   explain: z.enum(['none', 'hits', 'full']).optional(),
@@ -378,6 +431,16 @@ export function resolveSearch(
   if (!(opts.mmrTagWeight >= 0 && opts.mmrTagWeight <= 1)) throw bad('mmrTagWeight', 'must be in [0, 1]');
   if (!(opts.confidenceWeight >= 0 && opts.confidenceWeight <= 1))
     throw bad('confidenceWeight', 'must be in [0, 1]');
+  if (!['auto', 'off', 'deterministic', 'model'].includes(opts.rerank))
+    throw bad('rerank', "must be 'auto', 'off', 'deterministic' or 'model'");
+  if (!Number.isInteger(opts.rerankDepth) || opts.rerankDepth < 1 || opts.rerankDepth > 200)
+    throw bad('rerankDepth', 'must be an integer in [1, 200]');
+  if (!(opts.rerankTimeoutMs > 0)) throw bad('rerankTimeoutMs', 'must be > 0');
+  for (const [i, b] of opts.boosts.entries()) {
+    if (!(b.factor > 0 && b.factor <= 10)) throw bad(`boosts.${i}.factor`, 'must be in (0, 10]');
+    if (b.tag === undefined && b.kind === undefined && b.agent === undefined && b.path === undefined)
+      throw bad(`boosts.${i}`, 'a boost names a tag, kind, agent or path');
+  }
   if (typeof req.query !== 'string') throw bad('query', 'must be a string');
   if (req.query.length > L.maxQueryChars) throw bad('query', `must be at most ${L.maxQueryChars} characters`);
   if (

@@ -22,8 +22,13 @@ export interface HitExplain {
    * route ranked it (multi-route recall). Absent when the namespace has no fields.
    */
   routes?: string[];
-  /** Final score = (rrf × agent + session) × recency × importance factor × confidence factor. */
+  /** Final score = (rrf × agent + session) × recency × importance × confidence × boost. */
   score: number;
+  /**
+   * Set when a reranker reordered the page: its score for this hit, and the rank fusion had given it
+   * (1-based). The hit's place in the response is the reranker's; `score` stays the fused one.
+   */
+  rerank?: { score: number; fusedRank: number };
   /**
    * Each leg's share of rrf; `agent`, the factor applied when the query names the memory's agent (else 1);
    * `session`, the support added from another strong candidate of its session (else 0); then the
@@ -40,6 +45,8 @@ export interface HitExplain {
     importance: number;
     /** The stated confidence's factor, `1 − w · (1 − confidence)`; 1 when none was stated. */
     confidence: number;
+    /** The product of the query's boosts this memory matched (1: none). */
+    boost: number;
   };
 }
 
@@ -163,6 +170,9 @@ export interface SearchResponse {
       mmrLambda: number;
       mmrTagWeight: number;
       duplicateThreshold: number;
+      rerank: 'auto' | 'off' | 'deterministic' | 'model';
+      rerankDepth: number;
+      boosts: ReadonlyArray<{ tag?: string; kind?: string; agent?: string; path?: string; factor: number }>;
       /** Vector candidates below this cosine were not fused. */
       minCosine: number;
       filters: SearchFilters;
@@ -176,6 +186,11 @@ export interface SearchResponse {
      */
     superseded?: Array<{ id: string; supersededBy: string; cosine: number }>;
   };
+  /**
+   * Set when reranking was asked for (`rerank` not off): who reranked, whether it was applied, and if not,
+   * why (the reranker failed or was slower than `rerankTimeoutMs`: the fused order stands).
+   */
+  rerank?: { by: string; applied: boolean; reason?: string; depth: number; tookMs: number };
   /**
    * How well the best hits answer the query, so a caller can tell "nothing relevant" from "weak matches".
    * Absent when the lexical leg could not say (degraded).

@@ -25,6 +25,12 @@ export {
   retryAfterFromHeaders,
 } from './http-embedder.js';
 export {
+  HttpReranker,
+  type HttpRerankerInit,
+  parseRerankerSpec,
+  type RerankerFormat,
+} from './http-reranker.js';
+export {
   DEFAULT_OLLAMA_OPTIONS,
   OllamaEmbedder,
   type OllamaEmbedderInit,

@@ -632,6 +632,7 @@ export class CairnEngine {
       vector: vectors,
       embedder,
       routes: this.store.routes,
+      reranker: opts.reranker ?? null,
       defaults: searchDefaultsFor(embedder, opts.search),
     });
     return { embedder, space, vectors, router };

@@ -1,4 +1,4 @@
-import type { Embedder, PrunePolicy, SearchOptions } from '@cairn/core';
+import type { Embedder, PrunePolicy, Reranker, SearchOptions } from '@cairn/core';
 import type { LexicalOptions, SessionContextOptions } from '@cairn/store';
 import type { HnswParams } from '@cairn/vector';
 import type { ConsolidationOptions } from './consolidator.js';
@@ -41,6 +41,12 @@ export interface EngineOptions {
   ifWriterRunning?: 'fail' | 'read';
   /** How often an `'external'` engine catches up with the workers (ms). @defaultValue 1_000 */
   refreshIntervalMs?: number;
+  /**
+   * Reorders the first hits of searches that ask for it (`rerank: 'model'`, or `'auto'`, the default,
+   * whenever one is set): a cross-encoder behind a TEI- or Cohere-style endpoint (HttpReranker).
+   * @defaultValue none
+   */
+  reranker?: Reranker | null;
   /** Defaults for per-query search options. @defaultValue DEFAULT_SEARCH_OPTIONS */
   search?: Partial<SearchOptions>;
   lexical?: Partial<LexicalOptions>;

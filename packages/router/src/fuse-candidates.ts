@@ -115,6 +115,7 @@ export function fuseCandidates(
         recency: 1,
         importance,
         confidence,
+        boost: 1,
       },
     };
     if (withRoutes) {
@@ -145,10 +146,10 @@ export function relevance(c: FusedCandidate): number {
 
 /**
  * Recomputes a candidate's score after one of its parts changed: relevance × recency × importance ×
- * confidence.
+ * confidence × boost.
  */
 export function rescore(c: FusedCandidate): void {
-  c.score = relevance(c) * c.parts.recency * c.parts.importance * c.parts.confidence;
+  c.score = relevance(c) * c.parts.recency * c.parts.importance * c.parts.confidence * c.parts.boost;
 }
 
 /** Best first; ties go to the newer memory, then to the lower key, so order is deterministic. */

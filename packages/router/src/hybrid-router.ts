@@ -14,6 +14,7 @@ import {
   type NeighborEntry,
   NO_TEMPORAL_INTENT,
   type RecencySettings,
+  type Reranker,
   type ResolvedSearch,
   type RouteLeg,
   type RouteList,
@@ -30,12 +31,14 @@ import {
   type VectorLeg,
 } from '@cairn/core';
 import { applyRecency, type RecencyPlan } from './apply-recency.js';
+import { applyBoosts } from './boosts.js';
 import { explainEmpty } from './empty-reason.js';
 import { type FusedCandidate, fuseCandidates, sortFused } from './fuse-candidates.js';
 import { applyNamedAgent } from './named-agent.js';
 import { QueryVectorCache } from './query-vector-cache.js';
 import { findRecencyPeers, recencyContenders } from './recency-peers.js';
 import { DEFAULT_RELEVANCE_OPTIONS, relevanceOf } from './relevance.js';
+import { type RerankPlan, rerankPage } from './rerank-page.js';
 import { applySessionSupport } from './session-support.js';
 import { detectTemporalIntent, withoutTemporalCue } from './temporal-intent.js';
 
@@ -52,6 +55,8 @@ export interface HybridRouterComponents {
   queryVectors?: QueryVectorCache;
   /** Defaults for every per-query option. @defaultValue DEFAULT_SEARCH_OPTIONS */
   defaults?: SearchOptions;
+  /** Reorders the first hits when a query asks for `rerank: 'model'` (or `'auto'`). @defaultValue none */
+  reranker?: Reranker | null;
 }
 
 const elapsed = (t0: number) => Math.round((performance.now() - t0) * 1000) / 1000;
@@ -185,21 +190,60 @@ export class HybridRouter {
     applySessionSupport(fused, opts.sessionSupport);
     const close = this.recencyPeers(fused, legQuery, opts, plan);
     const peers = applyRecency(fused, opts, plan, close.peers);
+    // Boosts match on tags, meta and text: the candidates' records, read only when the query has boosts.
+    const boostRecords =
+      opts.boosts.length > 0 && !listing
+        ? this.c.memories.liveByKeys(
+            opts.namespace,
+            fused.map((c) => c.key),
+          )
+        : null;
+    if (boostRecords) applyBoosts(fused, opts.boosts, boostRecords);
     sortFused(fused);
-    const { selected, duplicates, headRecords } = this.diversify(fused, opts);
+    const rerank = listing ? { plan: null, info: undefined } : this.rerankPlan(opts);
+    // A reranked page is cut from the reranker's depth; the rest of the pipeline sees the deeper page.
+    const pageK = rerank.plan ? Math.max(opts.k, rerank.plan.depth) : opts.k;
+    const diversified = this.diversify(fused, { ...opts, k: pageK });
+    const { duplicates, headRecords } = diversified;
+    let selected = diversified.selected;
     // Full records only for the page: the pool can be 100 candidates, the page is k. The close calls'
     // records were read already, and most of the page is among them.
     // (With MMR over tags the head's records were read already.)
-    const records = new Map<number, KeyedMemory>([...close.records, ...(headRecords ?? [])]);
+    const records = new Map<number, KeyedMemory>([
+      ...close.records,
+      ...(headRecords ?? []),
+      ...(boostRecords ?? []),
+    ]);
     const missing = selected.map((i) => fused[i]!.key).filter((key) => !records.has(key));
     for (const [key, m] of this.c.memories.liveByKeys(opts.namespace, missing)) records.set(key, m);
+    let rerankInfo = rerank.info;
+    const reranked = new Map<number, { score: number; fusedRank: number }>();
+    if (rerank.plan) {
+      const keys = selected.map((i) => fused[i]!.key);
+      const outcome = await rerankPage(legQuery, keys, records, rerank.plan, (ks) =>
+        this.c.lexical.queryCoverage
+          ? this.c.lexical.queryCoverage(opts.namespace, legQuery, ks)
+          : { words: [], matched: new Map() },
+      );
+      rerankInfo = outcome.info;
+      const before = selected;
+      if (outcome.scores)
+        for (const [pos, i] of outcome.order.entries())
+          if (pos < opts.k)
+            reranked.set(before[i]!, { score: outcome.scores.get(keys[i]!)!, fusedRank: i + 1 });
+      selected = outcome.order.map((i) => before[i]!).slice(0, opts.k);
+    }
     const ranked = listing
       ? this.c.memories.list!(opts.namespace, opts.filters, opts.k, listing.offset).map(
           (m) => [toListed(m), m] as const,
         )
       : selected.flatMap((i) => {
           const m = records.get(fused[i]!.key);
-          return m ? [[toHit(fused[i]!, m), m] as const] : [];
+          if (!m) return [];
+          const hit = toHit(fused[i]!, m);
+          const r = reranked.get(i);
+          if (r) hit.rerank = r;
+          return [[hit, m] as const];
         });
     const hits = ranked.map(([hit, m]) => {
       if (opts.neighbors > 0 && m.session !== null && this.c.memories.sessionNeighbors) {
@@ -265,6 +309,9 @@ export class HybridRouter {
           mmrLambda: opts.mmrLambda,
           mmrTagWeight: opts.mmrTagWeight,
           duplicateThreshold: opts.duplicateThreshold,
+          rerank: opts.rerank,
+          rerankDepth: opts.rerankDepth,
+          boosts: opts.boosts,
           minCosine: request.minCosine ?? this.c.embedder?.similarityFloor ?? 0,
           filters: opts.filters,
           explain: opts.explain,
@@ -273,6 +320,7 @@ export class HybridRouter {
       tookMs: { lexical: lexicalMs, vector: vectorMs, fusion: fusionMs, total: 0 },
     };
     if (listing) response.listing = listing;
+    if (rerankInfo) response.rerank = rerankInfo;
     if (opts.explain === 'full') {
       response.explain.candidates = trace(fused, selected, duplicates);
       response.explain.superseded = superseded;
@@ -312,6 +360,34 @@ export class HybridRouter {
     }
     response.tookMs.total = elapsed(t0);
     return response;
+  }
+
+  /**
+   * What reranking this search gets: `'auto'` means the model when one is configured. Asking for the
+   * model without one answers unreranked and says so, rather than failing the search.
+   */
+  private rerankPlan(opts: ResolvedSearch): {
+    plan: RerankPlan | null;
+    info: SearchResponse['rerank'];
+  } {
+    const reranker = this.c.reranker ?? null;
+    const mode = opts.rerank === 'auto' ? (reranker ? 'model' : 'off') : opts.rerank;
+    if (mode === 'off') return { plan: null, info: undefined };
+    if (mode === 'model' && !reranker)
+      return {
+        plan: null,
+        info: {
+          by: 'none',
+          applied: false,
+          reason: 'no reranker is configured (CAIRN_RERANKER); fused order kept',
+          depth: 0,
+          tookMs: 0,
+        },
+      };
+    return {
+      plan: { mode, depth: opts.rerankDepth, timeoutMs: opts.rerankTimeoutMs, reranker },
+      info: undefined,
+    };
   }
 
   /** The named-field routes worth searching: those the namespace has, with a weight above 0. */
@@ -483,6 +559,7 @@ function toListed(m: KeyedMemory): SearchHit {
       recency: 1,
       importance: 1,
       confidence: 1,
+      boost: 1,
     },
   };
   return toHit(unranked, m);

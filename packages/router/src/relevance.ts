@@ -58,26 +58,46 @@ export function queryNames(query: string): Set<string> {
  * Scores how well the first hits answer the query from what the lexical leg says they contain. No hit,
  * or a query with no searchable word, scores 0 (`none`).
  */
+/**
+ * The share of the query each memory says in its own words: its matched words' weight over all the query
+ * words' weight (idf, at least `idfFloor`, names × `nameWeight`). 0 for a memory that says none.
+ */
+export function coverageShares(
+  query: string,
+  coverage: QueryCoverage,
+  keys: readonly number[],
+  opts: Pick<RelevanceOptions, 'nameWeight' | 'idfFloor'> = DEFAULT_RELEVANCE_OPTIONS,
+): Map<number, number> {
+  const names = queryNames(query);
+  const weight = (w: { word: string; idf: number }) =>
+    Math.max(w.idf, opts.idfFloor) * (names.has(w.word) ? opts.nameWeight : 1);
+  const total = coverage.words.reduce((sum, w) => sum + weight(w), 0);
+  const out = new Map<number, number>();
+  for (const key of keys) {
+    const matched = coverage.matched.get(key) ?? new Set<string>();
+    out.set(
+      key,
+      total > 0
+        ? coverage.words.reduce((sum, w) => sum + (matched.has(w.word) ? weight(w) : 0), 0) / total
+        : 0,
+    );
+  }
+  return out;
+}
+
 export function relevanceOf(
   query: string,
   coverage: QueryCoverage,
   hitKeys: readonly number[],
   opts: RelevanceOptions = DEFAULT_RELEVANCE_OPTIONS,
 ): SearchRelevance {
-  const names = queryNames(query);
-  const weight = (w: { word: string; idf: number }) =>
-    Math.max(w.idf, opts.idfFloor) * (names.has(w.word) ? opts.nameWeight : 1);
-  const total = coverage.words.reduce((sum, w) => sum + weight(w), 0);
   const first = hitKeys.slice(0, opts.hits);
+  const shares = coverageShares(query, coverage, first, opts);
   let score = 0;
   const said = new Set<string>();
   for (const key of first) {
-    const matched = coverage.matched.get(key) ?? new Set<string>();
-    for (const w of matched) said.add(w);
-    if (total > 0) {
-      const share = coverage.words.reduce((sum, w) => sum + (matched.has(w.word) ? weight(w) : 0), 0) / total;
-      score = Math.max(score, share);
-    }
+    for (const w of coverage.matched.get(key) ?? []) said.add(w);
+    score = Math.max(score, shares.get(key)!);
   }
   score = Math.round(score * 1000) / 1000;
   const level =

@@ -403,6 +403,7 @@ export function searchResponseOut(
   if (res.empty) out.empty = res.empty;
   if (res.listing) out.listing = res.listing;
   if (res.relevance) out.relevance = res.relevance;
+  if (res.rerank) out.rerank = res.rerank;
   if (opts.explain === 'full') out.trace = res.explain;
   return out;
 }
@@ -430,6 +431,7 @@ function toSearchHit(h: SearchHit, explained: boolean): SearchHitOut {
       score: h.score,
       ...(h.routes ? { routes: h.routes } : {}),
       parts: h.parts,
+      ...(h.rerank ? { rerank: h.rerank } : {}),
     },
     ...(h.neighbors ? { neighbors: h.neighbors } : {}),
   };

@@ -18,4 +18,11 @@ export {
   type OpenAIEmbeddingResponse,
   startFakeOpenAI,
 } from './fake-openai.js';
+export {
+  type CohereRerankRequest,
+  type FakeRerankerOptions,
+  overlapScore,
+  startFakeReranker,
+  type TeiRerankRequest,
+} from './fake-reranker.js';
 export type { FakeMode, FakeRequest, FakeServer, SetModeOptions } from './loopback-server.js';
