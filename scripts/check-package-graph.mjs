@@ -20,6 +20,7 @@ const LAYER = {
   '@cairn/http-server': 5,
   '@cairn/mcp': 5,
   '@cairn/cli': 6,
+  '@cairn/explorer': 6,
   '@cairn/bench': 6,
 };
 

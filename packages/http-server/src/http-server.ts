@@ -42,6 +42,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { ApiKeys } from './api-keys.js';
+import { registerExplorer } from './explorer-static.js';
 import { ServerMetrics } from './server-metrics.js';
 import { clientErrorHandler, installBodyHandling, MAX_HEADER_BYTES } from './transport-errors.js';
 
@@ -60,6 +61,8 @@ export interface HttpServerOptions {
   };
   /** Fastify's logger. @defaultValue false */
   logger: boolean;
+  /** The built web explorer's folder (index.html and assets), served at /ui/; none: no explorer. */
+  explorerDir?: string;
 }
 
 const DeleteQuerySchema = z.strictObject({ namespace: NamespaceSchema });
@@ -220,6 +223,8 @@ export async function createHttpServer(
     });
     registerApiRoutes(api, service);
   });
+
+  if (o.explorerDir) await registerExplorer(app, o.explorerDir);
 
   app.get('/healthz', { schema: { response: { 200: HealthResponseSchema } } }, async () => ({
     status: 'ok' as const,

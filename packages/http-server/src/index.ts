@@ -1,4 +1,5 @@
 // This file is the public API of @cairn/http-server; named exports only.
 export { type ApiKeys, loadApiKeys, parseApiKeys } from './api-keys.js';
+export { EXPLORER_PREFIX } from './explorer-static.js';
 export { createHttpServer, type HttpServerOptions } from './http-server.js';
 export { ServerMetrics } from './server-metrics.js';

@@ -1,8 +1,9 @@
 import cluster from 'node:cluster';
 import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { CairnError } from '@cairn/core';
 import type { CairnEngine } from '@cairn/engine';
-import { createHttpServer, loadApiKeys } from '@cairn/http-server';
+import { createHttpServer, EXPLORER_PREFIX, loadApiKeys } from '@cairn/http-server';
 import { assertRedisReachable, CaptureProducer, QueueTopology, queueCounts } from '@cairn/pipeline';
 import { MemoryService } from '@cairn/service';
 import type { CliEnv } from '../env.js';
@@ -12,6 +13,27 @@ import { openEngine } from '../open-engine.js';
 import { createLogger } from '../output.js';
 import { SAMPLE_CORPUS } from './demo.js';
 import { answerChildWrites, primaryForwarder, startChildren } from './serve-cluster.js';
+
+/**
+ * The built web explorer: apps/explorer/dist beside this app in the monorepo (and the Docker image, which
+ * copies it whole), or an `explorer/` folder beside dist/ in a packed copy. A path rather than a package
+ * dependency: the HTTP server only needs a folder of static files, and a CLI without it still serves the API.
+ */
+const EXPLORER_DIRS = [
+  new URL('../../../explorer/dist/', import.meta.url),
+  new URL('../../explorer/', import.meta.url),
+].map((u) => fileURLToPath(u));
+
+function findExplorerDir(): string | null {
+  return EXPLORER_DIRS.find((d) => existsSync(`${d}index.html`)) ?? null;
+}
+
+/** The start-up line naming the explorer's URL, or saying why there is none. */
+function explorerLine(address: string, dir: string | null): string {
+  return dir
+    ? `Cairn explorer on ${address}${EXPLORER_PREFIX}\n`
+    : 'Cairn explorer not served: no built explorer beside this CLI (in the repository: pnpm build)\n';
+}
 
 export interface ServeFlags {
   port: string;
@@ -65,9 +87,11 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
     const forwarder = child && !distributed ? primaryForwarder() : null;
     const service = new MemoryService({ engine, producer, forwarder });
     const t = topology;
+    const explorerDir = findExplorerDir();
     const app = await createHttpServer({
       service,
       keys,
+      ...(explorerDir ? { explorerDir } : {}),
       host: flags.host,
       rateLimitPerMinute: Number.parseInt(flags.rateLimit, 10),
       ...(t
@@ -89,7 +113,7 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
     );
     if (!child)
       process.stderr.write(
-        `Cairn API on ${address} (${service.mode}, data ${engine.dataDir}, auth ${keys ? `${keys.size} keys` : 'off'}); docs at ${address}/docs\n`,
+        `Cairn API on ${address} (${service.mode}, data ${engine.dataDir}, auth ${keys ? `${keys.size} keys` : 'off'}); docs at ${address}/docs\n${explorerLine(address, explorerDir)}`,
       );
     await new Promise<void>((resolve) => {
       const stop = () => resolve();
@@ -140,7 +164,7 @@ async function supervise(
     );
     const mode = distributed ? 'distributed' : 'embedded';
     process.stderr.write(
-      `Cairn API on ${children.address} (${mode}, ${n} processes, data ${resolveDataDir(flags.dataDir, env)}, auth ${keys ? `${keys.size} keys` : 'off'}); docs at ${children.address}/docs\n`,
+      `Cairn API on ${children.address} (${mode}, ${n} processes, data ${resolveDataDir(flags.dataDir, env)}, auth ${keys ? `${keys.size} keys` : 'off'}); docs at ${children.address}/docs\n${explorerLine(children.address, findExplorerDir())}`,
     );
     await new Promise<void>((resolve) => {
       process.once('SIGTERM', () => resolve());
