@@ -163,7 +163,7 @@ describe('the web explorer at /ui', () => {
     expect(await chart.getAttribute('aria-label')).toMatch(/lexical RRF .*recency ×.*importance ×/);
     const lexicalWidth = Number(await chart.locator('rect.part-lexical').getAttribute('width'));
     expect(lexicalWidth).toBeGreaterThan(0);
-    expect(await chart.locator('rect.factor').count()).toBe(4);
+    expect(await chart.locator('rect.factor').count()).toBe(5);
     await shot(page, 'explorer-search');
 
     // explain 'full' with k 5: the candidate table, one row per fused candidate, the 5 hits among them and

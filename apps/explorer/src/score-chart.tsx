@@ -11,7 +11,7 @@ const ROW = 14;
 /**
  * A hit's score parts as a small SVG: the additive parts (lexical, vector, routes RRF and session support)
  * stacked on one bar scaled to the page's largest sum, then each factor (recency, importance, confidence,
- * agent) as a bar left (lowers the score) or right (raises it) of ×1. Drawn with SVG, not a chart library:
+ * agent, boost) as a bar left (lowers the score) or right (raises it) of ×1. Drawn with SVG, not a chart library:
  * a few rectangles, no dependency, nothing fetched.
  */
 export function ScoreChart({ parts, scale, score }: { parts: HitParts; scale: number; score: number }) {

@@ -2,7 +2,7 @@ import type { SearchHitOut } from '@cairn/api-contract';
 
 /**
  * How a hit's explain.parts become a chart. A score is (rrf × agent + session) × recency × importance ×
- * confidence (see HitExplain in @cairn/core): the rrf shares (lexical, vector, named-field routes) and the
+ * confidence × boost (see HitExplain in @cairn/core): the rrf shares (lexical, vector, named-field routes) and the
  * session support ADD up, the rest MULTIPLY. So the chart has one stacked bar of the additive parts, scaled
  * against the largest sum on the page, and one diverging bar per factor around ×1.
  */
@@ -16,7 +16,7 @@ export interface AddedPart {
 }
 
 export interface FactorPart {
-  key: 'agent' | 'recency' | 'importance' | 'confidence';
+  key: 'agent' | 'recency' | 'importance' | 'confidence' | 'boost';
   label: string;
   value: number;
 }
@@ -33,6 +33,7 @@ export const FACTOR_LABELS: Record<FactorPart['key'], string> = {
   recency: 'recency',
   importance: 'importance',
   confidence: 'confidence',
+  boost: 'boost',
 };
 
 export function addedParts(p: HitParts): AddedPart[] {
@@ -45,7 +46,7 @@ export function addedParts(p: HitParts): AddedPart[] {
 
 /** Factors a server does not report (an older one, say) count as ×1: neutral, as the API defines them. */
 export function factorParts(p: HitParts): FactorPart[] {
-  return (['recency', 'importance', 'confidence', 'agent'] as const).map((key) => {
+  return (['recency', 'importance', 'confidence', 'agent', 'boost'] as const).map((key) => {
     const v = (p as Partial<Record<FactorPart['key'], number>>)[key];
     return { key, label: FACTOR_LABELS[key], value: typeof v === 'number' ? v : 1 };
   });

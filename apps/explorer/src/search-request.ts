@@ -13,6 +13,7 @@ export interface SearchForm {
   lexical: string;
   vector: string;
   decay: string;
+  rerank: string;
   k: string;
   explain: 'hits' | 'full';
   offset: number;
@@ -30,6 +31,7 @@ export const EMPTY_FORM: SearchForm = {
   lexical: '',
   vector: '',
   decay: 'auto',
+  rerank: 'auto',
   k: '10',
   explain: 'hits',
   offset: 0,
@@ -95,6 +97,7 @@ export function buildSearchRequest(f: SearchForm): SearchRequestBody {
       ...(vector !== undefined ? { vector } : {}),
     };
   if (f.decay && f.decay !== 'auto') req.decay = f.decay;
+  if (f.rerank === 'off' || f.rerank === 'deterministic' || f.rerank === 'model') req.rerank = f.rerank;
   // offset pages a listing (a blank query with filters: the memories passing them, newest first, never a
   // whole namespace at once); the server refuses it with a query, so it is sent only with a blank one.
   if (f.offset > 0 && f.query.trim() === '') req.offset = f.offset;

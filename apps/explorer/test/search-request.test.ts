@@ -12,7 +12,7 @@ describe('buildSearchRequest', () => {
     });
   });
 
-  it('maps filters, weights, decay and a listing offset', () => {
+  it('maps filters, weights, decay, rerank and a listing offset', () => {
     const req = buildSearchRequest({
       ...EMPTY_FORM,
       namespace: 'ns',
@@ -23,6 +23,7 @@ describe('buildSearchRequest', () => {
       until: '1700000000000',
       vector: '0.5',
       decay: '30d',
+      rerank: 'off',
       explain: 'full',
       offset: 20,
     });
@@ -34,6 +35,7 @@ describe('buildSearchRequest', () => {
       filters: { kinds: ['turn', 'fact'], tags: ['bug'], since: '7d', until: 1_700_000_000_000 },
       weights: { vector: 0.5 },
       decay: '30d',
+      rerank: 'off',
       offset: 20,
     });
   });

@@ -54,6 +54,11 @@ export function HitRow({
             <span>bm25 {fmtScore(x.bm25)}</span>
             <span>cosine {fmtScore(x.cosine)}</span>
             {x.routes?.length ? <span>routes {x.routes.join(', ')}</span> : null}
+            {x.rerank ? (
+              <span data-testid="hit-rerank">
+                reranked: score {fmtScore(x.rerank.score)}, fused rank {x.rerank.fusedRank}
+              </span>
+            ) : null}
           </div>
         ) : null}
         <div class="hit-actions">

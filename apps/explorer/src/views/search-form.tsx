@@ -140,6 +140,20 @@ export function SearchFormFields({
                 ))}
               </select>
             </label>
+            <label class="field">
+              <span>rerank</span>
+              <select
+                id="rerank"
+                name="rerank"
+                value={form.rerank}
+                onChange={(e) => set({ rerank: e.currentTarget.value })}
+              >
+                <option value="auto">auto (server default)</option>
+                <option value="off">off: the fused order</option>
+                <option value="deterministic">deterministic (query coverage)</option>
+                <option value="model">model (the configured reranker)</option>
+              </select>
+            </label>
           </div>
         </details>
       </div>

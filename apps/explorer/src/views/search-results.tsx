@@ -38,6 +38,13 @@ export function SearchResults({
           </span>
         ) : null}
       </p>
+      {res.rerank ? (
+        <p class={res.rerank.applied ? 'muted' : 'warn'} data-testid="rerank">
+          {res.rerank.applied
+            ? `Reranked by ${res.rerank.by}: the first ${res.rerank.depth} hits, in ${res.rerank.tookMs.toFixed(1)} ms; each hit's score is still the fused one.`
+            : `Not reranked (${res.rerank.by}): ${res.rerank.reason ?? 'the fused order stands'}.`}
+        </p>
+      ) : null}
       {res.degraded.length > 0 ? (
         <div class="warn" role="status" data-testid="degraded">
           <b>Degraded:</b> {res.degraded.join(' and ')} leg could not answer; the other served.
