@@ -26,6 +26,8 @@ const ROWS: Row[] = [
   { label: 'MMR 0.7 with tag overlap (mmrTagWeight 0.35)', options: { mmrLambda: 0.7 } },
   { label: 'kindHalfLives turn 30d (auto decay)', options: { kindHalfLives: { turn: '30d' } } },
   { label: 'confidenceWeight 1 (no confidences stated: neutral)', options: { confidenceWeight: 1 } },
+  { label: 'rerank deterministic (query coverage), depth 20', options: { rerank: 'deterministic' } },
+  { label: 'rerank deterministic, depth 10', options: { rerank: 'deterministic', rerankDepth: 10 } },
 ];
 
 /**

@@ -24,6 +24,8 @@ export interface FilterFlags {
   tag?: string[];
   since?: string;
   until?: string;
+  slot?: string[];
+  asOf?: string;
 }
 
 export function filtersFromFlags(f: FilterFlags, now?: number): SearchFilters {
@@ -36,5 +38,8 @@ export function filtersFromFlags(f: FilterFlags, now?: number): SearchFilters {
   const until = timeFlag(f.until, 'until', now);
   if (since !== undefined) filters.since = since;
   if (until !== undefined) filters.until = until;
+  if (f.slot?.length) filters.slots = f.slot;
+  const asOf = timeFlag(f.asOf, 'asOf', now);
+  if (asOf !== undefined) filters.asOf = asOf;
   return filters;
 }

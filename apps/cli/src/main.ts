@@ -107,6 +107,8 @@ export function buildProgram(): Command {
     .option('--tag <tag>', 'only memories with this tag (repeatable, any of)', collect)
     .option('--since <time>', 'only memories at or after this time')
     .option('--until <time>', 'only memories before this time')
+    .option('--slot <slot>', 'only facts of this slot (repeatable, any of)', collect)
+    .option('--as-of <time>', 'only memories valid at this time (their validFrom/validTo)')
     .option('--mmr <lambda>', 'MMR diversity, 0..1 (1 = off)')
     .addOption(
       new Option('--explain <level>', 'none, hits (default), or full for the whole candidate table').choices([
@@ -144,6 +146,8 @@ export function buildProgram(): Command {
     .option('--tag <tag>', 'only memories with this tag (repeatable, any of)', collect)
     .option('--since <time>', 'only memories at or after this time')
     .option('--until <time>', 'only memories before this time')
+    .option('--slot <slot>', 'only facts of this slot (repeatable, any of)', collect)
+    .option('--as-of <time>', 'only memories valid at this time (their validFrom/validTo)')
     .option('--limit <n>', 'memories to show', '20')
     .option('--offset <n>', 'skip this many of the newest (paging)', '0')
     .addOption(dataDir())

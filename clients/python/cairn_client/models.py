@@ -52,6 +52,10 @@ class MemoryWrite:
     """0–1, default 0.5."""
     confidence: float | None = None
     """0–1: how sure the writer is; lowers the score (``confidenceWeight``). Default unstated."""
+    valid_from: TimeLike | None = wire("validFrom")
+    """When what it says became true; a search ``as_of`` earlier skips it."""
+    valid_to: TimeLike | None = wire("validTo")
+    """When it stopped being true (exclusive)."""
     supersedes: list[str] | None = None
     fields: dict[str, str] | None = None
     """Named fields (at most 8), each searched as a route of its own."""
@@ -67,6 +71,10 @@ class SearchFilters:
     tags: list[str] | None = None
     since: TimeLike | None = None
     until: TimeLike | None = None
+    slots: list[str] | None = None
+    """Facts of these slots: search within a slot."""
+    as_of: TimeLike | None = wire("asOf")
+    """Only memories valid then (their ``validFrom``/``validTo``)."""
 
 
 @dataclass
@@ -318,6 +326,8 @@ class MemoryRecord:
     importance: float
     confidence: float | None
     """As stated by the writer; ``None`` when none."""
+    valid_from: float | None = field(metadata={"wire": "validFrom"})
+    valid_to: float | None = field(metadata={"wire": "validTo"})
     superseded_by: str | None = field(metadata={"wire": "supersededBy"})
     access_count: int = field(metadata={"wire": "accessCount"})
     """How often searches returned it or get fetched it."""

@@ -25,6 +25,8 @@ export const MemoryWriteSchema = z
       .number()
       .optional()
       .describe('0–1: how sure the writer is; lowers the score (confidenceWeight); default unstated'),
+    validFrom: timeLike.optional().describe('when what it says became true; a search asOf earlier skips it'),
+    validTo: timeLike.optional().describe('when it stopped being true (exclusive); open-ended when absent'),
     supersedes: z.array(z.string()).optional(),
     fields: z
       .record(z.string(), z.string())
@@ -101,6 +103,8 @@ export const MemoryRecordSchema = z
     meta: z.record(z.string(), z.unknown()),
     importance: z.number(),
     confidence: z.number().nullable().describe('as stated by the writer; null when none'),
+    validFrom: z.number().nullable().describe('epoch ms; null: open'),
+    validTo: z.number().nullable().describe('epoch ms, exclusive; null: open'),
     supersededBy: z.string().nullable(),
     accessCount: z.number().int().describe('how often searches returned it or get fetched it'),
     lastAccessed: z.number().int().nullable(),

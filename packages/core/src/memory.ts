@@ -115,6 +115,12 @@ export const MemoryInputSchema = z.strictObject({
     .min(0, 'confidence must be in [0, 1]')
     .max(1, 'confidence must be in [0, 1]')
     .optional(),
+  /**
+   * When what the memory says became and stopped being true (a fact's validity, not when it was written):
+   * ISO-8601 or epoch ms; open-ended when absent. A search `asOf` a time sees only memories valid then.
+   */
+  validFrom: z.union([z.number(), z.string()]).optional(),
+  validTo: z.union([z.number(), z.string()]).optional(),
   /** Ids of older memories in the same namespace that this one replaces; they stop appearing in search. */
   supersedes: z.array(shortText('supersedes id', L.maxIdChars)).max(64).optional(),
   /**
@@ -144,6 +150,10 @@ export interface NormalizedMemory {
   importance: number;
   /** In [0, 1]; null when the writer stated none. */
   confidence: number | null;
+  /** Epoch ms from which what it says holds; null: always (as far as the writer said). */
+  validFrom: number | null;
+  /** Epoch ms (exclusive) until which it holds; null: still. */
+  validTo: number | null;
   contentHash: string;
   supersedes: string[];
   /** Named fields, each searched as its own route (see MemoryInputSchema.fields); `{}` when none. */
@@ -236,10 +246,20 @@ export function normalizeMemory(input: unknown, now: number = Date.now()): Norma
     meta: m.meta ?? {},
     importance: m.importance ?? DEFAULT_IMPORTANCE,
     confidence: m.confidence ?? null,
+    ...validity(m.validFrom, m.validTo),
     contentHash: hash,
     supersedes: m.supersedes ?? [],
     fields: sortedFields(m.fields ?? {}),
   };
+}
+
+/** The validity window, parsed; refused (naming the field) when it ends before it starts. */
+function validity(from: unknown, to: unknown): { validFrom: number | null; validTo: number | null } {
+  const validFrom = from === undefined ? null : parseTimestamp(from, 'validFrom');
+  const validTo = to === undefined ? null : parseTimestamp(to, 'validTo');
+  if (validFrom !== null && validTo !== null && validTo <= validFrom)
+    throw new CairnError('INVALID_INPUT', 'validTo must be after validFrom', { field: 'validTo' });
+  return { validFrom, validTo };
 }
 
 /** Fields in name order, so equal fields compare and serialise equal whatever order they came in. */

@@ -19,6 +19,13 @@ export interface SearchFilters {
   since?: number;
   /** Epoch ms, exclusive. */
   until?: number;
+  /** Facts of these slots (`meta.slot`, set by a write with slot and key): search within a slot. */
+  slots?: string[];
+  /**
+   * Epoch ms: only memories valid then (validFrom ≤ asOf < validTo; an open end always passes), so a
+   * query sees what was true at that time.
+   */
+  asOf?: number;
 }
 
 /**
@@ -223,6 +230,8 @@ export const SearchFiltersSchema = z.strictObject({
   tags: stringList.optional(),
   since: timeLike.optional(),
   until: timeLike.optional(),
+  slots: stringList.optional(),
+  asOf: timeLike.optional(),
 });
 
 /** `"auto"`, `"off"`, a duration string (`"30d"`, the half-life), or an object with halfLifeMs or tauMs. */
@@ -348,6 +357,8 @@ function parseFilters(f: z.infer<typeof SearchFiltersSchema>, now: number): Sear
   if (f.tags) out.tags = f.tags;
   if (f.since !== undefined) out.since = parseTimeBound(f.since, 'filters.since', now);
   if (f.until !== undefined) out.until = parseTimeBound(f.until, 'filters.until', now);
+  if (f.slots) out.slots = f.slots;
+  if (f.asOf !== undefined) out.asOf = parseTimeBound(f.asOf, 'filters.asOf', now);
   return out;
 }
 
@@ -358,7 +369,9 @@ export function hasFilters(f: SearchFilters): boolean {
       f.agents?.length ||
       f.tags?.length ||
       f.since !== undefined ||
-      f.until !== undefined,
+      f.until !== undefined ||
+      f.slots?.length ||
+      f.asOf !== undefined,
   );
 }
 

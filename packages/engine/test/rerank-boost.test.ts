@@ -71,7 +71,7 @@ describe('rerank and boost hooks', () => {
       });
       expect(res.hits[0]!.id).toBe('other');
       expect(res.hits[0]!.rerank).toMatchObject({ score: 0.99 });
-      const sent = fake.requests.at(-1)!.body as Record<string, unknown>;
+      const sent = fake.requests.at(-1)!.body as unknown as Record<string, unknown>;
       expect(sent.query).toBe('deploy lunch');
       expect(format === 'tei' ? sent.texts : sent.documents).toContain(
         'Lunch order for the offsite is due Friday',

@@ -15,6 +15,8 @@ export const memory = (key: number, over: Partial<KeyedMemory> = {}): KeyedMemor
   meta: {},
   importance: 0.5,
   confidence: null,
+  validFrom: null,
+  validTo: null,
   contentHash: 'h',
   createdAt: 0,
   updatedAt: 0,

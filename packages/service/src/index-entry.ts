@@ -55,6 +55,8 @@ export function toRecord(m: MemoryRecord): MemoryRecordOut {
     meta: (m.meta ?? {}) as Record<string, unknown>,
     importance: m.importance,
     confidence: m.confidence ?? null,
+    validFrom: m.validFrom ?? null,
+    validTo: m.validTo ?? null,
     supersededBy: m.supersededBy,
     accessCount: m.accessCount,
     lastAccessed: m.lastAccessed,

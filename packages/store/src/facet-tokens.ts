@@ -15,7 +15,7 @@ const MAX_WEEK_TOKENS = 64;
 
 const cache = new Map<string, string>();
 
-function facetToken(prefix: 'k' | 'a' | 's' | 't', value: string): string {
+function facetToken(prefix: 'k' | 'a' | 's' | 't' | 'f', value: string): string {
   const id = `${prefix}\u0000${value}`;
   let token = cache.get(id);
   if (token === undefined) {
@@ -36,11 +36,14 @@ export function scopeText(m: {
   session: string | null;
   tags: readonly string[];
   ts: number;
+  /** A fact's slot (`meta.slot`). */
+  slot?: string | null;
 }): string {
   const tokens = [scopeToken(m.namespace), facetToken('k', m.kind), weekToken(m.ts)];
   if (m.agent !== null) tokens.push(facetToken('a', m.agent));
   if (m.session !== null) tokens.push(facetToken('s', m.session));
   for (const t of m.tags) tokens.push(facetToken('t', t));
+  if (typeof m.slot === 'string') tokens.push(facetToken('f', m.slot));
   return tokens.join(' ');
 }
 
@@ -52,6 +55,7 @@ export function facetClauses(filters: SearchFilters): string[] {
   if (filters.agents?.length) clauses.push(anyOf(filters.agents.map((v) => facetToken('a', v))));
   if (filters.sessions?.length) clauses.push(anyOf(filters.sessions.map((v) => facetToken('s', v))));
   if (filters.tags?.length) clauses.push(anyOf(filters.tags.map((v) => facetToken('t', v))));
+  if (filters.slots?.length) clauses.push(anyOf(filters.slots.map((v) => facetToken('f', v))));
   if (filters.since !== undefined && filters.until !== undefined) {
     const first = Math.floor(filters.since / WEEK_MS);
     const last = Math.floor((filters.until - 1) / WEEK_MS);

@@ -35,6 +35,16 @@ export function liveFilterSql(namespace: string, filters: SearchFilters): SqlFra
     clauses.push('m.ts < ?');
     params.push(filters.until);
   }
+  if (filters.slots?.length) {
+    clauses.push(
+      `json_valid(m.meta) AND json_extract(m.meta, '$.slot') IN (${filters.slots.map(() => '?').join(', ')})`,
+    );
+    params.push(...filters.slots);
+  }
+  if (filters.asOf !== undefined) {
+    clauses.push('(m.valid_from IS NULL OR m.valid_from <= ?) AND (m.valid_to IS NULL OR m.valid_to > ?)');
+    params.push(filters.asOf, filters.asOf);
+  }
   return { sql: clauses.join(' AND '), params };
 }
 

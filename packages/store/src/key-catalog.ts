@@ -22,8 +22,11 @@ export interface CompiledFilter {
   sessions: Int32Array | null;
   agents: Int32Array | null;
   tags: Int32Array | null;
+  slots: Int32Array | null;
   since: number;
   until: number;
+  /** NaN: no as-of time. */
+  asOf: number;
 }
 
 /** One row of COLUMNS, read raw (arrays are cheaper than objects over 100k rows). */
@@ -38,12 +41,17 @@ type Row = [
   importance: number,
   confidence: number | null,
   tags: string,
+  slot: string | null,
+  validFrom: number | null,
+  validTo: number | null,
   live: number,
   stamp: number,
 ];
 
 const COLUMNS =
   'key, namespace, id, kind, session, agent, ts, importance, confidence, tags, ' +
+  "CASE WHEN json_valid(meta) AND json_type(meta, '$.slot') = 'text' THEN json_extract(meta, '$.slot') END, " +
+  'valid_from, valid_to, ' +
   '(superseded_by IS NULL AND deleted_at IS NULL) AS live, meta_seq';
 
 /**
@@ -67,6 +75,11 @@ export class KeyCatalog {
   private importance = new Float64Array(0);
   /** NaN when the writer stated none. */
   private confidence = new Float64Array(0);
+  /** Interned fact slot; 0 when none. */
+  private slot = new Int32Array(0);
+  /** The validity window; ±Infinity for an open end. */
+  private validFrom = new Float64Array(0);
+  private validTo = new Float64Array(0);
   private kind = new Int32Array(0);
   /** Interned session / agent; 0 when the memory has none. */
   private session = new Int32Array(0);
@@ -195,15 +208,19 @@ export class KeyCatalog {
     const sessions = set(filters.sessions);
     const agents = set(filters.agents);
     const tags = set(filters.tags);
-    if (kinds === false || sessions === false || agents === false || tags === false) return null;
+    const slots = set(filters.slots);
+    if (kinds === false || sessions === false || agents === false || tags === false || slots === false)
+      return null;
     return {
       namespace: ns + 1,
       kinds,
       sessions,
       agents,
       tags,
+      slots,
       since: filters.since ?? Number.NEGATIVE_INFINITY,
       until: filters.until ?? Number.POSITIVE_INFINITY,
+      asOf: filters.asOf ?? Number.NaN,
     };
   }
 
@@ -215,6 +232,9 @@ export class KeyCatalog {
     if (f.kinds && !includes(f.kinds, this.kind[key]!)) return false;
     if (f.sessions && !includes(f.sessions, this.session[key]!)) return false;
     if (f.agents && !includes(f.agents, this.agent[key]!)) return false;
+    if (f.slots && !includes(f.slots, this.slot[key]!)) return false;
+    if (!Number.isNaN(f.asOf) && (this.validFrom[key]! > f.asOf || this.validTo[key]! <= f.asOf))
+      return false;
     if (f.tags) {
       const tags = this.tags[key];
       if (!tags) return false;
@@ -317,6 +337,9 @@ export class KeyCatalog {
     importance,
     confidence,
     tags,
+    slot,
+    validFrom,
+    validTo,
     live,
     stamp,
   ]: Row): void {
@@ -326,6 +349,9 @@ export class KeyCatalog {
     this.ts[k] = ts;
     this.importance[k] = importance;
     this.confidence[k] = confidence ?? Number.NaN;
+    this.slot[k] = slot === null ? 0 : this.intern(slot);
+    this.validFrom[k] = validFrom ?? Number.NEGATIVE_INFINITY;
+    this.validTo[k] = validTo ?? Number.POSITIVE_INFINITY;
     this.kind[k] = this.intern(kind);
     this.session[k] = session === null ? 0 : this.intern(session);
     this.agent[k] = agent === null ? 0 : this.intern(agent);
@@ -359,6 +385,9 @@ export class KeyCatalog {
     this.stamp = grow(this.stamp, (n) => new Float64Array(n));
     this.importance = grow(this.importance, (n) => new Float64Array(n));
     this.confidence = grow(this.confidence, (n) => new Float64Array(n));
+    this.slot = grow(this.slot, (n) => new Int32Array(n));
+    this.validFrom = grow(this.validFrom, (n) => new Float64Array(n));
+    this.validTo = grow(this.validTo, (n) => new Float64Array(n));
     this.kind = grow(this.kind, (n) => new Int32Array(n));
     this.session = grow(this.session, (n) => new Int32Array(n));
     this.agent = grow(this.agent, (n) => new Int32Array(n));

@@ -2,7 +2,7 @@ import { type KeyedMemory, sortedFields } from '@cairn/core';
 
 /** The columns every read selects, aliased `m`. */
 export const MEMORY_COLUMNS =
-  'm.key, m.namespace, m.id, m.kind, m.title, m.text, m.session, m.agent, m.ts, m.tags, m.meta, m.importance, m.confidence, ' +
+  'm.key, m.namespace, m.id, m.kind, m.title, m.text, m.session, m.agent, m.ts, m.tags, m.meta, m.importance, m.confidence, m.valid_from, m.valid_to, ' +
   'm.content_hash, m.created_at, m.updated_at, m.superseded_by, m.access_count, m.last_accessed, ' +
   // Named fields as one JSON object; the (key, route) index makes it a probe per row ('{}' when none).
   '(SELECT json_group_object(r.route, r.text) FROM memory_routes r WHERE r.key = m.key) AS fields';
@@ -21,6 +21,8 @@ export interface MemoryRow {
   meta: string;
   importance: number;
   confidence: number | null;
+  valid_from: number | null;
+  valid_to: number | null;
   content_hash: string;
   created_at: number;
   updated_at: number;
@@ -45,6 +47,8 @@ export function toMemory(row: MemoryRow): KeyedMemory {
     meta: JSON.parse(row.meta) as Record<string, unknown>,
     importance: row.importance,
     confidence: row.confidence,
+    validFrom: row.valid_from,
+    validTo: row.valid_to,
     contentHash: row.content_hash,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

@@ -34,6 +34,7 @@ function fingerprint(m: NormalizedMemory, ts: number): string {
         m.supersedes,
         // Only when stated, so memories without one keep the fingerprints they were stored with.
         ...(m.confidence !== null ? [{ confidence: m.confidence }] : []),
+        ...(m.validFrom !== null || m.validTo !== null ? [{ valid: [m.validFrom, m.validTo] }] : []),
         // Only when present, so memories without fields keep the fingerprints they were stored with.
         ...(Object.keys(m.fields).length > 0 ? [m.fields] : []),
       ]),
@@ -86,18 +87,22 @@ export class MemoryWriter {
     );
     this.insert = db.prepare(`
       INSERT INTO memories (namespace, id, kind, title, text, parts, scope, session, agent, ts, tags, meta,
-        importance, confidence, content_hash, fingerprint, created_at, updated_at, change_seq, meta_seq, context)
+        importance, confidence, valid_from, valid_to, content_hash, fingerprint, created_at, updated_at,
+        change_seq, meta_seq, context)
       VALUES (@namespace, @id, @kind, @title, @text, @parts, @scope, @session, @agent, @ts, @tags, @meta,
-        @importance, @confidence, @contentHash, @fingerprint, @now, @now, @seq, @metaSeq, @context)`);
+        @importance, @confidence, @validFrom, @validTo, @contentHash, @fingerprint, @now, @now, @seq,
+        @metaSeq, @context)`);
     this.updateContent = db.prepare(`
       UPDATE memories SET kind = @kind, title = @title, text = @text, parts = @parts, session = @session,
         agent = @agent, ts = @ts, tags = @tags, meta = @meta, importance = @importance, confidence = @confidence,
+        valid_from = @validFrom, valid_to = @validTo,
         content_hash = @contentHash, fingerprint = @fingerprint, updated_at = @now, change_seq = @seq,
         deleted_at = NULL, scope = @scope, meta_seq = @metaSeq, context = @context
       WHERE key = @key`);
     this.updateMeta = db.prepare(`
       UPDATE memories SET session = @session, agent = @agent, ts = @ts, tags = @tags, meta = @meta,
-        importance = @importance, confidence = @confidence, fingerprint = @fingerprint, updated_at = @now,
+        importance = @importance, confidence = @confidence, valid_from = @validFrom, valid_to = @validTo,
+        fingerprint = @fingerprint, updated_at = @now,
         deleted_at = NULL,
         scope = @scope, meta_seq = @metaSeq, context = @context
       WHERE key = @key`);
@@ -183,7 +188,7 @@ export class MemoryWriter {
       ...m,
       ts,
       parts: codeParts(`${m.title ?? ''} ${m.text}`),
-      scope: scopeText({ ...m, ts }),
+      scope: scopeText({ ...m, ts, slot: typeof m.meta.slot === 'string' ? m.meta.slot : null }),
       tags: JSON.stringify(m.tags),
       meta: JSON.stringify(m.meta),
       fingerprint: fp,

@@ -382,6 +382,33 @@ export const MIGRATIONS: readonly Migration[] = [
       db.exec('ALTER TABLE memories ADD COLUMN confidence REAL');
     },
   },
+  {
+    version: 14,
+    description: 'validity windows (valid_from, valid_to), and fact slots as a filter facet',
+    up(db) {
+      db.exec('ALTER TABLE memories ADD COLUMN valid_from INTEGER');
+      db.exec('ALTER TABLE memories ADD COLUMN valid_to INTEGER');
+      // Facts written before carry their slot in meta only: give them the slot's scope token, so a search
+      // within a slot narrows inside FTS5 as it does for new ones.
+      const rows = db
+        .prepare(
+          `SELECT key, namespace, kind, agent, session, tags, ts, json_extract(meta, '$.slot') AS slot
+           FROM memories WHERE json_valid(meta) AND json_type(meta, '$.slot') = 'text'`,
+        )
+        .all() as Array<{
+        key: number;
+        namespace: string;
+        kind: string;
+        agent: string | null;
+        session: string | null;
+        tags: string;
+        ts: number;
+        slot: string;
+      }>;
+      const set = db.prepare('UPDATE memories SET scope = ? WHERE key = ?');
+      for (const r of rows) set.run(scopeText({ ...r, tags: JSON.parse(r.tags) as string[] }), r.key);
+    },
+  },
 ];
 
 export function migrate(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS): number {

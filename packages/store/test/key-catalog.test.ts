@@ -46,6 +46,9 @@ const op = fc.oneof(
     day: fc.integer({ min: 0, max: 30 }),
     importance: fc.double({ min: 0, max: 1, noNaN: true }),
     confidence: fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: undefined }),
+    slot: fc.option(fc.constantFrom('prefs', 'env'), { nil: undefined }),
+    validFrom: fc.option(fc.integer({ min: 0, max: 20 }), { nil: undefined }),
+    validDays: fc.option(fc.integer({ min: 1, max: 20 }), { nil: undefined }),
     text: fc.constantFrom('redis timeout', 'kafka lag', 'deploy failed'),
     supersedes: fc.option(fc.integer({ min: 0, max: 11 }), { nil: undefined }),
   }),
@@ -64,6 +67,8 @@ const filters: fc.Arbitrary<SearchFilters> = fc.record(
     tags: fc.subarray([...TAGS, 'never-used'], { minLength: 1 }),
     since: fc.integer({ min: 0, max: 30 }).map((d) => T0 + d * DAY),
     until: fc.integer({ min: 0, max: 31 }).map((d) => T0 + d * DAY),
+    slots: fc.subarray(['prefs', 'env', 'never-used'], { minLength: 1 }),
+    asOf: fc.integer({ min: 0, max: 40 }).map((d) => T0 + d * DAY),
   },
   { requiredKeys: [] },
 );
@@ -90,6 +95,11 @@ describe('KeyCatalog: per-key search fields held in memory', () => {
                     ts: T0 + o.day * DAY,
                     importance: o.importance,
                     ...(o.confidence === undefined ? {} : { confidence: o.confidence }),
+                    ...(o.slot === undefined ? {} : { meta: { slot: o.slot, key: 'k' } }),
+                    ...(o.validFrom === undefined ? {} : { validFrom: T0 + o.validFrom * DAY }),
+                    ...(o.validDays === undefined
+                      ? {}
+                      : { validTo: T0 + ((o.validFrom ?? 0) + o.validDays) * DAY }),
                     text: o.text,
                     supersedes: o.supersedes === undefined ? [] : [`m${o.supersedes}`],
                   }),

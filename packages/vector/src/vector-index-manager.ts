@@ -174,7 +174,9 @@ export class VectorIndexManager implements VectorLeg {
     // window (~16 ms for kind + two months of a 100k namespace, on a small machine), while the graph search
     // usually finds enough; the exact scan below stays the fallback when it does not.
     const f = req.filters;
-    const unindexed = Boolean(f.kinds?.length || f.agents?.length || f.tags?.length);
+    const unindexed = Boolean(
+      f.kinds?.length || f.agents?.length || f.tags?.length || f.slots?.length || f.asOf !== undefined,
+    );
     const timeOnly = (f.since !== undefined || f.until !== undefined) && !unindexed;
     // Whether the filter is already known to pass more memories than an exact scan takes; an estimate
     // well above that spares listing them (a thousand index entries read to learn "too many").

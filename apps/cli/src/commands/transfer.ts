@@ -25,6 +25,8 @@ interface ExportLine {
   meta: Record<string, unknown>;
   importance: number;
   confidence?: number;
+  validFrom?: string;
+  validTo?: string;
   fields?: Record<string, string>;
   supersedes?: string[];
   deleted?: true;
@@ -42,6 +44,8 @@ function toLine(m: KeyedMemory, supersedes: string[] | undefined, deleted: boole
     importance: m.importance,
   };
   if (m.confidence !== null) line.confidence = m.confidence;
+  if (m.validFrom !== null) line.validFrom = new Date(m.validFrom).toISOString();
+  if (m.validTo !== null) line.validTo = new Date(m.validTo).toISOString();
   if (m.title !== null) line.title = m.title;
   if (m.session !== null) line.session = m.session;
   if (m.agent !== null) line.agent = m.agent;
