@@ -5,7 +5,7 @@
 // the sample corpus for `cairn serve --demo` beside dist/.
 // Usage: pnpm build && node scripts/pack-cli.mjs [out-dir]   (prints the tarball's path)
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -44,7 +44,7 @@ try {
     type: 'module',
     bin: { cairn: './dist/main.js' },
     engines: { node: '>=20' },
-    files: ['dist', 'examples', 'LICENSE', 'README.md'],
+    files: ['dist', 'examples', 'explorer', 'LICENSE', 'README.md'],
     dependencies,
     // Every dependency travels inside the tarball: installing it needs no registry and no compiler.
     bundleDependencies: Object.keys(dependencies),
@@ -53,6 +53,8 @@ try {
   mkdirSync(join(app, 'examples'), { recursive: true });
   copyFileSync(join(root, 'examples', 'agent-memories.jsonl'), join(app, 'examples', 'agent-memories.jsonl'));
   copyFileSync(join(root, 'LICENSE'), join(app, 'LICENSE'));
+  // The web explorer's static files, where `cairn serve` looks for them beside dist/ (served at /ui).
+  cpSync(join(root, 'apps', 'explorer', 'dist'), join(app, 'explorer'), { recursive: true });
   copyFileSync(join(root, 'README.md'), join(app, 'README.md'));
 
   // The tarball npm pack would write (a gzipped tar with everything under package/), made with tar itself:

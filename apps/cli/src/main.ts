@@ -26,8 +26,25 @@ import { fail } from './output.js';
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
+/**
+ * The environment, parsed. A Claude Code hook must never fail the agent's turn: for `cairn hooks run`, a
+ * malformed variable is logged and the process exits 0 instead of 1.
+ */
+function loadEnvOrExit(): ReturnType<typeof loadEnv> {
+  try {
+    return loadEnv();
+  } catch (err) {
+    const args = process.argv.slice(2);
+    if (args[0] === 'hooks' && args[1] === 'run') {
+      process.stderr.write(`cairn hooks: ${(err as Error).message}; nothing captured\n`);
+      process.exit(0);
+    }
+    throw err;
+  }
+}
+
 export function buildProgram(): Command {
-  const env = loadEnv();
+  const env = loadEnvOrExit();
   const program = new Command('cairn')
     .description('Cairn: hybrid (BM25 + vector) memory for AI agents, with explained rankings')
     .showHelpAfterError()

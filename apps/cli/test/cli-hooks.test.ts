@@ -271,7 +271,6 @@ describe('cairn hooks run (embedded data folder)', () => {
     const r = await hook(['post-tool-use', '--data-dir', data], bashPayload('sess-f'), {});
     expect(r.code).toBe(0);
     expect(r.stderr).toBe('');
-    expect(r.ms).toBeLessThan(5_000);
     // The server (the writer) finds it at once: it was committed to the shared SQLite file.
     const res = await fetch(`${url}/v1/search`, {
       method: 'POST',
@@ -380,7 +379,12 @@ describe('cairn hooks run (through cairn serve)', () => {
     );
     // Refused at once, not waited on until the time limit (the reason says so).
     expect(r.stderr).not.toContain('gave up');
-    expect(r.ms).toBeLessThan(4_500);
+  });
+
+  it('a malformed environment variable is one logged line and exit 0, not a failed turn', async () => {
+    const r = await hook(['post-tool-use'], bashPayload('sess-env'), { CAIRN_API_URL: 'not-a-url' });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/^cairn hooks: environment variable CAIRN_API_URL: .*nothing captured/);
   });
 
   it('a server that never answers is given up on at --timeout, exit 0', async () => {
@@ -396,9 +400,8 @@ describe('cairn hooks run (through cairn serve)', () => {
         CAIRN_API_URL: `http://127.0.0.1:${port}`,
       });
       expect(r.code).toBe(0);
-      expect(r.stderr).toMatch(/^cairn hooks: Stop: /);
-      // Well before the default 5 s and Claude Code's own 10 s, whatever the machine's load.
-      expect(r.ms).toBeLessThan(4_500);
+      // Given up at its own limit (it says so), not left to Claude Code's timeout to kill.
+      expect(r.stderr).toMatch(/^cairn hooks: Stop: .*gave up/);
     } finally {
       for (const s of sockets) s.destroy();
       silent.close();

@@ -62,6 +62,11 @@ describe('the packed cairn command, installed offline', () => {
       expect(res.status).toBe(200);
       const body = (await res.json()) as { hits: Array<{ id: string }> };
       expect(body.hits[0]!.id).toBe('mem-010');
+      // The packed copy carries the web explorer and says where it is served.
+      expect(err).toMatch(/Cairn explorer on http:\/\/\S+\/ui/);
+      const page = await fetch(`${url}/ui/`);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toMatch(/<html/i);
     } finally {
       const exited = once(serve, 'exit');
       serve.kill('SIGTERM');

@@ -1,18 +1,11 @@
-import { CairnError, NamespaceSchema } from '@cairn/core';
-import {
-  createCairnMcpServer,
-  folderNamespace,
-  gitNamespace,
-  type MemoryApi,
-  remoteMemoryApi,
-  serveStdio,
-} from '@cairn/mcp';
+import { createCairnMcpServer, type MemoryApi, remoteMemoryApi, serveStdio } from '@cairn/mcp';
 import { CaptureProducer } from '@cairn/pipeline';
 import { MemoryService, NamespaceAccess } from '@cairn/service';
 import { apiTarget } from '../api-target.js';
 import type { CliEnv } from '../env.js';
 import { connectQueues, openEngine } from '../open-engine.js';
 import { createLogger } from '../output.js';
+import { projectNamespace } from '../project-namespace.js';
 
 export interface McpFlags {
   /** @defaultValue derived from the git repository of the working folder */
@@ -43,9 +36,10 @@ const SAVE_WAIT_MS = 30_000;
 export async function mcpCommand(flags: McpFlags, env: CliEnv): Promise<void> {
   keepStdoutForProtocol();
   const logger = createLogger(env.CAIRN_LOG_LEVEL);
-  const { namespace, note } = resolveNamespace(
+  const { namespace, note } = projectNamespace(
     flags.namespace,
     flags.namespacePrefix ?? env.CAIRN_NAMESPACE_PREFIX,
+    process.cwd(),
   );
   const target = apiTarget(flags, env);
   const backend = target ? remoteBackend(target) : await localBackend(flags.dataDir, env);
@@ -66,34 +60,6 @@ export async function mcpCommand(flags: McpFlags, env: CliEnv): Promise<void> {
   } finally {
     await backend.close();
   }
-}
-
-/**
- * --namespace, else the git repository's, else the folder's (and then the agent is told so); a derived
- * namespace goes under the prefix when one is set, which is how it meets a key scoped to `team/*`.
- */
-function resolveNamespace(
-  flag: string | undefined,
-  prefix: string | undefined,
-): { namespace: string; note?: string } {
-  const valid = (ns: string, field: string) => {
-    const parsed = NamespaceSchema.safeParse(ns);
-    if (!parsed.success)
-      throw new CairnError('INVALID_INPUT', `${field}: ${parsed.error.issues[0]!.message} (${ns})`, {
-        field,
-      });
-    return parsed.data;
-  };
-  if (flag !== undefined) return { namespace: valid(flag, '--namespace') };
-  const under = (derived: string) =>
-    prefix ? valid(`${prefix.replace(/\/*$/, '')}/${derived}`, '--namespace-prefix') : derived;
-  const git = gitNamespace(process.cwd());
-  if (git !== null) return { namespace: under(git) };
-  const namespace = under(folderNamespace(process.cwd()));
-  return {
-    namespace,
-    note: `Memories go to namespace ${namespace}, derived from this folder (${process.cwd()}), which is not in a git repository; start cairn mcp with --namespace to choose one.`,
-  };
 }
 
 function remoteBackend(target: { baseUrl: string; apiKey?: string }): Backend {

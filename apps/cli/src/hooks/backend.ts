@@ -2,13 +2,13 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { MemoryApi } from '@cairn/api-contract';
 import { CairnClient } from '@cairn/client';
-import { CairnError, NamespaceSchema } from '@cairn/core';
-import { folderNamespace, gitNamespace } from '@cairn/mcp';
+import { CairnError } from '@cairn/core';
 import { CaptureProducer } from '@cairn/pipeline';
 import { MemoryService, NamespaceAccess } from '@cairn/service';
 import { apiTarget } from '../api-target.js';
 import type { CliEnv } from '../env.js';
 import { connectQueues, openEngine } from '../open-engine.js';
+import { projectNamespace } from '../project-namespace.js';
 
 export interface HookTargetFlags {
   /** @defaultValue derived from the project's git repository, as `cairn mcp` derives it */
@@ -40,18 +40,8 @@ export function projectFolder(payloadCwd: string | undefined, env: CliEnv): stri
  * agree, or what one stores the other never finds.
  */
 export function hookNamespace(flags: HookTargetFlags, base: string, env: CliEnv): string {
-  const valid = (ns: string, field: string) => {
-    const parsed = NamespaceSchema.safeParse(ns);
-    if (!parsed.success)
-      throw new CairnError('INVALID_INPUT', `${field}: ${parsed.error.issues[0]!.message} (${ns})`, {
-        field,
-      });
-    return parsed.data;
-  };
-  if (flags.namespace !== undefined) return valid(flags.namespace, '--namespace');
-  const derived = gitNamespace(base) ?? folderNamespace(base);
-  const prefix = flags.namespacePrefix ?? env.CAIRN_NAMESPACE_PREFIX;
-  return prefix ? valid(`${prefix.replace(/\/*$/, '')}/${derived}`, '--namespace-prefix') : derived;
+  return projectNamespace(flags.namespace, flags.namespacePrefix ?? env.CAIRN_NAMESPACE_PREFIX, base)
+    .namespace;
 }
 
 /** The data folder the hooks use: --data-dir, else $CAIRN_DATA_DIR, else .cairn, relative to the project. */
