@@ -86,6 +86,7 @@ function isNewer(a: Pick<KeyedMemory, 'ts' | 'key'>, b: Pick<KeyedMemory, 'ts' |
  *   embeddings' content-hash index. A dup storm of thousands of copies costs one group read.
  * - Similar text: each new memory's nearest neighbours in the vector index (never all pairs), verified
  *   exactly on the stored vectors at `threshold`, same namespace and kind.
+ * Both only within one agent (or none): the same words from two agents are two sources, each attributed.
  * Undo (`ConsolidationStore.undo`) brings a memory back for good: the job never merges it again.
  */
 export class Consolidator {
@@ -193,13 +194,19 @@ export class Consolidator {
         .filter((m) => !gone.has(m.key) && !skip.has(m.kind));
       if (group.length < 2) continue;
       const restored = records.restored(group.map((m) => m.key));
-      const [newest, ...older] = group;
-      for (const m of older) {
+      // Per agent: the same words from two agents are two sources, and each keeps its attribution.
+      const newestOf = new Map<string | null, (typeof group)[number]>();
+      for (const m of group) {
+        const newest = newestOf.get(m.agent);
+        if (!newest) {
+          newestOf.set(m.agent, m);
+          continue;
+        }
         if (restored.has(m.key)) continue;
         gone.add(m.key);
         out.push({
-          pair: { key: m.key, byKey: newest!.key, cosine: 1 },
-          record: record(t.namespace, m.id, newest!.id, 1),
+          pair: { key: m.key, byKey: newest.key, cosine: 1 },
+          record: record(t.namespace, m.id, newest.id, 1),
         });
       }
     }
@@ -239,7 +246,8 @@ export class Consolidator {
       const restored = this.store.consolidations.restored([c.key, ...verified.map((n) => n.key)]);
       for (const n of verified) {
         const other = live.get(n.key);
-        if (!other || other.kind !== self.kind || skip.has(other.kind)) continue;
+        if (!other || other.kind !== self.kind || other.agent !== self.agent || skip.has(other.kind))
+          continue;
         const [older, newer]: [KeyedMemory, KeyedMemory] = isNewer(other, self)
           ? [self, other]
           : [other, self];

@@ -43,6 +43,8 @@ describe('consolidation merges near-duplicates into the newer memory', () => {
       { namespace: 'a', id: 'f2', kind: 'fact', text: 'The primary region is eu-west-1', ts: T + 1 },
       // Another tenant's copy of the storm: never merged with `a`'s, nor counted there.
       { namespace: 'b', id: 'bStorm', kind: 'observation', text: STORM, ts: T + 9 * DAY },
+      // The same words from another agent stay apart: two sources, each attributed.
+      { namespace: 'a', id: 'botCopy', kind: 'observation', agent: 'bot-2', text: STORM, ts: T },
       // The same words under another kind stay apart.
       { namespace: 'a', id: 'sum', kind: 'summary', text: STORM, ts: T + 9 * DAY },
     ]);
@@ -56,11 +58,11 @@ describe('consolidation merges near-duplicates into the newer memory', () => {
     expect(dot).toBeLessThan(1);
 
     // Before: the storm floods nothing (query-time dedup), but every copy is live.
-    expect(engine.stats().namespaces.a!.stored).toBe(1205);
+    expect(engine.stats().namespaces.a!.stored).toBe(1206);
 
     const dry = await engine.consolidate({ dryRun: true });
     expect(dry).toMatchObject({ dryRun: true, merged: 1000, exact: 999, near: 1 });
-    expect(engine.stats().namespaces.a!.stored).toBe(1205);
+    expect(engine.stats().namespaces.a!.stored).toBe(1206);
 
     const run = await engine.consolidate();
     expect(run).toMatchObject({ dryRun: false, merged: 1000, exact: 999, near: 1, byNamespace: { a: 1000 } });
@@ -69,7 +71,7 @@ describe('consolidation merges near-duplicates into the newer memory', () => {
       expect.objectContaining({ id: 'nearOld', into: 'nearNew', undoneAt: null }),
     );
     const stats = engine.stats().namespaces;
-    expect(stats.a).toMatchObject({ stored: 205, superseded: 1000 });
+    expect(stats.a).toMatchObject({ stored: 206, superseded: 1000 });
     expect(stats.b!.stored).toBe(1);
 
     const res = await engine.search({
@@ -83,6 +85,7 @@ describe('consolidation merges near-duplicates into the newer memory', () => {
     expect(storm.map((h) => h.id)).toEqual(['storm999']);
     expect(storm[0]!.dupCount).toBe(999);
     expect(engine.get('a', ['sum']).memories[0]!.supersededBy).toBeNull();
+    expect(engine.get('a', ['botCopy']).memories[0]!.supersededBy).toBeNull();
     expect(res.explain.superseded).toHaveLength(20);
     expect(res.explain.superseded![0]).toMatchObject({ supersededBy: 'storm999', cosine: 1 });
     const near = await engine.search({ namespace: 'a', query: 'staging auth token expired', k: 3 });

@@ -38,6 +38,7 @@ export interface DuplicateMember {
   id: string;
   namespace: string;
   kind: string;
+  agent: string | null;
   ts: number;
 }
 
@@ -142,7 +143,7 @@ export class ConsolidationStore {
   sameText(spaceId: string, namespace: string, contentHash: string): DuplicateMember[] {
     return this.db
       .prepare(
-        `SELECT m.key, m.id, m.namespace, m.kind, m.ts FROM embeddings e JOIN memories m ON m.key = e.key
+        `SELECT m.key, m.id, m.namespace, m.kind, m.agent, m.ts FROM embeddings e JOIN memories m ON m.key = e.key
          WHERE e.space = ? AND e.content_hash = ? AND m.namespace = ?
            AND m.superseded_by IS NULL AND m.deleted_at IS NULL
          ORDER BY m.ts DESC, m.key DESC`,
