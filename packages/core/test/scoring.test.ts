@@ -177,7 +177,13 @@ describe('diversify', () => {
             expect(res.selected).toContain(of);
             expect(sim(dup, of)).toBeGreaterThanOrEqual(duplicateThreshold);
           }
-          // Everything is accounted for: selected, duplicate, or left over because k was reached.
+          // No two picks are duplicates of each other, so a duplicate is never picked while a
+          // non-duplicate is left: everything is selected, a duplicate, or left over because k was reached.
+          for (const a of res.selected)
+            for (const b of res.selected) {
+              const s = a === b ? null : sim(a, b);
+              if (s !== null && Number.isFinite(s)) expect(s).toBeLessThan(duplicateThreshold);
+            }
           if (res.selected.length < k) expect(res.selected.length + res.duplicates.size).toBe(items.length);
         },
       ),
