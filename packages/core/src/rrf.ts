@@ -8,10 +8,6 @@ export function rrfTerm(weight: number, rrfK: number, rank: number | null): numb
 }
 
 /**
- * Importance as a multiplier centred on 1: `1 + weight * (2 * importance - 1)`. With the default
- * importance of 0.5 the factor is exactly 1, so memories without an importance are not penalised.
- */
-/**
  * Confidence as a multiplier at most 1: `1 − weight · (1 − confidence)`. A memory whose writer stated no
  * confidence scores as certain (1); a stated 0 loses `weight` of its score.
  */
@@ -20,6 +16,10 @@ export function confidenceFactor(confidence: number | null, weight: number): num
   return 1 - weight * (1 - Math.min(1, Math.max(0, confidence)));
 }
 
+/**
+ * Importance as a multiplier centred on 1: `1 + weight * (2 * importance - 1)`. With the default
+ * importance of 0.5 the factor is exactly 1, so memories without an importance are not penalised.
+ */
 export function importanceFactor(importance: number, weight: number): number {
   const clamped = Math.min(1, Math.max(0, importance));
   return 1 + weight * (2 * clamped - 1);

@@ -332,11 +332,14 @@ export function parseSearchRequest(input: unknown, context?: string): SearchRequ
   const { decay, now, filters, kindHalfLives, ...rest } = parsed.data;
   const req: SearchRequest = { ...rest };
   if (decay !== undefined) req.decay = parseDecay(decay);
-  if (kindHalfLives !== undefined) {
-    req.kindHalfLives = {};
-    for (const [kind, v] of Object.entries(kindHalfLives))
-      req.kindHalfLives[kind] = v === 'off' ? 'off' : parseDuration(v, `kindHalfLives.${kind}`);
-  }
+  if (kindHalfLives !== undefined)
+    // fromEntries defines own properties: a kind named __proto__ is a key, never the object's prototype.
+    req.kindHalfLives = Object.fromEntries(
+      Object.entries(kindHalfLives).map(([kind, v]) => [
+        kind,
+        v === 'off' ? 'off' : parseDuration(v, `kindHalfLives.${kind}`),
+      ]),
+    );
   if (now !== undefined) req.now = parseTimestamp(now, 'now');
   // Relative windows ("90d") count back from the request's now (maxAge too, in resolveSearch).
   if (filters !== undefined) req.filters = parseFilters(filters, req.now ?? Date.now());
@@ -394,7 +397,7 @@ export function routeWeightOf(
   opts: Pick<SearchOptions, 'routeWeight' | 'routeWeights'>,
   route: string,
 ): number {
-  return opts.routeWeights[route] ?? opts.routeWeight;
+  return Object.hasOwn(opts.routeWeights, route) ? opts.routeWeights[route]! : opts.routeWeight;
 }
 
 /** Fills defaults and validates once; the router works only with resolved options. */

@@ -594,6 +594,7 @@ export class CairnEngine {
     if (this.closed) return;
     this.closed = true;
     for (const t of this.timers) clearInterval(t);
+    await this.consolidator.stop();
     this.access?.close();
     await this.spaces.stop();
     await this.health.close();

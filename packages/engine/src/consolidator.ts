@@ -73,6 +73,20 @@ function cosine(a: Float32Array, b: Float32Array): number {
   return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
 }
 
+/**
+ * What two duplicates must share besides their words to be one memory: their agent (two agents saying the
+ * same thing are two sources, each attributed), their tags and their validity window (so that no filter,
+ * `tags` or `asOf`, finds one and not the other). Sessions may differ: a dup storm spans sessions.
+ */
+function identityOf(m: {
+  agent: string | null;
+  tags: readonly string[];
+  validFrom: number | null;
+  validTo: number | null;
+}): string {
+  return JSON.stringify([m.agent, [...m.tags].sort(), m.validFrom, m.validTo]);
+}
+
 /** The newer of two memories: later ts, then the later write (higher key). */
 function isNewer(a: Pick<KeyedMemory, 'ts' | 'key'>, b: Pick<KeyedMemory, 'ts' | 'key'>): boolean {
   return a.ts !== b.ts ? a.ts > b.ts : a.key > b.key;
@@ -86,11 +100,12 @@ function isNewer(a: Pick<KeyedMemory, 'ts' | 'key'>, b: Pick<KeyedMemory, 'ts' |
  *   embeddings' content-hash index. A dup storm of thousands of copies costs one group read.
  * - Similar text: each new memory's nearest neighbours in the vector index (never all pairs), verified
  *   exactly on the stored vectors at `threshold`, same namespace and kind.
- * Both only within one agent (or none): the same words from two agents are two sources, each attributed.
+ * Both only between memories of one agent, with the same tags and validity window (see identityOf).
  * Undo (`ConsolidationStore.undo`) brings a memory back for good: the job never merges it again.
  */
 export class Consolidator {
   private running: Promise<ConsolidationReport> | null = null;
+  private stopped = false;
 
   constructor(
     private readonly store: MemoryStore,
@@ -101,6 +116,9 @@ export class Consolidator {
       throw new CairnError('INVALID_INPUT', 'consolidation threshold must be in (0, 1]', {
         field: 'threshold',
       });
+    for (const field of ['batchSize', 'neighbors'] as const)
+      if (!(Number.isInteger(opts[field]) && opts[field] >= 1))
+        throw new CairnError('INVALID_INPUT', `consolidation ${field} must be an integer >= 1`, { field });
   }
 
   /**
@@ -115,8 +133,18 @@ export class Consolidator {
     try {
       return await run;
     } finally {
-      this.running = null;
+      if (this.running === run) this.running = null;
     }
+  }
+
+  /**
+   * Stops between batches (each batch's merges are one transaction, and the cursor moves after them) and
+   * resolves once the run in flight has ended; later runs do nothing. For the owner's close, before the
+   * store and the vector indexes go away.
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.running?.catch(() => undefined);
   }
 
   private async pass(dryRun: boolean, namespace: string | undefined): Promise<ConsolidationReport> {
@@ -143,6 +171,10 @@ export class Consolidator {
     // A dry run sees what a real run would: nothing it "merged" is live-checked again, so remember them.
     const gone = new Set<number>();
     for (;;) {
+      if (this.stopped) {
+        report.skipped = 'stopped: the process is closing';
+        break;
+      }
       const { candidates, upTo } = records.newVectors(
         space.id,
         after,
@@ -153,7 +185,7 @@ export class Consolidator {
       if (upTo === after) break;
       report.scanned += candidates.length;
       const exact = this.exactPairs(space.id, after, upTo, namespace, gone);
-      const near = await this.nearPairs(index, candidates, gone);
+      const { pairs: near, unavailable } = await this.nearPairs(index, candidates, gone);
       const pairs = [...exact, ...near];
       const applied = dryRun ? pairs.map((p) => p.record) : records.merge(pairs.map((p) => p.pair));
       const exactKeys = new Set(exact.map((p) => p.pair.key));
@@ -165,8 +197,17 @@ export class Consolidator {
       }
       report.merged += applied.length;
       for (const r of applied) {
-        report.byNamespace[r.namespace] = (report.byNamespace[r.namespace] ?? 0) + 1;
+        // Own properties only: a namespace named `constructor` counts like any other.
+        const before = Object.hasOwn(report.byNamespace, r.namespace) ? report.byNamespace[r.namespace]! : 0;
+        report.byNamespace[r.namespace] = before + 1;
         if (report.merges.length < MAX_LISTED) report.merges.push(r);
+      }
+      if (unavailable) {
+        // A namespace's index could not answer (being built): stop before its first unchecked memory, so
+        // the next run checks it rather than the cursor passing it by for good.
+        if (moveCursor) records.setCursor(space.id, unavailable.writeSeq - 1);
+        report.skipped = `stopped early: the vector index of ${unavailable.namespace} is not ready (${unavailable.reason}); the next run goes on from there`;
+        break;
       }
       if (moveCursor) records.setCursor(space.id, upTo);
       after = upTo;
@@ -194,12 +235,13 @@ export class Consolidator {
         .filter((m) => !gone.has(m.key) && !skip.has(m.kind));
       if (group.length < 2) continue;
       const restored = records.restored(group.map((m) => m.key));
-      // Per agent: the same words from two agents are two sources, and each keeps its attribution.
-      const newestOf = new Map<string | null, (typeof group)[number]>();
+      // Per identity (agent, tags, validity; see identityOf): the newest of each absorbs the rest.
+      const newestOf = new Map<string, (typeof group)[number]>();
       for (const m of group) {
-        const newest = newestOf.get(m.agent);
+        const id = identityOf({ ...m, tags: JSON.parse(m.tags) as string[] });
+        const newest = newestOf.get(id);
         if (!newest) {
-          newestOf.set(m.agent, m);
+          newestOf.set(id, m);
           continue;
         }
         if (restored.has(m.key)) continue;
@@ -216,9 +258,12 @@ export class Consolidator {
   /** Each new memory against its nearest neighbours, verified exactly on the stored vectors. */
   private async nearPairs(
     index: NeighborIndex,
-    candidates: ReadonlyArray<{ key: number; namespace: string; vector: Float32Array }>,
+    candidates: ReadonlyArray<{ key: number; namespace: string; writeSeq: number; vector: Float32Array }>,
     gone: Set<number>,
-  ): Promise<Array<{ pair: MergePair; record: MergeRecord }>> {
+  ): Promise<{
+    pairs: Array<{ pair: MergePair; record: MergeRecord }>;
+    unavailable?: { namespace: string; writeSeq: number; reason: string };
+  }> {
     const out: Array<{ pair: MergePair; record: MergeRecord }> = [];
     const { threshold, neighbors } = this.opts;
     const skip = new Set(this.opts.skipKinds);
@@ -230,7 +275,11 @@ export class Consolidator {
         filters: {},
         limit: neighbors + 1,
       });
-      if (res.status !== 'ok') continue;
+      if (res.status !== 'ok')
+        return {
+          pairs: out,
+          unavailable: { namespace: c.namespace, writeSeq: c.writeSeq, reason: res.reason },
+        };
       const close = res.candidates
         .filter((n) => n.key !== c.key && !gone.has(n.key) && n.cosine >= threshold - ANN_SLACK)
         .map((n) => n.key);
@@ -246,8 +295,8 @@ export class Consolidator {
       const restored = this.store.consolidations.restored([c.key, ...verified.map((n) => n.key)]);
       for (const n of verified) {
         const other = live.get(n.key);
-        if (!other || other.kind !== self.kind || other.agent !== self.agent || skip.has(other.kind))
-          continue;
+        if (!other || other.kind !== self.kind || skip.has(other.kind)) continue;
+        if (identityOf(other) !== identityOf(self)) continue;
         const [older, newer]: [KeyedMemory, KeyedMemory] = isNewer(other, self)
           ? [self, other]
           : [other, self];
@@ -262,7 +311,7 @@ export class Consolidator {
         if (older === self) break;
       }
     }
-    return out;
+    return { pairs: out };
   }
 }
 

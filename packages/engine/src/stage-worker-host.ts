@@ -179,8 +179,17 @@ export class StageWorkerHost {
         return e;
       },
     };
+    // Hygiene runs beside the index stage: it needs the data folder and a view of the vector index. Started
+    // before the stage workers, so that a failure here leaves nothing running.
+    const hygiene =
+      store && stages.has('index') ? await WorkerHygiene.start(store, topology, opts, log) : null;
     const workers = new StageWorkers(topology, ports, { ...opts, stages: [...stages] }, log);
-    await workers.start();
+    try {
+      await workers.start();
+    } catch (err) {
+      await hygiene?.close();
+      throw err;
+    }
     let timer: NodeJS.Timeout | null = null;
     const every = opts.persistIntervalMs ?? 30_000;
     if (stages.has('index') && every > 0) {
@@ -193,9 +202,6 @@ export class StageWorkerHost {
     // Named fields' route vectors: capture workers hold the data folder and see every write.
     const routeLoop =
       store && stages.has('capture') ? new RouteEmbedLoop(store, log, undefined, opts.env) : null;
-    // Hygiene runs beside the index stage: it needs the data folder and a view of the vector index.
-    const hygiene =
-      store && stages.has('index') ? await WorkerHygiene.start(store, topology, opts, log) : null;
     return new StageWorkerHost(workers, topology, store, vectors, pool, timer, embedPool, routeLoop, hygiene);
   }
 
@@ -279,15 +285,22 @@ class WorkerHygiene {
       topology,
       [
         { name: 'consolidate', everyMs: opts.consolidation === false ? 0 : consolidator.opts.intervalMs },
-        { name: 'prune', everyMs: policies.length > 0 ? (opts.prune?.intervalMs ?? 3_600_000) : 0 },
+        // The policies travel in the job, so any worker runs a tick alike; a worker given none leaves the
+        // schedule another one set.
+        {
+          name: 'prune',
+          everyMs: policies.length > 0 ? (opts.prune?.intervalMs ?? 3_600_000) : null,
+          data: { policies },
+        },
       ],
-      async (name) => {
+      async (name, data) => {
         if (name === 'consolidate') {
           const r = await consolidator.run();
           if (r.merged > 0) log('info', 'consolidation merged near-duplicates', { merged: r.merged });
           return { merged: r.merged, scanned: r.scanned };
         }
-        const reports: PruneReport[] = policies.map((p) => prune(store, p));
+        const jobPolicies = (data.policies ?? []) as PrunePolicy[];
+        const reports: PruneReport[] = jobPolicies.map((p) => prune(store, p));
         const pruned = reports.reduce((n, r) => n + r.pruned.length, 0);
         if (pruned > 0) log('info', 'pruning policies deleted memories', { pruned });
         return { pruned };
@@ -300,6 +313,7 @@ class WorkerHygiene {
   }
 
   async close(): Promise<void> {
+    await this.consolidator.stop();
     await this.jobs?.close();
     await this.closeView();
   }

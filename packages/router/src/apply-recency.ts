@@ -38,7 +38,7 @@ export function applyRecency(
   const kinds = opts.kindHalfLives ?? {};
   if (opts.decay.mode === 'fixed') {
     for (const c of fused) {
-      const own = kinds[c.memory.kind];
+      const own = kindHalfLife(kinds, c.memory.kind);
       setRecency(
         c,
         own === undefined
@@ -58,13 +58,21 @@ export function applyRecency(
   }
   for (const c of fused) {
     const t = peers.has(c.key) ? timeAffinity(c.memory.ts, span, plan.intent) : 0;
-    const own = kinds[c.memory.kind];
+    const own = kindHalfLife(kinds, c.memory.kind);
     setRecency(
       c,
       blendFactor(plan.weight, t) * (own === undefined ? 1 : kindCurve(opts.now, c.memory.ts, own)),
     );
   }
   return span.count > 0 ? span : null;
+}
+
+/** The kind's own half-life; an own property only, so a kind named `constructor` is just a kind. */
+function kindHalfLife(
+  kinds: Readonly<Record<string, number | 'off'>>,
+  kind: string,
+): number | 'off' | undefined {
+  return Object.hasOwn(kinds, kind) ? kinds[kind] : undefined;
 }
 
 /** A kind's own curve: `exp(−age · ln2 / halfLife)` from now (1 for `'off'`; the future counts as now). */

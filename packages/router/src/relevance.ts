@@ -55,10 +55,6 @@ export function queryNames(query: string): Set<string> {
 }
 
 /**
- * Scores how well the first hits answer the query from what the lexical leg says they contain. No hit,
- * or a query with no searchable word, scores 0 (`none`).
- */
-/**
  * The share of the query each memory says in its own words: its matched words' weight over all the query
  * words' weight (idf, at least `idfFloor`, names × `nameWeight`). 0 for a memory that says none.
  */
@@ -85,6 +81,10 @@ export function coverageShares(
   return out;
 }
 
+/**
+ * Scores how well the first hits answer the query from what the lexical leg says they contain. No hit,
+ * or a query with no searchable word, scores 0 (`none`).
+ */
 export function relevanceOf(
   query: string,
   coverage: QueryCoverage,

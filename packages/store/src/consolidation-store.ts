@@ -40,6 +40,10 @@ export interface DuplicateMember {
   kind: string;
   agent: string | null;
   ts: number;
+  /** JSON, as stored. */
+  tags: string;
+  validFrom: number | null;
+  validTo: number | null;
 }
 
 /**
@@ -52,6 +56,8 @@ export class ConsolidationStore {
   private readonly record: Database.Statement;
   private readonly nextMeta: Database.Statement;
   private readonly liveOf: Database.Statement;
+  private readonly anyIn: Database.Statement;
+  private readonly dupCountsStmt: Database.Statement;
 
   constructor(private readonly db: Database.Database) {
     this.nextMeta = db.prepare('SELECT coalesce(max(meta_seq), 0) + 1 FROM memories').pluck();
@@ -61,11 +67,29 @@ export class ConsolidationStore {
        WHERE m.key = ? AND m.superseded_by IS NULL AND m.deleted_at IS NULL`,
     );
     this.supersede = db.prepare('UPDATE memories SET superseded_by = ?, meta_seq = ? WHERE key = ?');
+    this.anyIn = db
+      .prepare('SELECT 1 FROM consolidations WHERE namespace = ? AND undone_at IS NULL LIMIT 1')
+      .pluck();
+    this.dupCountsStmt = db.prepare(
+      `WITH RECURSIVE absorbed(root, key) AS (
+         SELECT c.by_key, c.key FROM consolidations c
+         WHERE c.namespace = ? AND c.undone_at IS NULL AND c.by_key IN (SELECT value FROM json_each(?))
+         UNION
+         SELECT a.root, c.key FROM consolidations c JOIN absorbed a ON c.by_key = a.key
+         WHERE c.namespace = ? AND c.undone_at IS NULL
+       )
+       SELECT root, count(*) AS n FROM absorbed GROUP BY root`,
+    );
     this.record = db.prepare(
       `INSERT INTO consolidations (key, namespace, by_key, cosine, at, undone_at) VALUES (?, ?, ?, ?, ?, NULL)
        ON CONFLICT (key) DO UPDATE SET by_key = excluded.by_key, cosine = excluded.cosine, at = excluded.at,
          undone_at = NULL`,
     );
+  }
+
+  /** Whether anything is merged in `namespace` now (one probe of the (namespace, at) index). */
+  hasMerges(namespace: string): boolean {
+    return Boolean(this.anyIn.get(namespace));
   }
 
   /** The write_seq up to which the near-duplicate pass has looked at the space's embeddings. */
@@ -102,7 +126,7 @@ export class ConsolidationStore {
       .prepare(
         `SELECT e.key, e.namespace, e.write_seq AS writeSeq, e.vector, m.id, m.kind, m.ts,
                 (m.superseded_by IS NULL AND m.deleted_at IS NULL) AS live
-         FROM embeddings e JOIN memories m ON m.key = e.key
+         FROM embeddings e JOIN memories m ON m.key = e.key AND m.content_hash = e.content_hash
          WHERE e.space = ? AND e.write_seq > ? ${namespace === undefined ? '' : 'AND e.namespace = ?'}
          ORDER BY e.write_seq LIMIT ?`,
       )
@@ -143,7 +167,9 @@ export class ConsolidationStore {
   sameText(spaceId: string, namespace: string, contentHash: string): DuplicateMember[] {
     return this.db
       .prepare(
-        `SELECT m.key, m.id, m.namespace, m.kind, m.agent, m.ts FROM embeddings e JOIN memories m ON m.key = e.key
+        `SELECT m.key, m.id, m.namespace, m.kind, m.agent, m.ts, m.tags, m.valid_from AS validFrom,
+                m.valid_to AS validTo
+         FROM embeddings e JOIN memories m ON m.key = e.key AND m.content_hash = e.content_hash
          WHERE e.space = ? AND e.content_hash = ? AND m.namespace = ?
            AND m.superseded_by IS NULL AND m.deleted_at IS NULL
          ORDER BY m.ts DESC, m.key DESC`,
@@ -177,7 +203,7 @@ export class ConsolidationStore {
    */
   absorbers(namespace: string, keys: readonly number[]): Map<number, number> {
     const out = new Map<number, number>();
-    if (keys.length === 0) return out;
+    if (keys.length === 0 || !this.hasMerges(namespace)) return out;
     const step = this.db.prepare(
       `SELECT key, by_key AS byKey FROM consolidations
        WHERE namespace = ? AND undone_at IS NULL AND key IN (SELECT value FROM json_each(?))`,
@@ -304,18 +330,12 @@ export class ConsolidationStore {
   dupCounts(namespace: string, keys: readonly number[]): Map<number, number> {
     const out = new Map<number, number>();
     if (keys.length === 0) return out;
-    const rows = this.db
-      .prepare(
-        `WITH RECURSIVE absorbed(root, key) AS (
-           SELECT c.by_key, c.key FROM consolidations c
-           WHERE c.namespace = ? AND c.undone_at IS NULL AND c.by_key IN (SELECT value FROM json_each(?))
-           UNION
-           SELECT a.root, c.key FROM consolidations c JOIN absorbed a ON c.by_key = a.key
-           WHERE c.namespace = ? AND c.undone_at IS NULL
-         )
-         SELECT root, count(*) AS n FROM absorbed GROUP BY root`,
-      )
-      .all(namespace, JSON.stringify(keys), namespace) as Array<{ root: number; n: number }>;
+    // Asked on every search: a namespace nothing was ever merged in answers from one index probe.
+    if (!this.hasMerges(namespace)) return out;
+    const rows = this.dupCountsStmt.all(namespace, JSON.stringify(keys), namespace) as Array<{
+      root: number;
+      n: number;
+    }>;
     for (const r of rows) out.set(r.root, r.n);
     return out;
   }

@@ -242,7 +242,10 @@ export class MemoryStore implements MemorySource {
   supersessions(namespace: string): Array<{ id: string; supersededBy: string }> {
     return this.statements
       .get(
-        'SELECT id, superseded_by AS supersededBy FROM memories WHERE namespace = ? AND superseded_by IS NOT NULL',
+        // Consolidation's merges are not the caller's supersessions: an export leaves them out (an import
+        // would make them permanent), and the job merges the copies again after an import.
+        `SELECT id, superseded_by AS supersededBy FROM memories m WHERE namespace = ? AND superseded_by IS NOT NULL
+           AND NOT EXISTS (SELECT 1 FROM consolidations c WHERE c.key = m.key AND c.undone_at IS NULL)`,
       )
       .all(namespace) as Array<{ id: string; supersededBy: string }>;
   }

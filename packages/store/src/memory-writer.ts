@@ -68,6 +68,12 @@ export class MemoryWriter {
   private readonly updateContent: Database.Statement;
   private readonly updateMeta: Database.Statement;
   private readonly supersede: Database.Statement;
+  /** Consolidation merges a write undoes: see `dissolveMerges`. */
+  private readonly mergedAway: Database.Statement;
+  private readonly restoreMerged: Database.Statement;
+  private readonly absorbedInto: Database.Statement;
+  private readonly forgetMerge: Database.Statement;
+  private readonly idOf: Database.Statement;
   private readonly nextSeq: Database.Statement<[], { seq: number; meta: number }>;
   private readonly writeBatch: Database.Transaction<
     (batch: readonly NormalizedMemory[], now: number) => WriteResult[]
@@ -110,6 +116,20 @@ export class MemoryWriter {
       `UPDATE memories SET superseded_by = ?, meta_seq = ?
        WHERE namespace = ? AND id = ? AND id <> ? AND superseded_by IS NULL`,
     );
+    // A merged memory's row names its absorber in both places: `superseded_by` and an active consolidations
+    // row. A restore only touches rows the merge still owns (superseded_by = the absorber's id).
+    this.mergedAway = db.prepare(
+      `SELECT c.key, b.id AS byId FROM consolidations c JOIN memories b ON b.key = c.by_key
+       WHERE c.key = ? AND c.undone_at IS NULL`,
+    );
+    this.restoreMerged = db.prepare(
+      'UPDATE memories SET superseded_by = NULL, meta_seq = ? WHERE key = ? AND superseded_by = ?',
+    );
+    this.absorbedInto = db
+      .prepare('SELECT key FROM consolidations WHERE by_key = ? AND undone_at IS NULL')
+      .pluck();
+    this.forgetMerge = db.prepare('DELETE FROM consolidations WHERE key = ?');
+    this.idOf = db.prepare('SELECT id FROM memories WHERE key = ?').pluck();
     this.writeBatch = db.transaction((batch: readonly NormalizedMemory[], now: number) => {
       // Sequence numbers are taken inside the write transaction, so two processes writing one file
       // still get distinct, increasing numbers.
@@ -166,6 +186,33 @@ export class MemoryWriter {
       return this.deleteOne.immediate(namespace, id, now);
     } catch (err) {
       throw storageFailure(err);
+    }
+  }
+
+  /**
+   * A write to a memory the consolidation job merged (it was rewritten: the caller cares about it) brings it
+   * back, and a changed text of a memory that absorbed others gives them back too: they were duplicates of
+   * words it no longer says. The merges are forgotten, not undone: the job may merge them again once they
+   * are written again (it looks only at what was written since its last run). With `keepHidden`, the merge of `key` is forgotten and the memory stays hidden:
+   * the caller's supersede takes over.
+   */
+  private dissolveMerges(
+    key: number,
+    textChanged: boolean,
+    takeMetaSeq: () => number,
+    keepHidden = false,
+  ): void {
+    const own = this.mergedAway.get(key) as { key: number; byId: string } | undefined;
+    if (own) {
+      // A supersede replaces the merge: clear the job's superseded_by so the caller's can be set.
+      this.restoreMerged.run(takeMetaSeq(), key, own.byId);
+      this.forgetMerge.run(key);
+    }
+    if (keepHidden || !textChanged) return;
+    const byId = this.idOf.get(key) as string;
+    for (const k of this.absorbedInto.all(key) as number[]) {
+      this.restoreMerged.run(takeMetaSeq(), k, byId);
+      this.forgetMerge.run(k);
     }
   }
 
@@ -227,7 +274,14 @@ export class MemoryWriter {
     }
     // The memories now beside it in its session have it as a neighbour.
     this.context.refreshNeighbours({ ...m, ts, key }, takeSeq, takeMetaSeq);
-    for (const old of m.supersedes) this.supersede.run(m.id, takeMetaSeq(), m.namespace, old, m.id);
+    if (existing) this.dissolveMerges(key, existing.content_hash !== m.contentHash, takeMetaSeq);
+    for (const old of m.supersedes) {
+      // The caller's word wins over the consolidation job's: an explicit supersede of a merged memory
+      // replaces the merge (which an undo could otherwise reverse).
+      const merged = this.select.get(m.namespace, old);
+      if (merged && merged.key !== key) this.dissolveMerges(merged.key, false, takeMetaSeq, true);
+      this.supersede.run(m.id, takeMetaSeq(), m.namespace, old, m.id);
+    }
     return { id: m.id, namespace: m.namespace, status, key };
   }
 }

@@ -409,6 +409,15 @@ export const MIGRATIONS: readonly Migration[] = [
       for (const r of rows) set.run(scopeText({ ...r, tags: JSON.parse(r.tags) as string[] }), r.key);
     },
   },
+  {
+    version: 15,
+    description: "the consolidation job's read of a space's new vectors, in write order",
+    up(db) {
+      // Without it, each of the job's batches read every row of the space (vectors included) and sorted
+      // them: 55 ms a batch at 100k memories even with nothing new, and a catch-up quadratic in the corpus.
+      db.exec('CREATE INDEX embeddings_space_write ON embeddings (space, write_seq)');
+    },
+  },
 ];
 
 export function migrate(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS): number {

@@ -6,6 +6,7 @@ import { CairnError } from '@cairn/core';
 import { MemoryStore, MIGRATIONS, type Migration, migrate, openDatabase } from '@cairn/store';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { scopeText } from '../src/facet-tokens.js';
 import { cairnErrorFrom, mem } from './helpers.js';
 
 let dir: string;
@@ -202,6 +203,63 @@ describe('migration 11: fact ids', () => {
         { id: 'fact:x:y:z', by: 'fact::3:x:y:z' },
         { id: 'fact::3:x:y:z', by: null },
       ]);
+    } finally {
+      store.close();
+    }
+  });
+});
+
+describe('migration 14: fact slots as a filter facet', () => {
+  it('gives facts stored under schema 13 their slot token, so every filtered path finds them', async () => {
+    const path = join(dir, 'v13.db');
+    const v13 = new Database(path);
+    migrate(
+      v13,
+      MIGRATIONS.filter((m) => m.version <= 13),
+    );
+    const insert = v13.prepare(
+      `INSERT INTO memories (namespace, id, kind, title, text, parts, scope, session, agent, ts, tags, meta,
+         importance, content_hash, fingerprint, created_at, updated_at, change_seq, meta_seq)
+       VALUES ('ns', ?, 'fact', NULL, ?, '', ?, NULL, NULL, 0, '[]', ?, 0.5, ?, 'f', 0, 0, ?, ?)`,
+    );
+    const scope = scopeText({ namespace: 'ns', kind: 'fact', agent: null, session: null, tags: [], ts: 0 });
+    insert.run(
+      'fact:prefs:editor',
+      'the editor is vim',
+      scope,
+      '{"slot":"prefs","key":"editor"}',
+      'h1',
+      1,
+      1,
+    );
+    insert.run(
+      'fact:env:region',
+      'the region is eu-west',
+      scope,
+      '{"slot":"env","key":"region"}',
+      'h2',
+      2,
+      2,
+    );
+    insert.run('note', 'the editor debate again', scope, '{}', 'h3', 3, 3);
+    v13.close();
+    const store = new MemoryStore({ path });
+    try {
+      const lexical = store.lexical.searchLexical({
+        namespace: 'ns',
+        query: 'editor',
+        filters: { slots: ['prefs'] },
+        limit: 10,
+      });
+      expect(lexical.candidates).toHaveLength(1);
+      const keys = store.db.prepare('SELECT key FROM memories ORDER BY key').pluck().all() as number[];
+      expect([...store.allowedKeys('ns', keys, { slots: ['prefs'] })]).toEqual([keys[0]]);
+      expect(
+        store
+          .list('ns', { slots: ['env', 'prefs'] }, 10)
+          .map((m) => m.id)
+          .sort(),
+      ).toEqual(['fact:env:region', 'fact:prefs:editor']);
     } finally {
       store.close();
     }

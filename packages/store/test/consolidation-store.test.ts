@@ -1,0 +1,67 @@
+import { embeddingSpaceOf } from '@cairn/core';
+import { afterEach, describe, expect, it } from 'vitest';
+import { mem, openTempStore, type TempStore } from './helpers.js';
+
+// The consolidation job's store: real SQLite, vectors put as the embed stage puts them.
+
+let t: TempStore | undefined;
+afterEach(() => {
+  t?.cleanup();
+  t = undefined;
+});
+
+const space = embeddingSpaceOf({ modelId: 'test-model', dimensions: 4 });
+
+function embedPending() {
+  const store = t!.store;
+  const pending = store.embeddings.pending(space.id, 1_000);
+  if (pending.length === 0) return;
+  store.embeddings.put(
+    space,
+    pending.map((memory) => ({ memory, vector: new Float32Array([1, 0, 0, 0]) })),
+    Math.max(...pending.map((m) => m.changeSeq)),
+  );
+}
+
+describe('ConsolidationStore', () => {
+  it('never offers a memory whose stored vector is of an older text (rewritten, not yet embedded again)', () => {
+    t = openTempStore('cairn-consolidation-');
+    const store = t.store;
+    store.embeddings.ensureSpace(space);
+    store.write([mem({ id: 'x', text: 'same words' }), mem({ id: 'y', text: 'same words' })]);
+    embedPending();
+    const { contentHash } = store.get('ns', ['x']).memories[0]!;
+    expect(
+      store.consolidations
+        .sameText(space.id, 'ns', contentHash)
+        .map((m) => m.id)
+        .sort(),
+    ).toEqual(['x', 'y']);
+    // x now says something else; its vector row still holds the old text's until the embed stage runs.
+    store.write([mem({ id: 'x', text: 'other words entirely' })]);
+    expect(store.consolidations.sameText(space.id, 'ns', contentHash).map((m) => m.id)).toEqual(['y']);
+    expect(store.consolidations.newVectors(space.id, 0, 100, []).candidates.map((c) => c.id)).toEqual(['y']);
+  });
+
+  it('answers "nothing merged" from one probe, per namespace', () => {
+    t = openTempStore('cairn-consolidation-');
+    const store = t.store;
+    store.embeddings.ensureSpace(space);
+    store.write([
+      mem({ id: 'x', text: 'w' }),
+      mem({ id: 'y', text: 'w' }),
+      mem({ namespace: 'other', id: 'z', text: 'w' }),
+    ]);
+    const key = (ns: string, id: string) => store.get(ns, [id]).memories[0]!.key;
+    expect(store.consolidations.hasMerges('ns')).toBe(false);
+    store.consolidations.merge([{ key: key('ns', 'x'), byKey: key('ns', 'y'), cosine: 1 }]);
+    expect(store.consolidations.hasMerges('ns')).toBe(true);
+    expect(store.consolidations.hasMerges('other')).toBe(false);
+    // Across namespaces nothing merges, whatever the caller asks.
+    expect(
+      store.consolidations.merge([{ key: key('other', 'z'), byKey: key('ns', 'y'), cosine: 1 }]),
+    ).toEqual([]);
+    expect(store.consolidations.dupCounts('other', [key('ns', 'y')]).size).toBe(0);
+    expect(store.consolidations.dupCounts('ns', [key('ns', 'y')]).get(key('ns', 'y'))).toBe(1);
+  });
+});
