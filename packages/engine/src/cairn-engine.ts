@@ -184,7 +184,11 @@ export class CairnEngine {
     if (policies.length > 0 && pruneEvery > 0)
       this.every(pruneEvery, () => {
         if (this.role !== 'writer') return;
-        for (const p of policies) this.prune(p);
+        void (async () => {
+          for (const p of policies) await this.prune(p);
+        })().catch((err: Error) =>
+          this.log('warn', 'pruning failed; the next round tries again', { error: err.message }),
+        );
       });
     const persistEvery = opts.persistIntervalMs ?? 30_000;
     if (persistEvery > 0 && embedder) this.every(persistEvery, () => void this.maintainIndex());
@@ -543,10 +547,10 @@ export class CairnEngine {
    * Applies a pruning policy now (see `prune`): deletes what it does not keep or protect, or, dry, lists
    * it. Logged when it deleted anything.
    */
-  prune(policy: PrunePolicy, opts: { dryRun?: boolean; now?: number } = {}): PruneReport {
+  async prune(policy: PrunePolicy, opts: { dryRun?: boolean; now?: number } = {}): Promise<PruneReport> {
     // Counts still in memory must protect what they protect.
     this.access?.flush();
-    const report = this.health.guard(() => prune(this.store, policy, opts));
+    const report = await this.health.guard(() => prune(this.store, policy, opts));
     if (report.pruned.length > 0 && !report.dryRun)
       this.log('info', 'pruning policy deleted memories', {
         namespace: report.namespace,

@@ -1,5 +1,9 @@
+import { setImmediate as yieldTurn } from 'node:timers/promises';
 import type { PrunePolicy } from '@cairn/core';
 import type { MemoryStore } from '@cairn/store';
+
+/** @defaultValue 500 deletes per transaction */
+export const PRUNE_BATCH = 500;
 
 /** What a pruning pass did (or, dry, would do) under one policy. */
 export interface PruneReport {
@@ -17,13 +21,15 @@ export interface PruneReport {
 /**
  * Applies a pruning policy: keeps the `cap` most used memories it covers, and deletes the rest except the
  * protected ones (younger than `minAgeMs`, or accessed at least `minAccess` times). A protected memory is
- * never deleted, whatever the cap; the policy may leave more than `cap` alive because of them.
+ * never deleted, whatever the cap; the policy may leave more than `cap` alive because of them. Deletes go
+ * in transactions of `PRUNE_BATCH`, with a turn of the event loop between them: a cap of 0 over a large
+ * kind must not stall the searches of the process that runs it.
  */
-export function prune(
+export async function prune(
   store: MemoryStore,
   policy: PrunePolicy,
   opts: { dryRun?: boolean; now?: number } = {},
-): PruneReport {
+): Promise<PruneReport> {
   const now = opts.now ?? Date.now();
   const ranked = store.rankForPruning(policy.namespace, {
     ...(policy.kind !== undefined ? { kind: policy.kind } : {}),
@@ -35,9 +41,13 @@ export function prune(
   // Least used first, so a report (and a dry run) reads as the order they go in.
   const victims = over.filter((m) => !isProtected(m)).reverse();
   const pruned: string[] = [];
-  for (const m of victims) {
-    if (opts.dryRun) pruned.push(m.id);
-    else if (store.delete(policy.namespace, m.id)) pruned.push(m.id);
+  for (let i = 0; i < victims.length; i += PRUNE_BATCH) {
+    const ids = victims.slice(i, i + PRUNE_BATCH).map((m) => m.id);
+    if (opts.dryRun) pruned.push(...ids);
+    else {
+      pruned.push(...store.deleteMany(policy.namespace, ids));
+      await yieldTurn();
+    }
   }
   return {
     namespace: policy.namespace,

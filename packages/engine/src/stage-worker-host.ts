@@ -300,7 +300,8 @@ class WorkerHygiene {
           return { merged: r.merged, scanned: r.scanned };
         }
         const jobPolicies = (data.policies ?? []) as PrunePolicy[];
-        const reports: PruneReport[] = jobPolicies.map((p) => prune(store, p));
+        const reports: PruneReport[] = [];
+        for (const p of jobPolicies) reports.push(await prune(store, p));
         const pruned = reports.reduce((n, r) => n + r.pruned.length, 0);
         if (pruned > 0) log('info', 'pruning policies deleted memories', { pruned });
         return { pruned };

@@ -46,7 +46,7 @@ describe('access tracking and pruning', () => {
     await engine.search({ namespace: 'a', query: '', filters: { kinds: ['fact'] }, k: 20 });
 
     const policy = parsePrunePolicy({ namespace: 'a', slot: 'prefs', cap: 3, min_age: '1d', min_access: 2 });
-    const dry = engine.prune(policy, { dryRun: true, now: NOW });
+    const dry = await engine.prune(policy, { dryRun: true, now: NOW });
     // Kept: k7 (3 accesses), k8 (1), then the newest never accessed, k10; k7 is also protected.
     expect(dry).toMatchObject({ dryRun: true, covered: 11, protected: 0 });
     // Least used first: never accessed, oldest first.
@@ -58,7 +58,7 @@ describe('access tracking and pruning', () => {
     expect(rec.accessCount).toBeGreaterThanOrEqual(3);
     expect(rec.lastAccessed).toBeTypeOf('number');
 
-    const run = engine.prune(policy, { now: NOW });
+    const run = await engine.prune(policy, { now: NOW });
     expect(run.pruned).toHaveLength(8);
     expect(engine.stats().namespaces.a!.stored).toBe(4);
     expect(engine.stats().namespaces.b!.stored).toBe(1);
@@ -71,7 +71,7 @@ describe('access tracking and pruning', () => {
       'other',
     ]);
     // Pruning deletes (a tombstone), so the next run has nothing to do.
-    expect(engine.prune(policy, { now: NOW }).pruned).toEqual([]);
+    expect((await engine.prune(policy, { now: NOW })).pruned).toEqual([]);
   });
 
   it('property: a pruning pass never deletes a memory its policy protects, and keeps at least min(cap, covered)', async () => {
@@ -111,7 +111,7 @@ describe('access tracking and pruning', () => {
             min_age: minAgeDays * DAY,
             min_access: minAccess,
           });
-          const report = engine.prune(policy, { now: NOW });
+          const report = await engine.prune(policy, { now: NOW });
           const gone = new Set(report.pruned);
           for (const [i, it] of items.entries()) {
             const protectedByPolicy = it.ageDays * DAY + i < minAgeDays * DAY || it.hits >= minAccess;
@@ -122,6 +122,25 @@ describe('access tracking and pruning', () => {
       ),
       { numRuns: 40 },
     );
+  });
+
+  it('deletes in batches: a cap of 0 over more than a batch takes them all, and the rest of the namespace stays', async () => {
+    const engine = await engines.open({ consolidation: false, embedder: null });
+    engine.ingest(
+      Array.from({ length: 1_200 }, (_, i) => ({
+        namespace: 'a',
+        id: `t${i}`,
+        kind: 'tmp',
+        text: `scratch ${i}`,
+        ts: NOW - DAY,
+      })),
+    );
+    engine.ingest([{ namespace: 'a', id: 'keep', kind: 'note', text: 'keep me', ts: NOW - DAY }]);
+    const report = await engine.prune(parsePrunePolicy({ namespace: 'a', kind: 'tmp', cap: 0 }), {
+      now: NOW,
+    });
+    expect(report.pruned).toHaveLength(1_200);
+    expect(engine.stats().namespaces.a).toMatchObject({ stored: 1, deleted: 1_200 });
   });
 
   it('refuses a policy that covers a whole namespace, by name', () => {

@@ -76,7 +76,7 @@ export class HygieneService {
       prune: async (input): Promise<PruneResponse> => {
         const { dry_run, ...policyWire } = parseInput(PruneRequestSchema, input);
         access.assert(policyWire.namespace);
-        const report = this.engine.prune(parsePrunePolicy(policyWire), { dryRun: dry_run });
+        const report = await this.engine.prune(parsePrunePolicy(policyWire), { dryRun: dry_run });
         return {
           namespace: report.namespace,
           dry_run: report.dryRun,

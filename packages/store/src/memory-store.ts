@@ -261,6 +261,12 @@ export class MemoryStore implements MemorySource {
     return this.writer.delete(namespace, id);
   }
 
+  /** Deletes several memories of one namespace in one transaction; returns the ids that were live. */
+  deleteMany(namespace: string, ids: readonly string[]): string[] {
+    if (!this.writer) throw new CairnError('STORAGE_ERROR', 'the store is open read-only');
+    return this.writer.deleteMany(namespace, ids);
+  }
+
   /**
    * The live memories a pruning policy covers (its kind, its fact slot), most used first: access count,
    * then last access (or, never accessed, the memory's own time), then newest. The policy keeps a prefix.

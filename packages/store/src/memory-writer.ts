@@ -64,6 +64,9 @@ export class MemoryWriter {
   private readonly context: SessionContext;
   private readonly routes: RouteWriter;
   private readonly deleteOne: Database.Transaction<(namespace: string, id: string, now: number) => boolean>;
+  private readonly deleteBatch: Database.Transaction<
+    (namespace: string, ids: readonly string[], now: number) => string[]
+  >;
   private readonly insert: Database.Statement;
   private readonly updateContent: Database.Statement;
   private readonly updateMeta: Database.Statement;
@@ -165,6 +168,19 @@ export class MemoryWriter {
       );
       return true;
     });
+    // One transaction for many (a pruning pass): each delete inside it is a savepoint.
+    this.deleteBatch = db.transaction((namespace: string, ids: readonly string[], now: number) =>
+      ids.filter((id) => this.deleteOne(namespace, id, now)),
+    );
+  }
+
+  /** Deletes several memories of one namespace in one transaction; returns the ids that were live. */
+  deleteMany(namespace: string, ids: readonly string[], now = Date.now()): string[] {
+    try {
+      return this.deleteBatch.immediate(namespace, ids, now);
+    } catch (err) {
+      throw storageFailure(err);
+    }
   }
 
   write(batch: readonly NormalizedMemory[], now = Date.now()): WriteResult[] {
