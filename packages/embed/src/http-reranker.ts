@@ -109,7 +109,10 @@ export function parseRerankerSpec(
     return new HttpReranker({ format: 'tei', url: rest, ...(apiKey ? { apiKey } : {}) });
   }
   if (kind === 'cohere') {
-    const [model, url = 'https://api.cohere.com'] = rest.split('@');
+    // The model ends at the first @: the URL after it may hold one of its own (user@host).
+    const at2 = rest.indexOf('@');
+    const model = at2 < 0 ? rest : rest.slice(0, at2);
+    const url = at2 < 0 ? 'https://api.cohere.com' : rest.slice(at2 + 1);
     if (!model || !/^https?:\/\/[^/]/.test(url)) throw bad();
     return new HttpReranker({ format: 'cohere', url, model, ...(apiKey ? { apiKey } : {}) });
   }

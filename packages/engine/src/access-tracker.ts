@@ -30,13 +30,22 @@ export class AccessTracker {
 
   flush(): void {
     if (this.pending.size === 0) return;
-    const batch = [...this.pending.values()];
+    const batch = this.pending;
     this.pending = new Map();
     try {
-      this.store.recordAccess(batch, Date.now());
+      // Another process holds the write lock: keep the counts for the next window.
+      if (!this.store.recordAccess([...batch.values()], Date.now())) this.putBack(batch);
     } catch (err) {
       // Counts are a hint for pruning: a busy or full disk drops this window's, never the process.
       this.onError(err as Error);
+    }
+  }
+
+  private putBack(batch: Map<string, { namespace: string; id: string; count: number }>): void {
+    for (const [k, a] of batch) {
+      const p = this.pending.get(k);
+      if (p) p.count += a.count;
+      else this.pending.set(k, a);
     }
   }
 

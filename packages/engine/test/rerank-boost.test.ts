@@ -131,3 +131,15 @@ describe('rerank and boost hooks', () => {
     }
   });
 });
+
+describe('reranker specs', () => {
+  it('parses tei:<url> and cohere:<model>[@<url>], and names a bad one', async () => {
+    const { parseRerankerSpec } = await import('@cairn/embed');
+    expect(parseRerankerSpec('tei:http://127.0.0.1:8080', {}).id).toBe('tei:http://127.0.0.1:8080');
+    expect(parseRerankerSpec('cohere:rerank-v3.5', {}).id).toBe('cohere:rerank-v3.5');
+    const proxied = parseRerankerSpec('cohere:rerank-v3.5@https://user@proxy.example', {});
+    expect(proxied.id).toBe('cohere:rerank-v3.5');
+    for (const bad of ['nope', 'tei:ftp://x', 'cohere:', 'other:http://x'])
+      expect(() => parseRerankerSpec(bad, {})).toThrow(/reranker spec/);
+  });
+});

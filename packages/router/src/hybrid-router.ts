@@ -219,7 +219,8 @@ export class HybridRouter {
     let rerankInfo = rerank.info;
     const reranked = new Map<number, { score: number; fusedRank: number }>();
     if (rerank.plan) {
-      const keys = selected.map((i) => fused[i]!.key);
+      // The reranker sees its depth, no more (a page longer than it keeps its fused order below it).
+      const keys = selected.slice(0, rerank.plan.depth).map((i) => fused[i]!.key);
       const outcome = await rerankPage(legQuery, keys, records, rerank.plan, (ks) =>
         this.c.lexical.queryCoverage
           ? this.c.lexical.queryCoverage(opts.namespace, legQuery, ks)
@@ -231,7 +232,7 @@ export class HybridRouter {
         for (const [pos, i] of outcome.order.entries())
           if (pos < opts.k)
             reranked.set(before[i]!, { score: outcome.scores.get(keys[i]!)!, fusedRank: i + 1 });
-      selected = outcome.order.map((i) => before[i]!).slice(0, opts.k);
+      selected = [...outcome.order.map((i) => before[i]!), ...before.slice(keys.length)].slice(0, opts.k);
     }
     const ranked = listing
       ? this.c.memories.list!(opts.namespace, opts.filters, opts.k, listing.offset).map(

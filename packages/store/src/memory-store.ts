@@ -305,15 +305,32 @@ export class MemoryStore implements MemorySource {
    * left alone: an access changes nothing a search filters or ranks on, and re-reading every returned
    * record after each search would defeat the record cache.
    */
-  recordAccess(accesses: ReadonlyArray<{ namespace: string; id: string; count: number }>, at: number): void {
-    if (!this.writer || accesses.length === 0) return;
+  recordAccess(
+    accesses: ReadonlyArray<{ namespace: string; id: string; count: number }>,
+    at: number,
+  ): boolean {
+    if (!this.writer || accesses.length === 0) return true;
     const bump = this.statements.get(
       `UPDATE memories SET access_count = access_count + ?, last_accessed = max(coalesce(last_accessed, 0), ?)
        WHERE namespace = ? AND id = ?`,
     );
-    this.db.transaction(() => {
-      for (const a of accesses) bump.run(a.count, at, a.namespace, a.id);
-    })();
+    // Counts are a hint: never wait for another process's write lock (a follower beside a busy writer
+    // would stall its searches for up to the busy timeout). Busy now: false, and the caller keeps them.
+    const timeout = this.db.pragma('busy_timeout', { simple: true }) as number;
+    this.db.pragma('busy_timeout = 0');
+    try {
+      this.db
+        .transaction(() => {
+          for (const a of accesses) bump.run(a.count, at, a.namespace, a.id);
+        })
+        .immediate();
+      return true;
+    } catch (err) {
+      if ((err as { code?: string }).code === 'SQLITE_BUSY') return false;
+      throw err;
+    } finally {
+      this.db.pragma(`busy_timeout = ${timeout}`);
+    }
   }
 
   /**

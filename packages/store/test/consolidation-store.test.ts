@@ -1,4 +1,5 @@
 import { embeddingSpaceOf } from '@cairn/core';
+import { MemoryStore } from '@cairn/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { mem, openTempStore, type TempStore } from './helpers.js';
 
@@ -63,5 +64,25 @@ describe('ConsolidationStore', () => {
     ).toEqual([]);
     expect(store.consolidations.dupCounts('other', [key('ns', 'y')]).size).toBe(0);
     expect(store.consolidations.dupCounts('ns', [key('ns', 'y')]).get(key('ns', 'y'))).toBe(1);
+  });
+});
+
+describe('access counts', () => {
+  it('never wait for another process’s write lock: busy now, the caller keeps them for later', () => {
+    t = openTempStore('cairn-access-');
+    const store = t.store;
+    store.write([mem({ id: 'x', text: 'w' })]);
+    const other = new MemoryStore({ path: t.path });
+    try {
+      other.db.prepare('BEGIN IMMEDIATE').run();
+      expect(store.recordAccess([{ namespace: 'ns', id: 'x', count: 2 }], 1)).toBe(false);
+      other.db.prepare('COMMIT').run();
+      expect(store.recordAccess([{ namespace: 'ns', id: 'x', count: 2 }], 1)).toBe(true);
+      expect(store.get('ns', ['x'], { touch: false }).memories[0]!.accessCount).toBe(2);
+      // The connection's own busy timeout is back for every other write.
+      expect(store.db.pragma('busy_timeout', { simple: true })).toBe(5000);
+    } finally {
+      other.close();
+    }
   });
 });
