@@ -76,7 +76,7 @@ def test_429_waits_retry_after_then_succeeds(stub: Stub) -> None:
     with CairnClient(stub.url, api_key="k" * 16) as c:
         assert c.stats().mode == "embedded"
     assert len(stub.requests) == 2
-    assert 0.95 <= stub.gaps()[0] < 3
+    assert stub.gaps()[0] >= 0.95  # waited what Retry-After asked (a lower bound only: never a speed claim)
 
 
 def test_503_backs_off_and_gives_up_after_max_attempts(stub: Stub) -> None:
@@ -88,7 +88,7 @@ def test_503_backs_off_and_gives_up_after_max_attempts(stub: Stub) -> None:
     assert (e.code, e.status, e.message) == ("BACKEND_UNAVAILABLE", 503, "redis is down")
     assert len(stub.requests) == 3
     first, second = stub.gaps()
-    assert 0.18 <= first < 5 and 0.38 <= second < 5  # 0.2 s, then doubled
+    assert first >= 0.18 and second >= 0.38  # 0.2 s, then doubled (lower bounds only)
 
 
 def test_a_post_is_sent_again_whole(stub: Stub) -> None:
