@@ -1,0 +1,378 @@
+// Cairn beside the tools a user would pick instead, on the same data in one run: the same memories, the same
+// vectors (embedded once, fed to every system), the same queries. Every ANN figure comes with its recall@10
+// against exact search. Peers are dev dependencies of bench/ only: sqlite-vec (vec0, with FTS5 and RRF in
+// SQL: the memvee design) and Orama (in-memory, vector and hybrid). LanceDB is not here: its npm package
+// pulls an ONNX runtime that downloads its binaries at install, which this machine's registry-only network
+// cannot serve.
+// Usage: node --expose-gc bench/dist/peers.js [--n 100000] [--queries 200]
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Embedder } from '@cairn/core';
+import { HashingEmbedder } from '@cairn/embed';
+import { CairnEngine } from '@cairn/engine';
+import { ExactMatrix } from '@cairn/vector';
+import { create, insertMultiple, search as oramaSearch } from '@orama/orama';
+import Database from 'better-sqlite3';
+import * as sqliteVec from 'sqlite-vec';
+import { NaiveVectorScan } from './naive-vector-scan.js';
+import { summarize } from './percentiles.js';
+import { generateCorpus, MAIN_NAMESPACE } from './synthetic-corpus.js';
+import { makeQueries } from './synthetic-queries.js';
+
+const DIMS = 384;
+const TOP = 50;
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+}
+
+/** Feeds precomputed vectors to Cairn, so it embeds nothing the peers did not get for free. */
+class Precomputed implements Embedder {
+  readonly modelId = 'peers-precomputed';
+  readonly dimensions = DIMS;
+  readonly similarityFloor: number | undefined;
+  readonly fusionWeight: number | undefined;
+  constructor(
+    private readonly byText: Map<string, Float32Array>,
+    private readonly fallback: HashingEmbedder,
+  ) {
+    this.similarityFloor = fallback.similarityFloor;
+    this.fusionWeight = fallback.fusionWeight;
+  }
+  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    const missing = texts.filter((t) => !this.byText.has(t));
+    const made = missing.length > 0 ? await this.fallback.embed(missing) : [];
+    for (const [i, t] of missing.entries()) this.byText.set(t, made[i]!);
+    return texts.map((t) => this.byText.get(t)!);
+  }
+}
+
+async function time<T>(fn: () => Promise<T> | T): Promise<{ ms: number; value: T }> {
+  const t0 = performance.now();
+  const value = await fn();
+  return { ms: performance.now() - t0, value };
+}
+
+/** Latency of `fn` over every query (after 5 warm-up calls), and each query's top ids. */
+async function measure<T>(
+  queries: readonly T[],
+  fn: (q: T) => Promise<number[]> | number[],
+): Promise<{ p50: number; p99: number; tops: number[][] }> {
+  for (const q of queries.slice(0, 5)) await fn(q);
+  const samples: number[] = [];
+  const tops: number[][] = [];
+  for (const q of queries) {
+    const t0 = performance.now();
+    const top = await fn(q);
+    samples.push(performance.now() - t0);
+    tops.push(top);
+  }
+  const s = summarize(samples);
+  return { p50: s.p50, p99: s.p99, tops };
+}
+
+/**
+ * Recall@10 against exact search, counting ties as found: a returned memory whose exact cosine reaches the
+ * 10th best exact cosine is a right answer (the corpus repeats texts, and which of equal vectors an exact
+ * scan lists first is arbitrary).
+ */
+function recallAt10(
+  tops: number[][],
+  truth: number[][],
+  vectors: readonly Float32Array[],
+  queries: readonly Float32Array[],
+): number {
+  const dot = (a: Float32Array, b: Float32Array) => {
+    let s = 0;
+    for (let d = 0; d < a.length; d++) s += a[d]! * b[d]!;
+    return s;
+  };
+  let sum = 0;
+  for (const [i, top] of tops.entries()) {
+    const want = truth[i]!.slice(0, 10);
+    if (want.length === 0) continue;
+    const q = queries[i]!;
+    const tenth = dot(q, vectors[want.at(-1)!]!);
+    const found = top.slice(0, 10).filter((k) => k >= 0 && dot(q, vectors[k]!) >= tenth - 1e-6).length;
+    sum += Math.min(found, want.length) / want.length;
+  }
+  return sum / tops.length;
+}
+
+/** Top `k` by dot product (vectors are unit length), a plain loop: what a first version would write. */
+function jsTopK(matrix: Float32Array, n: number, q: Float32Array, k: number): number[] {
+  const best: Array<{ i: number; s: number }> = [];
+  for (let i = 0; i < n; i++) {
+    let s = 0;
+    const o = i * DIMS;
+    for (let d = 0; d < DIMS; d++) s += matrix[o + d]! * q[d]!;
+    if (best.length < k || s > best[best.length - 1]!.s) {
+      let j = best.length < k ? best.length : k - 1;
+      if (best.length < k) best.push({ i, s });
+      while (j > 0 && best[j - 1]!.s < s) {
+        best[j] = best[j - 1]!;
+        j--;
+      }
+      best[j] = { i, s };
+    }
+  }
+  return best.map((b) => b.i);
+}
+
+/** An FTS5 query that ORs the query's words, each quoted (what the memvee design runs). */
+function ftsOr(query: string): string {
+  const words = query.toLowerCase().match(/[a-z0-9_]+/g) ?? [];
+  return [...new Set(words)].map((w) => `"${w}"`).join(' OR ') || '""';
+}
+
+async function main(): Promise<void> {
+  const n = arg('--n', 100_000);
+  const queryCount = arg('--queries', 200);
+  const corpus = generateCorpus({ mainDocs: n });
+  const docs = corpus.memories.filter((m) => m.namespace === MAIN_NAMESPACE);
+  // What every system indexes and embeds of a memory: its title and text, as Cairn embeds them.
+  const textOf = (d: (typeof docs)[number]) => (d.title ? `${d.title}\n${d.text}` : d.text);
+  const hashing = new HashingEmbedder({ dimensions: DIMS });
+  const embedded = await time(async () => {
+    const out: Float32Array[] = [];
+    for (let i = 0; i < docs.length; i += 2_000)
+      out.push(...(await hashing.embed(docs.slice(i, i + 2_000).map(textOf))));
+    return out;
+  });
+  const vectors = embedded.value;
+  const byText = new Map(docs.map((d, i) => [textOf(d), vectors[i]!]));
+  const queries = makeQueries(corpus, queryCount, 7).map((q) => q.query);
+  const queryVectors = await hashing.embed(queries);
+  const root = mkdtempSync(join(tmpdir(), 'cairn-peers-'));
+  const lines: string[] = [];
+  const row = (cells: Array<string | number>) =>
+    lines.push(
+      `| ${cells.map((c) => (typeof c === 'number' ? c.toFixed(c < 10 ? 2 : 1) : c)).join(' | ')} |`,
+    );
+  try {
+    // Exact ground truth.
+    const exact = new ExactMatrix(DIMS, docs.length);
+    for (const [i, v] of vectors.entries()) exact.upsert(i, v);
+    const truth = queryVectors.map((q) => exact.search(q, TOP).map((h) => h.key));
+
+    // Ingest: stored, searchable and indexed, from the same vectors.
+    const cairnDir = join(root, 'cairn');
+    const cairnIngest = await time(async () => {
+      const engine = await CairnEngine.open({
+        dataDir: cairnDir,
+        embedder: new Precomputed(byText, hashing),
+        waitForIndex: true,
+        persistIntervalMs: 0,
+        consolidation: false,
+        trackAccess: false,
+      });
+      for (let i = 0; i < docs.length; i += 1_000) engine.ingest(docs.slice(i, i + 1_000));
+      await engine.drain();
+      await engine.vectors!.warm(MAIN_NAMESPACE);
+      await engine.vectors!.flush();
+      return engine;
+    });
+    let engine = cairnIngest.value;
+    const keyOfId = new Map<string, number>(docs.map((d, i) => [d.id, i]));
+    const storeKeyToIdx = new Map<number, number>();
+    for (const [id, idx] of keyOfId) {
+      const m = engine.get(MAIN_NAMESPACE, [id]).memories[0];
+      if (m) storeKeyToIdx.set(m.key, idx);
+    }
+
+    const vecPath = join(root, 'vec.db');
+    const vecIngest = await time(() => {
+      const db = new Database(vecPath);
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = NORMAL');
+      sqliteVec.load(db);
+      db.exec(`CREATE VIRTUAL TABLE vec_items USING vec0(embedding float[${DIMS}] distance_metric=cosine);
+               CREATE VIRTUAL TABLE docs_fts USING fts5(text, tokenize = "porter unicode61");`);
+      const insVec = db.prepare('INSERT INTO vec_items(rowid, embedding) VALUES (?, ?)');
+      const insFts = db.prepare('INSERT INTO docs_fts(rowid, text) VALUES (?, ?)');
+      const batch = db.transaction((from: number, to: number) => {
+        for (let i = from; i < to; i++) {
+          const v = vectors[i]!;
+          insVec.run(BigInt(i + 1), Buffer.from(v.buffer, v.byteOffset, v.byteLength));
+          insFts.run(i + 1, textOf(docs[i]!));
+        }
+      });
+      for (let i = 0; i < docs.length; i += 1_000) batch(i, Math.min(docs.length, i + 1_000));
+      return db;
+    });
+    let vecDb = vecIngest.value;
+
+    const oramaIngest = await time(async () => {
+      const db = create({ schema: { id: 'string', text: 'string', embedding: `vector[${DIMS}]` } as const });
+      await insertMultiple(
+        db,
+        docs.map((d, i) => ({ id: String(i), text: textOf(d), embedding: Array.from(vectors[i]!) })),
+        1_000,
+      );
+      return db;
+    });
+    const orama = oramaIngest.value;
+
+    lines.push(
+      `Peers on the same data (${docs.length.toLocaleString('en-US')} memories of the synthetic corpus, ${DIMS}-d vectors of the built-in embedder computed once in ${(embedded.ms / 1000).toFixed(1)} s and fed to every system; ${queries.length} queries of the speed benchmark's mix)`,
+      '',
+      '**Vector top-50** (recall@10 against exact search; latencies in ms)',
+      '',
+      '| system | p50 | p99 | recall@10 |',
+      '|---|---:|---:|---:|',
+    );
+    const naive = new NaiveVectorScan(engine.store.db, engine.space!.id);
+    const vecStmt = vecDb.prepare(
+      `SELECT rowid FROM vec_items WHERE embedding MATCH ? AND k = ${TOP} ORDER BY distance`,
+    );
+    const systems: Array<[string, (i: number) => Promise<number[]> | number[]]> = [
+      [
+        'naive design (every vector from SQLite, cosine in JS)',
+        (i) => naive.search(MAIN_NAMESPACE, queryVectors[i]!, TOP).map((h) => storeKeyToIdx.get(h.key) ?? -1),
+      ],
+      [
+        'plain JS loop over an in-memory matrix',
+        (() => {
+          const flat = new Float32Array(docs.length * DIMS);
+          for (const [i, v] of vectors.entries()) flat.set(v, i * DIMS);
+          return (i: number) => jsTopK(flat, docs.length, queryVectors[i]!, TOP);
+        })(),
+      ],
+      ['usearch exact (SIMD, one thread)', (i) => exact.search(queryVectors[i]!, TOP).map((h) => h.key)],
+      [
+        'Cairn HNSW (the vector leg)',
+        async (i) => {
+          const r = await engine.vectors!.searchVector({
+            namespace: MAIN_NAMESPACE,
+            vector: queryVectors[i]!,
+            filters: {},
+            limit: TOP,
+          });
+          return r.status === 'ok' ? r.candidates.map((c) => storeKeyToIdx.get(c.key) ?? -1) : [];
+        },
+      ],
+      [
+        'sqlite-vec vec0 (exhaustive)',
+        (i) => {
+          const v = queryVectors[i]!;
+          return (
+            vecStmt.all(Buffer.from(v.buffer, v.byteOffset, v.byteLength)) as Array<{ rowid: number }>
+          ).map((r) => Number(r.rowid) - 1);
+        },
+      ],
+      [
+        'Orama vector search',
+        async (i) => {
+          const r = await oramaSearch(orama, {
+            mode: 'vector',
+            vector: { value: Array.from(queryVectors[i]!), property: 'embedding' },
+            similarity: -1,
+            limit: TOP,
+          } as never);
+          return (r as { hits: Array<{ id: string }> }).hits.map((h) => Number(h.id));
+        },
+      ],
+    ];
+    const idx = queries.map((_, i) => i);
+    for (const [name, fn] of systems) {
+      const m = await measure(idx, fn);
+      row([name, m.p50, m.p99, recallAt10(m.tops, truth, vectors, queryVectors).toFixed(3)]);
+    }
+
+    lines.push('', '**Hybrid search, end to end** (k = 10; each system its own fusion; ms)', '');
+    lines.push('| system | p50 | p99 |', '|---|---:|---:|');
+    const hybridStmt = vecDb.prepare(
+      `WITH fts AS (SELECT rowid, row_number() OVER (ORDER BY rank) AS r FROM docs_fts WHERE docs_fts MATCH ?
+                    ORDER BY rank LIMIT ${TOP}),
+            vec AS (SELECT rowid, row_number() OVER (ORDER BY distance) AS r FROM vec_items
+                    WHERE embedding MATCH ? AND k = ${TOP})
+       SELECT rowid, sum(1.0 / (60 + r)) AS score FROM (SELECT * FROM fts UNION ALL SELECT * FROM vec)
+       GROUP BY rowid ORDER BY score DESC LIMIT 10`,
+    );
+    const hybrids: Array<[string, (i: number) => Promise<number[]> | number[]]> = [
+      [
+        'Cairn (defaults: BM25 + vector, RRF, recency, dedup; query embedded inside)',
+        async (i) =>
+          (await engine.search({ namespace: MAIN_NAMESPACE, query: queries[i]!, k: 10 })).hits.map(() => 0),
+      ],
+      [
+        'sqlite-vec + FTS5, RRF in SQL (the memvee design)',
+        (i) => {
+          const v = queryVectors[i]!;
+          return (
+            hybridStmt.all(ftsOr(queries[i]!), Buffer.from(v.buffer, v.byteOffset, v.byteLength)) as Array<{
+              rowid: number;
+            }>
+          ).map((r) => Number(r.rowid));
+        },
+      ],
+      [
+        'Orama hybrid',
+        async (i) => {
+          const r = await oramaSearch(orama, {
+            mode: 'hybrid',
+            term: queries[i]!,
+            vector: { value: Array.from(queryVectors[i]!), property: 'embedding' },
+            similarity: -1,
+            limit: 10,
+          } as never);
+          return (r as { hits: Array<{ id: string }> }).hits.map((h) => Number(h.id));
+        },
+      ],
+    ];
+    for (const [name, fn] of hybrids) {
+      const m = await measure(idx, fn);
+      row([name, m.p50, m.p99]);
+    }
+
+    lines.push('', '**Ingest: stored, searchable and indexed** (from the shared vectors; s)', '');
+    lines.push('| system | seconds | memories/s |', '|---|---:|---:|');
+    for (const [name, ms] of [
+      ['Cairn (embedded engine: SQLite + FTS5 + HNSW built and saved)', cairnIngest.ms],
+      ['sqlite-vec vec0 + FTS5 (one SQLite file)', vecIngest.ms],
+      ['Orama (in memory only: nothing persisted)', oramaIngest.ms],
+    ] as const)
+      row([name, ms / 1000, Math.round(docs.length / (ms / 1000)).toLocaleString('en-US')]);
+
+    lines.push('', '**Cold start to the first vector query** (a reopen in this process; ms)', '');
+    lines.push('| system | ms |', '|---|---:|');
+    await engine.close();
+    vecDb.close();
+    const cairnCold = await time(async () => {
+      engine = await CairnEngine.open({
+        dataDir: cairnDir,
+        embedder: new Precomputed(byText, hashing),
+        waitForIndex: true,
+        persistIntervalMs: 0,
+        consolidation: false,
+        trackAccess: false,
+      });
+      return engine.vectors!.searchVector({
+        namespace: MAIN_NAMESPACE,
+        vector: queryVectors[0]!,
+        filters: {},
+        limit: TOP,
+      });
+    });
+    row(['Cairn (opens cairn.db, maps the saved HNSW file)', cairnCold.ms]);
+    const vecCold = await time(() => {
+      vecDb = new Database(vecPath);
+      sqliteVec.load(vecDb);
+      const v = queryVectors[0]!;
+      return vecDb
+        .prepare(`SELECT rowid FROM vec_items WHERE embedding MATCH ? AND k = ${TOP} ORDER BY distance`)
+        .all(Buffer.from(v.buffer, v.byteOffset, v.byteLength));
+    });
+    row(['sqlite-vec (opens the file, loads the extension)', vecCold.ms]);
+    row(['Orama (no persistence in core: a cold start is the ingest above)', oramaIngest.ms]);
+    await engine.close();
+    vecDb.close();
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main();
