@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { QueueTopology } from '@cairn/pipeline';
 import { type RedisServer, startRedisServer } from '@cairn/pipeline/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MAIN, postJson, servedUrl, startCli } from './cli-process.js';
@@ -12,6 +13,7 @@ import { MAIN, postJson, servedUrl, startCli } from './cli-process.js';
 // private redis-server and a `cairn worker`.
 
 const KEY = 'test-key-0123456789';
+const ADMIN = 'admin-key-0123456789';
 let dir: string;
 const children: ChildProcess[] = [];
 const cleanups: Array<() => Promise<void>> = [];
@@ -162,7 +164,7 @@ describe('cairn serve (distributed)', () => {
       REDIS_URL: redis.url,
       CAIRN_QUEUE_PREFIX: `t-${randomUUID()}`,
       CAIRN_SHARDS: '2',
-      CAIRN_API_KEYS: `${KEY}=proj`,
+      CAIRN_API_KEYS: `${KEY}=proj;${ADMIN}=*`,
     };
     const worker = start(['worker', '--stages', 'capture,embed,index'], { ...env, CAIRN_LOG_LEVEL: 'info' });
     let log = '';
@@ -223,5 +225,33 @@ describe('cairn serve (distributed)', () => {
     expect(((await ready.json()) as { checks: Record<string, { ok: boolean }> }).checks.redis!.ok).toBe(true);
     const metrics = await (await fetch(`${b.url}/metrics`)).text();
     expect(metrics).toMatch(/cairn_queue_jobs\{queue="capture",state="waiting"\} \d+/);
+
+    // A job that can never succeed is a dead letter, and an operator's key reads it over the API.
+    const topology = await QueueTopology.connect({
+      redisUrl: redis.url,
+      prefix: env.CAIRN_QUEUE_PREFIX,
+      shards: 2,
+    });
+    try {
+      await topology.queue('capture').add('capture', { memories: 'not a list' } as never);
+    } finally {
+      await topology.close();
+    }
+    const letters = async () => {
+      const res = await fetch(`${b.url}/v1/dead-letters`, { headers: { authorization: `Bearer ${ADMIN}` } });
+      return (await res.json()) as { mode: string; dead_letters: Array<{ job: string; reason: string }> };
+    };
+    let dead = await letters();
+    for (let i = 0; i < 300 && dead.dead_letters.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      dead = await letters();
+    }
+    expect(dead.mode).toBe('distributed');
+    expect(dead.dead_letters[0]).toMatchObject({
+      job: 'capture',
+      reason: expect.stringMatching(/INVALID_PAYLOAD|memories/),
+    });
+    const tenant = await fetch(`${b.url}/v1/dead-letters`, { headers: { authorization: `Bearer ${KEY}` } });
+    expect(tenant.status).toBe(403);
   }, 120_000);
 });

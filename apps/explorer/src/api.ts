@@ -1,4 +1,5 @@
 import type {
+  DeadLettersResponse,
   GetResponse,
   SearchRequestBody,
   SearchResponseOut,
@@ -86,6 +87,7 @@ export const api = {
     ),
   get: (namespace: string, ids: string[]) => call<GetResponse>('POST', 'v1/memories/get', { namespace, ids }),
   spaces: () => call<SpacesResponse>('GET', 'v1/spaces'),
+  deadLetters: () => call<DeadLettersResponse>('GET', 'v1/dead-letters'),
   async readiness(): Promise<Readiness> {
     const res = await fetch(new URL('readyz', API_ROOT), { signal: AbortSignal.timeout(10_000) });
     const body = (await res.json()) as Omit<Readiness, 'httpStatus'>;

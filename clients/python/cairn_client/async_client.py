@@ -327,6 +327,10 @@ class AsyncCairnClient(ClientCore):
         """Deletes an inactive space, its vectors and index files: ``POST /v1/spaces/drop``."""
         return await self._call(m.DropSpaceResponse, "drop_space", body=m.DropSpaceRequest(space=space))
 
+    async def dead_letters(self) -> m.DeadLettersResponse:
+        """The distributed pipeline's dead letters, newest first: ``GET /v1/dead-letters`` (a ``*`` key)."""
+        return await self._call(m.DeadLettersResponse, "dead_letters")
+
     # ------------------------------------------------------------------------------------- hygiene
 
     async def consolidate(

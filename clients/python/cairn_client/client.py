@@ -324,6 +324,10 @@ class CairnClient(ClientCore):
         """Deletes an inactive space, its vectors and index files: ``POST /v1/spaces/drop``."""
         return self._call(m.DropSpaceResponse, "drop_space", body=m.DropSpaceRequest(space=space))
 
+    def dead_letters(self) -> m.DeadLettersResponse:
+        """The distributed pipeline's dead letters, newest first: ``GET /v1/dead-letters`` (a ``*`` key)."""
+        return self._call(m.DeadLettersResponse, "dead_letters")
+
     # ------------------------------------------------------------------------------------- hygiene
 
     def consolidate(

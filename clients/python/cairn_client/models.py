@@ -615,6 +615,25 @@ class DropSpaceResponse:
 
 
 @dataclass(frozen=True)
+class DeadLetter:
+    """A job of the distributed pipeline that failed for good."""
+
+    queue: str
+    job: str
+    id: str
+    reason: str
+    attempts: int
+    failed_at: int | None
+    size: int
+
+
+@dataclass(frozen=True)
+class DeadLettersResponse:
+    mode: Literal["embedded", "distributed"]
+    dead_letters: list[DeadLetter]
+
+
+@dataclass(frozen=True)
 class Merge:
     """A memory the consolidation job merged into a newer near-duplicate (undoable)."""
 

@@ -82,6 +82,7 @@ ROUTES: dict[str, Route] = {
             bodies=(m.SpaceActionRequest,),
             response=m.ActivateSpaceResponse,
         ),
+        Route("dead_letters", "GET", "/v1/dead-letters", response=m.DeadLettersResponse),
         Route(
             "drop_space",
             "POST",

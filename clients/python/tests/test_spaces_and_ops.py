@@ -54,3 +54,8 @@ def test_health_ready_metrics_openapi(client: CairnClient) -> None:
     assert "# TYPE" in metrics and "cairn" in metrics
     doc = client.openapi()
     assert doc["openapi"].startswith("3.") and "/v1/search" in doc["paths"]
+
+
+def test_dead_letters_in_the_embedded_mode(client: CairnClient) -> None:
+    res = client.dead_letters()
+    assert res.mode == "embedded" and res.dead_letters == []

@@ -82,6 +82,8 @@ export {
 export {
   type ActivateSpaceResponse,
   ActivateSpaceResponseSchema,
+  type DeadLettersResponse,
+  DeadLettersResponseSchema,
   type DropSpaceResponse,
   DropSpaceResponseSchema,
   type ReindexRequest,

@@ -57,6 +57,26 @@ export const SpaceActionRequestSchema = z.strictObject({
 export const ActivateSpaceResponseSchema = z.object({ activated: z.string() });
 export const DropSpaceResponseSchema = z.object({ dropped: z.string(), vectors: z.number().int() });
 
+/** Jobs that failed for good in a distributed deployment (what `cairn dead-letters` lists); an operator's. */
+export const DeadLettersResponseSchema = z
+  .object({
+    mode: z.enum(['embedded', 'distributed']).describe('embedded mode has no queues, so never a dead letter'),
+    dead_letters: z.array(
+      z.object({
+        queue: z.string(),
+        job: z.string().describe('capture, embed or index'),
+        id: z.string(),
+        reason: z.string().describe('the last error'),
+        attempts: z.number().int(),
+        failed_at: z.number().int().nullable(),
+        size: z.number().int().describe('memories the job carried'),
+      }),
+    ),
+  })
+  .meta({ id: 'DeadLettersResponse' });
+
+export type DeadLettersResponse = z.infer<typeof DeadLettersResponseSchema>;
+
 export type SpaceOut = z.infer<typeof SpaceSchema>;
 export type SpacesResponse = z.infer<typeof SpacesResponseSchema>;
 export type ReindexRequest = z.input<typeof ReindexRequestSchema>;
@@ -71,4 +91,6 @@ export interface SpacesApi {
   reindex(req: ReindexRequest): Promise<ReindexResponse>;
   activateSpace(req: SpaceActionRequest): Promise<ActivateSpaceResponse>;
   dropSpace(req: Pick<SpaceActionRequest, 'space'>): Promise<DropSpaceResponse>;
+  /** The distributed pipeline's dead letters, newest first (an operator's route, like the spaces'). */
+  deadLetters(): Promise<DeadLettersResponse>;
 }

@@ -8,6 +8,7 @@ import type {
   ConsolidationsResponse,
   ContextRequest,
   ContextResponse,
+  DeadLettersResponse,
   DeleteResponse,
   DropSpaceResponse,
   ErrorBody,
@@ -127,6 +128,11 @@ export class CairnClient implements MemoryApi, SpacesApi, HygieneApi {
 
   dropSpace(req: Pick<SpaceActionRequest, 'space'>): Promise<DropSpaceResponse> {
     return this.call('POST', '/v1/spaces/drop', req);
+  }
+
+  /** The distributed pipeline's dead letters, newest first (a key for every namespace). */
+  deadLetters(): Promise<DeadLettersResponse> {
+    return this.call('GET', '/v1/dead-letters');
   }
 
   /** Merges near-duplicates now, or lists what would merge (`dry_run`); a namespace, or every one (`*` key). */

@@ -8,6 +8,7 @@ import {
   ConsolidationsResponseSchema,
   ContextRequestSchema,
   ContextResponseSchema,
+  DeadLettersResponseSchema,
   DeleteResponseSchema,
   DropSpaceResponseSchema,
   ErrorBodySchema,
@@ -494,6 +495,19 @@ function registerSpaceRoutes(
       },
     },
     async (req) => spaces(req).activateSpace(req.body as never),
+  );
+  api.get(
+    '/v1/dead-letters',
+    {
+      schema: {
+        summary:
+          'Jobs of the distributed pipeline that failed for good, with why (needs a key for every namespace)',
+        description:
+          'What `cairn dead-letters` lists, newest first: queue, job, id, the last error, attempts, when, and how many memories it carried. In the embedded mode there are no queues: `mode: embedded` and an empty list.',
+        response: { 200: DeadLettersResponseSchema, ...errors },
+      },
+    },
+    async (req) => spaces(req).deadLetters(),
   );
   api.post(
     '/v1/spaces/drop',

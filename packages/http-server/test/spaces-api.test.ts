@@ -56,6 +56,7 @@ describe('/v1/spaces', () => {
   it('is an operator route: a key scoped to some namespaces gets 403 in the error shape, and nothing starts', async () => {
     for (const [method, path, body] of [
       ['GET', '/v1/spaces', undefined],
+      ['GET', '/v1/dead-letters', undefined],
       ['POST', '/v1/spaces/reindex', { embedder: 'hash:128' }],
       ['POST', '/v1/spaces/activate', { space: 'cairn-hash-v1/128' }],
       ['POST', '/v1/spaces/drop', { space: 'cairn-hash-v1/384' }],
@@ -66,6 +67,11 @@ describe('/v1/spaces', () => {
     }
     const spaces = await call('GET', '/v1/spaces', ADMIN);
     expect(spaces.body.spaces.map((s: { id: string }) => s.id)).toEqual(['cairn-hash-v1/384']);
+    // The embedded mode has no queues, so no dead letters: said, not an error.
+    expect((await call('GET', '/v1/dead-letters', ADMIN)).body).toEqual({
+      mode: 'embedded',
+      dead_letters: [],
+    });
   });
 
   it('refuses bad requests by name and loses nothing', async () => {

@@ -4,6 +4,7 @@ import {
   ContextRequestSchema,
   type ContextResponse,
   DEFAULT_API_LIMITS,
+  type DeadLettersResponse,
   FederatedSearchRequestSchema,
   type FederatedSearchResponse,
   GetRequestSchema,
@@ -64,6 +65,8 @@ export interface MemoryServiceOptions {
   forwarder?: WriteForwarder | null;
   /** Body size and batch limits. @defaultValue DEFAULT_API_LIMITS */
   limits?: Partial<ServerLimits>;
+  /** Distributed mode: the queues' dead letters, for `GET /v1/dead-letters`. @defaultValue none */
+  deadLetters?: () => Promise<DeadLettersResponse['dead_letters']>;
 }
 
 const BatchEnvelopeSchema = z.strictObject({ queries: z.array(z.unknown()).min(1) });
@@ -85,7 +88,7 @@ export class MemoryService {
 
   constructor(opts: MemoryServiceOptions) {
     this.engine = opts.engine;
-    this.spaces = new SpaceService(opts.engine);
+    this.spaces = new SpaceService(opts.engine, opts.deadLetters ?? null);
     this.hygiene = new HygieneService(opts.engine);
     this.producer = opts.producer ?? null;
     this.forwarder = opts.forwarder ?? null;

@@ -1,4 +1,5 @@
 import {
+  type DeadLettersResponse,
   ReindexRequestSchema,
   type ReindexResponse,
   SpaceActionRequestSchema,
@@ -31,7 +32,11 @@ function spaceOut(s: SpaceView): SpaceOut {
  * folder's writer runs the build.
  */
 export class SpaceService {
-  constructor(private readonly engine: CairnEngine) {}
+  constructor(
+    private readonly engine: CairnEngine,
+    /** Distributed mode: the queues' dead letters, newest first. @defaultValue none (embedded: no queues) */
+    private readonly listDeadLetters: (() => Promise<DeadLettersResponse['dead_letters']>) | null = null,
+  ) {}
 
   scoped(access: NamespaceAccess): SpacesApi {
     const operator = () => {
@@ -47,6 +52,11 @@ export class SpaceService {
       spaces: async () => {
         operator();
         return this.list();
+      },
+      deadLetters: async () => {
+        operator();
+        if (!this.listDeadLetters) return { mode: 'embedded' as const, dead_letters: [] };
+        return { mode: 'distributed' as const, dead_letters: await this.listDeadLetters() };
       },
       reindex: async (input) => {
         operator();

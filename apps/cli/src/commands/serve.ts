@@ -4,7 +4,13 @@ import { fileURLToPath } from 'node:url';
 import { CairnError } from '@cairn/core';
 import type { CairnEngine } from '@cairn/engine';
 import { createHttpServer, EXPLORER_PREFIX, loadApiKeys } from '@cairn/http-server';
-import { assertRedisReachable, CaptureProducer, QueueTopology, queueCounts } from '@cairn/pipeline';
+import {
+  assertRedisReachable,
+  CaptureProducer,
+  deadLetters,
+  QueueTopology,
+  queueCounts,
+} from '@cairn/pipeline';
 import { MemoryService } from '@cairn/service';
 import type { CliEnv } from '../env.js';
 import { resolveDataDir } from '../env.js';
@@ -85,7 +91,26 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
     }
     if (flags.demo && !child) await seedDemo(engine, distributed);
     const forwarder = child && !distributed ? primaryForwarder() : null;
-    const service = new MemoryService({ engine, producer, forwarder });
+    const queues = topology;
+    const service = new MemoryService({
+      engine,
+      producer,
+      forwarder,
+      ...(queues
+        ? {
+            deadLetters: async () =>
+              (await deadLetters(queues)).map((d) => ({
+                queue: d.queue,
+                job: d.job,
+                id: d.id,
+                reason: d.reason,
+                attempts: d.attempts,
+                failed_at: d.failedAt,
+                size: d.size,
+              })),
+          }
+        : {}),
+    });
     const t = topology;
     const explorerDir = findExplorerDir();
     const app = await createHttpServer({

@@ -26,6 +26,7 @@ const MAX_POINTS = 200;
  */
 export function OperationsView({ keyEpoch }: { keyEpoch: number }) {
   const spaces = usePoll(api.spaces, POLL_MS, [keyEpoch]);
+  const dead = usePoll(api.deadLetters, POLL_MS, [keyEpoch]);
   const ready = usePoll(api.readiness, POLL_MS, []);
   const metrics = usePoll(async () => parsePrometheus(await api.metrics()), POLL_MS, []);
   const [points, setPoints] = useState<LatencyPoint[]>([]);
@@ -107,6 +108,38 @@ export function OperationsView({ keyEpoch }: { keyEpoch: number }) {
             <code>cairn dead-letters</code>) show here.
           </p>
         )}
+        {dead.error ? <ErrorBox error={dead.error} context="GET /v1/dead-letters" /> : null}
+        {dead.data && dead.data.dead_letters.length > 0 ? (
+          <table class="table" data-testid="dead-letters">
+            <caption>Dead letters: jobs that failed for good, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">queue</th>
+                <th scope="col">job</th>
+                <th scope="col">why</th>
+                <th scope="col">attempts</th>
+                <th scope="col">memories</th>
+                <th scope="col">failed</th>
+              </tr>
+            </thead>
+            <tbody>
+              {dead.data.dead_letters.map((d) => (
+                <tr key={`${d.queue}/${d.id}`}>
+                  <td>{d.queue}</td>
+                  <td>{d.job}</td>
+                  <td class="wrap">{d.reason}</td>
+                  <td class="num">{d.attempts}</td>
+                  <td class="num">{d.size}</td>
+                  <td>{d.failed_at === null ? '—' : new Date(d.failed_at).toISOString().slice(0, 19)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        ) : dead.data?.mode === 'distributed' ? (
+          <p class="muted" data-testid="dead-letters-none">
+            No dead letters.
+          </p>
+        ) : null}
       </div>
     </section>
   );
