@@ -1,4 +1,5 @@
 import { cosine } from '@cairn/core';
+import { blobToVector } from '@cairn/store';
 import type Database from 'better-sqlite3';
 
 /**
@@ -22,10 +23,9 @@ export class NaiveVectorScan {
     const scored: Array<{ key: number; cosine: number }> = new Array(rows.length);
     for (let i = 0; i < rows.length; i++) {
       const row = rows[i]!;
-      // A copy, as any code keeping the vector must make: better-sqlite3 Buffers may share a pool.
-      const v = new Float32Array(row.vector.byteLength / 4);
-      new Uint8Array(v.buffer).set(row.vector);
-      scored[i] = { key: row.key, cosine: cosine(query, v) };
+      // A copy (the store's decoder), as any code keeping the vector must make: better-sqlite3 Buffers
+      // may share a pool.
+      scored[i] = { key: row.key, cosine: cosine(query, blobToVector(row.vector)) };
     }
     scored.sort((a, b) => b.cosine - a.cosine);
     return scored.slice(0, limit);

@@ -96,6 +96,11 @@ const EnvSchema = z.object({
     .string()
     .optional()
     .transform((s) => s || undefined),
+  /**
+   * How the embedding spaces this deployment creates keep their vectors: `f32`, or `i8` at a quarter of
+   * the bytes. An existing space keeps its own. @defaultValue f32
+   */
+  CAIRN_VECTOR_STORAGE: z.enum(['f32', 'i8']).default('f32'),
   /** The API key `cairn mcp` sends to CAIRN_API_URL when --api-key is not given. @defaultValue none */
   CAIRN_API_KEY: z
     .string()

@@ -70,6 +70,7 @@ export async function openEngine(
       ? { prune: { policies: env.CAIRN_PRUNE_POLICIES } }
       : {}),
     embedderSpec: env.CAIRN_EMBEDDER,
+    vectorStorage: env.CAIRN_VECTOR_STORAGE,
     ...(env.CAIRN_RERANKER ? { reranker: parseRerankerSpec(env.CAIRN_RERANKER, env.raw) } : {}),
     env: env.raw,
     log: (level, msg, data) => logger[level](data ?? {}, msg),

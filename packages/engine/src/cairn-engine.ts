@@ -239,14 +239,21 @@ export class CairnEngine {
       let space: SpaceInfo | null = null;
       if (opts.embedder !== undefined) {
         embedder = opts.embedder;
-        if (embedder) space = store.embeddings.ensureSpace(embeddingSpaceOf(embedder), { state: 'ready' });
+        if (embedder)
+          space = store.embeddings.ensureSpace(embeddingSpaceOf(embedder), {
+            state: 'ready',
+            ...(opts.vectorStorage ? { storage: opts.vectorStorage } : {}),
+          });
       } else {
         const active = store.embeddings.activeSpace();
         if (active) embedder = embedderOfSpace(active, opts.env);
         else {
           const spec = opts.embedderSpec ?? 'hash';
           embedder = await resolveEmbedder(spec, { env: opts.env });
-          store.embeddings.ensureSpace(embeddingSpaceOf(embedder), { embedder: spec });
+          store.embeddings.ensureSpace(embeddingSpaceOf(embedder), {
+            embedder: spec,
+            ...(opts.vectorStorage ? { storage: opts.vectorStorage } : {}),
+          });
         }
         space = store.embeddings.getSpace(embeddingSpaceOf(embedder).id)!;
       }

@@ -1,5 +1,5 @@
 import type { Embedder, PrunePolicy, Reranker, SearchOptions } from '@cairn/core';
-import type { LexicalOptions, SessionContextOptions } from '@cairn/store';
+import type { LexicalOptions, SessionContextOptions, VectorStorage } from '@cairn/store';
 import type { HnswParams } from '@cairn/vector';
 import type { ConsolidationOptions } from './consolidator.js';
 
@@ -57,6 +57,13 @@ export interface EngineOptions {
    */
   context?: Partial<SessionContextOptions>;
   hnsw?: Partial<HnswParams>;
+  /**
+   * How the embedding spaces this process creates keep their vectors in SQLite (the first space of a new
+   * data folder, a reindex's new space): `f32`, or `i8` at a quarter of the bytes (no measured quality cost
+   * with the built-in embedder; bench/RESULTS.md). A space keeps the storage it was created with.
+   * @defaultValue 'f32'
+   */
+  vectorStorage?: VectorStorage;
   /**
    * The consolidation job (near-duplicates marked as superseded by the newer memory, undoable), run by the
    * data folder's writer every `intervalMs`; `false` turns the schedule off (a caller can still run it).

@@ -90,6 +90,7 @@ export class SpaceSupervisor {
       const s = store.embeddings.ensureSpace(embeddingSpaceOf(embedder), {
         embedder: spec,
         state: 'building',
+        ...(this.deps.opts.vectorStorage ? { storage: this.deps.opts.vectorStorage } : {}),
       });
       return s.active ? s : store.embeddings.requestBuild(s.id, activate);
     });

@@ -37,7 +37,7 @@ import { specOf } from './space-embedder.js';
 
 export interface StageWorkerHostOptions
   extends Partial<Omit<StageWorkersOptions, 'stages'>>,
-    Pick<EngineOptions, 'hnsw' | 'exactThreshold' | 'env' | 'embedderSpec'> {
+    Pick<EngineOptions, 'hnsw' | 'exactThreshold' | 'env' | 'embedderSpec' | 'vectorStorage'> {
   /** The data folder (needed by capture and index; an embed-only worker never opens it). */
   dataDir: string;
   redisUrl: string;
@@ -102,7 +102,10 @@ export class StageWorkerHost {
       // A fresh data folder: the first space is chosen here, once, as the embedded engine would.
       const spec = opts.embedderSpec ?? 'hash';
       const embedder = await resolveEmbedder(spec, { env: opts.env });
-      store.embeddings.ensureSpace(embeddingSpaceOf(embedder), { embedder: spec });
+      store.embeddings.ensureSpace(embeddingSpaceOf(embedder), {
+        embedder: spec,
+        ...(opts.vectorStorage ? { storage: opts.vectorStorage } : {}),
+      });
     }
     const pool = stages.has('index') ? new ComputePool() : null;
     const vectors = new Map<string, VectorIndexManager>();

@@ -1,6 +1,6 @@
 import { assertDimensions, CairnError, type EmbeddingSpace, type PendingMemory } from '@cairn/core';
 import type Database from 'better-sqlite3';
-import { blobToVector, vectorToBlob } from './vector-blob.js';
+import { blobToVector, type VectorStorage, vectorToBlob } from './vector-blob.js';
 
 /** The share of a space's memories that may have failed to embed for it to be activated unforced. */
 /** Activation refuses a space in which more than this share of memories failed to embed (unless forced). */
@@ -33,6 +33,8 @@ export interface SpaceInfo extends EmbeddingSpace {
    * replaced, for its grace period, so switching back is instant. Null: not kept current.
    */
   currentUntil: number | null;
+  /** How its vectors are kept in SQLite (see VectorStorage). */
+  storage: VectorStorage;
 }
 
 export interface SpaceProgress {
@@ -69,7 +71,7 @@ export class EmbeddingStore {
    */
   ensureSpace(
     space: EmbeddingSpace,
-    opts: { embedder?: string; state?: 'building' | 'ready' } = {},
+    opts: { embedder?: string; state?: 'building' | 'ready'; storage?: VectorStorage } = {},
   ): SpaceInfo {
     const existing = this.getSpace(space.id);
     if (existing) {
@@ -86,7 +88,7 @@ export class EmbeddingStore {
     const anyActive = this.db.prepare('SELECT 1 FROM embedding_spaces WHERE active = 1').get();
     this.db
       .prepare(
-        'INSERT INTO embedding_spaces (id, model_id, dimensions, created_at, active, embedder, state) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO embedding_spaces (id, model_id, dimensions, created_at, active, embedder, state, storage) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       )
       .run(
         space.id,
@@ -96,8 +98,15 @@ export class EmbeddingStore {
         anyActive ? 0 : 1,
         opts.embedder ?? null,
         anyActive ? (opts.state ?? 'building') : 'ready',
+        opts.storage ?? 'f32',
       );
     return this.getSpace(space.id)!;
+  }
+
+  /** How `spaceId` keeps its vectors (f32 for a space not recorded: what every space was before). */
+  storageOf(spaceId: string): VectorStorage {
+    const s = this.db.prepare('SELECT storage FROM embedding_spaces WHERE id = ?').pluck().get(spaceId);
+    return s === 'i8' ? 'i8' : 'f32';
   }
 
   /**
@@ -331,6 +340,7 @@ export class EmbeddingStore {
     items: ReadonlyArray<{ memory: PendingMemory; vector: Float32Array }>,
     cursor?: number,
   ): StoredEmbedding[] {
+    const storage = this.storageOf(space.id);
     const upsert = this.db.prepare(
       `INSERT INTO embeddings (space, key, namespace, content_hash, seq, vector, write_seq)
        SELECT ?, key, namespace, content_hash, change_seq, ?, ? FROM memories WHERE key = ? AND change_seq = ?
@@ -347,7 +357,13 @@ export class EmbeddingStore {
         const stored: StoredEmbedding[] = [];
         for (const { memory, vector } of items) {
           assertDimensions(vector, space, `vector for memory ${memory.namespace}/${memory.key}`);
-          const res = upsert.run(space.id, vectorToBlob(vector), clock + 1, memory.key, memory.changeSeq);
+          const res = upsert.run(
+            space.id,
+            vectorToBlob(vector, storage),
+            clock + 1,
+            memory.key,
+            memory.changeSeq,
+          );
           if (res.changes > 0) {
             clock += 1;
             clearFailure.run(space.id, memory.key);
@@ -481,6 +497,7 @@ interface SpaceRow {
   state: string;
   activate_when_ready: number;
   current_until: number | null;
+  storage: string;
 }
 
 function spaceOf(row: SpaceRow): SpaceInfo {
@@ -495,5 +512,6 @@ function spaceOf(row: SpaceRow): SpaceInfo {
     state: row.state === 'building' ? 'building' : 'ready',
     activateWhenReady: row.activate_when_ready === 1,
     currentUntil: row.current_until,
+    storage: row.storage === 'i8' ? 'i8' : 'f32',
   };
 }

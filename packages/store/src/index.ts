@@ -62,4 +62,9 @@ export {
   type TermPostingsOptions,
 } from './term-postings.js';
 export { TermStatistics } from './term-statistics.js';
-export { blobToVector, vectorToBlob } from './vector-blob.js';
+export {
+  blobToVector,
+  VECTOR_STORAGES,
+  type VectorStorage,
+  vectorToBlob,
+} from './vector-blob.js';

@@ -418,6 +418,13 @@ export const MIGRATIONS: readonly Migration[] = [
       db.exec('CREATE INDEX embeddings_space_write ON embeddings (space, write_seq)');
     },
   },
+  {
+    version: 16,
+    description: 'how a space keeps its vectors: f32, or i8 at a quarter of the bytes',
+    up(db) {
+      db.exec("ALTER TABLE embedding_spaces ADD COLUMN storage TEXT NOT NULL DEFAULT 'f32'");
+    },
+  },
 ];
 
 export function migrate(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS): number {

@@ -46,13 +46,18 @@ export class RouteEmbeddings {
     items: ReadonlyArray<{ route: PendingRoute; vector: Float32Array }>,
     cursor: number,
   ): number {
+    // Route vectors are kept as the space keeps its memories' (see VectorStorage).
+    const storage =
+      this.db.prepare('SELECT storage FROM embedding_spaces WHERE id = ?').pluck().get(space.id) === 'i8'
+        ? 'i8'
+        : 'f32';
     try {
       return this.db
         .transaction(() => {
           let stored = 0;
           for (const { route, vector } of items) {
             if (vector.length !== space.dimensions) continue;
-            stored += this.insert.run(space.id, vectorToBlob(vector), route.id).changes;
+            stored += this.insert.run(space.id, vectorToBlob(vector, storage), route.id).changes;
           }
           this.advance.run(cursor, space.id);
           return stored;

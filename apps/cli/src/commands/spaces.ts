@@ -192,6 +192,7 @@ async function reindexHere(flags: ReindexFlags, env: CliEnv): Promise<ReindexSum
         space = store.embeddings.ensureSpace(embeddingSpaceOf(embedder), {
           embedder: flags.embedder,
           state: 'building',
+          storage: env.CAIRN_VECTOR_STORAGE,
         });
       } else space = await engine.requestReindex(flags.embedder, { activate: flags.activate });
       const before = store.embeddings.progress(space.id);

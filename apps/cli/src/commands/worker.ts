@@ -66,6 +66,7 @@ export async function workerCommand(flags: WorkerFlags, env: CliEnv): Promise<vo
     ...(embedRate ? { embedLimiter: { max: embedRate, duration: 1_000 } } : {}),
     queue: { prefix: env.CAIRN_QUEUE_PREFIX, shards: env.CAIRN_SHARDS },
     embedderSpec: env.CAIRN_EMBEDDER,
+    vectorStorage: env.CAIRN_VECTOR_STORAGE,
     consolidation: env.CAIRN_CONSOLIDATE_EVERY > 0 ? { intervalMs: env.CAIRN_CONSOLIDATE_EVERY } : false,
     ...(env.CAIRN_PRUNE_POLICIES.length > 0 ? { prune: { policies: env.CAIRN_PRUNE_POLICIES } } : {}),
     env: env.raw,
