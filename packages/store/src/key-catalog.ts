@@ -8,10 +8,17 @@ export interface KeyCatalogOptions {
    * past it turns the catalog off and answers every filter from SQLite. @defaultValue 20_000_000
    */
   maxKeys: number;
+  /**
+   * A store with more keys than this is loaded in chunks even when nobody called `warm`: the first `sync`
+   * starts the load and SQLite answers meanwhile. A one-shot `cairn search` on a million memories then
+   * answers in a fraction of a second instead of reading every row first (~2.4 s). @defaultValue 100_000
+   */
+  loadAtOnceUpTo: number;
 }
 
 export const DEFAULT_KEY_CATALOG_OPTIONS: Readonly<KeyCatalogOptions> = Object.freeze({
   maxKeys: 20_000_000,
+  loadAtOnceUpTo: 100_000,
 });
 
 /** A filter with its strings turned into the catalog's numbers, checked once per key. */
@@ -118,6 +125,11 @@ export class KeyCatalog {
     const head =
       (this.statements.get('SELECT max(meta_seq) FROM memories').pluck().get() as number | null) ?? 0;
     if (head === this.seq) return true;
+    if (this.seq < 0 && !this.stopped && this.maxKey() > this.opts.loadAtOnceUpTo) {
+      // Large: load in chunks (each later sync also loads one), answering from SQLite until done.
+      void this.warm();
+      return false;
+    }
     if (!this.fits()) return false;
     const rows =
       this.seq < 0
@@ -172,9 +184,13 @@ export class KeyCatalog {
     this.stopped = true;
   }
 
+  private maxKey(): number {
+    return (this.statements.get('SELECT max(key) FROM memories').pluck().get() as number | null) ?? 0;
+  }
+
   /** Sizes the arrays for the store's highest key; false (and off for good) past `maxKeys`. */
   private fits(): boolean {
-    const maxKey = (this.statements.get('SELECT max(key) FROM memories').pluck().get() as number | null) ?? 0;
+    const maxKey = this.maxKey();
     if (maxKey > this.opts.maxKeys) {
       this.off = true;
       this.live = new Int32Array(0);
