@@ -1,9 +1,8 @@
 import { createCairnMcpServer, type MemoryApi, remoteMemoryApi, serveStdio } from '@cairn/mcp';
-import { CaptureProducer } from '@cairn/pipeline';
-import { MemoryService, NamespaceAccess } from '@cairn/service';
 import { apiTarget } from '../api-target.js';
 import type { CliEnv } from '../env.js';
-import { connectQueues, openEngine } from '../open-engine.js';
+import { localMemoryApi } from '../local-memory-api.js';
+import { openEngine } from '../open-engine.js';
 import { createLogger } from '../output.js';
 import { projectNamespace } from '../project-namespace.js';
 
@@ -72,25 +71,7 @@ function remoteBackend(target: { baseUrl: string; apiKey?: string }): Backend {
  */
 async function localBackend(dataDir: string | undefined, env: CliEnv): Promise<Backend> {
   const engine = await openEngine(dataDir, env, { serving: true, follow: true });
-  try {
-    const topology = env.REDIS_URL ? await connectQueues(env) : null;
-    const producer = topology
-      ? new CaptureProducer(topology, { wait: 'stored', waitTimeoutMs: SAVE_WAIT_MS })
-      : null;
-    const service = new MemoryService({ engine, producer });
-    return {
-      api: service.scoped(NamespaceAccess.everything()),
-      mode: service.mode,
-      close: async () => {
-        await producer?.close();
-        await topology?.close();
-        await engine.close();
-      },
-    };
-  } catch (err) {
-    await engine.close();
-    throw err;
-  }
+  return localMemoryApi(engine, env, { saveWaitMs: SAVE_WAIT_MS });
 }
 
 /**

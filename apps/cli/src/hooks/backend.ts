@@ -3,11 +3,10 @@ import { isAbsolute, join, resolve } from 'node:path';
 import type { MemoryApi } from '@cairn/api-contract';
 import { CairnClient } from '@cairn/client';
 import { CairnError } from '@cairn/core';
-import { CaptureProducer } from '@cairn/pipeline';
-import { MemoryService, NamespaceAccess } from '@cairn/service';
 import { apiTarget } from '../api-target.js';
 import type { CliEnv } from '../env.js';
-import { connectQueues, openEngine } from '../open-engine.js';
+import { localMemoryApi } from '../local-memory-api.js';
+import { openEngine } from '../open-engine.js';
 import { projectNamespace } from '../project-namespace.js';
 
 export interface HookTargetFlags {
@@ -90,25 +89,8 @@ export async function openHookBackend(
     env,
     opts.read ? { reader: true, existing: true } : { follow: true },
   );
-  try {
-    // With REDIS_URL the folder is a distributed deployment's: writes go through its capture queue, as
-    // `cairn add` does.
-    const topology = !opts.read && env.REDIS_URL ? await connectQueues(env) : null;
-    const producer = topology
-      ? new CaptureProducer(topology, { wait: 'stored', waitTimeoutMs: opts.timeoutMs })
-      : null;
-    return {
-      api: new MemoryService({ engine, producer }).scoped(NamespaceAccess.everything()),
-      where: dataDir,
-      dataDir,
-      close: async () => {
-        await producer?.close();
-        await topology?.close();
-        await engine.close();
-      },
-    };
-  } catch (err) {
-    await engine.close();
-    throw err;
-  }
+  // With REDIS_URL the folder is a distributed deployment's: writes go through its capture queue, as
+  // `cairn add` does (a read never needs the queues).
+  const local = await localMemoryApi(engine, env, { saveWaitMs: opts.timeoutMs, queues: !opts.read });
+  return { api: local.api, where: dataDir, dataDir, close: local.close };
 }
