@@ -1,7 +1,6 @@
 import {
   blendWeight,
   CairnError,
-  type CandidateTrace,
   diversify,
   dot,
   type Embedder,
@@ -11,7 +10,6 @@ import {
   type LexicalCandidate,
   type LexicalLeg,
   type MemorySource,
-  type NeighborEntry,
   NO_TEMPORAL_INTENT,
   type RecencySettings,
   type Reranker,
@@ -20,7 +18,6 @@ import {
   type RouteList,
   resolveSearch,
   routeWeightOf,
-  type SearchHit,
   type SearchOptions,
   type SearchRequest,
   type SearchResponse,
@@ -34,6 +31,7 @@ import { applyRecency, type RecencyPlan } from './apply-recency.js';
 import { applyBoosts } from './boosts.js';
 import { explainEmpty } from './empty-reason.js';
 import { type FusedCandidate, fuseCandidates, sortFused } from './fuse-candidates.js';
+import { toHit, toListed, toNeighbor, trace } from './hit-shape.js';
 import { applyNamedAgent } from './named-agent.js';
 import { QueryVectorCache } from './query-vector-cache.js';
 import { findRecencyPeers, recencyContenders } from './recency-peers.js';
@@ -534,98 +532,4 @@ function recencySettings(
     intent: plan.intent,
     peers,
   };
-}
-
-function toNeighbor(m: KeyedMemory): NeighborEntry {
-  return { id: m.id, kind: m.kind, ts: m.ts, title: m.title, text: m.text };
-}
-
-/** A listing's entry: newest first, no leg ranked it, so it carries no ranks and a score of 0. */
-function toListed(m: KeyedMemory): SearchHit {
-  const unranked = {
-    score: 0,
-    rrf: 0,
-    bm25Rank: null,
-    vecRank: null,
-    bm25: null,
-    bm25Session: null,
-    cosine: null,
-    recency: 1,
-    parts: {
-      lexical: 0,
-      vector: 0,
-      routes: 0,
-      agent: 1,
-      session: 0,
-      recency: 1,
-      importance: 1,
-      confidence: 1,
-      boost: 1,
-    },
-  };
-  return toHit(unranked, m);
-}
-
-function toHit(
-  c: Pick<
-    FusedCandidate,
-    | 'score'
-    | 'rrf'
-    | 'bm25Rank'
-    | 'vecRank'
-    | 'bm25'
-    | 'bm25Session'
-    | 'cosine'
-    | 'recency'
-    | 'parts'
-    | 'routes'
-  >,
-  m: KeyedMemory,
-): SearchHit {
-  return {
-    id: m.id,
-    namespace: m.namespace,
-    kind: m.kind,
-    title: m.title,
-    text: m.text,
-    session: m.session,
-    agent: m.agent,
-    ts: m.ts,
-    tags: m.tags,
-    importance: m.importance,
-    score: c.score,
-    rrf: c.rrf,
-    bm25Rank: c.bm25Rank,
-    vecRank: c.vecRank,
-    bm25: c.bm25,
-    bm25Session: c.bm25Session,
-    cosine: c.cosine,
-    recency: c.recency,
-    parts: c.parts,
-    ...(c.routes ? { routes: c.routes } : {}),
-  };
-}
-
-function trace(
-  fused: FusedCandidate[],
-  selected: number[],
-  duplicates: Map<number, number>,
-): CandidateTrace[] {
-  const position = new Map(selected.map((idx, pos) => [idx, pos + 1]));
-  // A candidate ranked above the last hit but not taken was passed over for diversity (MMR).
-  const lastSelected = selected.length > 0 ? Math.max(...selected) : -1;
-  return fused.map((c, i) => {
-    const { memory, key: _key, ...explain } = c;
-    const pos = position.get(i) ?? null;
-    const dupOf = duplicates.get(i);
-    const row: CandidateTrace = {
-      id: memory.id,
-      ...explain,
-      position: pos,
-      fate:
-        pos !== null ? 'hit' : dupOf !== undefined ? 'duplicate' : i < lastSelected ? 'diversity' : 'below_k',
-    };
-    if (dupOf !== undefined) row.duplicateOf = fused[dupOf]!.memory.id;
-    return row;
-  });
 }
