@@ -28,7 +28,7 @@ import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { assertRedisReachable, redisConnection } from '@cairn/pipeline';
+import { assertRedisReachable, redisConnection } from '@cairn/pipeline/distributed';
 import { type RedisServer, startRedisServer } from '@cairn/pipeline/testing';
 import { CLI_PATH, writeJsonl } from './cli-runner.js';
 import { seededRandom } from './seeded-random.js';

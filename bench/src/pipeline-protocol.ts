@@ -1,6 +1,6 @@
 // The IPC protocol between the pipeline benchmark and its worker child processes (pipeline-worker.ts).
 // Children talk over the IPC channel only, so their stdout and stderr stay free for crashes.
-import type { StageWorkersStatus } from '@cairn/pipeline';
+import type { StageWorkersStatus } from '@cairn/pipeline/distributed';
 
 /** What a worker child is started with, as JSON in argv[2]. */
 export interface WorkerConfig {

@@ -1,7 +1,7 @@
 // A `cairn worker` child process for the pipeline benchmark: StageWorkerHost running all three stages on
 // one data folder. Started by pipeline.ts as `node bench/dist/pipeline-worker.js '<WorkerConfig JSON>'`
 // with an IPC channel; it exits when that channel closes, so a benchmark that dies leaves no worker behind.
-import { StageWorkerHost } from '@cairn/engine';
+import { StageWorkerHost } from '@cairn/engine/distributed';
 import type { ParentMessage, WorkerConfig, WorkerMessage } from './pipeline-protocol.js';
 
 const send = (m: WorkerMessage) =>

@@ -16,11 +16,11 @@ import { parseArgs } from 'node:util';
 import { type Embedder, embeddingSpaceOf } from '@cairn/core';
 import { resolveEmbedder } from '@cairn/embed';
 import { CairnEngine, type EngineLog } from '@cairn/engine';
+import { EmbeddedPipeline } from '@cairn/pipeline';
 import {
   assertRedisReachable,
   CaptureProducer,
   DEFAULT_QUEUE_TOPOLOGY,
-  EmbeddedPipeline,
   embedJobsFor,
   encodeVector,
   type JobInput,
@@ -30,7 +30,7 @@ import {
   type SpaceRef,
   type StageWorkersStatus,
   shardOf,
-} from '@cairn/pipeline';
+} from '@cairn/pipeline/distributed';
 import { type RedisServer, startRedisServer } from '@cairn/pipeline/testing';
 import { MemoryStore, type SpaceInfo } from '@cairn/store';
 import type { ParentMessage, WorkerConfig, WorkerMessage } from './pipeline-protocol.js';

@@ -1,7 +1,7 @@
 import type { MemoryApi } from '@cairn/api-contract';
 import type { CairnEngine } from '@cairn/engine';
-import { CaptureProducer } from '@cairn/pipeline';
 import { MemoryService, NamespaceAccess } from '@cairn/service';
+import { loadDistributed } from './distributed.js';
 import type { CliEnv } from './env.js';
 import { connectQueues } from './open-engine.js';
 
@@ -19,7 +19,10 @@ export async function localMemoryApi(
   try {
     const topology = (opts.queues ?? true) && env.REDIS_URL ? await connectQueues(env) : null;
     const producer = topology
-      ? new CaptureProducer(topology, { wait: 'stored', waitTimeoutMs: opts.saveWaitMs })
+      ? new (await loadDistributed()).CaptureProducer(topology, {
+          wait: 'stored',
+          waitTimeoutMs: opts.saveWaitMs,
+        })
       : null;
     const service = new MemoryService({ engine, producer });
     return {

@@ -1,30 +1,23 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
-import { addCommand, contextCommand, listCommand } from './commands/browse.js';
-import { checkCommand } from './commands/check.js';
-import { compactCommand } from './commands/compact.js';
-import { demoCommand } from './commands/demo.js';
-import {
-  DEFAULT_HOOK_MAX_TOKENS,
-  DEFAULT_HOOK_TIMEOUT_S,
-  hooksInstallCommand,
-  hooksRunCommand,
-  hooksUninstallCommand,
-} from './commands/hooks.js';
-import { consolidateCommand, pruneCommand } from './commands/hygiene.js';
-import { ingestCommand } from './commands/ingest.js';
-import { mcpCommand } from './commands/mcp.js';
-import { deleteCommand, getCommand, statsCommand, timelineCommand } from './commands/records.js';
-import { searchCommand } from './commands/search.js';
-import { serveCommand } from './commands/serve.js';
-import { reindexCommand, spacesCommand } from './commands/spaces.js';
-import { exportCommand, importCommand } from './commands/transfer.js';
-import { deadLettersCommand, workerCommand } from './commands/worker.js';
 import { loadEnv } from './env.js';
+import { DEFAULT_HOOK_MAX_TOKENS, DEFAULT_HOOK_TIMEOUT_S } from './hooks/defaults.js';
 import { fail } from './output.js';
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
+
+type CommandFn = (...args: never[]) => Promise<void>;
+
+/**
+ * A command's module, loaded when the command runs. Loading every command up front cost a one-shot
+ * `cairn search` about a second before it opened the folder: the HTTP server, the MCP SDK, BullMQ and the
+ * tokenizer's tables came with commands it never ran.
+ */
+const lazy =
+  <K extends string, M extends Record<K, CommandFn>>(load: () => Promise<M>, name: K): CommandFn =>
+  async (...args: never[]) =>
+    (await load())[name](...args);
 
 /**
  * The environment, parsed. A Claude Code hook must never fail the agent's turn: for `cairn hooks run`, a
@@ -83,7 +76,7 @@ export function buildProgram(): Command {
         .choices(['stored', 'queued'])
         .default('stored'),
     )
-    .action(run(ingestCommand));
+    .action(run(lazy(() => import('./commands/ingest.js'), 'ingestCommand')));
 
   program
     .command('search')
@@ -137,7 +130,7 @@ export function buildProgram(): Command {
     .option('--queries <file>', 'JSONL of queries; prints one JSON line per query, in order')
     .addOption(dataDir())
     .addOption(json())
-    .action(run(searchCommand));
+    .action(run(lazy(() => import('./commands/search.js'), 'searchCommand')));
 
   program
     .command('add')
@@ -152,7 +145,7 @@ export function buildProgram(): Command {
     .option('--id <id>', 'your own id (default: derived from the content)')
     .addOption(dataDir())
     .addOption(json())
-    .action(run(addCommand));
+    .action(run(lazy(() => import('./commands/browse.js'), 'addCommand')));
 
   program
     .command('list')
@@ -169,7 +162,7 @@ export function buildProgram(): Command {
     .option('--offset <n>', 'skip this many of the newest (paging)', '0')
     .addOption(dataDir())
     .addOption(json())
-    .action(run(listCommand));
+    .action(run(lazy(() => import('./commands/browse.js'), 'listCommand')));
 
   program
     .command('context')
@@ -181,7 +174,7 @@ export function buildProgram(): Command {
     .option('--max-tokens <n>', 'token budget of the pack', '2000')
     .addOption(dataDir())
     .addOption(json())
-    .action(run(contextCommand));
+    .action(run(lazy(() => import('./commands/browse.js'), 'contextCommand')));
 
   program
     .command('export')
@@ -191,7 +184,7 @@ export function buildProgram(): Command {
     .option('-n, --namespace <ns>', 'namespace')
     .option('--out <file>', 'write to this file instead of stdout')
     .addOption(dataDir())
-    .action(run(exportCommand));
+    .action(run(lazy(() => import('./commands/transfer.js'), 'exportCommand')));
 
   program
     .command('import')
@@ -202,7 +195,7 @@ export function buildProgram(): Command {
     .option('--batch-size <n>', 'memories per transaction', '1000')
     .addOption(dataDir())
     .addOption(json())
-    .action(run(importCommand));
+    .action(run(lazy(() => import('./commands/transfer.js'), 'importCommand')));
 
   program
     .command('get')
@@ -211,7 +204,7 @@ export function buildProgram(): Command {
     .option('-n, --namespace <ns>', 'namespace')
     .addOption(dataDir())
     .addOption(json())
-    .action(run(getCommand));
+    .action(run(lazy(() => import('./commands/records.js'), 'getCommand')));
 
   program
     .command('timeline')
@@ -222,7 +215,7 @@ export function buildProgram(): Command {
     .option('--after <n>', 'memories after the anchor', '5')
     .addOption(dataDir())
     .addOption(json())
-    .action(run(timelineCommand));
+    .action(run(lazy(() => import('./commands/records.js'), 'timelineCommand')));
 
   program
     .command('delete')
@@ -231,14 +224,14 @@ export function buildProgram(): Command {
     .option('-n, --namespace <ns>', 'namespace')
     .addOption(dataDir())
     .addOption(json())
-    .action(run(deleteCommand));
+    .action(run(lazy(() => import('./commands/records.js'), 'deleteCommand')));
 
   program
     .command('stats')
     .description('per-namespace counts')
     .addOption(dataDir())
     .addOption(json())
-    .action(run(statsCommand));
+    .action(run(lazy(() => import('./commands/records.js'), 'statsCommand')));
 
   program
     .command('check')
@@ -246,7 +239,7 @@ export function buildProgram(): Command {
     .option('--quick', "SQLite's quick_check: page and b-tree structure only, faster on large folders")
     .addOption(dataDir())
     .addOption(json())
-    .action(run(checkCommand));
+    .action(run(lazy(() => import('./commands/check.js'), 'checkCommand')));
 
   program
     .command('compact')
@@ -255,7 +248,7 @@ export function buildProgram(): Command {
     )
     .addOption(dataDir())
     .addOption(json())
-    .action(run(compactCommand));
+    .action(run(lazy(() => import('./commands/compact.js'), 'compactCommand')));
 
   program
     .command('worker')
@@ -273,7 +266,7 @@ export function buildProgram(): Command {
       'at most this many embed jobs per second across all workers (protects a remote embedder)',
     )
     .addOption(dataDir())
-    .action(run(workerCommand));
+    .action(run(lazy(() => import('./commands/worker.js'), 'workerCommand')));
 
   program
     .command('reindex')
@@ -298,7 +291,7 @@ export function buildProgram(): Command {
       'API key for --api, one that may use every namespace (default: $CAIRN_API_KEY)',
     )
     .addOption(json())
-    .action(run(reindexCommand));
+    .action(run(lazy(() => import('./commands/spaces.js'), 'reindexCommand')));
 
   program
     .command('consolidate')
@@ -315,7 +308,7 @@ export function buildProgram(): Command {
     .option('--api <url>', 'use a Cairn HTTP API instead of a data folder (default: $CAIRN_API_URL)')
     .option('--api-key <key>', 'API key for --api (default: $CAIRN_API_KEY)')
     .addOption(json())
-    .action(run(consolidateCommand));
+    .action(run(lazy(() => import('./commands/hygiene.js'), 'consolidateCommand')));
 
   program
     .command('prune')
@@ -333,7 +326,7 @@ export function buildProgram(): Command {
     .option('--api <url>', 'use a Cairn HTTP API instead of a data folder (default: $CAIRN_API_URL)')
     .option('--api-key <key>', 'API key for --api (default: $CAIRN_API_KEY)')
     .addOption(json())
-    .action(run(pruneCommand));
+    .action(run(lazy(() => import('./commands/hygiene.js'), 'pruneCommand')));
 
   program
     .command('spaces')
@@ -348,7 +341,7 @@ export function buildProgram(): Command {
       'API key for --api, one that may use every namespace (default: $CAIRN_API_KEY)',
     )
     .addOption(json())
-    .action(run(spacesCommand));
+    .action(run(lazy(() => import('./commands/spaces.js'), 'spacesCommand')));
 
   program
     .command('dead-letters')
@@ -356,7 +349,7 @@ export function buildProgram(): Command {
     .option('--retry', 'put every dead-lettered job back in its queue')
     .option('--limit <n>', 'jobs to list', '100')
     .addOption(json())
-    .action(run(deadLettersCommand));
+    .action(run(lazy(() => import('./commands/worker.js'), 'deadLettersCommand')));
 
   program
     .command('mcp')
@@ -374,7 +367,7 @@ export function buildProgram(): Command {
       '--namespace-prefix <prefix>',
       'put the derived namespace under this prefix, e.g. team/ for a key scoped to team/* (default: $CAIRN_NAMESPACE_PREFIX)',
     )
-    .action(run(mcpCommand));
+    .action(run(lazy(() => import('./commands/mcp.js'), 'mcpCommand')));
 
   const hooks = program
     .command('hooks')
@@ -426,13 +419,13 @@ export function buildProgram(): Command {
       'run the tool-call hooks in the background (Claude Code async hooks): no tool call waits',
     )
     .addOption(json())
-    .action(run(hooksInstallCommand));
+    .action(run(lazy(() => import('./commands/hooks.js'), 'hooksInstallCommand')));
   hooks
     .command('uninstall')
     .description("remove exactly Cairn's hooks from Claude Code's settings")
     .addOption(scope())
     .addOption(json())
-    .action(run(hooksUninstallCommand));
+    .action(run(lazy(() => import('./commands/hooks.js'), 'hooksUninstallCommand')));
   hooks
     .command('run')
     .description(
@@ -453,7 +446,7 @@ export function buildProgram(): Command {
     .option('--max-tokens <n>', 'session-start: token budget of the context', String(DEFAULT_HOOK_MAX_TOKENS))
     .option('-q, --query <text>', 'session-start: also what is relevant to this, beside the recent summaries')
     .option('--timeout <s>', 'seconds before the hook gives up (and exits 0)', String(DEFAULT_HOOK_TIMEOUT_S))
-    .action(run(hooksRunCommand));
+    .action(run(lazy(() => import('./commands/hooks.js'), 'hooksRunCommand')));
 
   program
     .command('serve')
@@ -467,13 +460,13 @@ export function buildProgram(): Command {
     .option('--demo', 'load the sample corpus into an empty data folder first')
     .option('--rate-limit <n>', 'requests per minute per key (per process)', '6000')
     .option('--processes <n>', 'HTTP processes sharing the port (searches use that many cores)', '1')
-    .action(run(serveCommand));
+    .action(run(lazy(() => import('./commands/serve.js'), 'serveCommand')));
 
   program
     .command('demo')
     .description('ingest the sample corpus and show explained hybrid searches')
     .addOption(dataDir())
-    .action(run(demoCommand));
+    .action(run(lazy(() => import('./commands/demo.js'), 'demoCommand')));
 
   return program;
 }

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { CairnError } from '@cairn/core';
 import { parseRerankerSpec } from '@cairn/embed';
 import { CairnEngine } from '@cairn/engine';
-import { QueueTopology } from '@cairn/pipeline';
+import type { QueueTopology } from '@cairn/pipeline/distributed';
+import { loadDistributed } from './distributed.js';
 import type { CliEnv } from './env.js';
 import { resolveDataDir } from './env.js';
 import { createLogger } from './output.js';
@@ -92,7 +93,8 @@ export async function withEngine<T>(
 }
 
 /** The deployment's queues (REDIS_URL must be set); Redis is pinged first so a dead one is named at once. */
-export function connectQueues(env: CliEnv): Promise<QueueTopology> {
+export async function connectQueues(env: CliEnv): Promise<QueueTopology> {
+  const { QueueTopology } = await loadDistributed();
   return QueueTopology.connect({
     redisUrl: env.REDIS_URL!,
     prefix: env.CAIRN_QUEUE_PREFIX,

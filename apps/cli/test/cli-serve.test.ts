@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { QueueTopology } from '@cairn/pipeline';
+import { QueueTopology } from '@cairn/pipeline/distributed';
 import { type RedisServer, startRedisServer } from '@cairn/pipeline/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MAIN, postJson, servedUrl, startCli } from './cli-process.js';

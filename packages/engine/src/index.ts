@@ -13,5 +13,4 @@ export { type PruneReport, prune } from './pruner.js';
 export type { SpaceBuildStatus } from './space-builder.js';
 export { embedderOfSpace, specOf } from './space-embedder.js';
 export type { SpaceView } from './space-supervisor.js';
-export { StageWorkerHost, type StageWorkerHostOptions } from './stage-worker-host.js';
 export { StoreHealth, type StoreHealthStatus } from './store-health.js';

@@ -20,7 +20,7 @@ import {
   type StageWorkersOptions,
   type StageWorkersStatus,
   shardOf,
-} from '@cairn/pipeline';
+} from '@cairn/pipeline/distributed';
 import { damagedDatabaseError, isDatabaseDamage, MemoryStore } from '@cairn/store';
 import { VectorIndexManager, workerIndexBuilder } from '@cairn/vector';
 import {

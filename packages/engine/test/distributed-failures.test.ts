@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { CairnError } from '@cairn/core';
 import { startFakeOllama } from '@cairn/embed/testing';
-import { CaptureProducer } from '@cairn/pipeline';
+import { CaptureProducer } from '@cairn/pipeline/distributed';
 import { describe, expect, it } from 'vitest';
 import type { CairnEngine } from '../src/index.js';
 import { eventually, memories, useDeployment } from './distributed-helpers.js';

@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CaptureProducer, QueueTopology } from '@cairn/pipeline';
+import { CaptureProducer, QueueTopology } from '@cairn/pipeline/distributed';
 import { type RedisServer, startRedisServer } from '@cairn/pipeline/testing';
 import { afterEach } from 'vitest';
-import { CairnEngine, StageWorkerHost, type StageWorkerHostOptions } from '../src/index.js';
+import { StageWorkerHost, type StageWorkerHostOptions } from '../src/distributed.js';
+import { CairnEngine } from '../src/index.js';
 
 /** Fast settings so stalled jobs, lost leases and sweeps happen within a test's patience. */
 export const FAST = {

@@ -1,4 +1,4 @@
-import { deadLetters, queueCounts } from '@cairn/pipeline';
+import { deadLetters, queueCounts } from '@cairn/pipeline/distributed';
 import { describe, expect, it } from 'vitest';
 import { eventually, memories, useDeployment } from './distributed-helpers.js';
 

@@ -1,5 +1,8 @@
 import { isQueryStopWord, MS_PER_DAY, NO_TEMPORAL_INTENT, type TemporalIntent, tokenize } from '@cairn/core';
-import * as chrono from 'chrono-node';
+import type { ParsedResult } from 'chrono-node';
+// English only: the package's main entry loads every locale, about 0.3 s of a one-shot CLI command's start,
+// and its `parse` is the English casual parser anyway.
+import * as chrono from 'chrono-node/en';
 
 /**
  * Words that ask for the latest or current state. Kept short on purpose: each is a cue in everyday agent
@@ -55,7 +58,7 @@ export function detectTemporalIntent(query: string, nowMs: number): TemporalInte
 }
 
 function namedWindow(query: string, nowMs: number): TemporalIntent | null {
-  let parsed: chrono.ParsedResult[];
+  let parsed: ParsedResult[];
   try {
     parsed = chrono.parse(query, new Date(nowMs));
   } catch {
@@ -64,7 +67,7 @@ function namedWindow(query: string, nowMs: number): TemporalIntent | null {
   }
   // A date that names its year outranks a relative phrase beside it: in "last weekend before April 10,
   // 2023" the date is the anchor.
-  const namesYear = (r: chrono.ParsedResult) => /\b(19|20)\d{2}\b/.test(r.text);
+  const namesYear = (r: ParsedResult) => /\b(19|20)\d{2}\b/.test(r.text);
   parsed.sort((x, y) => Number(namesYear(y)) - Number(namesYear(x)) || x.index - y.index);
   for (const r of parsed) {
     const text = r.text.toLowerCase();

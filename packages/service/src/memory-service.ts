@@ -35,7 +35,7 @@ import {
   withDefaults,
 } from '@cairn/core';
 import type { CairnEngine } from '@cairn/engine';
-import type { CaptureProducer } from '@cairn/pipeline';
+import type { CaptureProducer } from '@cairn/pipeline/distributed';
 import { z } from 'zod';
 import { buildContextPack } from './context-pack.js';
 import { HygieneService } from './hygiene-service.js';

@@ -1,5 +1,18 @@
-import { countTokens as o200kTokens } from 'gpt-tokenizer';
+import { createRequire } from 'node:module';
 import { LRUCache } from 'lru-cache';
+
+type Tokenizer = typeof import('gpt-tokenizer');
+let o200k: Tokenizer['countTokens'] | null = null;
+
+/**
+ * The o200k tokenizer, loaded on the first count. Its tables take about 0.3 s to load, and most one-shot
+ * commands (`cairn add`, `ingest`, `stats`, a capture hook) never count a token. A synchronous require
+ * (of the package's CommonJS build) keeps `countTokens` synchronous for its callers.
+ */
+function o200kTokens(text: string): number {
+  o200k ??= (createRequire(import.meta.url)('gpt-tokenizer') as Tokenizer).countTokens;
+  return o200k(text);
+}
 
 /**
  * Counts by text. A search answers with the token count of each hit's full record, and the same records

@@ -1,7 +1,7 @@
 import { text as readStream } from 'node:stream/consumers';
 import { CairnError } from '@cairn/core';
-import { CaptureProducer } from '@cairn/pipeline';
 import { MemoryService, NamespaceAccess } from '@cairn/service';
+import { loadDistributed } from '../distributed.js';
 import type { CliEnv } from '../env.js';
 import { filtersFromFlags, requireNamespace } from '../flags.js';
 import { connectQueues, withEngine } from '../open-engine.js';
@@ -43,7 +43,9 @@ export async function addCommand(textArg: string | undefined, flags: AddFlags, e
     env,
     async (engine) => {
       const topology = env.REDIS_URL ? await connectQueues(env) : null;
-      const producer = topology ? new CaptureProducer(topology, { wait: 'stored' }) : null;
+      const producer = topology
+        ? new (await loadDistributed()).CaptureProducer(topology, { wait: 'stored' })
+        : null;
       try {
         return await new MemoryService({ engine, producer }).write(NamespaceAccess.everything(), memory);
       } finally {

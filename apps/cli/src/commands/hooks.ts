@@ -10,6 +10,7 @@ import {
   openHookBackend,
   projectFolder,
 } from '../hooks/backend.js';
+import { DEFAULT_HOOK_MAX_TOKENS, DEFAULT_HOOK_TIMEOUT_S } from '../hooks/defaults.js';
 import { HOOK_AGENT, observationOf } from '../hooks/observation.js';
 import {
   HOOK_EVENTS,
@@ -33,10 +34,6 @@ import { summaryOf } from '../hooks/summary.js';
 import { readTranscript } from '../hooks/transcript.js';
 import { writeJson } from '../output.js';
 
-/** Seconds a hook may take in all before it gives up (and exits 0): the agent's turn waits for it. */
-export const DEFAULT_HOOK_TIMEOUT_S = 5;
-/** Token budget of the SessionStart context: enough for a few summaries, small beside the agent's window. */
-export const DEFAULT_HOOK_MAX_TOKENS = 1_500;
 /** Claude Code's own limit on the command is the hook's plus this, so Cairn's cut always comes first. */
 const SETTINGS_TIMEOUT_MARGIN_S = 5;
 /** A payload past this (a huge tool response) is not read whole: the hook gives up on it. */

@@ -1,6 +1,6 @@
 import { asFactMemory, type FactFields, isCairnError } from '@cairn/core';
-import { CaptureProducer } from '@cairn/pipeline';
 import { SingleBar } from 'cli-progress';
+import { loadDistributed } from '../distributed.js';
 import type { CliEnv } from '../env.js';
 import { fileSize, readJsonl } from '../jsonl.js';
 import { withEngine, withQueues } from '../open-engine.js';
@@ -134,6 +134,7 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
     // Distributed: the capture workers validate, store and enqueue embedding; this process never opens
     // the data folder.
     await withQueues(env, async (topology) => {
+      const { CaptureProducer } = await loadDistributed();
       const producer = new CaptureProducer(topology, {
         wait: flags.wait,
         batchSize: Math.min(batchSize, 1000),

@@ -1,6 +1,7 @@
 import { CairnError } from '@cairn/core';
 import type { EngineStats } from '@cairn/engine';
-import { type QueueCounts, queueCounts } from '@cairn/pipeline';
+import type { QueueCounts } from '@cairn/pipeline/distributed';
+import { loadDistributed } from '../distributed.js';
 import type { CliEnv } from '../env.js';
 import { requireNamespace } from '../flags.js';
 import { withEngine, withQueues } from '../open-engine.js';
@@ -68,7 +69,10 @@ export async function statsCommand(flags: { dataDir?: string; json?: boolean }, 
     async (e) => e.stats(),
     { follow: true, existing: true },
   );
-  if (env.REDIS_URL) stats.queues = await withQueues(env, queueCounts);
+  if (env.REDIS_URL) {
+    const { queueCounts } = await loadDistributed();
+    stats.queues = await withQueues(env, queueCounts);
+  }
   if (flags.json) {
     writeJson(stats);
     return;

@@ -4,14 +4,9 @@ import { fileURLToPath } from 'node:url';
 import { CairnError } from '@cairn/core';
 import type { CairnEngine } from '@cairn/engine';
 import { createHttpServer, EXPLORER_PREFIX, loadApiKeys } from '@cairn/http-server';
-import {
-  assertRedisReachable,
-  CaptureProducer,
-  deadLetters,
-  QueueTopology,
-  queueCounts,
-} from '@cairn/pipeline';
+import type { CaptureProducer, QueueTopology } from '@cairn/pipeline/distributed';
 import { MemoryService } from '@cairn/service';
+import { loadDistributed } from '../distributed.js';
 import type { CliEnv } from '../env.js';
 import { resolveDataDir } from '../env.js';
 import { readJsonl } from '../jsonl.js';
@@ -78,8 +73,10 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
   const engine = await openEngine(flags.dataDir, env, { serving: true, reader: child });
   let topology: QueueTopology | null = null;
   let producer: CaptureProducer | null = null;
+  const transport = distributed ? await loadDistributed() : null;
   try {
-    if (distributed) {
+    if (transport) {
+      const { QueueTopology, CaptureProducer } = transport;
       topology = await QueueTopology.connect({
         redisUrl: env.REDIS_URL!,
         prefix: env.CAIRN_QUEUE_PREFIX,
@@ -91,7 +88,7 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
     }
     if (flags.demo && !child) await seedDemo(engine, distributed);
     const forwarder = child && !distributed ? primaryForwarder() : null;
-    const queues = topology;
+    const queues = topology && transport ? { topology, ...transport } : null;
     const service = new MemoryService({
       engine,
       producer,
@@ -99,7 +96,7 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
       ...(queues
         ? {
             deadLetters: async () =>
-              (await deadLetters(queues)).map((d) => ({
+              (await queues.deadLetters(queues.topology)).map((d) => ({
                 queue: d.queue,
                 job: d.job,
                 id: d.id,
@@ -111,7 +108,7 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
           }
         : {}),
     });
-    const t = topology;
+    const t = queues;
     const explorerDir = findExplorerDir();
     const app = await createHttpServer({
       service,
@@ -122,9 +119,9 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
       ...(t
         ? {
             queues: {
-              ping: () => assertRedisReachable(t.connection, t.opts.redisUrl),
+              ping: () => t.assertRedisReachable(t.topology.connection, t.topology.opts.redisUrl),
               depths: async () => {
-                const counts = await queueCounts(t);
+                const counts = await t.queueCounts(t.topology);
                 return Object.fromEntries(Object.entries(counts).map(([q, c]) => [q, { ...c }]));
               },
             },

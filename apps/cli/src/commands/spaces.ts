@@ -3,7 +3,6 @@ import { CairnClient } from '@cairn/client';
 import { CairnError, embeddingSpaceOf, isCairnError } from '@cairn/core';
 import { resolveEmbedder } from '@cairn/embed';
 import type { CairnEngine } from '@cairn/engine';
-import { requeueEmbeds } from '@cairn/pipeline';
 import {
   MAX_FAILED_SHARE_TO_ACTIVATE,
   type MemoryStore,
@@ -11,6 +10,7 @@ import {
   type SpaceProgress,
 } from '@cairn/store';
 import { type ApiTargetFlags, apiTarget } from '../api-target.js';
+import { loadDistributed } from '../distributed.js';
 import type { CliEnv } from '../env.js';
 import { withEngine, withQueues } from '../open-engine.js';
 import { warn, writeJson } from '../output.js';
@@ -314,7 +314,7 @@ async function fillThroughQueues(
     for (;;) {
       const page = store.embeddings.unembeddedAfter(spaceId, after, 5_000);
       if (page.length === 0) break;
-      await requeueEmbeds(topology, ref, page);
+      await (await loadDistributed()).requeueEmbeds(topology, ref, page);
       after = page.at(-1)!.changeSeq;
     }
     // Wait for the workers, but never forever: with no embed worker, or with jobs dead-lettered, say so.

@@ -1,6 +1,6 @@
 import { CairnError } from '@cairn/core';
-import { StageWorkerHost } from '@cairn/engine';
-import { deadLetters, retryDeadLetters, STAGE_NAMES, type StageName } from '@cairn/pipeline';
+import { StageWorkerHost } from '@cairn/engine/distributed';
+import { deadLetters, retryDeadLetters, STAGE_NAMES, type StageName } from '@cairn/pipeline/distributed';
 import type { CliEnv } from '../env.js';
 import { resolveDataDir } from '../env.js';
 import { withQueues } from '../open-engine.js';
