@@ -1,5 +1,5 @@
 import { CairnError, NamespaceSchema } from '@cairn/core';
-import { folderNamespace, gitNamespace } from '@cairn/mcp';
+import { folderNamespace, gitNamespace } from '@cairn/mcp/namespaces';
 
 /**
  * The namespace of the project in `cwd`, as every face that works for a coding agent derives it (`cairn
