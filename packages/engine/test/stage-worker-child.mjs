@@ -1,6 +1,6 @@
 // Child process for the kill -9 worker test: a `cairn worker` with fast lock and lease timings, reporting
 // what it processed on stdout. Uses the compiled engine (run `pnpm build` first).
-import { StageWorkerHost } from '../dist/index.js';
+import { StageWorkerHost } from '../dist/distributed.js';
 
 const [dataDir, redisUrl, prefix, shards] = process.argv.slice(2);
 const host = await StageWorkerHost.start({
