@@ -79,7 +79,9 @@ for (let round = 0; round < Number(values.rounds); round++)
       const took = performance.now() - t0;
       if (r.status !== 0)
         throw new Error(`${b.label}: ${c.name} exited ${r.status}: ${r.stderr.slice(0, 400)}`);
-      ((ms[c.name] ??= {})[b.label] ??= []).push(took);
+      const byBuild = ms[c.name] ?? {};
+      ms[c.name] = byBuild;
+      byBuild[b.label] = [...(byBuild[b.label] ?? []), took];
     }
 rmSync(work, { recursive: true, force: true });
 
