@@ -33,6 +33,11 @@ export interface OpenEngineOptions {
    * or write index files, even without REDIS_URL. @defaultValue false
    */
   reader?: boolean;
+  /**
+   * The command asks one question and exits (`cairn search "…"`): no key catalog, whose load would cost
+   * it more than the one search saves (see the engine's `catalog`). @defaultValue false
+   */
+  oneQuery?: boolean;
   /** Memories per embedder call when this process embeds. @defaultValue the engine's (256) */
   embedBatchSize?: number;
 }
@@ -63,6 +68,7 @@ export async function openEngine(
     pipeline: env.REDIS_URL || opts.reader ? 'external' : 'embedded',
     ifWriterRunning: opts.follow ? 'read' : 'fail',
     ...(opts.embedBatchSize ? { embedBatchSize: opts.embedBatchSize } : {}),
+    ...(opts.oneQuery ? { catalog: false as const } : {}),
     previousSpaceGraceMs: env.CAIRN_PREVIOUS_SPACE_GRACE * 1_000,
     // Hygiene schedules run in long-lived writers only; a one-shot command runs them when asked.
     consolidation:

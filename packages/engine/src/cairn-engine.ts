@@ -229,6 +229,7 @@ export class CairnEngine {
         path: dbPath,
         ...(opts.lexical ? { lexical: opts.lexical } : {}),
         ...(opts.context ? { context: opts.context } : {}),
+        ...(opts.catalog !== undefined ? { catalog: opts.catalog } : {}),
       });
     } catch (err) {
       lock?.release();

@@ -459,6 +459,14 @@ export class EmbeddingStore {
     ).n;
   }
 
+  /** `count`, but it stops at `limit`: whether a namespace is small costs the limit, not the namespace. */
+  countUpTo(spaceId: string, namespace: string, limit: number): number {
+    return this.db
+      .prepare('SELECT count(*) FROM (SELECT 1 FROM embeddings WHERE space = ? AND namespace = ? LIMIT ?)')
+      .pluck()
+      .get(spaceId, namespace, limit) as number;
+  }
+
   countWrittenAfter(spaceId: string, namespace: string, writeSeq: number): number {
     return this.db
       .prepare('SELECT count(*) FROM embeddings WHERE space = ? AND namespace = ? AND write_seq > ?')

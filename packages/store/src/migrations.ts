@@ -425,6 +425,30 @@ export const MIGRATIONS: readonly Migration[] = [
       db.exec("ALTER TABLE embedding_spaces ADD COLUMN storage TEXT NOT NULL DEFAULT 'f32'");
     },
   },
+  {
+    version: 17,
+    description:
+      "each namespace's row count, kept by triggers: counting a million rows took 0.4 s of a cold search",
+    up(db) {
+      db.exec(`
+        CREATE TABLE namespace_rows (namespace TEXT PRIMARY KEY, rows INTEGER NOT NULL) WITHOUT ROWID;
+        INSERT INTO namespace_rows (namespace, rows) SELECT namespace, count(*) FROM memories GROUP BY namespace;
+        CREATE TRIGGER namespace_rows_ai AFTER INSERT ON memories BEGIN
+          INSERT INTO namespace_rows (namespace, rows) VALUES (NEW.namespace, 1)
+            ON CONFLICT (namespace) DO UPDATE SET rows = rows + 1;
+        END;
+        CREATE TRIGGER namespace_rows_ad AFTER DELETE ON memories BEGIN
+          UPDATE namespace_rows SET rows = rows - 1 WHERE namespace = OLD.namespace;
+        END;
+        CREATE TRIGGER namespace_rows_au AFTER UPDATE OF namespace ON memories
+          WHEN NEW.namespace IS NOT OLD.namespace BEGIN
+          UPDATE namespace_rows SET rows = rows - 1 WHERE namespace = OLD.namespace;
+          INSERT INTO namespace_rows (namespace, rows) VALUES (NEW.namespace, 1)
+            ON CONFLICT (namespace) DO UPDATE SET rows = rows + 1;
+        END;
+      `);
+    },
+  },
 ];
 
 export function migrate(db: Database.Database, migrations: readonly Migration[] = MIGRATIONS): number {

@@ -626,3 +626,22 @@ describe('LexicalSearch: filters are never violated', () => {
     expect(ids({ since: T0, until: T0 })).toEqual([]);
   });
 });
+
+describe('LexicalSearch: corpus statistics', () => {
+  it("counts a namespace's rows and the corpus's as count(*) does, writes included", () => {
+    t.store.write([mem({ id: 'a', text: 'alpha' }), mem({ id: 'b', text: 'beta' })]);
+    t.store.write([mem({ id: 'c', namespace: 'other', text: 'gamma' })]);
+    const count = (ns?: string) =>
+      (ns === undefined
+        ? t.store.db.prepare('SELECT count(*) FROM memories').pluck().get()
+        : t.store.db.prepare('SELECT count(*) FROM memories WHERE namespace = ?').pluck().get(ns)) as number;
+    const stats = new LexicalSearch(t.store.db).stats;
+    expect([stats.rows('ns'), stats.rows('other'), stats.rows('none'), stats.rows()]).toEqual([
+      count('ns'),
+      count('other'),
+      0,
+      count(),
+    ]);
+    expect(stats.rows()).toBe(3);
+  });
+});

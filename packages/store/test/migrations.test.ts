@@ -373,3 +373,50 @@ describe('openDatabase', () => {
     }
   });
 });
+
+describe('migration 17: row counts per namespace', () => {
+  const counted = (db: Database.Database) =>
+    db
+      .prepare('SELECT namespace, count(*) AS rows FROM memories GROUP BY namespace ORDER BY namespace')
+      .all();
+  const kept = (db: Database.Database) =>
+    db.prepare('SELECT namespace, rows FROM namespace_rows WHERE rows > 0 ORDER BY namespace').all();
+
+  it('counts the rows stored before it, then keeps the count through inserts, rewrites and deletes', () => {
+    const path = join(dir, 'v16.db');
+    const v16 = new Database(path);
+    migrate(
+      v16,
+      MIGRATIONS.filter((m) => m.version <= 16),
+    );
+    // Rows written under schema 16, before the triggers exist.
+    const insert = v16.prepare(
+      `INSERT INTO memories (namespace, id, kind, title, text, parts, scope, session, agent, ts, tags, meta,
+         importance, content_hash, fingerprint, created_at, updated_at, change_seq, meta_seq)
+       VALUES (?, ?, 'observation', NULL, ?, '', '', NULL, NULL, 0, '[]', '{}', 0.5, ?, 'f', 0, 0, ?, ?)`,
+    );
+    insert.run('ns', 'a', 'one', 'h1', 1, 1);
+    insert.run('ns', 'b', 'two', 'h2', 2, 2);
+    insert.run('other', 'c', 'x', 'h3', 3, 3);
+    v16.close();
+    const store = new MemoryStore({ path });
+    try {
+      expect(kept(store.db)).toEqual(counted(store.db));
+      expect(kept(store.db)).toEqual([
+        { namespace: 'ns', rows: 2 },
+        { namespace: 'other', rows: 1 },
+      ]);
+      store.write([mem({ id: 'd', text: 'three' }), mem({ id: 'a', text: 'one, rewritten' })]);
+      store.write([mem({ id: 'e', namespace: 'third', text: 'y' })]);
+      expect(kept(store.db)).toEqual(counted(store.db));
+      store.db.prepare("DELETE FROM memories WHERE id = 'c'").run();
+      expect(kept(store.db)).toEqual(counted(store.db));
+      expect(kept(store.db)).toEqual([
+        { namespace: 'ns', rows: 3 },
+        { namespace: 'third', rows: 1 },
+      ]);
+    } finally {
+      store.close();
+    }
+  });
+});

@@ -574,7 +574,11 @@ export class VectorIndexManager implements VectorLeg {
   }
 
   private startLoad(namespace: string, slot: Slot): void {
-    const count = this.opts.embeddings.count(this.space.id, namespace);
+    // Only whether the namespace is small matters here: a cold search at 1M spent 0.17 s counting it whole.
+    const { embeddings } = this.opts;
+    const count = embeddings.countUpTo
+      ? embeddings.countUpTo(this.space.id, namespace, this.opts.exactThreshold + 1)
+      : embeddings.count(this.space.id, namespace);
     if (count <= this.opts.exactThreshold) {
       slot.ready = this.loadExact(namespace, count);
       return;

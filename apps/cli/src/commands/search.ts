@@ -123,6 +123,7 @@ export async function searchCommand(
   const res = await withEngine(flags.dataDir, env, (engine) => engine.search(req), {
     follow: true,
     existing: true,
+    oneQuery: true,
   });
   // The same JSON as the HTTP API's /v1/search answers (hits with their explanation under `explain`).
   if (flags.json) writeJson(searchResponseOut(res, { explain: req.explain ?? 'hits' }));
