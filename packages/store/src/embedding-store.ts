@@ -461,6 +461,11 @@ export class EmbeddingStore {
 
   /** `count`, but it stops at `limit`: whether a namespace is small costs the limit, not the namespace. */
   countUpTo(spaceId: string, namespace: string, limit: number): number {
+    // SQLite's LIMIT takes an integer only.
+    if (!Number.isSafeInteger(limit))
+      return Number.isFinite(limit)
+        ? this.countUpTo(spaceId, namespace, Math.max(0, Math.ceil(limit)))
+        : this.count(spaceId, namespace);
     return this.db
       .prepare('SELECT count(*) FROM (SELECT 1 FROM embeddings WHERE space = ? AND namespace = ? LIMIT ?)')
       .pluck()

@@ -592,8 +592,10 @@ export class VectorIndexManager implements VectorLeg {
         this.startMerge(namespace, loaded);
       return;
     }
-    // A reader never writes a file: until the writer publishes a graph it serves this namespace exactly.
-    if (this.opts.role === 'reader') slot.ready = this.loadExact(namespace, count);
+    // A reader never writes a file: until the writer publishes a graph it serves this namespace exactly
+    // (sized by its whole count: `count` above stopped at the threshold).
+    if (this.opts.role === 'reader')
+      slot.ready = this.loadExact(namespace, embeddings.count(this.space.id, namespace));
     else this.runBuild(namespace, slot);
   }
 

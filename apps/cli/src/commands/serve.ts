@@ -73,8 +73,9 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
   const engine = await openEngine(flags.dataDir, env, { serving: true, reader: child });
   let topology: QueueTopology | null = null;
   let producer: CaptureProducer | null = null;
-  const transport = distributed ? await loadDistributed() : null;
+  let transport: Awaited<ReturnType<typeof loadDistributed>> | null = null;
   try {
+    if (distributed) transport = await loadDistributed();
     if (transport) {
       const { QueueTopology, CaptureProducer } = transport;
       topology = await QueueTopology.connect({
