@@ -92,6 +92,16 @@ describe('EmbeddingStore: pending and put', () => {
     expect(t.store.embeddings.count(space.id, 'ns')).toBe(7);
   });
 
+  it('counts up to a limit only, whatever number the limit is', () => {
+    t.store.write(Array.from({ length: 7 }, (_, i) => mem({ id: `m${i}`, text: `text ${i}` })));
+    embedAll(t.store.embeddings.pending(space.id, 10));
+    const upTo = (limit: number) => t.store.embeddings.countUpTo(space.id, 'ns', limit);
+    expect([upTo(0), upTo(3), upTo(7), upTo(100), upTo(2.5), upTo(Number.POSITIVE_INFINITY)]).toEqual([
+      0, 3, 7, 7, 3, 7,
+    ]);
+    expect(t.store.embeddings.countUpTo(space.id, 'other', 5)).toBe(0);
+  });
+
   it('skips a memory whose change_seq moved since it was read, leaving its new text pending', () => {
     t.store.write([mem({ id: 'a', text: 'first draft' }), mem({ id: 'b', text: 'stable' })]);
     const stale = t.store.embeddings.pending(space.id, 10);
