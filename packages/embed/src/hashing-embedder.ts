@@ -38,19 +38,151 @@ export const DEFAULT_HASHING_OPTIONS: Readonly<HashingEmbedderOptions> = Object.
 /** Bump when the feature extraction changes: stored vectors from another version are not comparable. */
 export const HASHING_EMBEDDER_VERSION = 1;
 
-/** 32-bit FNV-1a over UTF-16 code units, finished with a murmur3 avalanche so low bits mix well. */
-function hash32(s: string, seed: number): number {
-  let h = 0x811c9dc5 ^ seed;
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+/** Seed of the hash that picks a feature's bucket. */
+const BUCKET_SEED = 0x9e3779b9;
+/** Seed of the hash whose low bit is a feature's sign. */
+const SIGN_SEED = 0x7f4a7c15;
+const CODE_LT = 0x3c; // '<'
+const CODE_GT = 0x3e; // '>'
+
+/** One FNV-1a step over a UTF-16 code unit. */
+function fnvStep(h: number, code: number): number {
+  return Math.imul(h ^ code, FNV_PRIME);
+}
+
+/** The murmur3 avalanche that finishes a hash, so its low bits mix well. */
+function avalanche(h: number): number {
+  let x = h ^ (h >>> 16);
+  x = Math.imul(x, 0x85ebca6b);
+  x ^= x >>> 13;
+  x = Math.imul(x, 0xc2b2ae35);
+  x ^= x >>> 16;
+  return x >>> 0;
+}
+
+/** FNV-1a state after a feature's two-character prefix (`w:` or `g:`), for the given seed. */
+function prefixState(seed: number, prefix: string): number {
+  let h = FNV_OFFSET ^ seed;
+  for (let i = 0; i < prefix.length; i++) h = fnvStep(h, prefix.charCodeAt(i));
+  return h;
+}
+
+const WORD_BUCKET = prefixState(BUCKET_SEED, 'w:');
+const WORD_SIGN = prefixState(SIGN_SEED, 'w:');
+const GRAM_BUCKET = prefixState(BUCKET_SEED, 'g:');
+const GRAM_SIGN = prefixState(SIGN_SEED, 'g:');
+
+/**
+ * True for an ASCII word of lower-case letters, or a capital and lower-case letters ("deploy", "Caroline"):
+ * identifierParts leaves such a token whole, so the embedder can skip its regular expressions.
+ */
+function isPlainAsciiWord(s: string): boolean {
   for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
+    const c = s.charCodeAt(i);
+    if (c >= 0x61 && c <= 0x7a) continue;
+    if (i === 0 && c >= 0x41 && c <= 0x5a && s.length > 1) continue;
+    return false;
   }
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
+  return true;
+}
+
+/**
+ * A text's features, accumulated in the order they first occur. A feature is named by its two hashes
+ * (the bucket hash, and the sign hash's low 21 bits) rather than by its string: hashing straight from the
+ * word's code units builds no string per n-gram, and the open-addressing table below allocates nothing per
+ * text, which made the embedder about twice as fast. Two features merge only when 53 bits of hash agree.
+ * One instance is reused by every call: embedding is synchronous, so calls never interleave.
+ */
+class FeatureSet {
+  /** Slot of the table → feature index + 1; 0 is empty. Its length is a power of two. */
+  private table = new Int32Array(1024);
+  readonly bucketHash: number[] = [];
+  readonly signHash: number[] = [];
+  readonly tf: number[] = [];
+  readonly scale: number[] = [];
+  private tableSlots: number[] = [];
+
+  get size(): number {
+    return this.tf.length;
+  }
+
+  clear(): void {
+    for (const slot of this.tableSlots) this.table[slot] = 0;
+    this.tableSlots.length = 0;
+    this.bucketHash.length = 0;
+    this.signHash.length = 0;
+    this.tf.length = 0;
+    this.scale.length = 0;
+  }
+
+  add(bucketHash: number, signHash: number, weight: number, scale: number): void {
+    // Keep the table at most half full.
+    if (this.tf.length * 2 >= this.table.length) this.grow();
+    const mask = this.table.length - 1;
+    const sign21 = signHash & 0x1fffff;
+    for (let slot = (bucketHash ^ sign21) & mask; ; slot = (slot + 1) & mask) {
+      const entry = this.table[slot]!;
+      if (entry === 0) {
+        this.table[slot] = this.tf.length + 1;
+        this.tableSlots.push(slot);
+        this.bucketHash.push(bucketHash);
+        this.signHash.push(signHash);
+        this.tf.push(weight);
+        this.scale.push(scale);
+        return;
+      }
+      const i = entry - 1;
+      if (this.bucketHash[i] === bucketHash && (this.signHash[i]! & 0x1fffff) === sign21) {
+        this.tf[i]! += weight;
+        if (scale > this.scale[i]!) this.scale[i] = scale;
+        return;
+      }
+    }
+  }
+
+  private grow(): void {
+    this.table = new Int32Array(this.table.length * 2);
+    this.tableSlots = [];
+    const mask = this.table.length - 1;
+    for (let i = 0; i < this.tf.length; i++) {
+      let slot = (this.bucketHash[i]! ^ (this.signHash[i]! & 0x1fffff)) & mask;
+      while (this.table[slot] !== 0) slot = (slot + 1) & mask;
+      this.table[slot] = i + 1;
+      this.tableSlots.push(slot);
+    }
+  }
+
+  /** A whole-word feature, `w:<word>`. */
+  addWord(word: string, weight: number, scale: number): void {
+    let b = WORD_BUCKET;
+    let g = WORD_SIGN;
+    for (let i = 0; i < word.length; i++) {
+      const c = word.charCodeAt(i);
+      b = fnvStep(b, c);
+      g = fnvStep(g, c);
+    }
+    this.add(avalanche(b), avalanche(g), weight, scale);
+  }
+
+  /** Every character n-gram of `<word>` of each size in `sizes`, `g:<gram>`. */
+  addNgrams(word: string, sizes: readonly number[], weight: number, scale: number): void {
+    const marked = word.length + 2;
+    const code = (i: number) => (i === 0 ? CODE_LT : i === marked - 1 ? CODE_GT : word.charCodeAt(i - 1));
+    for (const n of sizes) {
+      for (let i = 0; i + n <= marked; i++) {
+        let b = GRAM_BUCKET;
+        let g = GRAM_SIGN;
+        for (let j = i; j < i + n; j++) {
+          const c = code(j);
+          b = fnvStep(b, c);
+          g = fnvStep(g, c);
+        }
+        this.add(avalanche(b), avalanche(g), weight, scale);
+      }
+    }
+  }
 }
 
 /**
@@ -78,6 +210,7 @@ export class HashingEmbedder implements TermWeightedEmbedder {
    */
   readonly fusionWeight = 0.02;
   private readonly opts: HashingEmbedderOptions;
+  private readonly features = new FeatureSet();
 
   constructor(opts: Partial<HashingEmbedderOptions> = {}) {
     this.opts = withDefaults(DEFAULT_HASHING_OPTIONS, opts);
@@ -113,34 +246,30 @@ export class HashingEmbedder implements TermWeightedEmbedder {
 
   /** Synchronous form, for worker threads and benchmarks. `weights` scales each word and its n-grams. */
   embedOne(text: string, weights?: ReadonlyMap<string, number>): Float32Array {
-    // feature → [accumulated weight, the largest query-side scale among the words that produced it]
-    const features = new Map<string, [number, number]>();
-    const add = (feature: string, weight: number, scale: number) => {
-      const f = features.get(feature);
-      if (f) {
-        f[0] += weight;
-        if (scale > f[1]) f[1] = scale;
-      } else features.set(feature, [weight, scale]);
-    };
+    // Each feature keeps its accumulated weight and the largest query-side scale among the words that
+    // produced it.
+    const features = this.features;
+    features.clear();
     const { ngrams, wordWeight, ngramWeight, stopWordWeight } = this.opts;
     for (const raw of rawTokens(text)) {
       const word = raw.toLowerCase();
       const stop = isStopWord(word);
       const scale = weights?.get(word) ?? 1;
-      add(`w:${word}`, stop ? stopWordWeight : wordWeight, scale);
+      features.addWord(word, stop ? stopWordWeight : wordWeight, scale);
       if (stop) continue;
-      for (const part of identifierParts(raw)) add(`w:${part}`, wordWeight * 0.5, scale);
-      const marked = `<${word}>`;
-      for (const n of ngrams) {
-        for (let i = 0; i + n <= marked.length; i++) add(`g:${marked.slice(i, i + n)}`, ngramWeight, scale);
+      // identifierParts returns nothing for a plain word, the common case: skip its regular expressions.
+      if (!isPlainAsciiWord(raw)) {
+        for (const part of identifierParts(raw)) features.addWord(part, wordWeight * 0.5, scale);
       }
+      features.addNgrams(word, ngrams, ngramWeight, scale);
     }
     const v = new Float32Array(this.dimensions);
-    for (const [feature, [tf, scale]] of features) {
-      const h = hash32(feature, 0x9e3779b9);
-      const sign = hash32(feature, 0x7f4a7c15) & 1 ? 1 : -1;
+    const { bucketHash, signHash, tf, scale } = features;
+    for (let i = 0; i < features.size; i++) {
+      const w = tf[i]!;
+      const sign = signHash[i]! & 1 ? 1 : -1;
       // log-scaled tf: a word said five times is more central, not five times more.
-      v[h % this.dimensions]! += sign * (tf > 1 ? 1 + Math.log(tf) : tf) * scale;
+      v[bucketHash[i]! % this.dimensions]! += sign * (w > 1 ? 1 + Math.log(w) : w) * scale[i]!;
     }
     return l2Normalize(v);
   }
