@@ -1,36 +1,21 @@
 import {
   assertDimensions,
   type EmbeddingSpace,
-  hasFilters,
   type SearchFilters,
-  type VectorCandidate,
   type VectorLeg,
   type VectorLegResult,
   withDefaults,
 } from '@cairn/core';
 import { LRUCache } from 'lru-cache';
-import { ExactMatrix } from './exact-matrix.js';
-import { GenerationFiles, NEVER_SAVED } from './generation-files.js';
+import { startDeltaMerge } from './delta-merge.js';
+import { GenerationFiles } from './generation-files.js';
 import { DEFAULT_HNSW_PARAMS, type HnswParams, type IndexBuilder } from './hnsw-params.js';
-import {
-  applyVector,
-  type ExactState,
-  type GraphState,
-  holds,
-  type NamespaceState,
-  nearest,
-  sizeOf,
-} from './namespace-state.js';
-import {
-  FILTERED_OVERSAMPLE,
-  filteredFetch,
-  MAX_EXACT_FILTERED,
-  MIN_FILTERED_CANDIDATES,
-  UNFILTERED_OVERSAMPLE,
-  WIDE_OVERSAMPLE,
-} from './search-sizing.js';
+import { findMissingVectors } from './index-audit.js';
+import { NamespaceLoader } from './namespace-loader.js';
+import { applyVector, type GraphState, type NamespaceState, sizeOf } from './namespace-state.js';
 import type { EmbeddingSource, KeyFilter, LogFn } from './sources.js';
 import { inProcessIndexBuilder, releaseIndex } from './usearch-index.js';
+import { searchLoaded, type VectorSearchContext } from './vector-search.js';
 
 export interface VectorIndexOptions {
   /** Folder for index files (one subfolder per embedding space). */
@@ -96,18 +81,19 @@ interface Slot {
  */
 const RETRY_BUILD_AFTER_MS = 30_000;
 
-/** Rows copied per event-loop turn while collecting vectors for a build (about 1.5 MB of 384-d vectors: a few ms). */
-const COLLECT_CHUNK = 1_000;
 /** Vectors an audit reads from SQLite per query. */
 const AUDIT_CHUNK = 1_000;
-/** Keys an audit checks against the index per event-loop turn. */
-const AUDIT_SCAN_CHUNK = 10_000;
 
 /**
  * The vector leg: one index per namespace and embedding space, loaded lazily. Small namespaces are held as
  * an exact matrix; larger ones as a usearch HNSW graph file plus an exact delta of newer vectors. Embeddings
  * in SQLite are the source of truth: a missing, stale or damaged file is rebuilt from them, and the rebuild
  * is logged.
+ *
+ * This class holds each namespace's lifecycle (unloaded → loading or building → exact or graph, promoted,
+ * merged, audited, released) and the writes that feed it. The steps live beside it: `vector-search.ts`
+ * answers a query over a loaded namespace, `namespace-loader.ts` loads and builds, `delta-merge.ts` merges
+ * a delta into a new generation, `index-audit.ts` finds stored vectors an index lacks.
  */
 export class VectorIndexManager implements VectorLeg {
   readonly space: EmbeddingSpace;
@@ -117,6 +103,8 @@ export class VectorIndexManager implements VectorLeg {
   /** The one load or build `loadAfterWrites` started that is still under way. */
   private writeTriggeredLoad: Promise<unknown> | null = null;
   private readonly files: GenerationFiles;
+  private readonly loader: NamespaceLoader;
+  private readonly searchContext: VectorSearchContext;
   /** Stored vectors by key, read from SQLite for graph namespaces (see `vectorCacheEntries`). */
   private readonly vectorCache: LRUCache<number, { namespace: string; vector: Float32Array }> | null;
   private readonly opts: Required<Omit<VectorIndexOptions, 'hnsw' | 'log'>> & {
@@ -150,6 +138,20 @@ export class VectorIndexManager implements VectorLeg {
     this.vectorCache =
       this.opts.vectorCacheEntries > 0 ? new LRUCache({ max: this.opts.vectorCacheEntries }) : null;
     this.files = new GenerationFiles(this.opts.dir, this.space, this.opts.hnsw, this.opts.builder);
+    this.loader = new NamespaceLoader({
+      space: this.space,
+      embeddings: this.opts.embeddings,
+      files: this.files,
+      role: this.opts.role,
+      maxCatchUp: this.opts.maxCatchUp,
+      log: this.opts.log,
+      apply: (state, key, writeSeq, vector) => this.applyOne(state, key, writeSeq, vector),
+    });
+    this.searchContext = {
+      dimensions: this.space.dimensions,
+      keys: this.opts.keys,
+      vectorsFor: (namespace, keys) => this.vectorsFor(namespace, keys),
+    };
   }
 
   /** The folder of one embedding space's index files under `dir` (for deleting a dropped space's files). */
@@ -166,115 +168,7 @@ export class VectorIndexManager implements VectorLeg {
     assertDimensions(req.vector, this.space, 'query vector');
     const ready = await this.acquire(req.namespace, this.opts.waitForBuild);
     if (!ready.ok) return { status: 'unavailable', reason: ready.reason };
-    const idx = ready.value;
-    const filtered = hasFilters(req.filters);
-    const size = sizeOf(idx);
-    // Session and time filters are indexed: when few memories pass, scan their vectors exactly. Not when
-    // kinds, agents or tags narrow a time window further: listing what passes then reads every row of the
-    // window (~16 ms for kind + two months of a 100k namespace, on a small machine), while the graph search
-    // usually finds enough; the exact scan below stays the fallback when it does not.
-    const f = req.filters;
-    const unindexed = Boolean(
-      f.kinds?.length || f.agents?.length || f.tags?.length || f.slots?.length || f.asOf !== undefined,
-    );
-    const timeOnly = (f.since !== undefined || f.until !== undefined) && !unindexed;
-    // Whether the filter is already known to pass more memories than an exact scan takes; an estimate
-    // well above that spares listing them (a thousand index entries read to learn "too many").
-    const rate =
-      filtered && idx.kind === 'hnsw' ? (this.opts.keys.passRate?.(req.namespace, f) ?? null) : null;
-    let manyPass = rate !== null && rate * size > 2 * MAX_EXACT_FILTERED;
-    if ((f.sessions?.length || timeOnly) && idx.kind === 'hnsw' && !manyPass) {
-      const keys = this.opts.keys.keysMatching(req.namespace, req.filters, MAX_EXACT_FILTERED + 1);
-      manyPass = keys.length > MAX_EXACT_FILTERED;
-      if (!manyPass) {
-        const hits = this.exactOver(req.namespace, keys, req.vector, req.limit);
-        return { status: 'ok', candidates: hits.map((h, i) => ({ ...h, rank: i + 1 })), exact: true };
-      }
-    }
-    let fetch = Math.min(
-      size,
-      Math.ceil(req.limit * (filtered ? FILTERED_OVERSAMPLE : UNFILTERED_OVERSAMPLE)) + 8,
-    );
-    const enough = idx.kind === 'exact' ? req.limit : Math.min(req.limit, MIN_FILTERED_CANDIDATES);
-    if (rate !== null) fetch = filteredFetch(req.limit, rate, fetch, enough, size);
-    let raw = nearest(idx, req.vector, fetch);
-    if (!filtered) {
-      // Every key of this index belongs to the namespace, but superseded and deleted memories keep their
-      // vectors (an undo brings a merged one back). A dup storm merged by consolidation leaves hundreds of
-      // dead copies at the live one's cosine, which would fill the top list and crowd it out: so dead keys
-      // are skipped here (the key catalog answers from memory) and the search widens when they were many.
-      let live = this.opts.keys.allowedKeys(
-        req.namespace,
-        raw.map((r) => r.key),
-        {},
-      );
-      if (live.size < Math.min(req.limit, raw.length) && fetch < size) {
-        fetch = idx.kind === 'exact' ? size : Math.min(size, fetch * WIDE_OVERSAMPLE);
-        raw = nearest(idx, req.vector, fetch);
-        live = this.opts.keys.allowedKeys(
-          req.namespace,
-          raw.map((r) => r.key),
-          {},
-        );
-      }
-      // An HNSW graph holding hundreds of identical vectors may not reach the live one at all; a dead copy
-      // found stands for the memory it was merged into.
-      const dead = raw.filter((r) => !live.has(r.key)).map((r) => r.key);
-      const absorbers = dead.length > 0 ? this.opts.keys.absorbersOf?.(req.namespace, dead) : undefined;
-      const candidates: VectorCandidate[] = [];
-      const taken = new Set<number>();
-      for (const r of raw) {
-        const key = live.has(r.key) ? r.key : absorbers?.get(r.key);
-        if (key === undefined || taken.has(key)) continue;
-        taken.add(key);
-        candidates.push({ key, cosine: r.cosine, rank: candidates.length + 1 });
-        if (candidates.length >= req.limit) break;
-      }
-      return { status: 'ok', candidates, exact: idx.kind === 'exact' };
-    }
-    let allowed = this.opts.keys.allowedKeys(
-      req.namespace,
-      raw.map((r) => r.key),
-      req.filters,
-    );
-    let exact = idx.kind === 'exact';
-    // Exact namespaces are cheap to rescan, so they always fill the page. HNSW widens only when the filter
-    // left almost nothing (fewer than `enough`): a filtered page needs a few good vector candidates, not a
-    // full pool, and a wide HNSW search costs more than the rest of the query.
-    if (filtered && allowed.size < enough && fetch < size) {
-      // The filter removed too much of the top list. A small allowed set is scanned exactly; otherwise a
-      // much wider approximate search usually finds enough (HNSW cost grows slowly with k).
-      const keys = manyPass
-        ? []
-        : this.opts.keys.keysMatching(req.namespace, req.filters, MAX_EXACT_FILTERED + 1);
-      if (!manyPass && keys.length <= MAX_EXACT_FILTERED) {
-        raw = this.exactOver(req.namespace, keys, req.vector, req.limit);
-        allowed = new Set(raw.map((r) => r.key));
-        exact = true;
-      } else {
-        fetch = Math.min(size, fetch * WIDE_OVERSAMPLE);
-        raw = nearest(idx, req.vector, fetch);
-        allowed = this.opts.keys.allowedKeys(
-          req.namespace,
-          raw.map((r) => r.key),
-          req.filters,
-        );
-      }
-    }
-    const candidates: VectorCandidate[] = [];
-    for (const r of raw) {
-      if (!allowed.has(r.key)) continue;
-      candidates.push({ key: r.key, cosine: r.cosine, rank: candidates.length + 1 });
-      if (candidates.length >= req.limit) break;
-    }
-    return { status: 'ok', candidates, exact };
-  }
-
-  /** Exact top-`limit` over the stored vectors of just these keys (a filter's small allowed set). */
-  private exactOver(namespace: string, keys: readonly number[], vector: Float32Array, limit: number) {
-    const matrix = new ExactMatrix(this.space.dimensions, keys.length);
-    for (const [k, v] of this.vectorsFor(namespace, keys)) matrix.upsert(k, v);
-    return matrix.search(vector, limit);
+    return searchLoaded(ready.value, req, this.searchContext);
   }
 
   /**
@@ -402,7 +296,7 @@ export class VectorIndexManager implements VectorLeg {
           ? ready.matrix.size > this.opts.exactThreshold
           : side.generation > ready.generation);
       if (newer) {
-        const loaded = this.tryLoadFile(namespace, true);
+        const loaded = this.loader.loadFile(namespace, true);
         if (loaded) {
           slot.ready = loaded;
           if (ready.kind === 'hnsw') releaseIndex(ready.graph);
@@ -411,10 +305,7 @@ export class VectorIndexManager implements VectorLeg {
           continue;
         }
       }
-      if (ready.kind === 'hnsw') this.catchUpSync(namespace, ready);
-      else
-        for (const e of this.opts.embeddings.iterate(this.space.id, namespace, ready.watermark))
-          this.applyOne(ready, e.key, e.writeSeq, e.vector);
+      this.loader.catchUpSync(namespace, ready);
     }
   }
 
@@ -437,33 +328,15 @@ export class VectorIndexManager implements VectorLeg {
     });
   }
 
-  /**
-   * A chunk of keys per event-loop turn, each chunk checked against the graph in one native call: at 100k
-   * keys, one `contains` call per key blocked the serving thread for ~230 ms; batched, ~30 ms in all.
-   */
   private async auditNamespace(namespace: string): Promise<number> {
     const ready = this.slots.get(namespace)?.ready;
     if (!ready) return 0;
-    const keys = this.opts.embeddings.keys(this.space.id, namespace);
-    const missing: number[] = [];
-    for (let i = 0; i < keys.length; i += AUDIT_SCAN_CHUNK) {
-      // Forgotten or replaced meanwhile (released, reloaded): whatever holds it now is audited later.
-      if (this.slots.get(namespace)?.ready !== ready) return 0;
-      const chunk = keys.slice(i, i + AUDIT_SCAN_CHUNK);
-      if (ready.kind === 'exact') {
-        for (const k of chunk) if (!ready.matrix.has(k)) missing.push(k);
-      } else {
-        const inGraph = ready.graph.contains(BigUint64Array.from(chunk, (k) => BigInt(k))) as boolean[];
-        chunk.forEach((k, j) => {
-          if (!inGraph[j] && !ready.delta.has(k)) missing.push(k);
-        });
-      }
-      await new Promise((r) => setImmediate(r));
-    }
-    if (this.slots.get(namespace)?.ready !== ready) return 0;
-    // Applied meanwhile by the pipeline: not missing any more.
-    const lacking = missing.filter((k) => !holds(ready, k));
-    if (lacking.length === 0) return 0;
+    const lacking = await findMissingVectors(
+      ready,
+      this.opts.embeddings.keys(this.space.id, namespace),
+      () => this.slots.get(namespace)?.ready === ready,
+    );
+    if (!lacking || lacking.length === 0) return 0;
     for (let i = 0; i < lacking.length; i += AUDIT_CHUNK) {
       const chunk = lacking.slice(i, i + AUDIT_CHUNK);
       // At the current watermark: these are older writes, and the watermark must not move past any
@@ -580,10 +453,10 @@ export class VectorIndexManager implements VectorLeg {
       ? embeddings.countUpTo(this.space.id, namespace, this.opts.exactThreshold + 1)
       : embeddings.count(this.space.id, namespace);
     if (count <= this.opts.exactThreshold) {
-      slot.ready = this.loadExact(namespace, count);
+      slot.ready = this.loader.loadExact(namespace, count);
       return;
     }
-    const loaded = this.tryLoadFile(namespace);
+    const loaded = this.loader.loadFile(namespace);
     if (loaded) {
       slot.ready = loaded;
       // A file is trusted for what its watermark covers; check that claim off the query's path.
@@ -595,102 +468,18 @@ export class VectorIndexManager implements VectorLeg {
     // A reader never writes a file: until the writer publishes a graph it serves this namespace exactly
     // (sized by its whole count: `count` above stopped at the threshold).
     if (this.opts.role === 'reader')
-      slot.ready = this.loadExact(namespace, embeddings.count(this.space.id, namespace));
+      slot.ready = this.loader.loadExact(namespace, embeddings.count(this.space.id, namespace));
     else this.runBuild(namespace, slot);
-  }
-
-  private loadExact(namespace: string, count: number): ExactState {
-    const matrix = new ExactMatrix(this.space.dimensions, count + 64);
-    let watermark = 0;
-    for (const e of this.opts.embeddings.iterate(this.space.id, namespace, 0)) {
-      matrix.upsert(e.key, e.vector);
-      watermark = Math.max(watermark, e.writeSeq);
-    }
-    return { kind: 'exact', matrix, watermark };
-  }
-
-  /** Maps the current graph file and reads newer vectors into the delta; null means "rebuild" (logged). */
-  private tryLoadFile(namespace: string, catchUp = true): GraphState | null {
-    const why = (reason: string) => {
-      // A first build (a new namespace, a new space being filled by a reindex) is expected, not a repair.
-      const first = reason === NEVER_SAVED;
-      this.opts.log(first ? 'info' : 'warn', `${first ? 'building' : 'rebuilding'} vector index: ${reason}`, {
-        namespace,
-        space: this.space.id,
-        dir: this.files.dir,
-      });
-      return null;
-    };
-    const opened = this.files.open(namespace);
-    if (typeof opened === 'string') return why(opened);
-    const { graph, side } = opened;
-    const state: GraphState = {
-      kind: 'hnsw',
-      graph,
-      graphSize: side.count,
-      generation: side.generation,
-      graphWatermark: side.watermark,
-      delta: new ExactMatrix(this.space.dimensions, 256),
-      deltaSeq: new Map(),
-      watermark: side.watermark,
-      fresh: 0,
-      merging: null,
-    };
-    const limit = this.opts.role === 'reader' ? Number.POSITIVE_INFINITY : this.opts.maxCatchUp;
-    if (catchUp && !this.catchUpSync(namespace, state, limit)) {
-      releaseIndex(graph);
-      return why(`more than ${this.opts.maxCatchUp} vectors newer than the saved file`);
-    }
-    if (this.opts.role === 'writer') this.files.removeStale(namespace, side.file);
-    return state;
-  }
-
-  /** Applies stored vectors newer than the state's watermark; false if there were more than `limit`. */
-  private catchUpSync(namespace: string, state: GraphState, limit = Number.POSITIVE_INFINITY): boolean {
-    let n = 0;
-    for (const e of this.opts.embeddings.iterate(this.space.id, namespace, state.watermark)) {
-      if (++n > limit) return false;
-      this.applyOne(state, e.key, e.writeSeq, e.vector);
-    }
-    return true;
-  }
-
-  /** The same, a page per event-loop turn: after a long build the backlog can be tens of thousands. */
-  private async catchUpAsync(namespace: string, state: GraphState): Promise<void> {
-    for (;;) {
-      let n = 0;
-      for (const e of this.opts.embeddings.iterate(this.space.id, namespace, state.watermark)) {
-        this.applyOne(state, e.key, e.writeSeq, e.vector);
-        if (++n >= COLLECT_CHUNK) break;
-      }
-      if (n < COLLECT_CHUNK) return;
-      await new Promise((r) => setImmediate(r));
-    }
   }
 
   /** Rebuilds a namespace's graph from SQLite on the builder, then maps it. Searches meanwhile are degraded. */
   private runBuild(namespace: string, slot: Slot): void {
-    const started = Date.now();
-    slot.building = (async () => {
-      const { keys, vectors, watermark } = await this.collect(namespace);
-      const generation = (this.files.sidecar(namespace)?.generation ?? 0) + 1;
-      await this.files.write(namespace, generation, watermark, { keys, vectors });
-      const loaded = this.tryLoadFile(namespace, false);
-      if (!loaded) throw new Error('the freshly built index could not be loaded');
-      await this.catchUpAsync(namespace, loaded);
-      this.opts.log('info', 'vector index built', {
-        namespace,
-        space: this.space.id,
-        vectors: keys.length,
-        ms: Date.now() - started,
-      });
-      return loaded;
-    })();
+    slot.building = this.loader.build(namespace);
     slot.building.then(
       (ready) => {
         // Vectors stored after the last catch-up page were skipped by apply() (no ready index yet):
         // pick them up in the same turn that makes the index visible, so none can slip between.
-        if (ready.kind === 'hnsw') this.catchUpSync(namespace, ready);
+        this.loader.catchUpSync(namespace, ready);
         slot.ready = ready;
         slot.building = undefined;
         if (ready.kind === 'hnsw' && ready.delta.size >= this.opts.mergeThreshold)
@@ -715,94 +504,9 @@ export class VectorIndexManager implements VectorLeg {
     slot.ready = current;
   }
 
-  /**
-   * Merges the delta into a new graph generation on the builder. The serving thread keeps searching the
-   * old graph plus the delta; when the new file is mapped, the delta entries it covers are dropped.
-   */
+  /** Merges the delta into a new graph generation on the builder (a writer's job; see delta-merge.ts). */
   private startMerge(namespace: string, state: GraphState): void {
-    if (state.merging || state.delta.size === 0 || this.opts.role === 'reader') return;
-    const keysList = [...state.delta.keyList()];
-    const dims = this.space.dimensions;
-    const keys = new BigUint64Array(new SharedArrayBuffer(keysList.length * 8));
-    const vectors = new Float32Array(new SharedArrayBuffer(keysList.length * dims * 4));
-    let watermark = state.graphWatermark;
-    keysList.forEach((k, i) => {
-      keys[i] = BigInt(k);
-      vectors.set(state.delta.get(k)!, i * dims);
-      watermark = Math.max(watermark, state.deltaSeq.get(k) ?? 0);
-    });
-    const merged = new Map(keysList.map((k) => [k, state.deltaSeq.get(k) ?? 0]));
-    const base = this.files.currentPath(namespace);
-    const generation = state.generation + 1;
-    state.merging = (async () => {
-      const side = await this.files.write(namespace, generation, watermark, {
-        keys,
-        vectors,
-        basePath: base,
-      });
-      const graph = this.files.view(side);
-      // Keep delta entries that changed after the merge snapshot was taken.
-      const delta = new ExactMatrix(dims, Math.max(256, state.delta.size - merged.size));
-      const deltaSeq = new Map<number, number>();
-      let fresh = 0;
-      for (const k of state.delta.keyList()) {
-        const seq = state.deltaSeq.get(k) ?? 0;
-        if (merged.get(k) === seq) continue;
-        delta.upsert(k, state.delta.get(k)!);
-        deltaSeq.set(k, seq);
-        if (!graph.contains(BigInt(k))) fresh += 1;
-      }
-      const replaced = state.graph;
-      Object.assign(state, {
-        graph,
-        graphSize: side.count,
-        generation,
-        graphWatermark: watermark,
-        delta,
-        deltaSeq,
-        fresh,
-      });
-      // Searches are synchronous: none can be inside the old graph now.
-      releaseIndex(replaced);
-      this.files.removeStale(namespace, side.file);
-    })()
-      .catch((err: Error) => {
-        this.opts.log('error', 'vector index merge failed; the delta keeps serving', {
-          namespace,
-          error: err.message,
-        });
-      })
-      .finally(() => {
-        state.merging = null;
-      });
-  }
-
-  /** Reads a namespace's vectors into shared buffers, yielding to the event loop between chunks. */
-  private async collect(
-    namespace: string,
-  ): Promise<{ keys: BigUint64Array; vectors: Float32Array; watermark: number }> {
-    const dims = this.space.dimensions;
-    let cap = Math.max(1, this.opts.embeddings.count(this.space.id, namespace));
-    let keys = new BigUint64Array(new SharedArrayBuffer(cap * 8));
-    let vectors = new Float32Array(new SharedArrayBuffer(cap * dims * 4));
-    let n = 0;
-    let watermark = 0;
-    for (const e of this.opts.embeddings.iterate(this.space.id, namespace, 0)) {
-      if (n === cap) {
-        cap *= 2;
-        const k2 = new BigUint64Array(new SharedArrayBuffer(cap * 8));
-        const v2 = new Float32Array(new SharedArrayBuffer(cap * dims * 4));
-        k2.set(keys);
-        v2.set(vectors);
-        keys = k2;
-        vectors = v2;
-      }
-      keys[n] = BigInt(e.key);
-      vectors.set(e.vector, n * dims);
-      watermark = Math.max(watermark, e.writeSeq);
-      n++;
-      if (n % COLLECT_CHUNK === 0) await new Promise((r) => setImmediate(r));
-    }
-    return { keys: keys.subarray(0, n), vectors: vectors.subarray(0, n * dims), watermark };
+    if (this.opts.role === 'reader') return;
+    startDeltaMerge(namespace, state, this.files, this.opts.log);
   }
 }

@@ -1,0 +1,155 @@
+import type { EmbeddingSpace } from '@cairn/core';
+import { ExactMatrix } from './exact-matrix.js';
+import { type GenerationFiles, NEVER_SAVED } from './generation-files.js';
+import type { ExactState, GraphState, NamespaceState } from './namespace-state.js';
+import type { EmbeddingSource, LogFn } from './sources.js';
+import { releaseIndex } from './usearch-index.js';
+
+/** Rows copied per event-loop turn while collecting vectors for a build (about 1.5 MB of 384-d vectors: a few ms). */
+const COLLECT_CHUNK = 1_000;
+
+export interface NamespaceLoaderOptions {
+  space: EmbeddingSpace;
+  embeddings: EmbeddingSource;
+  files: GenerationFiles;
+  /** A reader catches up any backlog and never writes or deletes a file. */
+  role: 'writer' | 'reader';
+  /** More vectors newer than the saved file than this, and a writer rebuilds instead of catching up. */
+  maxCatchUp: number;
+  log: LogFn;
+  /** Takes one stored vector into a state (the manager also drops its cached copy of the key). */
+  apply(state: NamespaceState, key: number, writeSeq: number, vector: Float32Array): void;
+}
+
+/**
+ * How a namespace's index comes into memory, from the embeddings in SQLite (the truth) and the graph files
+ * (derived): whole into an exact matrix when small, mapped from the current graph generation with the
+ * newer vectors caught up into its delta, or built from scratch on the builder when there is no usable
+ * file. Which state a namespace is in, and when to load, is the manager's concern.
+ */
+export class NamespaceLoader {
+  constructor(private readonly o: NamespaceLoaderOptions) {}
+
+  /** Every stored vector of the namespace, in one exact matrix. */
+  loadExact(namespace: string, count: number): ExactState {
+    const matrix = new ExactMatrix(this.o.space.dimensions, count + 64);
+    let watermark = 0;
+    for (const e of this.o.embeddings.iterate(this.o.space.id, namespace, 0)) {
+      matrix.upsert(e.key, e.vector);
+      watermark = Math.max(watermark, e.writeSeq);
+    }
+    return { kind: 'exact', matrix, watermark };
+  }
+
+  /** Maps the current graph file and reads newer vectors into the delta; null means "rebuild" (logged). */
+  loadFile(namespace: string, catchUp = true): GraphState | null {
+    const { files, space, log } = this.o;
+    const why = (reason: string) => {
+      // A first build (a new namespace, a new space being filled by a reindex) is expected, not a repair.
+      const first = reason === NEVER_SAVED;
+      log(first ? 'info' : 'warn', `${first ? 'building' : 'rebuilding'} vector index: ${reason}`, {
+        namespace,
+        space: space.id,
+        dir: files.dir,
+      });
+      return null;
+    };
+    const opened = files.open(namespace);
+    if (typeof opened === 'string') return why(opened);
+    const { graph, side } = opened;
+    const state: GraphState = {
+      kind: 'hnsw',
+      graph,
+      graphSize: side.count,
+      generation: side.generation,
+      graphWatermark: side.watermark,
+      delta: new ExactMatrix(space.dimensions, 256),
+      deltaSeq: new Map(),
+      watermark: side.watermark,
+      fresh: 0,
+      merging: null,
+    };
+    const limit = this.o.role === 'reader' ? Number.POSITIVE_INFINITY : this.o.maxCatchUp;
+    if (catchUp && !this.catchUpSync(namespace, state, limit)) {
+      releaseIndex(graph);
+      return why(`more than ${this.o.maxCatchUp} vectors newer than the saved file`);
+    }
+    if (this.o.role === 'writer') files.removeStale(namespace, side.file);
+    return state;
+  }
+
+  /** Applies stored vectors newer than the state's watermark; false if there were more than `limit`. */
+  catchUpSync(namespace: string, state: NamespaceState, limit = Number.POSITIVE_INFINITY): boolean {
+    let n = 0;
+    for (const e of this.o.embeddings.iterate(this.o.space.id, namespace, state.watermark)) {
+      if (++n > limit) return false;
+      this.o.apply(state, e.key, e.writeSeq, e.vector);
+    }
+    return true;
+  }
+
+  /** The same, a page per event-loop turn: after a long build the backlog can be tens of thousands. */
+  async catchUpAsync(namespace: string, state: NamespaceState): Promise<void> {
+    for (;;) {
+      let n = 0;
+      for (const e of this.o.embeddings.iterate(this.o.space.id, namespace, state.watermark)) {
+        this.o.apply(state, e.key, e.writeSeq, e.vector);
+        if (++n >= COLLECT_CHUNK) break;
+      }
+      if (n < COLLECT_CHUNK) return;
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+
+  /**
+   * Builds the namespace's graph from SQLite as a new generation, on the builder, then maps it and
+   * catches up what was stored meanwhile. Vectors stored after the last catch-up page are the caller's to
+   * apply, in the turn that makes the index visible.
+   */
+  async build(namespace: string): Promise<GraphState> {
+    const started = Date.now();
+    const { keys, vectors, watermark } = await this.collect(namespace);
+    const generation = (this.o.files.sidecar(namespace)?.generation ?? 0) + 1;
+    await this.o.files.write(namespace, generation, watermark, { keys, vectors });
+    const loaded = this.loadFile(namespace, false);
+    if (!loaded) throw new Error('the freshly built index could not be loaded');
+    await this.catchUpAsync(namespace, loaded);
+    this.o.log('info', 'vector index built', {
+      namespace,
+      space: this.o.space.id,
+      vectors: keys.length,
+      ms: Date.now() - started,
+    });
+    return loaded;
+  }
+
+  /** Reads a namespace's vectors into shared buffers, yielding to the event loop between chunks. */
+  private async collect(
+    namespace: string,
+  ): Promise<{ keys: BigUint64Array; vectors: Float32Array; watermark: number }> {
+    const { embeddings, space } = this.o;
+    const dims = space.dimensions;
+    let cap = Math.max(1, embeddings.count(space.id, namespace));
+    let keys = new BigUint64Array(new SharedArrayBuffer(cap * 8));
+    let vectors = new Float32Array(new SharedArrayBuffer(cap * dims * 4));
+    let n = 0;
+    let watermark = 0;
+    for (const e of embeddings.iterate(space.id, namespace, 0)) {
+      if (n === cap) {
+        cap *= 2;
+        const k2 = new BigUint64Array(new SharedArrayBuffer(cap * 8));
+        const v2 = new Float32Array(new SharedArrayBuffer(cap * dims * 4));
+        k2.set(keys);
+        v2.set(vectors);
+        keys = k2;
+        vectors = v2;
+      }
+      keys[n] = BigInt(e.key);
+      vectors.set(e.vector, n * dims);
+      watermark = Math.max(watermark, e.writeSeq);
+      n++;
+      if (n % COLLECT_CHUNK === 0) await new Promise((r) => setImmediate(r));
+    }
+    return { keys: keys.subarray(0, n), vectors: vectors.subarray(0, n * dims), watermark };
+  }
+}
