@@ -26,6 +26,7 @@ import {
 } from '@cairn/store';
 import { VectorIndexManager, workerIndexBuilder } from '@cairn/vector';
 import { AccessTracker } from './access-tracker.js';
+import { BackgroundCheckpointer } from './background-checkpointer.js';
 import { type ConsolidationReport, Consolidator, DEFAULT_CONSOLIDATION_OPTIONS } from './consolidator.js';
 import { DataFolderLock } from './data-folder-lock.js';
 import type { EngineLog, EngineOptions } from './engine-options.js';
@@ -101,6 +102,8 @@ export class CairnEngine {
   private readonly spaces: SpaceSupervisor;
   /** Whether cairn.db can be trusted; every public operation goes through its guard. */
   readonly health: StoreHealth;
+  /** Runs the WAL checkpoints off the serving thread (see `checkpoints`); null when they run inline. */
+  private readonly checkpointer: BackgroundCheckpointer | null = null;
   private closed = false;
   /** Near-duplicates merged into the newer memory (see Consolidator); the writer runs it on a timer. */
   readonly consolidator: Consolidator;
@@ -121,6 +124,11 @@ export class CairnEngine {
     this.log = opts.log ?? noLog;
     this.store = store;
     this.health = new StoreHealth(join(dataDir, 'cairn.db'), this.log);
+    const refreshEvery = opts.refreshIntervalMs ?? 1_000;
+    if ((opts.checkpoints ?? (refreshEvery > 0 ? 'background' : 'inline')) === 'background') {
+      this.checkpointer = new BackgroundCheckpointer(join(dataDir, 'cairn.db'), store.db, this.log);
+      this.checkpointer.start();
+    }
     this.pool = embedder && (opts.useWorkerThreads ?? true) ? new ComputePool() : null;
     this.serving = this.serve(embedder, space);
     this.spaces = new SpaceSupervisor({
@@ -146,7 +154,6 @@ export class CairnEngine {
       space,
       { embedBatchSize: opts.embedBatchSize, routes: this.store.routeEmbeddings },
     );
-    const refreshEvery = opts.refreshIntervalMs ?? 1_000;
     if ((opts.integrityCheck ?? (refreshEvery > 0 ? 'background' : 'off')) === 'background')
       void this.health.check();
     if (refreshEvery > 0) {
@@ -613,6 +620,7 @@ export class CairnEngine {
     await this.pipeline.close();
     await this.serving.vectors?.close();
     await this.pool?.close();
+    await this.checkpointer?.stop();
     this.store.close();
     this.lock?.release();
   }

@@ -6,6 +6,11 @@ import type { EmbeddingSink, IndexSink, RecordSink, RouteEmbeddingSink } from '.
 export interface EmbeddedPipelineOptions {
   /** Memories embedded per embedder call. @defaultValue 256 */
   embedBatchSize: number;
+  /**
+   * Vectors stored per transaction, with a turn of the event loop between: a search waits for one slice
+   * at most, not for a whole batch (see embedPending). @defaultValue 64
+   */
+  storeSlice: number;
   /** First retry delay after an embedder failure, doubled per failure. @defaultValue 500 (ms) */
   retryBaseMs: number;
   /** Cap on the retry delay. @defaultValue 30_000 (ms) */
@@ -19,6 +24,7 @@ export interface EmbeddedPipelineOptions {
 
 export const DEFAULT_EMBEDDED_PIPELINE_OPTIONS: Readonly<EmbeddedPipelineOptions> = Object.freeze({
   embedBatchSize: 256,
+  storeSlice: 64,
   retryBaseMs: 500,
   retryMaxMs: 30_000,
 });
@@ -130,7 +136,14 @@ export class EmbeddedPipeline {
     while (!this.closed) {
       let caughtUp: boolean;
       try {
-        const r = await embedPending(this.embeddings, this.index, embedder, space, this.opts.embedBatchSize);
+        const r = await embedPending(
+          this.embeddings,
+          this.index,
+          embedder,
+          space,
+          this.opts.embedBatchSize,
+          this.opts.storeSlice,
+        );
         this.status.embedded += r.stored.length;
         this.status.reused += r.reused;
         caughtUp = r.caughtUp;

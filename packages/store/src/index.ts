@@ -68,3 +68,8 @@ export {
   type VectorStorage,
   vectorToBlob,
 } from './vector-blob.js';
+export {
+  type CheckpointConnection,
+  type CheckpointResult,
+  openCheckpointConnection,
+} from './wal-checkpoint.js';

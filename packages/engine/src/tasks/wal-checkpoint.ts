@@ -1,0 +1,31 @@
+// Checkpoints the write-ahead log of the engine's database on a thread of its own (see
+// background-checkpointer.ts), every `intervalMs`, until told to stop.
+import { parentPort, workerData } from 'node:worker_threads';
+import { openCheckpointConnection } from '@cairn/store';
+
+const { path, intervalMs } = workerData as { path: string; intervalMs: number };
+const conn = openCheckpointConnection(path);
+const timer = setInterval(() => {
+  try {
+    conn.checkpoint();
+  } catch (err) {
+    // SQLITE_BUSY is not an error for PASSIVE; anything else (the file removed, a full disk) is said once
+    // and ends the thread: the writer then checkpoints inline again.
+    parentPort?.postMessage({ error: (err as Error).message });
+    clearInterval(timer);
+    conn.close();
+    parentPort?.close();
+  }
+}, intervalMs);
+parentPort?.on('message', (m: unknown) => {
+  if (m !== 'stop') return;
+  clearInterval(timer);
+  try {
+    // One last pass, so the writer's close finds little left to copy.
+    conn.checkpoint();
+  } catch {
+    // The writer's own close checkpoints whatever is left.
+  }
+  conn.close();
+  parentPort?.close();
+});

@@ -1,0 +1,156 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { embeddingSpaceOf, normalizeMemory } from '@cairn/core';
+import { HashingEmbedder } from '@cairn/embed';
+import { embedPending } from '@cairn/pipeline';
+import { MemoryStore, openDatabase } from '@cairn/store';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BackgroundCheckpointer } from '../src/background-checkpointer.js';
+import { useEngines } from './helpers.js';
+
+// What keeps a writer's serving thread from stalling on its own writes: vectors stored in small
+// transactions, and WAL checkpoints on a thread of their own. Real SQLite files, a real worker thread.
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+const tempDir = () => {
+  const d = mkdtempSync(join(tmpdir(), 'cairn-stalls-'));
+  dirs.push(d);
+  return d;
+};
+const engines = useEngines();
+
+async function eventually(check: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const autocheckpoint = (db: { pragma(s: string, o: { simple: true }): unknown }) =>
+  db.pragma('wal_autocheckpoint', { simple: true }) as number;
+
+describe('vectors stored in slices', () => {
+  function setUp(n: number) {
+    const store = new MemoryStore({ path: join(tempDir(), 'cairn.db') });
+    store.write(
+      Array.from({ length: n }, (_, i) =>
+        normalizeMemory({ namespace: 'ns', id: `m${i}`, text: `memory number ${i} about topic ${i % 3}` }),
+      ),
+    );
+    const embedder = new HashingEmbedder({ dimensions: 32 });
+    const space = embeddingSpaceOf(embedder);
+    store.embeddings.ensureSpace(space, { embedder: 'hash:32' });
+    return { store, embedder, space };
+  }
+
+  it('commits one transaction per slice, each moving the cursor past its own memories only', async () => {
+    const { store, embedder, space } = setUp(10);
+    const puts: Array<{ items: number; cursor: number | undefined }> = [];
+    const sink = Object.assign(Object.create(store.embeddings) as typeof store.embeddings, {
+      put: (s: typeof space, items: Parameters<MemoryStore['embeddings']['put']>[1], cursor?: number) => {
+        puts.push({ items: items.length, cursor });
+        return store.embeddings.put(s, items, cursor);
+      },
+    });
+    const pending = store.embeddings.pending(space.id, 10);
+    const r = await embedPending(sink, { apply: () => {} }, embedder, space, 10, 4);
+    expect(r.stored).toHaveLength(10);
+    expect(puts.map((p) => p.items)).toEqual([4, 4, 2]);
+    expect(puts.map((p) => p.cursor)).toEqual([
+      pending[3]!.changeSeq,
+      pending[7]!.changeSeq,
+      pending[9]!.changeSeq,
+    ]);
+    expect(store.embeddings.count(space.id, 'ns')).toBe(10);
+    expect(store.embeddings.pending(space.id, 10)).toEqual([]);
+    store.close();
+  });
+
+  it('loses nothing when the process stops between two slices: the next pass stores the rest', async () => {
+    const { store, embedder, space } = setUp(10);
+    let calls = 0;
+    // Each slice is its own transaction: a failure at the second leaves what a kill -9 there would.
+    const dying = Object.assign(Object.create(store.embeddings) as typeof store.embeddings, {
+      put: (s: typeof space, items: Parameters<MemoryStore['embeddings']['put']>[1], cursor?: number) => {
+        if (++calls === 2) throw new Error('killed');
+        return store.embeddings.put(s, items, cursor);
+      },
+    });
+    await expect(embedPending(dying, { apply: () => {} }, embedder, space, 10, 4)).rejects.toThrow('killed');
+    expect(store.embeddings.count(space.id, 'ns')).toBe(4);
+    expect(store.embeddings.pending(space.id, 10)).toHaveLength(6);
+    const r = await embedPending(store.embeddings, { apply: () => {} }, embedder, space, 10, 4);
+    expect(r.stored).toHaveLength(6);
+    expect(store.embeddings.count(space.id, 'ns')).toBe(10);
+    store.close();
+  });
+});
+
+describe('BackgroundCheckpointer', () => {
+  /** About 6 MB of rows (some 1,500 pages), more than SQLite's inline threshold of 1,000. */
+  function writeRows(db: ReturnType<typeof openDatabase>, from: number) {
+    const ins = db.prepare('INSERT INTO filler (id, body) VALUES (?, ?)');
+    db.transaction(() => {
+      for (let i = from; i < from + 1500; i++) ins.run(i, 'x'.repeat(4000));
+    })();
+  }
+
+  it('copies the log into the database file from its own thread while the writer never checkpoints', async () => {
+    const path = join(tempDir(), 'cairn.db');
+    const db = openDatabase(path);
+    db.exec('CREATE TABLE filler (id INTEGER PRIMARY KEY, body TEXT)');
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    const logs: string[] = [];
+    const cp = new BackgroundCheckpointer(path, db, (_l, msg) => logs.push(msg), 50);
+    // Control: with inline checkpoints off and no thread, the pages stay in the log.
+    db.pragma('wal_autocheckpoint = 0');
+    const before = statSync(path).size;
+    writeRows(db, 0);
+    expect(statSync(path).size).toBe(before);
+    expect(statSync(`${path}-wal`).size).toBeGreaterThan(5_000_000);
+    cp.start();
+    expect(cp.running).toBe(true);
+    expect(autocheckpoint(db)).toBe(0);
+    await eventually(() => statSync(path).size > before + 5_000_000);
+    writeRows(db, 1500);
+    await eventually(() => statSync(path).size > before + 11_000_000);
+    await cp.stop();
+    expect(cp.running).toBe(false);
+    expect(autocheckpoint(db)).toBe(1000);
+    expect(db.prepare('SELECT count(*) FROM filler').pluck().get()).toBe(3000);
+    expect(logs).toEqual([]);
+    db.close();
+  });
+
+  it('gives the writer its inline checkpoints back when the thread cannot run', async () => {
+    const path = join(tempDir(), 'cairn.db');
+    const db = openDatabase(path);
+    const logs: string[] = [];
+    // The thread's connection needs an existing file: this one is not there.
+    const cp = new BackgroundCheckpointer(join(tempDir(), 'missing', 'cairn.db'), db, (_l, msg) =>
+      logs.push(msg),
+    );
+    cp.start();
+    expect(autocheckpoint(db)).toBe(0);
+    await eventually(() => !cp.running);
+    expect(autocheckpoint(db)).toBe(1000);
+    expect(logs.some((m) => m.includes('checkpointing inline'))).toBe(true);
+    db.close();
+  });
+});
+
+describe('an engine', () => {
+  it('checkpoints in the background when long-lived, inline when one-shot', async () => {
+    const served = await engines.open();
+    expect(autocheckpoint(served.store.db)).toBe(0);
+    const oneShot = await engines.open({ refreshIntervalMs: 0 });
+    expect(autocheckpoint(oneShot.store.db)).toBe(1000);
+    const chosen = await engines.open({ refreshIntervalMs: 0, checkpoints: 'background' });
+    expect(autocheckpoint(chosen.store.db)).toBe(0);
+  });
+});
