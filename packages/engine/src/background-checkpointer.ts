@@ -72,6 +72,9 @@ export class BackgroundCheckpointer {
     this.worker = null;
     this.stopping = new Promise<void>((resolve) => {
       worker.once('exit', () => resolve());
+      // Referenced again while it winds down: a process whose only other handle is this wait would
+      // otherwise exit before the thread does (a CLI's last await, unsettled: exit code 13).
+      worker.ref();
       worker.postMessage('stop');
       // A thread stuck in a checkpoint must not hold a close forever.
       setTimeout(() => void worker.terminate(), 5_000).unref();
