@@ -40,11 +40,6 @@ export interface OpenEngineOptions {
   oneQuery?: boolean;
   /** Memories per embedder call when this process embeds. @defaultValue the engine's (256) */
   embedBatchSize?: number;
-  /**
-   * The command writes in bulk (`cairn ingest`): its WAL checkpoints run on a thread of their own, as a
-   * server's do, instead of inside its commits. @defaultValue false
-   */
-  bulk?: boolean;
 }
 
 /**
@@ -74,7 +69,6 @@ export async function openEngine(
     ifWriterRunning: opts.follow ? 'read' : 'fail',
     ...(opts.embedBatchSize ? { embedBatchSize: opts.embedBatchSize } : {}),
     ...(opts.oneQuery ? { catalog: false as const } : {}),
-    ...(opts.bulk ? { checkpoints: 'background' as const } : {}),
     previousSpaceGraceMs: env.CAIRN_PREVIOUS_SPACE_GRACE * 1_000,
     // Hygiene schedules run in long-lived writers only; a one-shot command runs them when asked.
     consolidation:

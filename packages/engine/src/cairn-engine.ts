@@ -29,7 +29,7 @@ import { AccessTracker } from './access-tracker.js';
 import { BackgroundCheckpointer } from './background-checkpointer.js';
 import { type ConsolidationReport, Consolidator, DEFAULT_CONSOLIDATION_OPTIONS } from './consolidator.js';
 import { DataFolderLock } from './data-folder-lock.js';
-import type { EngineLog, EngineOptions } from './engine-options.js';
+import { type EngineLog, type EngineOptions, isLongLived, storeSliceOf } from './engine-options.js';
 import { type PruneReport, prune } from './pruner.js';
 import type { SpaceBuildStatus } from './space-builder.js';
 import { embedderOfSpace } from './space-embedder.js';
@@ -125,7 +125,7 @@ export class CairnEngine {
     this.store = store;
     this.health = new StoreHealth(join(dataDir, 'cairn.db'), this.log);
     const refreshEvery = opts.refreshIntervalMs ?? 1_000;
-    if ((opts.checkpoints ?? (refreshEvery > 0 ? 'background' : 'inline')) === 'background') {
+    if ((opts.checkpoints ?? (isLongLived(opts) ? 'background' : 'inline')) === 'background') {
       this.checkpointer = new BackgroundCheckpointer(join(dataDir, 'cairn.db'), store.db, this.log);
       this.checkpointer.start();
     }
@@ -152,7 +152,11 @@ export class CairnEngine {
       },
       embedder,
       space,
-      { embedBatchSize: opts.embedBatchSize, routes: this.store.routeEmbeddings },
+      {
+        embedBatchSize: opts.embedBatchSize,
+        storeSlice: storeSliceOf(opts),
+        routes: this.store.routeEmbeddings,
+      },
     );
     if ((opts.integrityCheck ?? (refreshEvery > 0 ? 'background' : 'off')) === 'background')
       void this.health.check();

@@ -46,9 +46,17 @@ export interface EngineOptions {
    * connection of its own, so no commit on the serving thread stops to copy the log into the database file
    * (20–30 ms at 100k memories, every few batches of a bulk write); `'inline'`, inside the commit that grows
    * the log past 1,000 pages, as SQLite does by default. @defaultValue 'background' in a long-lived process
-   * (`refreshIntervalMs` > 0), else 'inline' (a one-shot command would pay more to start the thread)
+   * (`refreshIntervalMs` > 0), else 'inline' (a one-shot command would pay more to start the thread, and
+   * serves no searches that a checkpoint could hold up)
    */
   checkpoints?: 'background' | 'inline';
+  /**
+   * Vectors the embedded loop stores per transaction, with a turn of the event loop between, so a search
+   * waits for one slice at most. A one-shot command serves no searches meanwhile, and slices cost its
+   * bulk writes about 10% end to end (bench/RESULTS.md, 2026-11-27). @defaultValue 64 in a long-lived
+   * process (`refreshIntervalMs` > 0), else the whole batch
+   */
+  storeSlice?: number;
   /**
    * Reorders the first hits of searches that ask for it (`rerank: 'model'`, or `'auto'`, the default,
    * whenever one is set): a cross-encoder behind a TEI- or Cohere-style endpoint (HttpReranker).
@@ -123,4 +131,14 @@ export interface EngineOptions {
    */
   integrityCheck?: 'background' | 'off';
   log?: EngineLog;
+}
+
+/** Whether the engine serves for long (a server, an MCP session) rather than one command's work. */
+export function isLongLived(opts: Pick<EngineOptions, 'refreshIntervalMs'>): boolean {
+  return (opts.refreshIntervalMs ?? 1_000) > 0;
+}
+
+/** The embedded loop's slice (see `storeSlice`). */
+export function storeSliceOf(opts: Pick<EngineOptions, 'refreshIntervalMs' | 'storeSlice'>): number {
+  return opts.storeSlice ?? (isLongLived(opts) ? 64 : Number.POSITIVE_INFINITY);
 }

@@ -5,7 +5,7 @@ import { CairnError, type Embedder } from '@cairn/core';
 import { EmbeddedPipeline } from '@cairn/pipeline';
 import type { MemoryStore, SpaceInfo } from '@cairn/store';
 import { VectorIndexManager, workerIndexBuilder } from '@cairn/vector';
-import type { EngineLog, EngineOptions } from './engine-options.js';
+import { type EngineLog, type EngineOptions, storeSliceOf } from './engine-options.js';
 import { OffThreadEmbedder } from './off-thread-embedder.js';
 
 /** Where a build stands, for `cairn spaces`, the API and /metrics. */
@@ -134,7 +134,7 @@ export class SpaceBuilder {
       { apply: (entries) => this.vectors.apply(entries) },
       worker,
       space,
-      { embedBatchSize: buildBatchSize(deps.opts) },
+      { embedBatchSize: buildBatchSize(deps.opts), storeSlice: storeSliceOf(deps.opts) },
     );
     this.done = this.run().catch((err: Error) => {
       this.status.lastError = err.message;

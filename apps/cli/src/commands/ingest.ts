@@ -146,19 +146,14 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
       }
     });
   } else {
-    await withEngine(
-      flags.dataDir,
-      env,
-      async (engine) => {
-        await ingestFile(async (values) => engine.ingest(values));
-        if (flags.embed) {
-          // Stored memories are already durable and searchable lexically; this waits for their vectors.
-          await engine.drain(5);
-          summary.embedded = true;
-        }
-      },
-      { bulk: true },
-    );
+    await withEngine(flags.dataDir, env, async (engine) => {
+      await ingestFile(async (values) => engine.ingest(values));
+      if (flags.embed) {
+        // Stored memories are already durable and searchable lexically; this waits for their vectors.
+        await engine.drain(5);
+        summary.embedded = true;
+      }
+    });
   }
 
   summary.seconds = (performance.now() - started) / 1000;
