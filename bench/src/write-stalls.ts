@@ -22,7 +22,8 @@ const { values } = parseArgs({
     dims: { type: 'string', default: '256' },
   },
 });
-if (!values['data-dir']) throw new Error('--data-dir D: an existing Cairn data folder (it is copied, not changed)');
+if (!values['data-dir'])
+  throw new Error('--data-dir D: an existing Cairn data folder (it is copied, not changed)');
 const BATCH = Number(values.batch);
 const BATCHES = Number(values.batches);
 const embedder = new HashingEmbedder({ dimensions: Number(values.dims) });
@@ -34,7 +35,9 @@ const p90 = (a: number[]) => [...a].sort((x, y) => x - y)[Math.floor(a.length * 
 console.log(
   `# ${BATCHES} batches of ${BATCH} memories into a new ${space.id} space of a copy of ${values['data-dir']}; revision ${gitRevision()}; Node ${process.version}`,
 );
-console.log('| checkpoints | slice | pending read ms | hash lookup ms | store ms (whole batch) | longest slice ms, median / p90 |');
+console.log(
+  '| checkpoints | slice | pending read ms | hash lookup ms | store ms (whole batch) | longest slice ms, median / p90 |',
+);
 console.log('|---|---:|---:|---:|---:|---:|');
 for (const checkpoints of ['inline', 'off (background)'] as const) {
   for (const slice of values.slices.split(',').map(Number)) {
@@ -45,7 +48,12 @@ for (const checkpoints of ['inline', 'off (background)'] as const) {
       const store = new MemoryStore({ path: join(dir, 'cairn.db'), catalog: false });
       if (checkpoints !== 'inline') store.db.pragma('wal_autocheckpoint = 0');
       store.embeddings.ensureSpace(space, { embedder: `hash:${space.dimensions}`, state: 'building' });
-      const t = { pending: [] as number[], lookup: [] as number[], store: [] as number[], longest: [] as number[] };
+      const t = {
+        pending: [] as number[],
+        lookup: [] as number[],
+        store: [] as number[],
+        longest: [] as number[],
+      };
       for (let b = 0; b < BATCHES; b++) {
         let t0 = performance.now();
         const pending = store.embeddings.pending(space.id, BATCH);
