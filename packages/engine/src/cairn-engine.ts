@@ -158,7 +158,7 @@ export class CairnEngine {
         routes: this.store.routeEmbeddings,
       },
     );
-    if ((opts.integrityCheck ?? (refreshEvery > 0 ? 'background' : 'off')) === 'background')
+    if ((opts.integrityCheck ?? (isLongLived(opts) ? 'background' : 'off')) === 'background')
       void this.health.check();
     if (refreshEvery > 0) {
       this.every(refreshEvery, () => this.refresh());
