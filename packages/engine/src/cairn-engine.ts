@@ -592,7 +592,8 @@ export class CairnEngine {
     const { space, vectors } = this.serving;
     for (const ns of this.store.namespaces()) {
       if (only && !only(ns.namespace)) continue;
-      const embedded = space ? this.store.embeddings.count(space.id, ns.namespace) : 0;
+      // Current vectors (of the memories' present texts), a kept count: not a count of the space's rows.
+      const embedded = space ? this.store.embeddings.currentCount(space.id, ns.namespace) : 0;
       const failed = space ? this.store.embeddings.failures(space.id, ns.namespace) : 0;
       const idx = vectors?.status(ns.namespace);
       const live = ns.live + ns.superseded;

@@ -136,19 +136,30 @@ export class EmbeddingStore {
     return this.listSpaces().filter((s) => s.state === 'building' && !s.active);
   }
 
-  /** How far a space is from having a vector for every live memory. */
+  /**
+   * How far a space is from having a vector for every live memory. The first two figures are counts kept
+   * by triggers (kept-counts.ts): a row per namespace, where counting them joined every vector of the space
+   * with its memory (0.3 s at 100k memories, on the thread serving searches). Failures are few: counted.
+   */
   progress(spaceId: string): SpaceProgress {
     const r = this.db
       .prepare(
         `SELECT
-           (SELECT count(*) FROM memories WHERE deleted_at IS NULL) AS total,
-           (SELECT count(*) FROM embeddings e JOIN memories m ON m.key = e.key
-              WHERE e.space = ? AND m.deleted_at IS NULL AND e.seq = m.change_seq) AS embedded,
+           (SELECT coalesce(sum(live + superseded), 0) FROM namespace_rows) AS total,
+           (SELECT coalesce(sum(current), 0) FROM space_vectors WHERE space = ?) AS embedded,
            (SELECT count(*) FROM embed_failures f JOIN memories m ON m.key = f.key
               WHERE f.space = ? AND m.deleted_at IS NULL) AS failed`,
       )
       .get(spaceId, spaceId) as { total: number; embedded: number; failed: number };
     return { space: spaceId, ...r };
+  }
+
+  /** Vectors of the space that are current for the namespace's live memories (a kept count). */
+  currentCount(spaceId: string, namespace: string): number {
+    return (this.db
+      .prepare('SELECT coalesce(max(current), 0) FROM space_vectors WHERE namespace = ? AND space = ?')
+      .pluck()
+      .get(namespace, spaceId) ?? 0) as number;
   }
 
   /**
@@ -218,6 +229,8 @@ export class EmbeddingStore {
         const n = this.db.prepare('DELETE FROM embeddings WHERE space = ?').run(spaceId).changes;
         this.db.prepare('DELETE FROM embed_failures WHERE space = ?').run(spaceId);
         this.db.prepare('DELETE FROM embedding_spaces WHERE id = ?').run(spaceId);
+        // Its rows counted down to 0 as its vectors went; a space created later under this id starts clean.
+        this.db.prepare('DELETE FROM space_vectors WHERE space = ?').run(spaceId);
         return n;
       })
       .immediate();

@@ -31,6 +31,12 @@ export {
   isDatabaseDamage,
 } from './integrity.js';
 export {
+  keptCountsDrift,
+  type NamespaceRowCounts,
+  recountKeptCounts,
+  type SpaceVectorCounts,
+} from './kept-counts.js';
+export {
   type CompiledFilter,
   DEFAULT_KEY_CATALOG_OPTIONS,
   KeyCatalog,

@@ -440,14 +440,11 @@ export class MemoryStore implements MemorySource {
     ).n;
   }
 
+  /** Every namespace with a memory (deleted ones included), by name: counts kept by triggers (kept-counts.ts). */
   namespaces(): NamespaceCounts[] {
     return this.db
       .prepare(
-        `SELECT namespace,
-           sum(superseded_by IS NULL AND deleted_at IS NULL) AS live,
-           sum(superseded_by IS NOT NULL AND deleted_at IS NULL) AS superseded,
-           sum(deleted_at IS NOT NULL) AS deleted
-         FROM memories GROUP BY namespace ORDER BY namespace`,
+        'SELECT namespace, live, superseded, deleted FROM namespace_rows WHERE rows > 0 ORDER BY namespace',
       )
       .all() as NamespaceCounts[];
   }
