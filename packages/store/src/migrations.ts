@@ -520,6 +520,20 @@ export const MIGRATIONS: readonly Migration[] = [
       recountKeptCounts(db);
     },
   },
+  {
+    version: 19,
+    description: "a namespace's vector keys read from an index, not from the rows that hold the vectors",
+    up(db) {
+      // The index audit reads every key of a namespace's vectors (keys()): through (space, namespace,
+      // write_seq) that was a row lookup per key, i.e. every vector's page, 110 ms at 100k on the serving
+      // thread after each activation and start. With the key in the index it is a covered scan, ~10 ms.
+      // The key is last, so the index still orders by write_seq for iterate() and the catch-ups.
+      db.exec(`
+        CREATE INDEX embeddings_space_ns_write_key ON embeddings (space, namespace, write_seq, key);
+        DROP INDEX embeddings_space_ns_write;
+      `);
+    },
+  },
 ];
 
 // The trigger bodies of migration 18, for a row named `r` (NEW or OLD). Shipped SQL: never edit these,

@@ -68,6 +68,8 @@ export const singleThreadIndexBuilder: IndexBuilder = inProcessIndexBuilder;
 export class CountingBuilder implements IndexBuilder {
   builds = 0;
   failNext = 0;
+  /** Each build's buffers, in bytes: what the manager allocated for it. */
+  readonly bufferBytes: number[] = [];
   private gate: Promise<void> | null = null;
   private release: (() => void) | null = null;
 
@@ -84,6 +86,7 @@ export class CountingBuilder implements IndexBuilder {
 
   async build(req: IndexBuildRequest): Promise<{ count: number }> {
     this.builds++;
+    this.bufferBytes.push(req.keys.buffer.byteLength + req.vectors.buffer.byteLength);
     if (this.gate) await this.gate;
     if (this.failNext > 0) {
       this.failNext--;

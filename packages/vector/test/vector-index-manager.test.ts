@@ -464,6 +464,39 @@ describe('VectorIndexManager: HNSW mode', () => {
     expect(fx.builder.builds).toBe(2);
   });
 
+  it('builds from the vectors counted at its start, and catches up the ones stored while it reads them', async () => {
+    // Vectors stored between the build's reads, as a live reindex's writes are: the build must neither
+    // grow its buffers for them (a stall of the serving thread at 100k) nor lose them.
+    const base = randomUnitVectors(2_500, DIMS, 91);
+    fx.add('big', base);
+    const late = randomUnitVectors(40, DIMS, 92);
+    const lateKeys: number[] = [];
+    const store = fx.store.embeddings;
+    // The real store; its reads store 20 more vectors after the 1,000th row they hand out, once.
+    const embeddings = Object.create(store) as typeof store;
+    embeddings.iterate = function* (space, namespace, after) {
+      let n = 0;
+      for (const e of store.iterate(space, namespace, after)) {
+        yield e;
+        if (++n === 1_000 && lateKeys.length === 0)
+          for (let i = 0; i < 20; i++)
+            lateKeys.push(...fx.add('big', [late[i]!], () => ({}), `late${i}-`).keys);
+      }
+    };
+    const m = fx.manager({ exactThreshold: 10, embeddings });
+    await m.warm('big');
+    expect(lateKeys).toHaveLength(20);
+    expect(m.status('big')).toEqual({ state: 'hnsw', size: base.length + lateKeys.length });
+    // The graph was built from the 2,500 counted, in buffers of that size; the 20 are in its delta.
+    expect(fx.builder.bufferBytes).toEqual([base.length * (8 + DIMS * 4)]);
+    for (let i = 0; i < lateKeys.length; i++) {
+      const res = await okSearch(m, 'big', late[i]!, 1);
+      expect(res.candidates[0]?.key).toBe(lateKeys[i]);
+    }
+    // Held by the build and its catch-up, not added back by the audit that looks for holes.
+    expect(fx.warnings().map((w) => w.msg)).not.toContain('vector index lacked stored vectors; added them');
+  });
+
   it('promotes an exact namespace that outgrows exactThreshold to HNSW, serving exactly meanwhile', async () => {
     const m = fx.manager({ exactThreshold: 10 });
     const small = randomUnitVectors(8, DIMS, 47);
