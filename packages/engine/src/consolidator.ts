@@ -2,6 +2,24 @@ import { setImmediate as yieldTurn } from 'node:timers/promises';
 import { CairnError, type EmbeddingSpace, type KeyedMemory, type VectorLegResult } from '@cairn/core';
 import type { MemoryStore, MergePair, MergeRecord } from '@cairn/store';
 
+/**
+ * The longest the job runs between two turns of the event loop. It shares its thread with searches (the
+ * embedded writer) or with a worker's stages: checking a batch of 500 in one go held a worker's thread
+ * ~200 ms at a time through the catch-up after a 100k ingest, and writes waited up to 19 s for capture.
+ */
+const TURN_MS = 8;
+
+/** Yields to the event loop once TURN_MS has passed since the last yield. */
+class Turns {
+  private since = performance.now();
+
+  async maybeYield(): Promise<void> {
+    if (performance.now() - this.since < TURN_MS) return;
+    await yieldTurn();
+    this.since = performance.now();
+  }
+}
+
 /** The consolidation job's settings. */
 export interface ConsolidationOptions {
   /** Two memories of one namespace and kind are near-duplicates at this cosine or above. @defaultValue 0.95 */
@@ -170,6 +188,7 @@ export class Consolidator {
     let after = records.cursor(space.id);
     // A dry run sees what a real run would: nothing it "merged" is live-checked again, so remember them.
     const gone = new Set<number>();
+    const turns = new Turns();
     for (;;) {
       if (this.stopped) {
         report.skipped = 'stopped: the process is closing';
@@ -184,8 +203,8 @@ export class Consolidator {
       );
       if (upTo === after) break;
       report.scanned += candidates.length;
-      const exact = this.exactPairs(space.id, after, upTo, namespace, gone);
-      const { pairs: near, unavailable } = await this.nearPairs(index, candidates, gone);
+      const exact = await this.exactPairs(space.id, after, upTo, namespace, gone, turns);
+      const { pairs: near, unavailable } = await this.nearPairs(index, candidates, gone, turns);
       const pairs = [...exact, ...near];
       const applied = dryRun ? pairs.map((p) => p.record) : records.merge(pairs.map((p) => p.pair));
       const exactKeys = new Set(exact.map((p) => p.pair.key));
@@ -219,17 +238,19 @@ export class Consolidator {
   }
 
   /** Same-text groups touched by the vectors in (after, upTo]: the newest absorbs the others. */
-  private exactPairs(
+  private async exactPairs(
     spaceId: string,
     after: number,
     upTo: number,
     namespace: string | undefined,
     gone: Set<number>,
-  ): Array<{ pair: MergePair; record: MergeRecord }> {
+    turns: Turns,
+  ): Promise<Array<{ pair: MergePair; record: MergeRecord }>> {
     const records = this.store.consolidations;
     const skip = new Set(this.opts.skipKinds);
     const out: Array<{ pair: MergePair; record: MergeRecord }> = [];
     for (const t of records.textsWritten(spaceId, after, upTo, namespace)) {
+      await turns.maybeYield();
       const group = records
         .sameText(spaceId, t.namespace, t.contentHash)
         .filter((m) => !gone.has(m.key) && !skip.has(m.kind));
@@ -260,6 +281,7 @@ export class Consolidator {
     index: NeighborIndex,
     candidates: ReadonlyArray<{ key: number; namespace: string; writeSeq: number; vector: Float32Array }>,
     gone: Set<number>,
+    turns: Turns,
   ): Promise<{
     pairs: Array<{ pair: MergePair; record: MergeRecord }>;
     unavailable?: { namespace: string; writeSeq: number; reason: string };
@@ -269,6 +291,7 @@ export class Consolidator {
     const skip = new Set(this.opts.skipKinds);
     for (const c of candidates) {
       if (gone.has(c.key)) continue;
+      await turns.maybeYield();
       const res = await index.searchVector({
         namespace: c.namespace,
         vector: c.vector,

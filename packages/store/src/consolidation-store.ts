@@ -58,9 +58,19 @@ export class ConsolidationStore {
   private readonly liveOf: Database.Statement;
   private readonly anyIn: Database.Statement;
   private readonly dupCountsStmt: Database.Statement;
+  private readonly sameTextStmt: Database.Statement;
 
   constructor(private readonly db: Database.Database) {
     this.nextMeta = db.prepare('SELECT coalesce(max(meta_seq), 0) + 1 FROM memories').pluck();
+    // Prepared once: the job asks it for every text written since its cursor (100k after a bulk ingest).
+    this.sameTextStmt = db.prepare(
+      `SELECT m.key, m.id, m.namespace, m.kind, m.agent, m.ts, m.tags, m.valid_from AS validFrom,
+              m.valid_to AS validTo
+       FROM embeddings e JOIN memories m ON m.key = e.key AND m.content_hash = e.content_hash
+       WHERE e.space = ? AND e.content_hash = ? AND m.namespace = ?
+         AND m.superseded_by IS NULL AND m.deleted_at IS NULL
+       ORDER BY m.ts DESC, m.key DESC`,
+    );
     this.liveOf = db.prepare(
       `SELECT m.key, m.id, m.namespace, (c.key IS NOT NULL) AS undone FROM memories m
        LEFT JOIN consolidations c ON c.key = m.key AND c.undone_at IS NOT NULL
@@ -165,16 +175,7 @@ export class ConsolidationStore {
    * index, so a group costs its own size, not the namespace's.
    */
   sameText(spaceId: string, namespace: string, contentHash: string): DuplicateMember[] {
-    return this.db
-      .prepare(
-        `SELECT m.key, m.id, m.namespace, m.kind, m.agent, m.ts, m.tags, m.valid_from AS validFrom,
-                m.valid_to AS validTo
-         FROM embeddings e JOIN memories m ON m.key = e.key AND m.content_hash = e.content_hash
-         WHERE e.space = ? AND e.content_hash = ? AND m.namespace = ?
-           AND m.superseded_by IS NULL AND m.deleted_at IS NULL
-         ORDER BY m.ts DESC, m.key DESC`,
-      )
-      .all(spaceId, contentHash, namespace) as DuplicateMember[];
+    return this.sameTextStmt.all(spaceId, contentHash, namespace) as DuplicateMember[];
   }
 
   /** The distinct (namespace, content hash) pairs among the space's embeddings written in (after, upTo]. */
