@@ -1,0 +1,126 @@
+// What polling the monitoring routes costs the searches beside it: `cairn serve` over a copy of a data folder,
+// `--clients` closed-loop searches for a warm-up, then a quiet phase, then a phase with GET /v1/spaces and
+// GET /v1/stats polled once a second (as a dashboard, `cairn spaces` or the live-reindex benchmark does).
+// Prints search throughput and p50/p99 for both phases, and the routes' own latencies. With `--cli` given
+// twice (another build's apps/cli/dist/main.js), both builds run one after the other on copies of the folder.
+// Usage: node bench/dist/monitoring-routes.js --data-dir D [--cli PATH ...] [--clients 4] [--warmup 10]
+//          [--phase 20]
+import { spawn } from 'node:child_process';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { gitRevision } from './git-revision.js';
+import { CLI_SCRIPT, leftovers, RATE_LIMIT_PER_MINUTE } from './serve-process.js';
+import { generateCorpus } from './synthetic-corpus.js';
+import { makeQueries, toRequest } from './synthetic-queries.js';
+
+const { values } = parseArgs({
+  options: {
+    'data-dir': { type: 'string' },
+    cli: { type: 'string', multiple: true },
+    clients: { type: 'string', default: '4' },
+    warmup: { type: 'string', default: '10' },
+    phase: { type: 'string', default: '20' },
+  },
+});
+if (!values['data-dir'])
+  throw new Error('--data-dir D: a data folder made by `cairn ingest` of the synthetic corpus');
+const CLIENTS = Number(values.clients);
+const WARMUP_MS = Number(values.warmup) * 1000;
+const PHASE_MS = Number(values.phase) * 1000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))]! : Number.NaN;
+};
+
+const corpus = generateCorpus({ mainDocs: 100_000, seed: 42 });
+const bodies = makeQueries(
+  corpus,
+  2000,
+  43,
+  corpus.namespaces.map((n) => n.namespace),
+).map((q) => JSON.stringify(toRequest(q, { k: 10 })));
+
+async function measure(cli: string): Promise<string[]> {
+  const work = mkdtempSync(join(tmpdir(), 'cairn-routes-'));
+  leftovers.dirs.add(work);
+  cpSync(values['data-dir']!, work, { recursive: true });
+  const env: NodeJS.ProcessEnv = { ...process.env, CAIRN_LOG_LEVEL: 'warn' };
+  for (const name of ['REDIS_URL', 'CAIRN_API_KEYS', 'CAIRN_API_KEYS_FILE']) delete env[name];
+  const port = String(20_000 + Math.floor(Math.random() * 20_000));
+  const args = [cli, 'serve', '--no-auth', '--data-dir', work, '--port', port, '--host', '127.0.0.1'];
+  const child = spawn(process.execPath, [...args, '--rate-limit', String(RATE_LIMIT_PER_MINUTE)], {
+    stdio: 'ignore',
+    env,
+  });
+  leftovers.children.add(child);
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    for (let i = 0; ; i++) {
+      try {
+        if ((await fetch(`${base}/readyz`)).ok) break;
+      } catch {}
+      if (i > 600) throw new Error(`${cli} serve did not become ready`);
+      await sleep(200);
+    }
+    let phase: 'warm' | 'quiet' | 'polled' = 'warm';
+    const lat = { warm: [] as number[], quiet: [] as number[], polled: [] as number[] };
+    let stop = false;
+    let next = 0;
+    const lane = async () => {
+      while (!stop) {
+        const t = performance.now();
+        const res = await fetch(`${base}/v1/search`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: bodies[next++ % bodies.length],
+        });
+        await res.text();
+        if (res.status !== 200) throw new Error(`search answered ${res.status}`);
+        lat[phase].push(performance.now() - t);
+      }
+    };
+    const lanes = Array.from({ length: CLIENTS }, lane);
+    await sleep(WARMUP_MS);
+    phase = 'quiet';
+    await sleep(PHASE_MS);
+    phase = 'polled';
+    const routes: Record<string, number[]> = { '/v1/spaces': [], '/v1/stats': [] };
+    const t0 = performance.now();
+    while (performance.now() - t0 < PHASE_MS) {
+      for (const [path, xs] of Object.entries(routes)) {
+        const t = performance.now();
+        await (await fetch(base + path)).text();
+        xs.push(performance.now() - t);
+      }
+      await sleep(1000);
+    }
+    stop = true;
+    await Promise.all(lanes);
+    const rows = (['quiet', 'polled'] as const).map(
+      (p) =>
+        `| ${cli} | searches, ${p === 'quiet' ? 'nothing polled' : 'routes polled 1/s'} | ${(lat[p].length / (PHASE_MS / 1000)).toFixed(0)}/s | ${pct(lat[p], 0.5).toFixed(1)} | ${pct(lat[p], 0.99).toFixed(1)} |`,
+    );
+    for (const [path, xs] of Object.entries(routes))
+      rows.push(
+        `| ${cli} | GET ${path} | ${xs.length} calls | ${pct(xs, 0.5).toFixed(1)} | max ${Math.max(...xs).toFixed(1)} |`,
+      );
+    return rows;
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    leftovers.children.delete(child);
+    rmSync(work, { recursive: true, force: true });
+    leftovers.dirs.delete(work);
+  }
+}
+
+const clis = values.cli?.length ? values.cli : [CLI_SCRIPT];
+console.log(
+  `# cairn serve over a copy of ${values['data-dir']}: ${CLIENTS} closed-loop search clients, ${values.warmup} s warm-up, ${values.phase} s per phase; revision ${gitRevision()}; Node ${process.version}`,
+);
+console.log('| build | what | rate / calls | p50 ms | p99 ms |');
+console.log('|---|---|---:|---:|---:|');
+for (const cli of clis) for (const row of await measure(cli)) console.log(row);
