@@ -1,3 +1,4 @@
+import { constants, setPriority } from 'node:os';
 import type { SpaceOut } from '@cairn/api-contract';
 import { CairnClient } from '@cairn/client';
 import { CairnError, embeddingSpaceOf, isCairnError } from '@cairn/core';
@@ -177,8 +178,21 @@ async function reindexThroughApi(client: CairnClient, flags: ReindexFlags): Prom
   };
 }
 
+/**
+ * A reindex is batch work beside a serving process, often on the same cores: with REDIS_URL this command
+ * enqueues every memory and builds the new space's indexes itself. It runs below normal priority (before
+ * the engine starts its pool, whose threads inherit it and go lower still), so the server's searches get a
+ * core when both want one. Lowering one's own priority needs no privilege; where it fails, nothing changes.
+ */
+function runBelowServing(): void {
+  try {
+    setPriority(constants.priority.PRIORITY_BELOW_NORMAL);
+  } catch {}
+}
+
 async function reindexHere(flags: ReindexFlags, env: CliEnv): Promise<ReindexSummary> {
   const distributed = Boolean(env.REDIS_URL);
+  runBelowServing();
   const batchSize = Math.max(1, Number.parseInt(flags.batchSize, 10) || 512);
   return withEngine(
     flags.dataDir,
