@@ -54,6 +54,8 @@ export class AccessTracker {
       let left = this.pending.size;
       while (left > 0 && !this.closed) {
         const slice = this.take(Math.min(left, ACCESS_SLICE));
+        // flush() wrote the rest meanwhile (a prune asks for current counts).
+        if (slice.length === 0) return;
         left -= slice.length;
         if (!this.write(slice)) return;
         if (left > 0) await new Promise((r) => setImmediate(r));

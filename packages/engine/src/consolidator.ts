@@ -194,6 +194,8 @@ export class Consolidator {
         report.skipped = 'stopped: the process is closing';
         break;
       }
+      // Read before anything of the batch is verified: merge() skips what changes after (see stamps()).
+      const stamps = records.stamps();
       const { candidates, upTo } = records.newVectors(
         space.id,
         after,
@@ -206,7 +208,13 @@ export class Consolidator {
       const exact = await this.exactPairs(space.id, after, upTo, namespace, gone, turns);
       const { pairs: near, unavailable } = await this.nearPairs(index, candidates, gone, turns);
       const pairs = [...exact, ...near];
-      const applied = dryRun ? pairs.map((p) => p.record) : records.merge(pairs.map((p) => p.pair));
+      const applied = dryRun
+        ? pairs.map((p) => p.record)
+        : records.merge(
+            pairs.map((p) => p.pair),
+            Date.now(),
+            stamps,
+          );
       const exactKeys = new Set(exact.map((p) => p.pair.key));
       const appliedIds = new Set(applied.map((r) => `${r.namespace}\u0000${r.id}`));
       for (const p of pairs) {

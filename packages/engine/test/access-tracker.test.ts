@@ -79,6 +79,35 @@ describe('AccessTracker', () => {
     }
   });
 
+  it('stops its slices when a flush wrote the rest meanwhile, and writes later counts in the next window', async () => {
+    const calls: number[] = [];
+    const recordAccess = store.recordAccess.bind(store);
+    let tracker: AccessTracker | null = null;
+    store.recordAccess = (accesses, at) => {
+      calls.push(accesses.length);
+      const ok = recordAccess(accesses, at);
+      // Right after the window's first slice, before its next turn: a prune's flush() takes the rest.
+      if (calls.length === 1) tracker!.flush();
+      return ok;
+    };
+    tracker = new AccessTracker(store, (err) => expect.fail(err.message), 20);
+    try {
+      tracker.record(
+        'ns',
+        Array.from({ length: N }, (_, i) => `m${i}`),
+      );
+      await until(() => calls.length >= 2);
+      await new Promise((r) => setTimeout(r, 100));
+      // The slice, the flush of the other 744, and no empty transactions spinning after them.
+      expect(calls).toEqual([256, N - 256]);
+      expect([...counts().values()].every((n) => n === 1)).toBe(true);
+      tracker.record('ns', ['m0']);
+      await until(() => counts().get('m0') === 2);
+    } finally {
+      tracker.close();
+    }
+  });
+
   it('writes what is still pending when it closes', () => {
     const tracker = new AccessTracker(store, (err) => expect.fail(err.message), 60_000);
     tracker.record('ns', ['m3', 'm3', 'm4']);

@@ -13,6 +13,12 @@ export interface ConsolidationCandidate {
 }
 
 /** An older memory to be marked as superseded by a newer near-duplicate of it. */
+/** The newest change_seq and meta_seq of the store at one moment. */
+export interface ChangeStamps {
+  change: number;
+  meta: number;
+}
+
 export interface MergePair {
   /** The older memory's key (it stops appearing in search). */
   key: number;
@@ -59,6 +65,7 @@ export class ConsolidationStore {
   private readonly anyIn: Database.Statement;
   private readonly dupCountsStmt: Database.Statement;
   private readonly sameTextStmt: Database.Statement;
+  private readonly stampsStmt: Database.Statement;
 
   constructor(private readonly db: Database.Database) {
     this.nextMeta = db.prepare('SELECT coalesce(max(meta_seq), 0) + 1 FROM memories').pluck();
@@ -71,8 +78,14 @@ export class ConsolidationStore {
          AND m.superseded_by IS NULL AND m.deleted_at IS NULL
        ORDER BY m.ts DESC, m.key DESC`,
     );
+    // One subquery per max: with two aggregates in one SELECT, SQLite scans the table.
+    this.stampsStmt = db.prepare(
+      `SELECT coalesce((SELECT max(change_seq) FROM memories), 0) AS change,
+              coalesce((SELECT max(meta_seq) FROM memories), 0) AS meta`,
+    );
     this.liveOf = db.prepare(
-      `SELECT m.key, m.id, m.namespace, (c.key IS NOT NULL) AS undone FROM memories m
+      `SELECT m.key, m.id, m.namespace, m.change_seq AS changeSeq, m.meta_seq AS metaSeq,
+              (c.key IS NOT NULL) AS undone FROM memories m
        LEFT JOIN consolidations c ON c.key = m.key AND c.undone_at IS NOT NULL
        WHERE m.key = ? AND m.superseded_by IS NULL AND m.deleted_at IS NULL`,
     );
@@ -247,17 +260,37 @@ export class ConsolidationStore {
    * was found, when both are in different namespaces, or when an undo restored the older one.
    * Returns the merges applied.
    */
-  merge(pairs: readonly MergePair[], now = Date.now()): MergeRecord[] {
+  /**
+   * The newest text and metadata stamps of the store: a pass reads them before it verifies a batch and
+   * hands them to `merge`, which then leaves alone any memory changed meanwhile.
+   */
+  stamps(): ChangeStamps {
+    return this.stampsStmt.get() as ChangeStamps;
+  }
+
+  merge(pairs: readonly MergePair[], now = Date.now(), unchangedSince?: ChangeStamps): MergeRecord[] {
+    type Live = {
+      key: number;
+      id: string;
+      namespace: string;
+      changeSeq: number;
+      metaSeq: number;
+      undone: number;
+    };
+    // A memory rewritten, or re-tagged, after its pair was verified: the pass that reads its new vector
+    // checks it again. (The job yields to writes of its own process between checks.)
+    const changed = (m: Live) =>
+      unchangedSince !== undefined &&
+      (m.changeSeq > unchangedSince.change || m.metaSeq > unchangedSince.meta);
     return this.db
       .transaction(() => {
         const applied: MergeRecord[] = [];
         for (const p of pairs) {
           if (p.key === p.byKey) continue;
-          const older = this.liveOf.get(p.key) as
-            | { key: number; id: string; namespace: string; undone: number }
-            | undefined;
-          const newer = this.liveOf.get(p.byKey) as typeof older;
+          const older = this.liveOf.get(p.key) as Live | undefined;
+          const newer = this.liveOf.get(p.byKey) as Live | undefined;
           if (!older || !newer || older.undone || older.namespace !== newer.namespace) continue;
+          if (changed(older) || changed(newer)) continue;
           this.supersede.run(newer.id, this.nextMeta.get(), older.key);
           this.record.run(older.key, older.namespace, newer.key, p.cosine, now);
           applied.push({

@@ -1,6 +1,7 @@
 // This file is the public API of @cairn/store; named exports only.
 
 export {
+  type ChangeStamps,
   type ConsolidationCandidate,
   ConsolidationStore,
   type DuplicateMember,

@@ -38,12 +38,15 @@ const COUNT_VECTORS = `
 
 /** Sets the kept counts to what the tables hold: a full scan of memories and of embeddings. */
 export function recountKeptCounts(db: Database.Database): void {
-  db.exec(`
-    DELETE FROM namespace_rows;
-    INSERT INTO namespace_rows (namespace, rows, live, superseded, deleted) ${COUNT_ROWS};
-    DELETE FROM space_vectors;
-    INSERT INTO space_vectors (namespace, space, current) ${COUNT_VECTORS};
-  `);
+  // One transaction (a savepoint inside a migration's): no other writer's trigger lands in between.
+  db.transaction(() =>
+    db.exec(`
+      DELETE FROM namespace_rows;
+      INSERT INTO namespace_rows (namespace, rows, live, superseded, deleted) ${COUNT_ROWS};
+      DELETE FROM space_vectors;
+      INSERT INTO space_vectors (namespace, space, current) ${COUNT_VECTORS};
+    `),
+  ).immediate();
 }
 
 /**

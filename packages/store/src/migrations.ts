@@ -513,7 +513,9 @@ export const MIGRATIONS: readonly Migration[] = [
           ${subtractMemory('OLD')}
           ${addMemory('NEW')}
         END;
-        CREATE TRIGGER space_vectors_md AFTER DELETE ON memories BEGIN
+        -- BEFORE: the foreign key's ON DELETE CASCADE removes the memory's vectors before any AFTER
+        -- trigger runs, and then there would be nothing left to count down.
+        CREATE TRIGGER space_vectors_md BEFORE DELETE ON memories BEGIN
           ${subtractMemory('OLD')}
         END;
       `);

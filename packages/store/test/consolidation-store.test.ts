@@ -44,6 +44,37 @@ describe('ConsolidationStore', () => {
     expect(store.consolidations.newVectors(space.id, 0, 100, []).candidates.map((c) => c.id)).toEqual(['y']);
   });
 
+  it('merges nothing of a memory rewritten or re-tagged after the stamps its pair was verified under', () => {
+    t = openTempStore('cairn-consolidation-');
+    const store = t.store;
+    store.write([
+      mem({ id: 'a', text: 'deploys go through the staging cluster first' }),
+      mem({ id: 'b', text: 'deploys go through the staging cluster first!' }),
+      mem({ id: 'c', text: 'the release train leaves on tuesdays' }),
+      mem({ id: 'd', text: 'the release train leaves on tuesdays!' }),
+    ]);
+    const key = (id: string) =>
+      store.db
+        .prepare("SELECT key FROM memories WHERE namespace = 'ns' AND id = ?")
+        .pluck()
+        .get(id) as number;
+    const stamps = store.consolidations.stamps();
+    // While the pass verified: a got a new text, and d new tags.
+    store.write([
+      mem({ id: 'a', text: 'deploys now go straight to production' }),
+      mem({ id: 'd', text: 'the release train leaves on tuesdays!', tags: ['release'] }),
+    ]);
+    const pairs = [
+      { key: key('a'), byKey: key('b'), cosine: 0.97 },
+      { key: key('c'), byKey: key('d'), cosine: 0.97 },
+    ];
+    expect(store.consolidations.merge(pairs, Date.now(), stamps)).toEqual([]);
+    // Verified again under fresh stamps, the second pair stands.
+    expect(
+      store.consolidations.merge(pairs.slice(1), Date.now(), store.consolidations.stamps()),
+    ).toMatchObject([{ id: 'c', into: 'd' }]);
+  });
+
   it('answers "nothing merged" from one probe, per namespace', () => {
     t = openTempStore('cairn-consolidation-');
     const store = t.store;

@@ -68,6 +68,12 @@ const op = fc.oneof(
   }),
   fc.record({ type: fc.constant('fail' as const), space: fc.constantFrom(A, B) }),
   fc.record({ type: fc.constant('dropB' as const) }),
+  // No code path removes a memory's row today; the counts must survive one (the foreign keys cascade).
+  fc.record({
+    type: fc.constant('purge' as const),
+    namespace: fc.constantFrom(...NAMESPACES),
+    id: fc.integer({ min: 0, max: 7 }),
+  }),
 );
 type Op = typeof op extends fc.Arbitrary<infer T> ? T : never;
 
@@ -115,6 +121,9 @@ function apply(store: MemoryStore, o: Op): void {
         store.embeddings.recordFailures(o.space.id, [{ key: first.key, error: 'refused' }], first.changeSeq);
       return;
     }
+    case 'purge':
+      store.db.prepare('DELETE FROM memories WHERE namespace = ? AND id = ?').run(o.namespace, `m${o.id}`);
+      return;
     case 'dropB':
       if (store.embeddings.getSpace(B.id) && !store.embeddings.getSpace(B.id)!.active)
         store.embeddings.drop(B.id);

@@ -138,14 +138,22 @@ export class NamespaceLoader {
     const keys = new BigUint64Array(new SharedArrayBuffer(cap * 8));
     const vectors = new Float32Array(new SharedArrayBuffer(cap * dims * 4));
     let n = 0;
+    let read = 0;
     let watermark = 0;
+    // A vector re-embedded while the pages are read shows up again later in write order: it takes its
+    // key's slot, since a graph refuses a key twice (the build would fail and wait to be retried).
+    const slotOf = new Map<number, number>();
     for (const e of embeddings.iterate(space.id, namespace, 0)) {
-      keys[n] = BigInt(e.key);
-      vectors.set(e.vector, n * dims);
+      const slot = slotOf.get(e.key) ?? n;
+      if (slot === n) {
+        slotOf.set(e.key, n);
+        keys[n] = BigInt(e.key);
+        n++;
+      }
+      vectors.set(e.vector, slot * dims);
       watermark = Math.max(watermark, e.writeSeq);
-      n++;
       if (n === cap) break;
-      if (n % COLLECT_CHUNK === 0) await new Promise((r) => setImmediate(r));
+      if (++read % COLLECT_CHUNK === 0) await new Promise((r) => setImmediate(r));
     }
     return { keys: keys.subarray(0, n), vectors: vectors.subarray(0, n * dims), watermark };
   }

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CairnError, normalizeMemory, type SearchFilters } from '@cairn/core';
+import { CairnError, normalizeMemory, type PendingMemory, type SearchFilters } from '@cairn/core';
 import { ExactMatrix, type VectorIndexManager } from '@cairn/vector';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -495,6 +495,43 @@ describe('VectorIndexManager: HNSW mode', () => {
     }
     // Held by the build and its catch-up, not added back by the audit that looks for holes.
     expect(fx.warnings().map((w) => w.msg)).not.toContain('vector index lacked stored vectors; added them');
+  });
+
+  it('builds once per key when a vector it already read is stored again while it reads, and one not yet read is deleted', async () => {
+    const base = randomUnitVectors(2_500, DIMS, 93);
+    const { keys } = fx.add('big', base);
+    const store = fx.store.embeddings;
+    const fresh = randomUnitVectors(1, DIMS, 94)[0]!;
+    // After 1,000 rows: m0 (read) gets a new vector, so it comes again at the end in write order, and the
+    // last memory (not read yet) is deleted, so the count taken at the start is not reached before it.
+    const embeddings = Object.create(store) as typeof store;
+    let done = false;
+    embeddings.iterate = function* (space, namespace, after) {
+      let n = 0;
+      for (const e of store.iterate(space, namespace, after)) {
+        yield e;
+        if (++n === 1_000 && !done) {
+          done = true;
+          const m0 = fx.store.db
+            .prepare(
+              `SELECT key, namespace, kind, title, text, content_hash AS contentHash, change_seq AS changeSeq
+               FROM memories WHERE key = ?`,
+            )
+            .get(keys[0]) as PendingMemory;
+          fx.store.embeddings.put(fx.space, [{ memory: m0, vector: fresh }]);
+          fx.store.delete('big', `m${base.length - 1}`);
+        }
+      }
+    };
+    const m = fx.manager({ exactThreshold: 10, embeddings });
+    await m.warm('big');
+    // One build, not a failed one ("duplicate keys") and a retry.
+    expect(fx.builder.builds).toBe(1);
+    expect(fx.logs.filter((l) => l.level === 'error')).toEqual([]);
+    expect(m.status('big')).toEqual({ state: 'hnsw', size: base.length - 1 });
+    const res = await okSearch(m, 'big', fresh, 1);
+    expect(res.candidates[0]).toMatchObject({ key: keys[0] });
+    expect(res.candidates[0]!.cosine).toBeCloseTo(1, 5);
   });
 
   it('promotes an exact namespace that outgrows exactThreshold to HNSW, serving exactly meanwhile', async () => {

@@ -179,10 +179,12 @@ async function reindexThroughApi(client: CairnClient, flags: ReindexFlags): Prom
 }
 
 /**
- * A reindex is batch work beside a serving process, often on the same cores: with REDIS_URL this command
+ * With REDIS_URL this command is batch work beside the serving processes, often on the same cores: it
  * enqueues every memory and builds the new space's indexes itself. It runs below normal priority (before
  * the engine starts its pool, whose threads inherit it and go lower still), so the server's searches get a
- * core when both want one. Lowering one's own priority needs no privilege; where it fails, nothing changes.
+ * core when both want one. Not in the embedded mode: there the command follows the writer and may become
+ * the data folder's only writer if the server dies, which must not run starved. Lowering one's own
+ * priority needs no privilege; where it fails, nothing changes.
  */
 function runBelowServing(): void {
   try {
@@ -192,7 +194,7 @@ function runBelowServing(): void {
 
 async function reindexHere(flags: ReindexFlags, env: CliEnv): Promise<ReindexSummary> {
   const distributed = Boolean(env.REDIS_URL);
-  runBelowServing();
+  if (distributed) runBelowServing();
   const batchSize = Math.max(1, Number.parseInt(flags.batchSize, 10) || 512);
   return withEngine(
     flags.dataDir,
