@@ -52,6 +52,9 @@ export interface HooksRunFlags extends HookTargetFlags {
   timeout: string;
 }
 
+/** Within this much of its deadline, a failed call is the hook running out of time. */
+const GIVE_UP_SLACK_MS = 100;
+
 /**
  * `cairn hooks run [event]`: one Claude Code hook, its payload on stdin. SessionStart prints the project's
  * context pack (Claude Code adds a hook's stdout to the session's context); PostToolUse and
@@ -89,8 +92,9 @@ export async function hooksRunCommand(
     return existsSync(dir) ? dir : null;
   };
   logDir = logFolder(projectFolder(undefined, env));
+  const giveUp = () => log(`gave up after ${budgetMs / 1_000}s while ${stage}; the agent goes on without it`);
   const deadline = setTimeout(() => {
-    log(`gave up after ${budgetMs / 1_000}s while ${stage}; the agent goes on without it`);
+    giveUp();
     process.exit(0);
   }, budgetMs);
   try {
@@ -119,7 +123,10 @@ export async function hooksRunCommand(
       await backend.close();
     }
   } catch (err) {
-    log(reasonOf(err));
+    // The client's time limit is the budget left when it was opened, so a silent server may end the call
+    // a moment before the deadline's timer does: that is the hook giving up, and it says so the same way.
+    if (remaining() < GIVE_UP_SLACK_MS) giveUp();
+    else log(reasonOf(err));
   } finally {
     clearTimeout(deadline);
   }
