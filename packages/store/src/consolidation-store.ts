@@ -277,8 +277,9 @@ export class ConsolidationStore {
       metaSeq: number;
       undone: number;
     };
-    // A memory rewritten, or re-tagged, after its pair was verified: the pass that reads its new vector
-    // checks it again. (The job yields to writes of its own process between checks.)
+    // A memory rewritten or re-tagged after its pair was verified is left alone (the job yields to writes of
+    // its own process between checks): a rewritten one is checked again when its new vector is read; a
+    // re-tagged one stays unmerged, a missed merge rather than a wrong one.
     const changed = (m: Live) =>
       unchangedSince !== undefined &&
       (m.changeSeq > unchangedSince.change || m.metaSeq > unchangedSince.meta);
