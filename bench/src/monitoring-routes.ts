@@ -5,13 +5,12 @@
 // twice (another build's apps/cli/dist/main.js), both builds run one after the other on copies of the folder.
 // Usage: node bench/dist/monitoring-routes.js --data-dir D [--cli PATH ...] [--clients 4] [--warmup 10]
 //          [--phase 20]
-import { spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { gitRevision } from './git-revision.js';
-import { CLI_SCRIPT, leftovers, RATE_LIMIT_PER_MINUTE } from './serve-process.js';
+import { CLI_SCRIPT, leftovers, ServeProcess } from './serve-process.js';
 import { generateCorpus } from './synthetic-corpus.js';
 import { makeQueries, toRequest } from './synthetic-queries.js';
 
@@ -47,22 +46,19 @@ async function measure(cli: string): Promise<string[]> {
   const work = mkdtempSync(join(tmpdir(), 'cairn-routes-'));
   leftovers.dirs.add(work);
   cpSync(values['data-dir']!, work, { recursive: true });
-  const env: NodeJS.ProcessEnv = { ...process.env, CAIRN_LOG_LEVEL: 'warn' };
-  for (const name of ['REDIS_URL', 'CAIRN_API_KEYS', 'CAIRN_API_KEYS_FILE']) delete env[name];
-  const port = String(20_000 + Math.floor(Math.random() * 20_000));
-  const args = [cli, 'serve', '--no-auth', '--data-dir', work, '--port', port, '--host', '127.0.0.1'];
-  const child = spawn(process.execPath, [...args, '--rate-limit', String(RATE_LIMIT_PER_MINUTE)], {
-    stdio: 'ignore',
-    env,
-  });
-  leftovers.children.add(child);
-  const base = `http://127.0.0.1:${port}`;
+  const server = new ServeProcess({ dataDir: work, cli, progress: (msg) => console.error(msg) });
   try {
-    for (let i = 0; ; i++) {
-      try {
-        if ((await fetch(`${base}/readyz`)).ok) break;
-      } catch {}
-      if (i > 600) throw new Error(`${cli} serve did not become ready`);
+    const base = await server.url;
+    // Listening comes before ready (the engine opens its indexes): measure a server that answers.
+    for (
+      let i = 0;
+      !(await fetch(`${base}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      ));
+      i++
+    ) {
+      if (i > 600) throw new Error(`${cli} serve did not become ready\n${server.tail()}`);
       await sleep(200);
     }
     let phase: 'warm' | 'quiet' | 'polled' = 'warm';
@@ -109,9 +105,7 @@ async function measure(cli: string): Promise<string[]> {
       );
     return rows;
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
-    leftovers.children.delete(child);
+    await server.stop();
     rmSync(work, { recursive: true, force: true });
     leftovers.dirs.delete(work);
   }

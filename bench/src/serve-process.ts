@@ -27,6 +27,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => pr
 
 export interface ServeProcessOptions {
   dataDir: string;
+  /** The CLI script to run (another build's apps/cli/dist/main.js, to compare two). @defaultValue CLI_SCRIPT */
+  cli?: string;
   /** Options for the server's node, before the script (`--cpu-prof`, `--require probe.cjs`). */
   nodeArgs?: readonly string[];
   /** More `cairn serve` flags (`--processes 2`). */
@@ -52,7 +54,7 @@ export class ServeProcess {
   constructor(opts: ServeProcessOptions) {
     const args = [
       ...(opts.nodeArgs ?? []),
-      CLI_SCRIPT,
+      opts.cli ?? CLI_SCRIPT,
       'serve',
       '--no-auth',
       '--data-dir',
