@@ -101,6 +101,11 @@ const EnvSchema = z.object({
    * the bytes. An existing space keeps its own. @defaultValue f32
    */
   CAIRN_VECTOR_STORAGE: z.enum(['f32', 'i8']).default('f32'),
+  /**
+   * Native threads one vector graph build or merge inserts with. Builds run in the compute pool below the
+   * serving thread's priority, so they take the cores it leaves idle. @defaultValue the machine's cores
+   */
+  CAIRN_BUILD_THREADS: z.coerce.number().int().min(1).max(1024).optional(),
   /** The API key `cairn mcp` sends to CAIRN_API_URL when --api-key is not given. @defaultValue none */
   CAIRN_API_KEY: z
     .string()

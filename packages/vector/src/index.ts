@@ -7,6 +7,12 @@ export {
   type IndexBuildRequest,
 } from './hnsw-params.js';
 export type { EmbeddingSource, KeyFilter, LogFn } from './sources.js';
-export { createHnswIndex, inProcessIndexBuilder, saveIndexAtomically } from './usearch-index.js';
+export {
+  addInChunks,
+  createHnswIndex,
+  inProcessIndexBuilder,
+  SEQUENTIAL_PREFIX,
+  saveIndexAtomically,
+} from './usearch-index.js';
 export { VectorIndexManager, type VectorIndexOptions } from './vector-index-manager.js';
 export { BUILD_TASK_FILE, type TaskRunner, workerIndexBuilder } from './worker-index-builder.js';
