@@ -15,6 +15,10 @@
  * the peers keeps the rule free of any time scale and of "now": a coding session's minutes and a
  * conversation's months are ordered alike, the ranking does not drift as a corpus ages, and a newer memory
  * that merely shares a word with the query cannot ride age past the ones that answer it.
+ *
+ * A query that names a time ("on 9 November, 2022", "last week") is different: the window is the caller's
+ * own criterion, fixed in time, so every candidate gets its distance from it, not only the peers (the
+ * router's apply-recency.ts); the reach still bounds how far it lifts one.
  */
 
 /** What a query says about time; detected by the router, used by the blend. */
@@ -74,7 +78,7 @@ export interface PeerSpan {
  *   (every candidate is far from it).
  * - Earliest: the oldest peer 1, the newest 0, linear between.
  * - Otherwise: the newest peer 1, the oldest 0, linear between.
- * Peers all of one time get 1: nothing to break. Callers give non-peers 0 (see recency-blend's header).
+ * Peers all of one time get 1: nothing to break. Callers give non-peers 0 except for a window (see the header).
  */
 export function timeAffinity(tsMs: number, peers: PeerSpan, intent: TemporalIntent): number {
   if (intent.kind === 'window') {

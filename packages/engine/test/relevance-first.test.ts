@@ -79,6 +79,54 @@ describe('relevance first in the defaults', () => {
     expect(off.explain.settings.recency.mode).toBe('off');
   });
 
+  it("a question that names a day: its words stay in the search, that day's memories are lifted, and relevance judges the topic only", async () => {
+    const engine = await engines.open();
+    const day = Date.UTC(2022, 10, 9);
+    const pasta = (i: number) => ({
+      namespace: 'c',
+      id: `p${i}`,
+      text: `Nate: I love to make a pasta dish for friends, take ${i}`,
+      ts: day - (30 + i) * DAY,
+    });
+    engine.ingest([
+      ...[1, 2, 3, 4, 5, 6].map(pasta),
+      // Said on the day asked about, in other words than the question's: only the window can lift it.
+      {
+        namespace: 'c',
+        id: 'curry',
+        text: 'Nate: Tonight I cooked a coconut curry!',
+        ts: day + 18 * 3_600_000,
+      },
+      // Says the named time in the question's words, months later.
+      {
+        namespace: 'c',
+        id: 'said',
+        text: 'Nate: Back on 9 November I tried a new recipe',
+        ts: day + 90 * DAY,
+      },
+    ]);
+    await engine.drain();
+    const r = await engine.search({
+      namespace: 'c',
+      query: 'What dish did Nate make on 9 November, 2022?',
+      k: 10,
+    });
+    expect(r.explain.settings.recency.intent?.kind).toBe('window');
+    const ids = r.hits.map((h) => h.id);
+    expect(ids[0]).toBe('curry');
+    // The legs searched the named time's words too: the memory that says them is found.
+    expect(ids).toContain('said');
+    expect(r.explain.lexicalQuery).toMatch(/november/i);
+    // The relevance signal counts what the question asks about, not the date's words.
+    expect(r.relevance?.missing ?? []).not.toContain('november');
+    const off = await engine.search({
+      namespace: 'c',
+      query: 'What dish did Nate make on 9 November, 2022?',
+      decay: 'off',
+    });
+    expect(off.hits[0]!.id).not.toBe('curry');
+  });
+
   it('ranks one text stored twice newest first', async () => {
     const engine = await engines.open();
     engine.ingest([

@@ -22,7 +22,8 @@ export interface RecencyPlan {
 /**
  * Multiplies each candidate's relevance by its recency factor, in the search's decay mode:
  * - `'auto'`: the bounded blend `1 − w + w · t` (recency-blend.ts in core), `t` from the time span of the
- *   peers (the close calls, found by recency-peers.ts); every other candidate gets `t = 0`;
+ *   peers (the close calls, found by recency-peers.ts), every other candidate getting `t = 0`; a query
+ *   that names a time gives every candidate its distance from that window instead;
  * - `'fixed'`: the caller's `exp(-age / tau)`, age from "now";
  * - `'off'`: nothing.
  * A kind listed in `kindHalfLives` uses its own curve instead of the fixed one, and in `'auto'` mode its
@@ -57,7 +58,12 @@ export function applyRecency(
     span.oldest = Math.min(span.oldest, c.memory.ts);
   }
   for (const c of fused) {
-    const t = peers.has(c.key) ? timeAffinity(c.memory.ts, span, plan.intent) : 0;
+    // A named time is the caller's own criterion, not a tie-break: every candidate gets its distance from
+    // the window, not only the close calls (a turn of the named day that no leg ranks in its top 5 was
+    // never lifted before; LoCoMo dev recall@10 0.758 -> 0.763 with this alone, bench/RESULTS.md). The reach
+    // still bounds how many ranks it can overturn.
+    const t =
+      plan.intent.kind === 'window' || peers.has(c.key) ? timeAffinity(c.memory.ts, span, plan.intent) : 0;
     const own = kindHalfLife(kinds, c.memory.kind);
     setRecency(
       c,

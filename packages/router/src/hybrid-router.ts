@@ -1,5 +1,4 @@
 import {
-  blendWeight,
   CairnError,
   diversify,
   dot,
@@ -10,8 +9,6 @@ import {
   type LexicalCandidate,
   type LexicalLeg,
   type MemorySource,
-  NO_TEMPORAL_INTENT,
-  type RecencySettings,
   type Reranker,
   type ResolvedSearch,
   type RouteLeg,
@@ -35,10 +32,10 @@ import { toHit, toListed, toNeighbor, trace } from './hit-shape.js';
 import { applyNamedAgent } from './named-agent.js';
 import { QueryVectorCache } from './query-vector-cache.js';
 import { findRecencyPeers, recencyContenders } from './recency-peers.js';
+import { planRecency, queriesOf, recencySettings } from './recency-plan.js';
 import { DEFAULT_RELEVANCE_OPTIONS, relevanceOf } from './relevance.js';
 import { type RerankPlan, rerankPage } from './rerank-page.js';
 import { applySessionSupport } from './session-support.js';
-import { detectTemporalIntent, withoutTemporalCue } from './temporal-intent.js';
 
 export interface HybridRouterComponents {
   lexical: LexicalLeg;
@@ -95,7 +92,7 @@ export class HybridRouter {
         { field: 'offset' },
       );
     const plan = planRecency(opts);
-    const legQuery = withoutTemporalCue(opts.query, plan.intent);
+    const { topicQuery, legQuery } = queriesOf(opts.query, plan.intent);
 
     // Lexical leg.
     const tLex = performance.now();
@@ -186,7 +183,7 @@ export class HybridRouter {
     const fused = fuseCandidates(lexical, vector, live, opts, routeLists);
     applyNamedAgent(fused, legQuery, opts.agentBoost);
     applySessionSupport(fused, opts.sessionSupport);
-    const close = this.recencyPeers(fused, legQuery, opts, plan);
+    const close = this.recencyPeers(fused, topicQuery, opts, plan);
     const peers = applyRecency(fused, opts, plan, close.peers);
     // Boosts match on tags, meta and text: the candidates' records, read only when the query has boosts.
     const boostRecords =
@@ -219,9 +216,9 @@ export class HybridRouter {
     if (rerank.plan) {
       // The reranker sees its depth, no more (a page longer than it keeps its fused order below it).
       const keys = selected.slice(0, rerank.plan.depth).map((i) => fused[i]!.key);
-      const outcome = await rerankPage(legQuery, keys, records, rerank.plan, (ks) =>
+      const outcome = await rerankPage(topicQuery, keys, records, rerank.plan, (ks) =>
         this.c.lexical.queryCoverage
-          ? this.c.lexical.queryCoverage(opts.namespace, legQuery, ks)
+          ? this.c.lexical.queryCoverage(opts.namespace, topicQuery, ks)
           : { words: [], matched: new Map() },
       );
       rerankInfo = outcome.info;
@@ -329,8 +326,8 @@ export class HybridRouter {
         .map((i) => fused[i]!.key)
         .filter((key) => records.has(key))
         .slice(0, DEFAULT_RELEVANCE_OPTIONS.hits);
-      const coverage = this.c.lexical.queryCoverage(opts.namespace, legQuery, first);
-      response.relevance = relevanceOf(legQuery, coverage, first);
+      const coverage = this.c.lexical.queryCoverage(opts.namespace, topicQuery, first);
+      response.relevance = relevanceOf(topicQuery, coverage, first);
     }
     if (
       hits.length === 0 &&
@@ -496,40 +493,4 @@ export class HybridRouter {
     );
     return { ...picked, headRecords };
   }
-}
-
-/**
- * In `'auto'` mode the reach, and so the blend weight, follows the query: the tie-break reach unless the
- * query has temporal intent. The other modes need no plan.
- */
-function planRecency(opts: ResolvedSearch): RecencyPlan {
-  if (opts.decay.mode !== 'auto')
-    return { weight: 0, reach: 0, intent: NO_TEMPORAL_INTENT, peerMargin: 0, peerDepth: 0 };
-  const intent = detectTemporalIntent(opts.query, opts.now);
-  const reach = intent.kind === 'none' ? opts.recency.tieBreak : opts.recency.intent;
-  return {
-    weight: blendWeight(reach, opts.rrfK),
-    reach,
-    intent,
-    peerMargin: opts.recency.peerMargin,
-    peerDepth: opts.recency.peerDepth,
-  };
-}
-
-function recencySettings(
-  opts: ResolvedSearch,
-  plan: RecencyPlan,
-  peers: RecencySettings['peers'],
-): RecencySettings {
-  if (opts.decay.mode !== 'auto') {
-    return { mode: opts.decay.mode, weight: null, reach: null, options: null, intent: null, peers: null };
-  }
-  return {
-    mode: 'auto',
-    weight: plan.weight,
-    reach: plan.reach,
-    options: opts.recency,
-    intent: plan.intent,
-    peers,
-  };
 }

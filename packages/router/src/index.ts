@@ -10,6 +10,7 @@ export {
   type QueryVectorCacheOptions,
 } from './query-vector-cache.js';
 export { findRecencyPeers, recencyContenders } from './recency-peers.js';
+export { planRecency, queriesOf, recencySettings } from './recency-plan.js';
 export { DEFAULT_RELEVANCE_OPTIONS, queryNames, type RelevanceOptions, relevanceOf } from './relevance.js';
 export { applySessionSupport } from './session-support.js';
 export { detectTemporalIntent, withoutTemporalCue } from './temporal-intent.js';

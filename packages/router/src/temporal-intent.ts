@@ -116,9 +116,11 @@ function namedWindow(query: string, nowMs: number): TemporalIntent | null {
 }
 
 /**
- * The query without its temporal cue, for the legs: "current", "now" or "last week" say when, not what, and
- * left in they match memories that merely use the word. A query that would be left with nothing to search
- * for ("what's the latest?") keeps its cue.
+ * The query without its temporal cue: what it asks about, not when. The legs search it for a recency cue
+ * ("current", "now", "originally"), which left in would match memories that merely use the word; a named
+ * time stays in what the legs search (the router's hybrid-router.ts says why). The relevance signal and
+ * the close calls always count these words. A query that would be left with nothing to search for
+ * ("what's the latest?") keeps its cue.
  */
 export function withoutTemporalCue(query: string, intent: TemporalIntent): string {
   if (intent.kind === 'none') return query;

@@ -185,6 +185,27 @@ describe("recency in the default 'auto' mode", () => {
     expect(rank([2, 1], [2, 1], records, 'CI provider', auto, plan).map((c) => c.key)).toEqual([1, 2]);
     expect(rank([2, 1], [2, 1], records, 'CI provider').map((c) => c.key)).toEqual([2, 1]);
   });
+
+  it("lifts a memory of a named day that no leg ranks in its top 5: the window is the caller's criterion", () => {
+    const day = 20_000 * MS_PER_DAY;
+    const keys = [1, 2, 3, 4, 5, 6, 7, 8];
+    // Every memory mentions the dish; only the 8th was said on the day the question names.
+    const records = new Map(
+      keys.map((k) => [
+        k,
+        memory(k, { text: 'Nate made a dish', ts: k === 8 ? day + 3_600_000 : k * MS_PER_DAY }),
+      ]),
+    );
+    const window = autoPlan({ kind: 'window', cue: 'on 9 November', since: day, until: day + MS_PER_DAY });
+    const q = 'What dish did Nate make on 9 November?';
+    expect(rank(keys, keys, records, q, auto, window).map((c) => c.key)[0]).toBe(8);
+    // Without the window it keeps its place.
+    expect(
+      rank(keys, keys, records, q)
+        .map((c) => c.key)
+        .at(-1),
+    ).toBe(8);
+  });
 });
 
 describe('a caller-given decay', () => {

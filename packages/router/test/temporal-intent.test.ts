@@ -1,6 +1,6 @@
 import { MS_PER_DAY } from '@cairn/core';
 import { describe, expect, it } from 'vitest';
-import { detectTemporalIntent, withoutTemporalCue } from '../src/index.js';
+import { detectTemporalIntent, queriesOf, withoutTemporalCue } from '../src/index.js';
 
 const now = Date.UTC(2026, 10, 24, 12); // Tuesday 24 November 2026, 12:00 UTC
 const day = (y: number, m: number, d: number) => Date.UTC(y, m - 1, d);
@@ -88,5 +88,20 @@ describe('withoutTemporalCue', () => {
       "what's the latest?",
     );
     expect(withoutTemporalCue('why did it crash', { kind: 'none' })).toBe('why did it crash');
+  });
+});
+
+describe('queriesOf', () => {
+  it("searches a named time's words but judges relevance by the topic; a recency cue leaves both", () => {
+    const w = 'What event did John volunteer at last weekend?';
+    expect(queriesOf(w, detectTemporalIntent(w, now))).toEqual({
+      topicQuery: 'What event did John volunteer at ?',
+      legQuery: w,
+    });
+    const q = "What's our current deploy target?";
+    expect(queriesOf(q, detectTemporalIntent(q, now))).toEqual({
+      topicQuery: "What's our deploy target?",
+      legQuery: "What's our deploy target?",
+    });
   });
 });
