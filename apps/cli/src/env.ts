@@ -102,8 +102,9 @@ const EnvSchema = z.object({
    */
   CAIRN_VECTOR_STORAGE: z.enum(['f32', 'i8']).default('f32'),
   /**
-   * Native threads one vector graph build or merge inserts with. Builds run in the compute pool below the
-   * serving thread's priority, so they take the cores it leaves idle. @defaultValue the machine's cores
+   * Native threads one vector graph build or merge inserts with (at most the machine's cores). On Linux
+   * builds run in the compute pool below the serving thread's priority, so they take the cores it leaves
+   * idle; 1 keeps a core free where they cannot be lowered. @defaultValue the machine's cores
    */
   CAIRN_BUILD_THREADS: z.coerce.number().int().min(1).max(1024).optional(),
   /** The API key `cairn mcp` sends to CAIRN_API_URL when --api-key is not given. @defaultValue none */

@@ -235,8 +235,17 @@ export function buildProgram(): Command {
 
   program
     .command('check')
-    .description("check cairn.db's integrity (read-only, safe beside a running server); exit 1 if damaged")
-    .option('--quick', "SQLite's quick_check: page and b-tree structure only, faster on large folders")
+    .description(
+      "check cairn.db's integrity and the counts stats reads (read-only, safe beside a running server); exit 1 if either is off",
+    )
+    .option(
+      '--quick',
+      "SQLite's quick_check: page and b-tree structure only, faster on large folders (counts not checked)",
+    )
+    .option(
+      '--recount',
+      'set the kept counts from the tables (one short write, safe beside a running server)',
+    )
     .addOption(dataDir())
     .addOption(json())
     .action(run(lazy(() => import('./commands/check.js'), 'checkCommand')));

@@ -14,6 +14,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MemoryStore } from '@cairn/store';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
@@ -444,6 +445,34 @@ describe('cairn export and import', () => {
 });
 
 describe('cairn check', () => {
+  it('compares the counts stats reads with the tables, and --recount sets them while another connection holds the file open', () => {
+    const rows = Array.from({ length: 50 }, (_, i) => ({
+      namespace: 'proj',
+      id: `m${i}`,
+      text: `memory ${i}`,
+    }));
+    expect(cairn(['ingest', file('rows.jsonl', rows)]).code).toBe(0);
+    const ok = cairn(['check', '--json']);
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout).counts).toEqual({ ok: true, drift: [] });
+    // A kept count off by five, as a bug in a trigger would leave it.
+    const store = new MemoryStore({ path: join(dir, 'data', 'cairn.db') });
+    store.db.prepare("UPDATE namespace_rows SET live = live + 5 WHERE namespace = 'proj'").run();
+    expect(JSON.parse(cairn(['stats', '--json']).stdout).namespaces.proj).toMatchObject({ stored: 55 });
+    const off = cairn(['check']);
+    expect(off.code).toBe(1);
+    expect(off.stdout).toContain('kept counts: 1 disagree with the tables');
+    expect(off.stdout).toMatch(/namespace proj: kept .*"live":55.*counted .*"live":50/);
+    // Recounted while this process still holds its own connection open, as a server would.
+    const fixed = cairn(['check', '--recount']);
+    expect(fixed.code).toBe(0);
+    expect(fixed.stdout).toContain('kept counts: ok (recounted)');
+    expect(JSON.parse(cairn(['stats', '--json']).stdout).namespaces.proj).toMatchObject({ stored: 50 });
+    store.close();
+    // --quick reads structure only: no counts.
+    expect(JSON.parse(cairn(['check', '--quick', '--json']).stdout).counts).toBeNull();
+  });
+
   it('passes a healthy data folder, names the damage in a broken one and exits 1, and search refuses it by name', () => {
     const many = Array.from({ length: 2_000 }, (_, i) => ({
       namespace: 'proj',

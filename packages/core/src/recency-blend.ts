@@ -46,7 +46,8 @@ export interface RecencyOptions {
   peerMargin: number;
   /**
    * Peers come from the top `peerDepth` of some leg. Every other candidate gets the same factor `1 − w`, so
-   * age never lifts a memory that no leg ranks in its top `peerDepth` above one that it did not lift.
+   * age never lifts a memory that no leg ranks in its top `peerDepth` above one that it did not lift (a
+   * named time's window counts for every candidate instead).
    * @defaultValue 5
    */
   peerDepth: number;

@@ -93,7 +93,8 @@ export interface RecencySettings {
   intent: TemporalIntent | null;
   /**
    * 'auto' only: the time span (epoch ms) of the peers, the close calls of the best candidate, over which
-   * `t` runs from 0 to 1 (every other candidate has `t = 0`); null when nothing was fused.
+   * `t` runs from 0 to 1 (every other candidate has `t = 0`); null when nothing was fused. With a named time
+   * (`intent.kind` 'window') `t` is each candidate's distance from the window instead, peer or not.
    */
   peers: { newest: number; oldest: number; count: number } | null;
 }

@@ -649,6 +649,7 @@ export class CairnEngine {
             waitForBuild: opts.waitForIndex,
             role: this.external ? 'reader' : 'writer',
             hnsw: opts.hnsw,
+            ...(opts.buildThreads ? { buildThreads: opts.buildThreads } : {}),
             log: this.log,
           })
         : null);

@@ -80,6 +80,11 @@ export interface EngineOptions {
   context?: Partial<SessionContextOptions>;
   hnsw?: Partial<HnswParams>;
   /**
+   * Native threads one vector graph build or merge inserts with (in the compute pool, below the serving
+   * thread's priority). @defaultValue os.availableParallelism()
+   */
+  buildThreads?: number;
+  /**
    * How the embedding spaces this process creates keep their vectors in SQLite (the first space of a new
    * data folder, a reindex's new space): `f32`, or `i8` at a quarter of the bytes (no measured quality cost
    * with the built-in embedder; bench/RESULTS.md). A space keeps the storage it was created with.

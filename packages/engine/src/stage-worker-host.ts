@@ -37,7 +37,10 @@ import { specOf } from './space-embedder.js';
 
 export interface StageWorkerHostOptions
   extends Partial<Omit<StageWorkersOptions, 'stages'>>,
-    Pick<EngineOptions, 'hnsw' | 'exactThreshold' | 'env' | 'embedderSpec' | 'vectorStorage'> {
+    Pick<
+      EngineOptions,
+      'hnsw' | 'buildThreads' | 'exactThreshold' | 'env' | 'embedderSpec' | 'vectorStorage'
+    > {
   /** The data folder (needed by capture and index; an embed-only worker never opens it). */
   dataDir: string;
   redisUrl: string;
@@ -141,6 +144,7 @@ export class StageWorkerHost {
               // here is not measured yet in distributed mode.
               loadAfterWrites: Number.POSITIVE_INFINITY,
               hnsw: opts.hnsw,
+              ...(opts.buildThreads ? { buildThreads: opts.buildThreads } : {}),
               log,
             });
             vectors.set(id, v);
@@ -273,6 +277,7 @@ class WorkerHygiene {
           role: 'reader',
           loadAfterWrites: Number.POSITIVE_INFINITY,
           hnsw: opts.hnsw,
+          ...(opts.buildThreads ? { buildThreads: opts.buildThreads } : {}),
           log,
         });
       } else view.refresh();

@@ -181,7 +181,7 @@ export class HybridRouter {
     ];
     const live = this.c.memories.scoringByKeys(opts.namespace, keys);
     const fused = fuseCandidates(lexical, vector, live, opts, routeLists);
-    applyNamedAgent(fused, legQuery, opts.agentBoost);
+    applyNamedAgent(fused, topicQuery, opts.agentBoost);
     applySessionSupport(fused, opts.sessionSupport);
     const close = this.recencyPeers(fused, topicQuery, opts, plan);
     const peers = applyRecency(fused, opts, plan, close.peers);

@@ -3,7 +3,8 @@ import { stemmer } from 'stemmer';
 import type { FusedCandidate } from './fuse-candidates.js';
 
 /**
- * The close calls of a search, the only memories age may reorder: the contenders (below) that cover as
+ * The close calls of a search, the only memories age may reorder (a named time's window, by contrast,
+ * counts for every candidate: apply-recency.ts): the contenders (below) that cover as
  * much of the query's words as the best of them (within `margin`). Coverage is the
  * idf-weighted share of the query's (stemmed, stop-word-free) words that a memory contains: "CI provider"
  * is covered by every memory that states the CI provider, long or short, however often it repeats a word,

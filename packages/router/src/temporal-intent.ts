@@ -116,10 +116,10 @@ function namedWindow(query: string, nowMs: number): TemporalIntent | null {
 }
 
 /**
- * The query without its temporal cue: what it asks about, not when. The legs search it for a recency cue
- * ("current", "now", "originally"), which left in would match memories that merely use the word; a named
- * time stays in what the legs search (the router's hybrid-router.ts says why). The relevance signal and
- * the close calls always count these words. A query that would be left with nothing to search for
+ * The query without its temporal cue: what it asks about, not when. The relevance signal, the close calls
+ * and a reranker judge these words; the legs search them for a recency cue ("current", "now",
+ * "originally"), which left in would match memories that merely use the word, but the whole query for a
+ * named time (recency-plan.ts, queriesOf, says why). A query that would be left with nothing to search for
  * ("what's the latest?") keeps its cue.
  */
 export function withoutTemporalCue(query: string, intent: TemporalIntent): string {

@@ -33,8 +33,10 @@ export {
 } from './integrity.js';
 export {
   keptCountsDrift,
+  keptCountsDriftOfFile,
   type NamespaceRowCounts,
   recountKeptCounts,
+  recountKeptCountsOfFile,
   type SpaceVectorCounts,
 } from './kept-counts.js';
 export {

@@ -55,6 +55,8 @@ export class GenerationFiles {
     private readonly space: EmbeddingSpace,
     private readonly params: HnswParams,
     private readonly builder: IndexBuilder,
+    /** Native threads a build or merge inserts with (IndexBuildRequest.threads). */
+    private readonly buildThreads = 1,
   ) {
     this.dir = GenerationFiles.spaceDir(root, space.id);
     mkdirSync(this.dir, { recursive: true });
@@ -131,6 +133,7 @@ export class GenerationFiles {
       dimensions: this.space.dimensions,
       params: this.params,
       path,
+      threads: this.buildThreads,
     });
     const side: Sidecar = {
       format: 2,

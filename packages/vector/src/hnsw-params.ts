@@ -1,5 +1,3 @@
-import { availableParallelism } from 'node:os';
-
 /** HNSW graph parameters, shared by the in-process index and the off-thread builder. */
 export interface HnswParams {
   /** Edges per node (M). Higher improves recall and memory. @defaultValue 16 */
@@ -21,14 +19,6 @@ export interface HnswParams {
    * dense embedder's deep candidates or exact cosines matter more. @defaultValue 'i8'
    */
   quantization: 'f32' | 'f16' | 'i8';
-  /**
-   * Native threads one build or merge inserts with. Builds run in the compute pool below the serving
-   * thread's priority (its threads inherit it), so they take the cores the serving thread leaves idle:
-   * with 1 a 100k graph took one core for about a minute while the other idled (bench/RESULTS.md, "Graph
-   * builds on every core"). The first vectors of a graph always go in one at a time (see addInChunks).
-   * @defaultValue os.availableParallelism()
-   */
-  buildThreads: number;
 }
 
 /** Bytes per stored scalar, by quantization (the index file's vector block uses it). */
@@ -43,7 +33,6 @@ export const DEFAULT_HNSW_PARAMS: Readonly<HnswParams> = Object.freeze({
   expansionAdd: 128,
   expansionSearch: 64,
   quantization: 'i8',
-  buildThreads: availableParallelism(),
 });
 
 /** A request to build an index file off the serving thread. Buffers are shared, never copied. */
@@ -61,6 +50,12 @@ export interface IndexBuildRequest {
   params: HnswParams;
   /** Where the finished index is written (atomically: temp file, then rename). */
   path: string;
+  /**
+   * Native threads the inserts use once the graph is past its sequential prefix (see addInChunks); at most
+   * the machine's cores. Not a graph parameter: the same graph results, so it is not in the sidecar.
+   * @defaultValue 1
+   */
+  threads?: number;
 }
 
 /** Builds and saves an HNSW index file; implemented by @cairn/compute's worker pool, or in-process. */

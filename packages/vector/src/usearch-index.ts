@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { renameSync, unlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Index, MetricKind, ScalarKind } from 'usearch';
 import type { HnswParams, IndexBuilder, IndexBuildRequest } from './hnsw-params.js';
@@ -40,6 +40,10 @@ export function addInChunks(
   threads = 1,
   chunk = 8192,
 ): void {
+  // No more than the machine's cores: past them nothing is gained, and usearch sizes its per-thread
+  // contexts by the cores when it loads a graph, so a merge into a loaded graph whose removed keys left
+  // free slots (no reserve, so no new contexts) failed with "Reserve capacity ahead of insertions!".
+  threads = Math.min(Math.floor(threads) || 1, availableParallelism());
   const sequential =
     threads > 1 ? Math.max(0, Math.min(keys.length, SEQUENTIAL_PREFIX - index.size())) : keys.length;
   for (let i = 0; i < keys.length; ) {
@@ -71,7 +75,6 @@ const EMPTY_PARAMS: HnswParams = {
   expansionAdd: 2,
   expansionSearch: 2,
   quantization: 'f32',
-  buildThreads: 1,
 };
 
 export function releaseIndex(index: Index): void {
@@ -100,7 +103,7 @@ export const inProcessIndexBuilder: IndexBuilder = {
         // Updated memories: drop their old vectors first (usearch refuses a duplicate key).
         for (const k of req.keys) if (index.contains(k)) index.remove(k);
       }
-      addInChunks(index, req.keys, req.vectors, req.dimensions, req.params.buildThreads ?? 1);
+      addInChunks(index, req.keys, req.vectors, req.dimensions, req.threads ?? 1);
       saveIndexAtomically(index, req.path);
       return { count: index.size() };
     } finally {

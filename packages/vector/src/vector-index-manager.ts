@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import {
   assertDimensions,
   type EmbeddingSpace,
@@ -63,6 +64,14 @@ export interface VectorIndexOptions {
    */
   role?: 'writer' | 'reader';
   hnsw?: Partial<HnswParams>;
+  /**
+   * Native threads one build or merge inserts with. Builds run on the builder: the compute pool, whose
+   * threads run below the serving thread's priority where the pool can lower it (Linux), and usearch's
+   * insert threads inherit it, so builds take the cores the serving thread leaves idle. With one thread a
+   * 100k graph held one core for about a minute while the other idled (bench/RESULTS.md, "Graph builds on
+   * every core"). @defaultValue os.availableParallelism()
+   */
+  buildThreads?: number;
   log?: LogFn;
 }
 
@@ -125,6 +134,7 @@ export class VectorIndexManager implements VectorLeg {
           vectorCacheEntries: 8_192,
           waitForBuild: false,
           role: 'writer' as 'writer' | 'reader',
+          buildThreads: availableParallelism(),
         },
         opts,
       ),
@@ -137,7 +147,13 @@ export class VectorIndexManager implements VectorLeg {
     };
     this.vectorCache =
       this.opts.vectorCacheEntries > 0 ? new LRUCache({ max: this.opts.vectorCacheEntries }) : null;
-    this.files = new GenerationFiles(this.opts.dir, this.space, this.opts.hnsw, this.opts.builder);
+    this.files = new GenerationFiles(
+      this.opts.dir,
+      this.space,
+      this.opts.hnsw,
+      this.opts.builder,
+      this.opts.buildThreads,
+    );
     this.loader = new NamespaceLoader({
       space: this.space,
       embeddings: this.opts.embeddings,

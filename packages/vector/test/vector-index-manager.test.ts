@@ -226,6 +226,19 @@ describe('VectorIndexManager: HNSW mode', () => {
     expect(fx.logs).toEqual([]);
   });
 
+  it('loads a file built with another thread count: the threads are not a graph parameter', async () => {
+    const m1 = fx.manager({ exactThreshold: 10, buildThreads: 1 });
+    await m1.warm('big');
+    await m1.close();
+    expect(sidecar().params).not.toHaveProperty('buildThreads');
+    fx.logs.length = 0;
+    fx.builder.builds = 0;
+    const m2 = fx.manager({ exactThreshold: 10, buildThreads: 2 });
+    expect((await okSearch(m2, 'big', vectors[5]!)).candidates[0]?.key).toBe(keys[5]);
+    expect(fx.builder.builds).toBe(0);
+    expect(fx.logs).toEqual([]);
+  });
+
   it('writes applied changes to the index file on flush', async () => {
     const m1 = fx.manager({ exactThreshold: 10 });
     await m1.warm('big');
