@@ -35,7 +35,13 @@ function indexFile(): string {
   return join(fx.indexDir, file);
 }
 
-function sidecar(): { watermark: number; count: number; namespace: string; dimensions: number } {
+function sidecar(): {
+  watermark: number;
+  count: number;
+  namespace: string;
+  dimensions: number;
+  params: Record<string, unknown>;
+} {
   return JSON.parse(readFileSync(sidecarPath(), 'utf8'));
 }
 
