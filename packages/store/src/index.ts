@@ -33,12 +33,11 @@ export {
 } from './integrity.js';
 export {
   keptCountsDrift,
-  keptCountsDriftOfFile,
   type NamespaceRowCounts,
   recountKeptCounts,
-  recountKeptCountsOfFile,
   type SpaceVectorCounts,
 } from './kept-counts.js';
+export { keptCountsDriftOfFile, recountKeptCountsOfFile } from './kept-counts-file.js';
 export {
   type CompiledFilter,
   DEFAULT_KEY_CATALOG_OPTIONS,

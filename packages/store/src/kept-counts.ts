@@ -1,5 +1,4 @@
 import type Database from 'better-sqlite3';
-import { openDatabase } from './open-database.js';
 
 /**
  * Counts that triggers keep as memories and vectors change (migrations 17 and 18), so `stats`, `spaces`
@@ -84,36 +83,4 @@ export function keptCountsDrift(db: Database.Database): string[] {
     db.prepare(COUNT_VECTORS).all() as SpaceVectorCounts[],
   );
   return drift;
-}
-
-/**
- * `keptCountsDrift` of a database file, read-only, so it runs beside a serving process. Null when the file's
- * schema keeps no counts yet (a folder a newer Cairn has not opened for writing).
- */
-export function keptCountsDriftOfFile(path: string): string[] | null {
-  const db = openDatabase(path, { readonly: true, mmapBytes: 0 });
-  try {
-    const kept = db
-      .prepare(
-        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('namespace_rows', 'space_vectors')",
-      )
-      .pluck()
-      .get() as number;
-    return kept === 2 ? keptCountsDrift(db) : null;
-  } finally {
-    db.close();
-  }
-}
-
-/**
- * `recountKeptCounts` of a database file: one short write transaction. Safe beside a running writer: SQLite
- * serialises it with the writer's transactions, and the triggers apply every later change on top of it.
- */
-export function recountKeptCountsOfFile(path: string): void {
-  const db = openDatabase(path, { mmapBytes: 0 });
-  try {
-    recountKeptCounts(db);
-  } finally {
-    db.close();
-  }
 }
