@@ -69,7 +69,10 @@ export function buildProgram(): Command {
     .addOption(dataDir())
     .addOption(json())
     .option('--batch-size <n>', 'memories per transaction', '1000')
-    .option('--no-embed', 'return once stored; embedding resumes on the next open')
+    .option(
+      '--no-embed',
+      'store only (lexical search at once); the next writer to open the folder embeds and indexes them',
+    )
     .option('--progress', 'force the progress bar (default: files over 1 MB)')
     .addOption(
       new Option('--wait <point>', 'with REDIS_URL: return once stored (durable) or once queued in Redis')

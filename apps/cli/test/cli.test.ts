@@ -143,6 +143,35 @@ describe('cairn ingest', () => {
     ]);
   });
 
+  it('--no-embed only stores: searchable by its words at once, and the next ingest that embeds finishes the vectors', () => {
+    const rows = Array.from({ length: 1500 }, (_, i) => ({
+      namespace: 'p',
+      id: `n${i}`,
+      text: `stored only ${i} zq${i}x`,
+    }));
+    const r = cairn(['ingest', file('stored.jsonl', rows), '--no-embed', '--json']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ stored: 1500, embedded: false });
+    const vectors = () => {
+      const store = new MemoryStore({ path: join(dir, 'data', 'cairn.db') });
+      try {
+        return store.db.prepare('SELECT count(*) FROM embeddings').pluck().get() as number;
+      } finally {
+        store.close();
+      }
+    };
+    expect(vectors()).toBe(0);
+    const hit = JSON.parse(
+      cairn(['search', 'zq77x', '-n', 'p', '--json', '--weights', 'lexical=1,vector=0']).stdout,
+    );
+    expect(hit.hits[0].id).toBe('n77');
+    // An ingest of nothing waits for the backlog's vectors, as every ingest that embeds does.
+    expect(JSON.parse(cairn(['ingest', file('none.jsonl', []), '--json']).stdout)).toMatchObject({
+      embedded: true,
+    });
+    expect(vectors()).toBe(1500);
+  });
+
   it('fails with a clear error when the file does not exist', () => {
     const r = cairn(['ingest', join(dir, 'missing.jsonl')]);
     expect(r.code).toBe(2);

@@ -301,15 +301,18 @@ export class CairnEngine {
 
   /**
    * Validates and stores a batch; every item not `rejected` is durable when this returns. A follower
-   * stores too, and the writer embeds and indexes what it stored (within a refresh interval).
+   * stores too, and the writer embeds and indexes what it stored (within a refresh interval). With
+   * `embed: false` the writer only stores as well (a bulk load that wants lexical search now and vectors
+   * later): the backlog is embedded by its next pass, which the next open or embedding ingest starts.
    */
-  ingest(inputs: readonly unknown[]): CaptureResult {
+  ingest(inputs: readonly unknown[], opts: { embed?: boolean } = {}): CaptureResult {
     if (this.role === 'external')
       throw new CairnError(
         'WRITER_ELSEWHERE',
         'this engine reads a distributed deployment; write through the capture queue (REDIS_URL) instead',
       );
-    if (this.role === 'follower') return this.health.guard(() => this.pipeline.capture(inputs));
+    if (this.role === 'follower' || opts.embed === false)
+      return this.health.guard(() => this.pipeline.capture(inputs));
     const result = this.health.guard(() => this.pipeline.ingest(inputs));
     if (result.counts.stored + result.counts.updated > 0) this.spaces.kick();
     return result;

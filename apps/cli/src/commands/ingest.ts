@@ -147,7 +147,7 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
     });
   } else {
     await withEngine(flags.dataDir, env, async (engine) => {
-      await ingestFile(async (values) => engine.ingest(values));
+      await ingestFile(async (values) => engine.ingest(values, { embed: flags.embed }));
       if (flags.embed) {
         // Stored memories are already durable and searchable lexically; this waits for their vectors.
         await engine.drain(5);
