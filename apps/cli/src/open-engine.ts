@@ -78,7 +78,7 @@ export async function openEngine(
       : {}),
     embedderSpec: env.CAIRN_EMBEDDER,
     vectorStorage: env.CAIRN_VECTOR_STORAGE,
-    ...(env.CAIRN_BUILD_THREADS ? { buildThreads: env.CAIRN_BUILD_THREADS } : {}),
+    buildThreads: env.CAIRN_BUILD_THREADS,
     ...(env.CAIRN_RERANKER ? { reranker: parseRerankerSpec(env.CAIRN_RERANKER, env.raw) } : {}),
     env: env.raw,
     log: (level, msg, data) => logger[level](data ?? {}, msg),

@@ -652,7 +652,7 @@ export class CairnEngine {
             waitForBuild: opts.waitForIndex,
             role: this.external ? 'reader' : 'writer',
             hnsw: opts.hnsw,
-            ...(opts.buildThreads ? { buildThreads: opts.buildThreads } : {}),
+            buildThreads: opts.buildThreads,
             log: this.log,
           })
         : null);

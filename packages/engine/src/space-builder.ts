@@ -76,7 +76,7 @@ export function spaceIndexes(
     loadAfterWrites: Number.POSITIVE_INFINITY,
     role: 'writer',
     hnsw: deps.opts.hnsw,
-    ...(deps.opts.buildThreads ? { buildThreads: deps.opts.buildThreads } : {}),
+    buildThreads: deps.opts.buildThreads,
     log: deps.log,
   });
 }

@@ -144,7 +144,7 @@ export class StageWorkerHost {
               // here is not measured yet in distributed mode.
               loadAfterWrites: Number.POSITIVE_INFINITY,
               hnsw: opts.hnsw,
-              ...(opts.buildThreads ? { buildThreads: opts.buildThreads } : {}),
+              buildThreads: opts.buildThreads,
               log,
             });
             vectors.set(id, v);
@@ -277,7 +277,7 @@ class WorkerHygiene {
           role: 'reader',
           loadAfterWrites: Number.POSITIVE_INFINITY,
           hnsw: opts.hnsw,
-          ...(opts.buildThreads ? { buildThreads: opts.buildThreads } : {}),
+          buildThreads: opts.buildThreads,
           log,
         });
       } else view.refresh();

@@ -67,7 +67,7 @@ export async function workerCommand(flags: WorkerFlags, env: CliEnv): Promise<vo
     queue: { prefix: env.CAIRN_QUEUE_PREFIX, shards: env.CAIRN_SHARDS },
     embedderSpec: env.CAIRN_EMBEDDER,
     vectorStorage: env.CAIRN_VECTOR_STORAGE,
-    ...(env.CAIRN_BUILD_THREADS ? { buildThreads: env.CAIRN_BUILD_THREADS } : {}),
+    buildThreads: env.CAIRN_BUILD_THREADS,
     consolidation: env.CAIRN_CONSOLIDATE_EVERY > 0 ? { intervalMs: env.CAIRN_CONSOLIDATE_EVERY } : false,
     ...(env.CAIRN_PRUNE_POLICIES.length > 0 ? { prune: { policies: env.CAIRN_PRUNE_POLICIES } } : {}),
     env: env.raw,
