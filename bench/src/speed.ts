@@ -2,7 +2,7 @@
 // "scan every embedding" design Cairn replaces, and event-loop delay while a vector index rebuilds off the
 // serving thread. All in one run on one synthetic corpus; prints Markdown and writes bench/out/speed-latest.md.
 // Usage: pnpm build && node --expose-gc bench/dist/speed.js [--n 100000] [--queries 2000] [--seed 42]
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { type IntervalHistogram, monitorEventLoopDelay, performance } from 'node:perf_hooks';
@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import type { SearchFilters, SearchRequest, SearchResponse } from '@cairn/core';
 import { CairnEngine, type EngineLog } from '@cairn/engine';
 import { gitRevision } from './git-revision.js';
+import { deleteIndexFiles } from './index-files.js';
 import { NaiveVectorScan } from './naive-vector-scan.js';
 import { type LatencySummary, summarize } from './percentiles.js';
 import {
@@ -498,23 +499,6 @@ interface RebuildReport {
   loop: LoopDelay;
   after: RunReport;
   logs: string;
-}
-
-/** Deletes the namespace's saved HNSW graph and sidecar: `<dataDir>/vectors/<space>/<safe-name>-<hash>.usearch[.json]`. */
-function deleteIndexFiles(dataDir: string, namespace: string): string[] {
-  const prefix = `${namespace.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 60)}-`;
-  const removed: string[] = [];
-  const root = join(dataDir, 'vectors');
-  for (const space of readdirSync(root, { withFileTypes: true })) {
-    if (!space.isDirectory()) continue;
-    for (const f of readdirSync(join(root, space.name))) {
-      if (f.startsWith(prefix) && /\.usearch(\.json)?$/.test(f)) {
-        rmSync(join(root, space.name, f));
-        removed.push(`vectors/${space.name}/${f}`);
-      }
-    }
-  }
-  return removed;
 }
 
 async function rebuildPhase(

@@ -43,6 +43,11 @@ export interface LexicalLeg {
     sessionWeight?: number;
   }): LexicalLegResult;
   /**
+   * Readies what `searchLexical` of the same query will need (its terms' scores), off the calling thread
+   * where the leg can; `searchLexical` stays correct without it. Optional.
+   */
+  prepare?(req: { namespace: string; query: string; contextWeight?: number }): Promise<void>;
+  /**
    * Inverse document frequency of each term within the namespace (BM25's idf), for weighting the query
    * side of a term-weighted embedder. Optional: legs without corpus statistics leave it out.
    */

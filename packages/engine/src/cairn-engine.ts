@@ -21,7 +21,9 @@ import {
   isDatabaseDamage,
   MemoryStore,
   type MergeRecord,
+  type ScoredMatches,
   type SpaceInfo,
+  TERM_SCORE_TASK,
   type TimelineResult,
 } from '@cairn/store';
 import { VectorIndexManager, workerIndexBuilder } from '@cairn/vector';
@@ -29,7 +31,13 @@ import { AccessTracker } from './access-tracker.js';
 import { BackgroundCheckpointer } from './background-checkpointer.js';
 import { type ConsolidationReport, Consolidator, DEFAULT_CONSOLIDATION_OPTIONS } from './consolidator.js';
 import { DataFolderLock } from './data-folder-lock.js';
-import { type EngineLog, type EngineOptions, isLongLived, storeSliceOf } from './engine-options.js';
+import {
+  type EngineLog,
+  type EngineOptions,
+  isLongLived,
+  storeSliceOf,
+  termScoringOf,
+} from './engine-options.js';
 import { type PruneReport, prune } from './pruner.js';
 import type { SpaceBuildStatus } from './space-builder.js';
 import { embedderOfSpace } from './space-embedder.js';
@@ -102,6 +110,8 @@ export class CairnEngine {
   private readonly spaces: SpaceSupervisor;
   /** Whether cairn.db can be trusted; every public operation goes through its guard. */
   readonly health: StoreHealth;
+  /** Scores the lexical leg's new terms off the serving thread (see `termScoring`); null when inline. */
+  private readonly termPool: ComputePool | null = null;
   /** Runs the WAL checkpoints off the serving thread (see `checkpoints`); null when they run inline. */
   private readonly checkpointer: BackgroundCheckpointer | null = null;
   private closed = false;
@@ -130,6 +140,15 @@ export class CairnEngine {
       this.checkpointer.start();
     }
     this.pool = embedder && (opts.useWorkerThreads ?? true) ? new ComputePool() : null;
+    if (termScoringOf(opts) === 'worker') {
+      // Its own thread, at the serving thread's priority: a search waits on it, while the pool above may
+      // hold its thread for minutes with a graph build. Kept alive across a quiet spell: restarting it
+      // costs the next new term a thread, a module load and a connection.
+      const terms = new ComputePool({ maxThreads: 1, niceIncrement: 0, idleTimeoutMs: 600_000 });
+      const path = join(dataDir, 'cairn.db');
+      this.termPool = terms;
+      store.lexical.useTermScorer((req) => terms.run<ScoredMatches>(TERM_SCORE_TASK, { ...req, path }));
+    }
     this.serving = this.serve(embedder, space);
     this.spaces = new SpaceSupervisor({
       store,
@@ -628,6 +647,8 @@ export class CairnEngine {
     await this.pipeline.close();
     await this.serving.vectors?.close();
     await this.pool?.close();
+    this.store.lexical.useTermScorer(null);
+    await this.termPool?.close();
     await this.checkpointer?.stop();
     this.store.close();
     this.lock?.release();

@@ -113,6 +113,15 @@ export interface EngineOptions {
   waitForIndex?: boolean;
   /** Build HNSW graphs on piscina worker threads. @defaultValue true */
   useWorkerThreads?: boolean;
+  /**
+   * Where the lexical leg scores a term it sees for the first time (FTS5's bm25 of up to 10,000 matches,
+   * 10–17 ms for a common word at a million memories, bench/RESULTS.md): `'worker'`, on a thread with a
+   * read connection of its own, so the event loop keeps serving other requests meanwhile; `'inline'`, on
+   * the calling thread. Results are the same either way. @defaultValue 'worker' in a long-lived process
+   * (`refreshIntervalMs` > 0) with `useWorkerThreads`, else 'inline' (a one-shot command would pay more to
+   * start the thread than it saves)
+   */
+  termScoring?: 'worker' | 'inline';
   /** Memories per embedder call. @defaultValue 256 */
   embedBatchSize?: number;
   /**
@@ -146,4 +155,11 @@ export function isLongLived(opts: Pick<EngineOptions, 'refreshIntervalMs'>): boo
 /** The embedded loop's slice (see `storeSlice`). */
 export function storeSliceOf(opts: Pick<EngineOptions, 'refreshIntervalMs' | 'storeSlice'>): number {
   return opts.storeSlice ?? (isLongLived(opts) ? 64 : Number.POSITIVE_INFINITY);
+}
+
+/** Where the lexical leg scores new terms (see `termScoring`). */
+export function termScoringOf(
+  opts: Pick<EngineOptions, 'refreshIntervalMs' | 'termScoring' | 'useWorkerThreads'>,
+): 'worker' | 'inline' {
+  return opts.termScoring ?? (isLongLived(opts) && (opts.useWorkerThreads ?? true) ? 'worker' : 'inline');
 }

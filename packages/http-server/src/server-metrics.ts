@@ -1,5 +1,5 @@
 import type { MemoryService } from '@cairn/service';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 /**
  * Prometheus metrics of one API process. Storage gauges are totals, never per namespace: /metrics is an
@@ -11,6 +11,10 @@ export class ServerMetrics {
   readonly latency: Histogram<'method' | 'route'>;
 
   constructor(service: MemoryService, queueDepths?: () => Promise<Record<string, Record<string, number>>>) {
+    // The process's own health: resident memory, CPU, heap, GC pauses and event-loop delay. The lag
+    // percentiles (`nodejs_eventloop_lag_p99_seconds`, …) cover the time since the previous scrape: a
+    // synchronous stall of the serving thread (a long query, an index load) shows up in the next one.
+    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 10 });
     this.requests = new Counter({
       name: 'cairn_http_requests_total',
       help: 'HTTP requests by route and status',

@@ -572,6 +572,9 @@ describe('operations', () => {
     expect(text).toMatch(/cairn_http_requests_total\{method="POST",route="\/v1\/search",status="200"\} \d+/);
     expect(text).toMatch(/cairn_memories\{state="stored"\} \d+/);
     expect(text).toMatch(/cairn_http_request_duration_seconds_bucket/);
+    // The process's health, for an operator watching a rebuild or a soak.
+    expect(text).toMatch(/process_resident_memory_bytes \d+/);
+    expect(text).toMatch(/nodejs_eventloop_lag_p99_seconds \d/);
     expect(text).not.toMatch(/team\/beta/);
   });
 

@@ -101,6 +101,12 @@ export class HybridRouter {
     let droppedTerms: string[] = [];
     let lexicalPlan: SearchResponse['explain']['lexicalPlan'] = null;
     if (opts.weights.lexical > 0 && !blank) {
+      // Terms seen for the first time are scored off this thread, when the leg can (a server's).
+      await this.c.lexical.prepare?.({
+        namespace: opts.namespace,
+        query: legQuery,
+        contextWeight: opts.contextWeight,
+      });
       const r = this.c.lexical.searchLexical({
         namespace: opts.namespace,
         query: legQuery,

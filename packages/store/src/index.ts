@@ -69,6 +69,12 @@ export {
   TermPostingsCache,
   type TermPostingsOptions,
 } from './term-postings.js';
+export {
+  type ScoredMatches,
+  TERM_SCORE_TASK,
+  type TermScoreRequest,
+  type TermScorer,
+} from './term-scoring.js';
 export { TermStatistics } from './term-statistics.js';
 export {
   blobToVector,

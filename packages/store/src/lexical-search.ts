@@ -20,6 +20,7 @@ import { scopeToken } from './scope-token.js';
 import { SessionMatch } from './session-match.js';
 import { StatementCache } from './statement-cache.js';
 import { Accumulator, isMatch, TermPostingsCache, type TermPostingsOptions } from './term-postings.js';
+import type { TermScorer } from './term-scoring.js';
 import { TermStatistics } from './term-statistics.js';
 
 /** Tunables of the lexical leg. */
@@ -101,6 +102,13 @@ interface PlannedQuery {
 /** The FTS5 column filter of a memory's own words: everything but the namespace token and the context. */
 const OWN_COLUMNS = '{title text parts}';
 
+/**
+ * `prepare` has a term scored off the thread only when it matches at least this many memories: scoring costs
+ * ~1 µs a match inline, a round trip to the scoring thread ~0.2–0.5 ms (measured at 100k: offloading every
+ * new term made a lone client's first-pass p50 0.4–0.7 ms slower).
+ */
+const OFFLOAD_FROM_MATCHES = 2_000;
+
 /** A filter passed by at most this many memories is applied by intersecting the ranked matches in memory. */
 const SMALL_ALLOWED_SET = 5_000;
 
@@ -117,6 +125,7 @@ export class LexicalSearch implements LexicalLeg {
   readonly postings: TermPostingsCache;
   private readonly sums = new Accumulator();
   private readonly sessions = new SessionMatch();
+  private scorer: TermScorer | null = null;
 
   /**
    * @param catalog When given (and serving), winners are checked against it in memory: every match is
@@ -141,27 +150,10 @@ export class LexicalSearch implements LexicalLeg {
     contextWeight?: number;
     sessionWeight?: number;
   }): LexicalLegResult {
-    const query = planFtsQuery(req.query, this.opts);
-    if (query.terms.length === 0) return { candidates: [], ftsQuery: null, droppedTerms: query.stopWords };
-    // Confining the MATCH to the namespace's token pays off when the namespace is a minority of the
-    // corpus (other tenants' rows are never scored); when it holds most rows it is pure overhead.
-    const nsRows = this.stats.rows(req.namespace);
-    const confine = nsRows < this.stats.rows() * 0.5;
-    const searched = confine ? nsRows : this.stats.rows();
-    const pruned = this.pruneFrequent(query.terms, confine ? req.namespace : undefined, searched);
-    const [wt, wx, wp, ws, wc] = this.opts.columnWeights;
-    const contextWeight = req.contextWeight ?? wc;
-    // Without context, a turn must say a word itself: a match in its context alone would score 0 and
-    // still be listed by the FTS5 plans.
-    const kept = contextWeight > 0 ? pruned.kept : pruned.kept.map((t) => `${OWN_COLUMNS} : ${t}`);
-    const ftsQuery = renderFtsQuery(
-      kept,
-      confine ? scopeToken(req.namespace) : undefined,
-      facetClauses(req.filters),
-    )!;
-    const bm25 = `bm25(memories_fts, ${wt}, ${wx}, ${wp}, ${ws}, ${contextWeight})`;
-    const scope = confine ? scopeToken(req.namespace) : undefined;
-    const terms = kept.map((t) => ({ match: renderFtsQuery([t], scope)!, bm25 }));
+    const plan = this.plan(req);
+    if (!plan.searchable) return { candidates: [], ftsQuery: null, droppedTerms: plan.query.stopWords };
+    const { query, pruned, bm25, terms } = plan;
+    const ftsQuery = renderFtsQuery(plan.kept, plan.scope, facetClauses(req.filters))!;
     const sessionWeight = req.sessionWeight ?? this.opts.sessionWeight;
     const summed = this.fromTermPostings(terms, { ...req, sessionWeight });
     if (summed) {
@@ -192,6 +184,58 @@ export class LexicalSearch implements LexicalLeg {
       ftsQuery,
       droppedTerms: [...query.stopWords, ...pruned.pruned],
       plan: { mode: run.recent ? 'recent' : 'full', estimatedMatches: pruned.estimatedMatches, budget },
+    };
+  }
+
+  /**
+   * Scores the terms a search of `req` will sum that the postings cache lacks, on the scorer given to
+   * `useTermScorer` (a worker thread), so that `searchLexical` right after runs without scoring anything
+   * on the calling thread. Without a scorer, or for a query that will not sum cached terms, it does nothing.
+   */
+  async prepare(req: { namespace: string; query: string; contextWeight?: number }): Promise<void> {
+    if (!this.scorer) return;
+    const plan = this.plan(req);
+    if (!plan.searchable || plan.searched < OFFLOAD_FROM_MATCHES) return;
+    // Only terms worth a round trip to the thread (~0.2 ms): a rarer one is scored inline in less.
+    // Frequencies are cached, and on a large corpus pruning has just estimated them anyway.
+    const namespace = plan.scope === undefined ? undefined : req.namespace;
+    const costly = plan.terms.filter(
+      (_, i) => this.stats.documentFrequency(plan.pruned.kept[i]!, namespace) >= OFFLOAD_FROM_MATCHES,
+    );
+    if (costly.length > 0) await this.postings.prefetch(costly, this.scorer);
+  }
+
+  /** Where `prepare` scores terms (null: nowhere, `searchLexical` scores them inline). */
+  useTermScorer(scorer: TermScorer | null): void {
+    this.scorer = scorer;
+  }
+
+  /** The query's terms as the leg searches them: stop words and too-frequent terms out, confined or not. */
+  private plan(req: { namespace: string; query: string; contextWeight?: number }) {
+    const query = planFtsQuery(req.query, this.opts);
+    if (query.terms.length === 0) return { searchable: false as const, query };
+    // Confining the MATCH to the namespace's token pays off when the namespace is a minority of the
+    // corpus (other tenants' rows are never scored); when it holds most rows it is pure overhead.
+    const nsRows = this.stats.rows(req.namespace);
+    const confine = nsRows < this.stats.rows() * 0.5;
+    const searched = confine ? nsRows : this.stats.rows();
+    const pruned = this.pruneFrequent(query.terms, confine ? req.namespace : undefined, searched);
+    const [wt, wx, wp, ws, wc] = this.opts.columnWeights;
+    const contextWeight = req.contextWeight ?? wc;
+    // Without context, a turn must say a word itself: a match in its context alone would score 0 and
+    // still be listed by the FTS5 plans.
+    const kept = contextWeight > 0 ? pruned.kept : pruned.kept.map((t) => `${OWN_COLUMNS} : ${t}`);
+    const scope = confine ? scopeToken(req.namespace) : undefined;
+    const bm25 = `bm25(memories_fts, ${wt}, ${wx}, ${wp}, ${ws}, ${contextWeight})`;
+    return {
+      searchable: true as const,
+      query,
+      searched,
+      pruned,
+      scope,
+      kept,
+      bm25,
+      terms: kept.map((t) => ({ match: renderFtsQuery([t], scope)!, bm25 })),
     };
   }
 

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { StatementCache } from './statement-cache.js';
+import { type ScoredMatches, type TermScorer, termScoreSql, toScoredMatches } from './term-scoring.js';
 
 /** Tunables of the postings cache. */
 export interface TermPostingsOptions {
@@ -103,6 +104,11 @@ export class TermPostingsCache {
   private readonly rewritten = new Map<number, number>();
   /** The caller's meta_seq reading that preceded the last sync (NaN: none given). */
   private metaSeqAtSync = Number.NaN;
+  /** Counts the times the cache started over: a term scored elsewhere before a reset is stale after it. */
+  private generation = 0;
+  /** Terms being scored by a TermScorer, by cache key, so concurrent queries ask once. */
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private prefetched = 0;
 
   constructor(
     private readonly statements: StatementCache,
@@ -120,9 +126,9 @@ export class TermPostingsCache {
     return this.opts.maxPerTerm;
   }
 
-  /** Entries and terms held, for stats and tests. */
-  get size(): { terms: number; entries: number } {
-    return { terms: this.terms.size, entries: this.terms.calculatedSize };
+  /** Entries and terms held, and terms taken from a scorer since the cache was made, for stats and tests. */
+  get size(): { terms: number; entries: number; prefetched: number } {
+    return { terms: this.terms.size, entries: this.terms.calculatedSize, prefetched: this.prefetched };
   }
 
   /**
@@ -150,6 +156,46 @@ export class TermPostingsCache {
       }
     }
     return truncatedBelow;
+  }
+
+  /**
+   * Has `scorer` score the terms the cache lacks, off the calling thread, and keeps what it returns, so the
+   * synchronous `accumulate` that follows finds every term and scores nothing itself. A term is scored as
+   * of the cache's view when it was asked (its highest key and change sequence), exactly as
+   * `scoreFromScratch` would have: memories stored or rewritten meanwhile are brought in by `postings`,
+   * as for any cached term. A result that arrives after the cache started over is dropped, and a failed
+   * one leaves the term to be scored inline.
+   */
+  async prefetch(terms: readonly TermQuery[], scorer: TermScorer): Promise<void> {
+    this.sync();
+    this.metaSeqAtSync = Number.NaN;
+    const waits: Promise<void>[] = [];
+    for (const t of terms) {
+      const cacheKey = keyOf(t);
+      if (this.terms.has(cacheKey)) continue;
+      let wait = this.inFlight.get(cacheKey);
+      if (!wait) {
+        const asked = { generation: this.generation, seq: this.seq, maxKey: this.maxKey };
+        wait = scorer({
+          match: t.match,
+          bm25: t.bm25,
+          maxKey: asked.maxKey,
+          maxPerTerm: this.opts.maxPerTerm,
+        })
+          .then(
+            (scored) => {
+              if (asked.generation !== this.generation || this.terms.has(cacheKey)) return;
+              this.terms.set(cacheKey, this.fromScored(scored, asked.maxKey, asked.seq));
+              this.prefetched++;
+            },
+            () => undefined,
+          )
+          .finally(() => this.inFlight.delete(cacheKey));
+        this.inFlight.set(cacheKey, wait);
+      }
+      waits.push(wait);
+    }
+    await Promise.all(waits);
   }
 
   /**
@@ -201,16 +247,22 @@ export class TermPostingsCache {
   }
 
   private reset(seq: number, maxKey: number): void {
+    this.generation++;
     this.terms.clear();
     this.rewritten.clear();
     this.seq = seq;
     this.maxKey = maxKey;
-    this.rowsAtReset = this.statements.get('SELECT count(*) FROM memories').pluck().get() as number;
+    // The triggers' per-namespace counts: counting the table itself took ~30 ms at a million rows, paid by
+    // every one-shot `cairn search` on its first query.
+    this.rowsAtReset = this.statements
+      .get('SELECT coalesce(sum(rows), 0) FROM namespace_rows')
+      .pluck()
+      .get() as number;
     this.changesSinceReset = 0;
   }
 
   private postings(t: TermQuery): Postings {
-    const cacheKey = `${t.bm25}\u0000${t.match}`;
+    const cacheKey = keyOf(t);
     let p = this.terms.get(cacheKey);
     if (!p) {
       p = this.scoreFromScratch(t);
@@ -245,27 +297,31 @@ export class TermPostingsCache {
   }
 
   private scoreFromScratch(t: TermQuery): Postings {
-    const { maxPerTerm } = this.opts;
-    // Newest matches first, so a term over the cap keeps the most recent ones; then ascending by key.
     const rows = this.statements
-      .get(
-        `SELECT key, score FROM (SELECT rowid AS key, ${t.bm25} AS score FROM memories_fts
-           WHERE memories_fts MATCH ? AND rowid <= ? ORDER BY rowid DESC LIMIT ?) ORDER BY key`,
-      )
+      .get(termScoreSql(t.bm25))
       .raw()
-      .all(t.match, this.maxKey, maxPerTerm) as Array<[number, number]>;
-    const p: Postings = {
-      keys: new Float64Array(Math.max(1, rows.length)),
-      scores: new Float64Array(Math.max(1, rows.length)),
-      length: 0,
-      watermark: this.maxKey,
-      truncatedBelow: rows.length >= maxPerTerm ? rows[0]![0] : 0,
-      syncedSeq: this.seq,
+      .all(t.match, this.maxKey, this.opts.maxPerTerm) as Array<[number, number]>;
+    return this.fromScored(toScoredMatches(rows), this.maxKey, this.seq);
+  }
+
+  /** A term's postings from its scored matches (keys ascending), as of key `watermark` and sequence `seq`. */
+  private fromScored(scored: ScoredMatches, watermark: number, seq: number): Postings {
+    const n = scored.keys.length;
+    return {
+      keys: n > 0 ? scored.keys : new Float64Array(1),
+      scores: n > 0 ? scored.scores : new Float64Array(1),
+      length: n,
+      watermark,
+      truncatedBelow: n >= this.opts.maxPerTerm ? scored.keys[0]! : 0,
+      syncedSeq: seq,
       patch: new Map(),
     };
-    append(p, rows);
-    return p;
   }
+}
+
+/** The cache's identity of a term: the bm25 call and the rendered MATCH. */
+function keyOf(t: TermQuery): string {
+  return `${t.bm25}\u0000${t.match}`;
 }
 
 function append(p: Postings, rows: ReadonlyArray<readonly [number, number]>): void {

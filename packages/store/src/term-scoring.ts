@@ -1,0 +1,49 @@
+import { fileURLToPath } from 'node:url';
+
+/** One term to score alone against the store: what the postings cache asks of a scorer. */
+export interface TermScoreRequest {
+  /** The FTS5 MATCH of the term (confined to a namespace's scope token when the leg confines). */
+  match: string;
+  /** The bm25() call with the leg's column weights. */
+  bm25: string;
+  /** Only memories up to this key are scored: the cache's view of the store when it asked. */
+  maxKey: number;
+  /** At most this many matches, the newest. */
+  maxPerTerm: number;
+}
+
+/** A term's matches, keys ascending, with FTS5's bm25 of the term alone (negative: lower is better). */
+export interface ScoredMatches {
+  keys: Float64Array;
+  scores: Float64Array;
+}
+
+/**
+ * Scores terms somewhere other than the calling thread (a worker with its own read connection). A term
+ * seen for the first time costs FTS5 ~1 µs per match, 10–17 ms for a common word at a million memories:
+ * too long to hold the event loop of a server.
+ */
+export type TermScorer = (req: TermScoreRequest) => Promise<ScoredMatches>;
+
+/** The worker-thread entry that scores terms (see `term-score-task.ts`), for a piscina pool. */
+export const TERM_SCORE_TASK = fileURLToPath(new URL('../dist/term-score-task.js', import.meta.url));
+
+/**
+ * The one statement that scores a term, wherever it runs: the newest `maxPerTerm` matches at or below
+ * `maxKey`, then ascending by key. Parameters: match, maxKey, maxPerTerm.
+ */
+export function termScoreSql(bm25: string): string {
+  return `SELECT key, score FROM (SELECT rowid AS key, ${bm25} AS score FROM memories_fts
+            WHERE memories_fts MATCH ? AND rowid <= ? ORDER BY rowid DESC LIMIT ?) ORDER BY key`;
+}
+
+/** Rows of `termScoreSql` as typed arrays. */
+export function toScoredMatches(rows: ReadonlyArray<readonly [number, number]>): ScoredMatches {
+  const keys = new Float64Array(rows.length);
+  const scores = new Float64Array(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    keys[i] = rows[i]![0];
+    scores[i] = rows[i]![1];
+  }
+  return { keys, scores };
+}
