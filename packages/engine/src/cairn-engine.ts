@@ -147,7 +147,19 @@ export class CairnEngine {
       const terms = new ComputePool({ maxThreads: 1, niceIncrement: 0, idleTimeoutMs: 600_000 });
       const path = join(dataDir, 'cairn.db');
       this.termPool = terms;
-      store.lexical.useTermScorer((req) => terms.run<ScoredMatches>(TERM_SCORE_TASK, { ...req, path }));
+      let warned = false;
+      store.lexical.useTermScorer((req) =>
+        terms.run<ScoredMatches>(TERM_SCORE_TASK, { ...req, path }).catch((err: Error) => {
+          // Each failed term is scored inline instead: correct, only slower. Said once, not per term.
+          if (!warned && !this.closed) {
+            warned = true;
+            this.log('warn', 'term scoring thread failed; new terms are scored on the serving thread', {
+              error: err.message,
+            });
+          }
+          throw err;
+        }),
+      );
     }
     this.serving = this.serve(embedder, space);
     this.spaces = new SpaceSupervisor({

@@ -160,20 +160,26 @@ export class TermPostingsCache {
 
   /**
    * Has `scorer` score the terms the cache lacks, off the calling thread, and keeps what it returns, so the
-   * synchronous `accumulate` that follows finds every term and scores nothing itself. A term is scored as
-   * of the cache's view when it was asked (its highest key and change sequence), exactly as
-   * `scoreFromScratch` would have: memories stored or rewritten meanwhile are brought in by `postings`,
-   * as for any cached term. A result that arrives after the cache started over is dropped, and a failed
-   * one leaves the term to be scored inline.
+   * synchronous `accumulate` that follows finds every term and scores nothing itself. The entry is kept as
+   * of the cache's view when it asked (its highest key and change sequence): memories stored or rewritten
+   * after that are brought in by `postings`, as for any cached term, so which memories match is exact. The
+   * scorer reads the store when it runs, at or after the ask, so a score may reflect a slightly newer corpus
+   * (its idf, the average length) than inline scoring at the ask would have: the drift every cached term
+   * already has, bounded by the cache starting over. A result that arrives after the cache started over is
+   * dropped, and a failed one leaves the term to be scored inline.
    */
   async prefetch(terms: readonly TermQuery[], scorer: TermScorer): Promise<void> {
+    const missing = terms.filter((t) => !this.terms.has(keyOf(t)));
+    if (missing.length === 0) return;
+    // Only forward: a caller's meta_seq shortcut in `accumulate` stays valid after this.
     this.sync();
-    this.metaSeqAtSync = Number.NaN;
     const waits: Promise<void>[] = [];
-    for (const t of terms) {
+    for (const t of missing) {
       const cacheKey = keyOf(t);
       if (this.terms.has(cacheKey)) continue;
-      let wait = this.inFlight.get(cacheKey);
+      // Keyed by generation too: a request made before the cache started over is dropped when it lands.
+      const flightKey = `${this.generation}\u0000${cacheKey}`;
+      let wait = this.inFlight.get(flightKey);
       if (!wait) {
         const asked = { generation: this.generation, seq: this.seq, maxKey: this.maxKey };
         wait = scorer({
@@ -190,8 +196,8 @@ export class TermPostingsCache {
             },
             () => undefined,
           )
-          .finally(() => this.inFlight.delete(cacheKey));
-        this.inFlight.set(cacheKey, wait);
+          .finally(() => this.inFlight.delete(flightKey));
+        this.inFlight.set(flightKey, wait);
       }
       waits.push(wait);
     }

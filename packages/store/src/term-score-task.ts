@@ -11,11 +11,21 @@ export default function scoreTermTask(req: TermScoreRequest & { path: string }):
   let db = connections.get(req.path);
   if (!db) {
     db = openDatabase(req.path, { readonly: true });
+    // The term's pages come through the memory map and the OS page cache; SQLite's own cache (64 MiB for
+    // the serving connection) would only add to the process's memory.
+    db.pragma('cache_size = -8192');
     connections.set(req.path, db);
   }
-  // better-sqlite3 caches nothing itself; a statement per call costs ~20 µs beside milliseconds of scoring.
-  const rows = db.prepare(termScoreSql(req.bm25)).raw().all(req.match, req.maxKey, req.maxPerTerm) as Array<
-    [number, number]
-  >;
-  return toScoredMatches(rows);
+  try {
+    // better-sqlite3 caches nothing itself; a statement per call costs ~20 µs beside milliseconds of scoring.
+    const rows = db.prepare(termScoreSql(req.bm25)).raw().all(req.match, req.maxKey, req.maxPerTerm) as Array<
+      [number, number]
+    >;
+    return toScoredMatches(rows);
+  } catch (err) {
+    // A connection that failed (the file replaced, damaged, gone) is not kept: the next term opens anew.
+    connections.delete(req.path);
+    db.close();
+    throw err;
+  }
 }

@@ -90,11 +90,31 @@ describe('LexicalSearch.prepare: terms scored elsewhere', () => {
     const got = t.store.lexical.searchLexical(request('usual')).candidates;
     expect(got).toEqual(twin.lexical.searchLexical(request('usual')).candidates);
     twin.close();
+    expect(t.store.lexical.postings.size.prefetched).toBe(1);
     const ids = new Set(got.map((c) => c.key));
     const keyOf = (id: string) =>
       t.store.db.prepare('SELECT key FROM memories WHERE id = ?').pluck().get(id) as number;
     expect(ids.has(keyOf('new-1'))).toBe(true);
     expect(ids.has(keyOf('m0'))).toBe(false);
+  });
+
+  it('matches exactly the memories inline scoring would when the scorer reads after the writes', async () => {
+    const { scorer, open } = gatedScorer();
+    t.store.lexical.useTermScorer(scorer);
+    const ready = t.store.lexical.prepare(request('usual'));
+    t.store.write([mem({ id: 'new-1', namespace: 'ns', text: 'usual' })]);
+    t.store.write([0, 2].map((i) => mem({ id: `m${i}`, namespace: 'ns', text: 'rewritten without it' })));
+    t.store.lexical.searchLexical(request('filler'));
+    open();
+    await ready;
+    expect(t.store.lexical.postings.size.prefetched).toBe(1);
+    const all = { ...request('usual'), limit: 10_000 };
+    const got = t.store.lexical.searchLexical(all).candidates.map((c) => c.key);
+    const reader = new MemoryStore({ path: t.path, readonly: true });
+    const want = reader.lexical.searchLexical(all).candidates.map((c) => c.key);
+    reader.close();
+    expect(new Set(got)).toEqual(new Set(want));
+    expect(got).toHaveLength(2_499);
   });
 
   it('drops scores that arrive after the cache started over', async () => {
@@ -110,12 +130,14 @@ describe('LexicalSearch.prepare: terms scored elsewhere', () => {
     await ready;
     // The term was scored before the rewrite; had it been kept, these memories would still match.
     expect(t.store.lexical.postings.size.terms).toBe(1);
+    expect(t.store.lexical.postings.size.prefetched).toBe(0);
     expect(t.store.lexical.searchLexical(request('usual')).candidates).toEqual(inlineRanking('usual'));
   });
 
   it('leaves a term to inline scoring when the scorer fails', async () => {
     t.store.lexical.useTermScorer(() => Promise.reject(new Error('thread gone')));
     await t.store.lexical.prepare(request('common'));
+    expect(t.store.lexical.postings.size.prefetched).toBe(0);
     expect(t.store.lexical.searchLexical(request('common')).candidates).toEqual(inlineRanking('common'));
   });
 });
