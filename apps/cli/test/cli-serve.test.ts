@@ -90,9 +90,15 @@ describe('cairn serve (embedded)', () => {
         .proj!.embedded;
     }
     expect(embedded).toBe(2);
+    let stderr = '';
+    child.stderr!.on('data', (b: Buffer) => {
+      stderr += b.toString();
+    });
     const exited = once(child, 'exit');
     child.kill('SIGTERM');
     expect((await exited)[0]).toBe(0);
+    // It says what it waits for, and how to stop at once.
+    expect(stderr).toContain('Stopping: finishing requests, then saving vector indexes');
   });
 
   it('refuses to start without keys unless --no-auth, and --no-auth only on loopback', () => {

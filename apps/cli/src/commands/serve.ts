@@ -143,6 +143,12 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
       process.once('SIGTERM', stop);
       process.once('SIGINT', stop);
     });
+    // Closing waits for a vector graph build under way (minutes at a million memories): say so, and that
+    // a second signal (the listeners above are spent, so Node's default applies) stops at once.
+    if (!child)
+      process.stderr.write(
+        'Stopping: finishing requests, then saving vector indexes; a graph build under way is waited for (Ctrl-C again stops now, and the build starts over next time)\n',
+      );
     // Requests still in flight get 10 s; a write waiting on a capture worker must not hold shutdown.
     await Promise.race([app.close(), new Promise((r) => setTimeout(r, 10_000).unref())]);
   } finally {
