@@ -21,9 +21,7 @@ import {
   isDatabaseDamage,
   MemoryStore,
   type MergeRecord,
-  type ScoredMatches,
   type SpaceInfo,
-  TERM_SCORE_TASK,
   type TimelineResult,
 } from '@cairn/store';
 import { VectorIndexManager, workerIndexBuilder } from '@cairn/vector';
@@ -43,6 +41,7 @@ import type { SpaceBuildStatus } from './space-builder.js';
 import { embedderOfSpace } from './space-embedder.js';
 import { SpaceSupervisor, type SpaceView } from './space-supervisor.js';
 import { StoreHealth } from './store-health.js';
+import { startTermScoring } from './term-scoring-thread.js';
 
 /** The shape `cairn stats --json` prints; the distributed mode adds `queues`. */
 export interface EngineStats {
@@ -140,27 +139,8 @@ export class CairnEngine {
       this.checkpointer.start();
     }
     this.pool = embedder && (opts.useWorkerThreads ?? true) ? new ComputePool() : null;
-    if (termScoringOf(opts) === 'worker') {
-      // Its own thread, at the serving thread's priority: a search waits on it, while the pool above may
-      // hold its thread for minutes with a graph build. Kept alive across a quiet spell: restarting it
-      // costs the next new term a thread, a module load and a connection.
-      const terms = new ComputePool({ maxThreads: 1, niceIncrement: 0, idleTimeoutMs: 600_000 });
-      const path = join(dataDir, 'cairn.db');
-      this.termPool = terms;
-      let warned = false;
-      store.lexical.useTermScorer((req) =>
-        terms.run<ScoredMatches>(TERM_SCORE_TASK, { ...req, path }).catch((err: Error) => {
-          // Each failed term is scored inline instead: correct, only slower. Said once, not per term.
-          if (!warned && !this.closed) {
-            warned = true;
-            this.log('warn', 'term scoring thread failed; new terms are scored on the serving thread', {
-              error: err.message,
-            });
-          }
-          throw err;
-        }),
-      );
-    }
+    if (termScoringOf(opts) === 'worker')
+      this.termPool = startTermScoring(store, dataDir, this.log, () => this.closed);
     this.serving = this.serve(embedder, space);
     this.spaces = new SpaceSupervisor({
       store,

@@ -176,7 +176,6 @@ export class TermPostingsCache {
     const waits: Promise<void>[] = [];
     for (const t of missing) {
       const cacheKey = keyOf(t);
-      if (this.terms.has(cacheKey)) continue;
       // Keyed by generation too: a request made before the cache started over is dropped when it lands.
       const flightKey = `${this.generation}\u0000${cacheKey}`;
       let wait = this.inFlight.get(flightKey);

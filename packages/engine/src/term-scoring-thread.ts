@@ -1,0 +1,35 @@
+import { join } from 'node:path';
+import { ComputePool } from '@cairn/compute';
+import { type MemoryStore, type ScoredMatches, TERM_SCORE_TASK } from '@cairn/store';
+import type { EngineLog } from './engine-options.js';
+
+/**
+ * Gives the store's lexical leg a thread to score new common terms on (see the engine's `termScoring`):
+ * a one-thread pool of its own, at the serving thread's priority, since a search waits on it while the
+ * build pool may hold its thread for minutes with a graph. Kept alive across a quiet spell: restarting it
+ * costs the next new term a thread, a module load and a connection. The caller closes the pool, after
+ * taking the scorer back (`useTermScorer(null)`).
+ */
+export function startTermScoring(
+  store: MemoryStore,
+  dataDir: string,
+  log: EngineLog,
+  closing: () => boolean,
+): ComputePool {
+  const pool = new ComputePool({ maxThreads: 1, niceIncrement: 0, idleTimeoutMs: 600_000 });
+  const path = join(dataDir, 'cairn.db');
+  let warned = false;
+  store.lexical.useTermScorer((req) =>
+    pool.run<ScoredMatches>(TERM_SCORE_TASK, { ...req, path }).catch((err: Error) => {
+      // Each failed term is scored inline instead: correct, only slower. Said once, not per term.
+      if (!warned && !closing()) {
+        warned = true;
+        log('warn', 'term scoring thread failed; new terms are scored on the serving thread', {
+          error: err.message,
+        });
+      }
+      throw err;
+    }),
+  );
+  return pool;
+}
