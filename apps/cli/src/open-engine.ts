@@ -35,7 +35,10 @@ export interface OpenEngineOptions {
   reader?: boolean;
   /**
    * The command asks one question and exits (`cairn search "…"`): no key catalog, whose load would cost
-   * it more than the one search saves (see the engine's `catalog`). @defaultValue false
+   * it more than the one search saves (see the engine's `catalog`), and a namespace whose graph file is
+   * missing is searched exactly instead of built first (the engine's `unbuiltSearch`: a build held one
+   * question for 390 s at a million memories). A batch (`--queries`) builds: it amortises the graph.
+   * @defaultValue false
    */
   oneQuery?: boolean;
   /** Memories per embedder call when this process embeds. @defaultValue the engine's (256) */
@@ -68,7 +71,7 @@ export async function openEngine(
     pipeline: env.REDIS_URL || opts.reader ? 'external' : 'embedded',
     ifWriterRunning: opts.follow ? 'read' : 'fail',
     ...(opts.embedBatchSize ? { embedBatchSize: opts.embedBatchSize } : {}),
-    ...(opts.oneQuery ? { catalog: false as const } : {}),
+    ...(opts.oneQuery ? { catalog: false as const, unbuiltSearch: 'exact' as const } : {}),
     previousSpaceGraceMs: env.CAIRN_PREVIOUS_SPACE_GRACE * 1_000,
     // Hygiene schedules run in long-lived writers only; a one-shot command runs them when asked.
     consolidation:

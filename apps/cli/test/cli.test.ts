@@ -5,6 +5,7 @@ import {
   existsSync,
   mkdtempSync,
   openSync,
+  readdirSync,
   readFileSync,
   rmSync,
   statSync,
@@ -232,6 +233,43 @@ describe('cairn search', () => {
     expect(lines[3].empty.reason).toBe('empty_namespace');
     expect(lines[4].error.code).toBe('INVALID_INPUT');
     expect(r.code).toBe(3);
+  });
+
+  it('over a namespace whose graph file is gone, one question is answered exactly at once; a batch rebuilds the graph', () => {
+    const n = 6_000; // above the exact-search threshold (5,000): this namespace needs a graph
+    const big = file(
+      'big.jsonl',
+      Array.from({ length: n }, (_, i) => ({
+        namespace: 'proj',
+        id: `k${i}`,
+        text: `note ${i} on topic zq${i}x`,
+      })),
+    );
+    expect(cairn(['ingest', big]).code).toBe(0);
+    const graphs = () =>
+      readdirSync(join(dir, 'data', 'vectors'), { recursive: true, encoding: 'utf8' }).filter((f) =>
+        f.endsWith('.usearch'),
+      );
+    expect(graphs()).toHaveLength(1);
+    for (const f of graphs()) rmSync(join(dir, 'data', 'vectors', f));
+
+    const vectorOnly = ['-n', 'proj', '--json', '--weights', 'lexical=0,vector=1'];
+    const one = cairn(['search', 'zq4321x', ...vectorOnly]);
+    expect(one.code, one.stderr).toBe(0);
+    const res = JSON.parse(one.stdout);
+    expect(res.degraded).toEqual([]);
+    expect(res.hits[0]).toMatchObject({ id: 'k4321', explain: { vecRank: 1 } });
+    expect(graphs()).toEqual([]);
+
+    const batch = cairn([
+      'search',
+      '--queries',
+      file('q.jsonl', [{ id: 'q', namespace: 'proj', query: 'zq77x' }]),
+      '--json',
+    ]);
+    expect(batch.code, batch.stderr).toBe(0);
+    expect(JSON.parse(batch.stdout).hits[0].id).toBe('k77');
+    expect(graphs()).toHaveLength(1);
   });
 
   it('refuses a search without a namespace, naming the flag', () => {

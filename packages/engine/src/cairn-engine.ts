@@ -663,6 +663,7 @@ export class CairnEngine {
             builder: this.pool ? workerIndexBuilder(this.pool) : undefined,
             exactThreshold: opts.exactThreshold,
             waitForBuild: opts.waitForIndex,
+            unbuiltSearch: opts.unbuiltSearch,
             role: this.external ? 'reader' : 'writer',
             hnsw: opts.hnsw,
             buildThreads: opts.buildThreads,

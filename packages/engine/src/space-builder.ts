@@ -71,6 +71,7 @@ export function spaceIndexes(
     // After the switch these indexes serve searches: they wait for a build only where the engine's own do
     // (one-shot CLI processes); buildAndSave awaits every namespace's build either way.
     waitForBuild: deps.opts.waitForIndex ?? false,
+    unbuiltSearch: deps.opts.unbuiltSearch,
     // The pool's one thread (on 2 cores) is busy embedding the new space: graphs built early would only
     // interleave with it and be merged again and again. buildAndSave builds each once, at the end.
     loadAfterWrites: Number.POSITIVE_INFINITY,

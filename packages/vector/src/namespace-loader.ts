@@ -41,13 +41,19 @@ export class NamespaceLoader {
     return { kind: 'exact', matrix, watermark };
   }
 
-  /** Maps the current graph file and reads newer vectors into the delta; null means "rebuild" (logged). */
-  loadFile(namespace: string, catchUp = true): GraphState | null {
+  /**
+   * Maps the current graph file and reads newer vectors into the delta; null means "no usable file"
+   * (logged, as the rebuild that follows unless `then` is `'scan'`: a reader's or a one-shot search's
+   * exact matrix).
+   */
+  loadFile(namespace: string, catchUp = true, then: 'build' | 'scan' = 'build'): GraphState | null {
     const { files, space, log } = this.o;
     const why = (reason: string) => {
       // A first build (a new namespace, a new space being filled by a reindex) is expected, not a repair.
       const first = reason === NEVER_SAVED;
-      log(first ? 'info' : 'warn', `${first ? 'building' : 'rebuilding'} vector index: ${reason}`, {
+      const what =
+        then === 'scan' ? 'no usable vector index' : `${first ? 'building' : 'rebuilding'} vector index`;
+      log(first ? 'info' : 'warn', `${what}: ${reason}`, {
         namespace,
         space: space.id,
         dir: files.dir,

@@ -57,6 +57,17 @@ export interface VectorIndexOptions {
    */
   waitForBuild?: boolean;
   /**
+   * What a search does on finding a namespace too large for exact search with no usable graph file (never
+   * built, deleted, damaged, or too far behind it): `'build'` builds the graph, and the search waits for it
+   * or answers `unavailable` (see `waitForBuild`); `'exact'` reads the namespace's stored vectors into an
+   * exact matrix and answers from it at once, as a reader does, leaving the graph to a writer that stays up
+   * (a write to the namespace, {@link VectorIndexManager.warm} and so an engine's drain still build it).
+   * For one-shot commands: at a million memories a build held the first answer for 390 s, where the exact
+   * load takes seconds and its answer is exact (bench/RESULTS.md, "One-shot search with no graph").
+   * @defaultValue 'build'
+   */
+  unbuiltSearch?: 'build' | 'exact';
+  /**
    * `'writer'` owns the index files: it builds, merges and deletes them. `'reader'` never writes a file: it
    * maps the files a writer (a `cairn worker` holding the shard) publishes, scans newer vectors exactly,
    * and picks up new generations and vectors on {@link VectorIndexManager.refresh}. Exactly one writer
@@ -133,6 +144,7 @@ export class VectorIndexManager implements VectorLeg {
           loadAfterWrites: opts.mergeThreshold ?? 4_096,
           vectorCacheEntries: 8_192,
           waitForBuild: false,
+          unbuiltSearch: 'build' as 'build' | 'exact',
           role: 'writer' as 'writer' | 'reader',
           buildThreads: availableParallelism(),
         },
@@ -182,7 +194,7 @@ export class VectorIndexManager implements VectorLeg {
     limit: number;
   }): Promise<VectorLegResult> {
     assertDimensions(req.vector, this.space, 'query vector');
-    const ready = await this.acquire(req.namespace, this.opts.waitForBuild);
+    const ready = await this.acquire(req.namespace, this.opts.waitForBuild, this.opts.unbuiltSearch);
     if (!ready.ok) return { status: 'unavailable', reason: ready.reason };
     return searchLoaded(ready.value, req, this.searchContext);
   }
@@ -270,12 +282,26 @@ export class VectorIndexManager implements VectorLeg {
     if (!Number.isFinite(n)) this.unloadedWrites.clear();
   }
 
-  /** Loads (or builds) a namespace's index now and waits for it. */
+  /** Loads (or builds) a namespace's index now and waits for it: a namespace that needs a graph has one. */
   async warm(namespace: string): Promise<void> {
     let r = await this.acquire(namespace, true);
     // A failed load or build (one started in the background, say) is forgotten by acquire: try afresh once.
     if (!r.ok && !this.slots.has(namespace)) r = await this.acquire(namespace, true);
     if (!r.ok) throw new Error(r.reason);
+    // An exact matrix standing in for a missing graph (see `unbuiltSearch`) is built into one now.
+    const slot = this.slots.get(namespace);
+    if (
+      this.opts.role === 'writer' &&
+      slot &&
+      r.value.kind === 'exact' &&
+      r.value.matrix.size > this.opts.exactThreshold
+    ) {
+      if (!slot.building) {
+        slot.failedAt = undefined;
+        this.promote(namespace);
+      }
+      await slot.building;
+    }
   }
 
   /** Per-namespace index state, for stats. */
@@ -312,7 +338,7 @@ export class VectorIndexManager implements VectorLeg {
           ? ready.matrix.size > this.opts.exactThreshold
           : side.generation > ready.generation);
       if (newer) {
-        const loaded = this.loader.loadFile(namespace, true);
+        const loaded = this.loader.loadFile(namespace, true, 'scan');
         if (loaded) {
           slot.ready = loaded;
           if (ready.kind === 'hnsw') releaseIndex(ready.graph);
@@ -426,13 +452,14 @@ export class VectorIndexManager implements VectorLeg {
   private async acquire(
     namespace: string,
     wait: boolean,
+    unbuilt: 'build' | 'exact' = 'build',
   ): Promise<{ ok: true; value: NamespaceState } | { ok: false; reason: string }> {
     let slot = this.slots.get(namespace);
     if (!slot) {
       slot = {};
       this.slots.set(namespace, slot);
       try {
-        this.startLoad(namespace, slot);
+        this.startLoad(namespace, slot, unbuilt);
       } catch (err) {
         // An empty slot would answer "being built" forever: forget it so the next call tries again.
         this.slots.delete(namespace);
@@ -462,7 +489,7 @@ export class VectorIndexManager implements VectorLeg {
     return { ok: false, reason: `vector index for namespace "${namespace}" is being built` };
   }
 
-  private startLoad(namespace: string, slot: Slot): void {
+  private startLoad(namespace: string, slot: Slot, unbuilt: 'build' | 'exact'): void {
     // Only whether the namespace is small matters here: a cold search at 1M spent 0.17 s counting it whole.
     const { embeddings } = this.opts;
     const count = embeddings.countUpTo
@@ -472,7 +499,8 @@ export class VectorIndexManager implements VectorLeg {
       slot.ready = this.loader.loadExact(namespace, count);
       return;
     }
-    const loaded = this.loader.loadFile(namespace);
+    const scan = this.opts.role === 'reader' || unbuilt === 'exact';
+    const loaded = this.loader.loadFile(namespace, true, scan ? 'scan' : 'build');
     if (loaded) {
       slot.ready = loaded;
       // A file is trusted for what its watermark covers; check that claim off the query's path.
@@ -482,10 +510,18 @@ export class VectorIndexManager implements VectorLeg {
       return;
     }
     // A reader never writes a file: until the writer publishes a graph it serves this namespace exactly
-    // (sized by its whole count: `count` above stopped at the threshold).
-    if (this.opts.role === 'reader')
+    // (sized by its whole count: `count` above stopped at the threshold). So does a one-shot search.
+    if (scan) {
+      const started = Date.now();
       slot.ready = this.loader.loadExact(namespace, embeddings.count(this.space.id, namespace));
-    else this.runBuild(namespace, slot);
+      if (this.opts.role === 'writer')
+        this.opts.log('info', 'vector index not built: searching the stored vectors exactly', {
+          namespace,
+          space: this.space.id,
+          vectors: sizeOf(slot.ready),
+          ms: Date.now() - started,
+        });
+    } else this.runBuild(namespace, slot);
   }
 
   /** Rebuilds a namespace's graph from SQLite on the builder, then maps it. Searches meanwhile are degraded. */

@@ -329,6 +329,36 @@ describe('VectorIndexManager: HNSW mode', () => {
     expect(fx.logs.some((l) => l.level === 'info' && l.msg === 'vector index built')).toBe(true);
   });
 
+  it('with unbuiltSearch "exact", a search over a missing file answers exactly and builds nothing; warm then builds', async () => {
+    const m1 = fx.manager({ exactThreshold: 10 });
+    await m1.warm('big');
+    await m1.close();
+    rmSync(indexFile());
+    fx.logs.length = 0;
+    fx.builder.builds = 0;
+
+    const m2 = fx.manager({ exactThreshold: 10, unbuiltSearch: 'exact' });
+    for (const i of [77, 5, 140]) {
+      const res = await okSearch(m2, 'big', vectors[i]!);
+      expect(res.candidates[0]?.key).toBe(keys[i]);
+      expect(res.exact).toBe(true);
+    }
+    expect(fx.builder.builds).toBe(0);
+    expect(indexFiles().filter((f) => f.endsWith('.usearch'))).toEqual([]);
+    expect(m2.status('big')).toEqual({ state: 'exact', size: N });
+    expect(fx.warnings().map((w) => w.msg)).toEqual(['no usable vector index: index file missing']);
+    expect(
+      fx.logs.find((l) => l.msg === 'vector index not built: searching the stored vectors exactly')?.data,
+    ).toMatchObject({ namespace: 'big', vectors: N });
+
+    // What promises a saved graph (an engine's drain) still gets one.
+    await m2.warm('big');
+    expect(fx.builder.builds).toBe(1);
+    expect(m2.status('big')).toEqual({ state: 'hnsw', size: N });
+    expect(sidecar()).toMatchObject({ count: N });
+    expect((await okSearch(m2, 'big', vectors[77]!)).candidates[0]?.key).toBe(keys[77]);
+  });
+
   // usearch 2.26 aborts the process (std::bad_alloc) or hangs on some damaged files instead of throwing, so
   // these also cover damage that must be caught before usearch reads the file.
   it.each([
