@@ -28,12 +28,35 @@ const counts = new LRUCache<string, number>({
 const CACHE_FROM_CHARS = 64;
 
 /**
+ * Counts made on another thread before the tables were loaded here (see TokenizerThread), by text. Read
+ * only while they are not loaded: once they are, counting is as cheap as looking up.
+ */
+const primed = new Map<string, number>();
+
+/** Whether this thread has loaded the tokenizer's tables (a diagnostic: see TokenizerThread). */
+export function tokenizerLoaded(): boolean {
+  return o200k !== null;
+}
+
+/** Takes counts made elsewhere (by the same tokenizer) for these texts. */
+export function primeTokenCounts(texts: readonly string[], counts: readonly number[]): void {
+  for (const [i, t] of texts.entries()) {
+    const n = counts[i];
+    if (n !== undefined) primed.set(t, n);
+  }
+}
+
+/**
  * Tokens of a text as current models count them (o200k_base: GPT-4o and later; other tokenizers land
  * within a few percent on English and code). Budgets are enforced on this count, so an agent can trust
  * `max_tokens`.
  */
 export function countTokens(text: string): number {
   if (text.length === 0) return 0;
+  if (o200k === null) {
+    const n = primed.get(text);
+    if (n !== undefined) return n;
+  }
   if (text.length < CACHE_FROM_CHARS) return o200kTokens(text);
   let n = counts.get(text);
   if (n === undefined) {

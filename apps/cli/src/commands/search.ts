@@ -1,6 +1,6 @@
 import { CairnError, parseDecay, parseTimestamp, ROUTE_NAME_PATTERN, type SearchRequest } from '@cairn/core';
 import type { CairnEngine } from '@cairn/engine';
-import { MemoryService, NamespaceAccess, searchResponseOut } from '@cairn/service';
+import { MemoryService, NamespaceAccess, searchResponseOut, TokenizerThread } from '@cairn/service';
 import type { CliEnv } from '../env.js';
 import { filtersFromFlags, requireNamespace } from '../flags.js';
 import { readJsonl } from '../jsonl.js';
@@ -120,11 +120,18 @@ export async function searchCommand(
   if (query === undefined)
     throw new CairnError('INVALID_INPUT', 'give a query, or --queries <file.jsonl>', { field: 'query' });
   const req = requestFromFlags(query, flags);
-  const res = await withEngine(flags.dataDir, env, (engine) => engine.search(req), {
-    follow: true,
-    existing: true,
-    oneQuery: true,
-  });
+  // The JSON answer carries each hit's token count: the tokenizer loads on the other core meanwhile.
+  const tokenizer = flags.json ? new TokenizerThread() : null;
+  const res = await withEngine(
+    flags.dataDir,
+    env,
+    async (engine) => {
+      const r = await engine.search(req);
+      await tokenizer?.primeSearch(r);
+      return r;
+    },
+    { follow: true, existing: true, oneQuery: true },
+  ).finally(() => tokenizer?.close());
   // The same JSON as the HTTP API's /v1/search answers (hits with their explanation under `explain`).
   if (flags.json) writeJson(searchResponseOut(res, { explain: req.explain ?? 'hits' }));
   else process.stdout.write(renderHits(res));

@@ -1,0 +1,8 @@
+// The tokenizer thread's side (see tokenizer-thread.ts): loads the o200k tables once, then counts the texts
+// of each message, in order.
+import { parentPort } from 'node:worker_threads';
+import { countTokens } from 'gpt-tokenizer';
+
+parentPort?.on('message', (m: { id: number; texts: string[] }) => {
+  parentPort?.postMessage({ id: m.id, counts: m.texts.map((t) => countTokens(t)) });
+});

@@ -1,0 +1,67 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CairnEngine } from '@cairn/engine';
+import { countTokens, searchResponseOut, TokenizerThread, tokenizerLoaded } from '@cairn/service';
+import { afterEach, describe, expect, it } from 'vitest';
+
+// Each test file runs in a fresh module graph, so the tables start unloaded on this thread.
+describe('TokenizerThread', () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  it("counts a search answer's texts on its own thread: the answer is the same, and this thread never loads the tables", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cairn-tokenizer-'));
+    dirs.push(dir);
+    const engine = await CairnEngine.open({
+      dataDir: dir,
+      waitForIndex: true,
+      persistIntervalMs: 0,
+      refreshIntervalMs: 0,
+    });
+    engine.ingest([
+      { namespace: 'p', id: 'a', session: 's', text: 'the deploy script failed: redis timeout after 30 s' },
+      {
+        namespace: 'p',
+        id: 'b',
+        session: 's',
+        title: 'Staging',
+        text: 'staging deploys run every night ✨ with a 中文 note',
+      },
+      { namespace: 'p', id: 'c', session: 's', text: 'a'.repeat(300) },
+    ]);
+    await engine.drain();
+    const res = await engine.search({
+      namespace: 'p',
+      query: 'deploy staging redis aaaa',
+      k: 10,
+      neighbors: 1,
+    });
+    expect(res.hits.length).toBeGreaterThan(1);
+    expect(
+      res.hits.some((h) => (h.neighbors?.before.length ?? 0) + (h.neighbors?.after.length ?? 0) > 0),
+    ).toBe(true);
+
+    const thread = new TokenizerThread();
+    await thread.primeSearch(res);
+    const primed = searchResponseOut(res, { explain: 'none', max_tokens: 10_000 });
+    expect(tokenizerLoaded()).toBe(false);
+    await thread.close();
+
+    // Loaded here now: the same answer, counted on this thread.
+    expect(countTokens('load the tables')).toBeGreaterThan(0);
+    expect(tokenizerLoaded()).toBe(true);
+    expect(searchResponseOut(res, { explain: 'none', max_tokens: 10_000 })).toEqual(primed);
+    expect(primed.tokens.used).toBeGreaterThan(0);
+    await engine.close();
+  });
+
+  it('a closed thread only loses the head start: counts are made here', async () => {
+    const thread = new TokenizerThread();
+    await thread.close();
+    await thread.prime(['nothing comes back from a closed thread']);
+    expect(countTokens('nothing comes back from a closed thread')).toBe(7);
+  });
+});
