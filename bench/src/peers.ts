@@ -1,10 +1,10 @@
 // Cairn beside the tools a user would pick instead, on the same data in one run: the same memories, the same
 // vectors (embedded once, fed to every system), the same queries. Every ANN figure comes with its recall@10
 // against exact search. Peers are dev dependencies of bench/ only: sqlite-vec (vec0, with FTS5 and RRF in
-// SQL: the memvee design) and Orama (in-memory, vector and hybrid). LanceDB is not here: its npm package
-// pulls an ONNX runtime that downloads its binaries at install, which this machine's registry-only network
-// cannot serve.
-// Usage: node --expose-gc bench/dist/peers.js [--n 100000] [--queries 200]
+// SQL: the memvee design), Orama (in-memory, vector and hybrid) and LanceDB (on disk: FTS, an ANN index,
+// and its hybrid query with the RRF reranker; see lancedb-peer.ts).
+// Usage: node --expose-gc bench/dist/peers.js [--n 100000] [--queries 200] [--naive-queries 200]
+//   [--lance-index ivf_pq|hnsw_sq|none]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +15,14 @@ import { ExactMatrix } from '@cairn/vector';
 import { create, insertMultiple, search as oramaSearch } from '@orama/orama';
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
+import {
+  ingestLance,
+  type LanceIndexKind,
+  lanceColdQuery,
+  lanceHybridTop,
+  lanceReranker,
+  lanceVectorTop,
+} from './lancedb-peer.js';
 import { NaiveVectorScan } from './naive-vector-scan.js';
 import { summarize } from './percentiles.js';
 import { generateCorpus, MAIN_NAMESPACE } from './synthetic-corpus.js';
@@ -26,6 +34,13 @@ const TOP = 50;
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(name);
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+}
+
+function lanceIndexArg(): LanceIndexKind {
+  const i = process.argv.indexOf('--lance-index');
+  const v = i >= 0 ? process.argv[i + 1] : 'ivf_pq';
+  if (v !== 'ivf_pq' && v !== 'hnsw_sq' && v !== 'none') throw new Error(`--lance-index: ${v}?`);
+  return v;
 }
 
 /** Feeds precomputed vectors to Cairn, so it embeds nothing the peers did not get for free. */
@@ -130,6 +145,10 @@ function ftsOr(query: string): string {
 async function main(): Promise<void> {
   const n = arg('--n', 100_000);
   const queryCount = arg('--queries', 200);
+  // The naive design reads every vector from SQLite per query (over a second at 100k): at a million a
+  // smaller sample keeps the run under an hour.
+  const naiveCount = arg('--naive-queries', queryCount);
+  const lanceIndex = lanceIndexArg();
   const corpus = generateCorpus({ mainDocs: n });
   const docs = corpus.memories.filter((m) => m.namespace === MAIN_NAMESPACE);
   // What every system indexes and embeds of a memory: its title and text, as Cairn embeds them.
@@ -215,6 +234,11 @@ async function main(): Promise<void> {
     });
     const orama = oramaIngest.value;
 
+    const lanceDir = join(root, 'lance');
+    const lanceIngest = await time(() => ingestLance(lanceDir, docs.map(textOf), vectors, lanceIndex));
+    const lance = lanceIngest.value;
+    const rrf = await lanceReranker();
+
     lines.push(
       `Peers on the same data (${docs.length.toLocaleString('en-US')} memories of the synthetic corpus, ${DIMS}-d vectors of the built-in embedder computed once in ${(embedded.ms / 1000).toFixed(1)} s and fed to every system; ${queries.length} queries of the speed benchmark's mix)`,
       '',
@@ -227,10 +251,11 @@ async function main(): Promise<void> {
     const vecStmt = vecDb.prepare(
       `SELECT rowid FROM vec_items WHERE embedding MATCH ? AND k = ${TOP} ORDER BY distance`,
     );
-    const systems: Array<[string, (i: number) => Promise<number[]> | number[]]> = [
+    const systems: Array<[string, (i: number) => Promise<number[]> | number[], number?]> = [
       [
-        'naive design (every vector from SQLite, cosine in JS)',
+        `naive design (every vector from SQLite, cosine in JS)${naiveCount < queryCount ? `, first ${naiveCount} queries` : ''}`,
         (i) => naive.search(MAIN_NAMESPACE, queryVectors[i]!, TOP).map((h) => storeKeyToIdx.get(h.key) ?? -1),
+        naiveCount,
       ],
       [
         'plain JS loop over an in-memory matrix',
@@ -274,11 +299,30 @@ async function main(): Promise<void> {
           return (r as { hits: Array<{ id: string }> }).hits.map((h) => Number(h.id));
         },
       ],
+      ['LanceDB flat (exhaustive)', (i) => lanceVectorTop(lance.table, queryVectors[i]!, TOP, 'flat')],
     ];
+    if (lanceIndex !== 'none')
+      systems.push(
+        [
+          `LanceDB ANN (${lanceIndex}, its defaults)`,
+          (i) => lanceVectorTop(lance.table, queryVectors[i]!, TOP, 'index'),
+        ],
+        [
+          `LanceDB ANN (${lanceIndex}, refineFactor 10)`,
+          (i) => lanceVectorTop(lance.table, queryVectors[i]!, TOP, 10),
+        ],
+      );
     const idx = queries.map((_, i) => i);
-    for (const [name, fn] of systems) {
-      const m = await measure(idx, fn);
-      row([name, m.p50, m.p99, recallAt10(m.tops, truth, vectors, queryVectors).toFixed(3)]);
+    for (const [name, fn, count] of systems) {
+      const sample = idx.slice(0, count ?? idx.length);
+      const m = await measure(sample, fn);
+      const recall = recallAt10(
+        m.tops,
+        truth.slice(0, sample.length),
+        vectors,
+        queryVectors.slice(0, sample.length),
+      );
+      row([name, m.p50, m.p99, recall.toFixed(3)]);
     }
 
     lines.push('', '**Hybrid search, end to end** (k = 10; each system its own fusion; ms)', '');
@@ -321,6 +365,10 @@ async function main(): Promise<void> {
           return (r as { hits: Array<{ id: string }> }).hits.map((h) => Number(h.id));
         },
       ],
+      [
+        `LanceDB hybrid (FTS + ${lanceIndex === 'none' ? 'flat' : lanceIndex} vector, RRF reranker)`,
+        (i) => lanceHybridTop(lance.table, rrf, queries[i]!, queryVectors[i]!, 10),
+      ],
     ];
     for (const [name, fn] of hybrids) {
       const m = await measure(idx, fn);
@@ -333,6 +381,10 @@ async function main(): Promise<void> {
       ['Cairn (embedded engine: SQLite + FTS5 + HNSW built and saved)', cairnIngest.ms],
       ['sqlite-vec vec0 + FTS5 (one SQLite file)', vecIngest.ms],
       ['Orama (in memory only: nothing persisted)', oramaIngest.ms],
+      [
+        `LanceDB (rows ${lance.steps.rowsS.toFixed(1)} s, FTS index ${lance.steps.ftsS.toFixed(1)} s, ${lanceIndex} index ${lance.steps.annS.toFixed(1)} s)`,
+        lanceIngest.ms,
+      ],
     ] as const)
       row([name, ms / 1000, Math.round(docs.length / (ms / 1000)).toLocaleString('en-US')]);
 
@@ -367,6 +419,8 @@ async function main(): Promise<void> {
     });
     row(['sqlite-vec (opens the file, loads the extension)', vecCold.ms]);
     row(['Orama (no persistence in core: a cold start is the ingest above)', oramaIngest.ms]);
+    const lanceCold = await time(() => lanceColdQuery(lanceDir, queryVectors[0]!, TOP));
+    row(['LanceDB (connects, opens the table, answers through its index)', lanceCold.ms]);
     await engine.close();
     vecDb.close();
   } finally {
