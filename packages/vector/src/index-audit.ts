@@ -1,13 +1,13 @@
 import { holds, type NamespaceState } from './namespace-state.js';
 
-/** Keys an audit checks against the index per event-loop turn. */
-const AUDIT_SCAN_CHUNK = 10_000;
+/** Keys an audit reads and checks against the index per event-loop turn (a few ms at a million). */
+export const AUDIT_PAGE = 5_000;
 
 /**
- * The keys among `stored` (every key with a stored vector) that `state` holds no vector for: a graph file
- * saved by a version that dropped vectors stored out of change order, or any other hole. A chunk of keys
- * per event-loop turn, each chunk checked against the graph in one native call: at 100k keys, one
- * `contains` call per key blocked the serving thread for ~230 ms; batched, ~30 ms in all.
+ * The keys among `stored` (every key with a stored vector, a page at a time: see AUDIT_PAGE) that `state`
+ * holds no vector for: a graph file saved by a version that dropped vectors stored out of change order, or
+ * any other hole. A page of keys per event-loop turn, each checked against the graph in one native call:
+ * at 100k keys, one `contains` call per key blocked the serving thread for ~230 ms; batched, ~30 ms in all.
  *
  * Returns null when `isCurrent` says the state was forgotten or replaced meanwhile (released, reloaded):
  * whatever holds the namespace now is audited later. Keys applied meanwhile by the pipeline are not
@@ -15,23 +15,27 @@ const AUDIT_SCAN_CHUNK = 10_000;
  */
 export async function findMissingVectors(
   state: NamespaceState,
-  stored: readonly number[],
+  stored: Iterable<number[]>,
   isCurrent: () => boolean,
 ): Promise<number[] | null> {
-  const missing: number[] = [];
-  for (let i = 0; i < stored.length; i += AUDIT_SCAN_CHUNK) {
+  const missing = new Set<number>();
+  const pages = stored[Symbol.iterator]();
+  for (;;) {
+    // Checked before each page is read: a closed store must not be read.
     if (!isCurrent()) return null;
-    const chunk = stored.slice(i, i + AUDIT_SCAN_CHUNK);
+    const next = pages.next();
+    if (next.done) break;
+    const chunk = next.value;
     if (state.kind === 'exact') {
-      for (const k of chunk) if (!state.matrix.has(k)) missing.push(k);
+      for (const k of chunk) if (!state.matrix.has(k)) missing.add(k);
     } else {
       const inGraph = state.graph.contains(BigUint64Array.from(chunk, (k) => BigInt(k))) as boolean[];
       chunk.forEach((k, j) => {
-        if (!inGraph[j] && !state.delta.has(k)) missing.push(k);
+        if (!inGraph[j] && !state.delta.has(k)) missing.add(k);
       });
     }
     await new Promise((r) => setImmediate(r));
   }
   if (!isCurrent()) return null;
-  return missing.filter((k) => !holds(state, k));
+  return [...missing].filter((k) => !holds(state, k));
 }

@@ -11,7 +11,7 @@ import { LRUCache } from 'lru-cache';
 import { startDeltaMerge } from './delta-merge.js';
 import { GenerationFiles } from './generation-files.js';
 import { DEFAULT_HNSW_PARAMS, type HnswParams, type IndexBuilder } from './hnsw-params.js';
-import { findMissingVectors } from './index-audit.js';
+import { AUDIT_PAGE, findMissingVectors } from './index-audit.js';
 import { NamespaceLoader } from './namespace-loader.js';
 import { applyVector, type GraphState, type NamespaceState, sizeOf } from './namespace-state.js';
 import type { EmbeddingSource, KeyFilter, LogFn } from './sources.js';
@@ -375,7 +375,7 @@ export class VectorIndexManager implements VectorLeg {
     if (!ready) return 0;
     const lacking = await findMissingVectors(
       ready,
-      this.opts.embeddings.keys(this.space.id, namespace),
+      this.opts.embeddings.keyPages(this.space.id, namespace, AUDIT_PAGE),
       () => this.slots.get(namespace)?.ready === ready,
     );
     if (!lacking || lacking.length === 0) return 0;
