@@ -4,7 +4,9 @@
 // (from when each search was due), and the server's own event-loop delay and RSS from its /metrics.
 // Issue 12's target: event-loop lag p99 ≤ 10 ms while a 1M index build and a query load run together.
 // Usage: node bench/dist/rebuild-lag.js --data-dir D [--n 1000000] [--rate 50] [--cooldown 20] [--cli main.js]
-//          [--node-arg=--cpu-prof …]
+//          [--node-arg=--cpu-prof …] [--keep-graph --max-seconds S]
+// With --keep-graph nothing is deleted: the same load for S seconds over a server whose graph is saved (the
+// steady state, with its periodic upkeep: index audits and merges every 30 s).
 // D is a folder from `cairn ingest` of the synthetic corpus (`generateCorpus({ mainDocs: n })`); its main
 // namespace's graph files are deleted (the next load rebuilds them, so the folder stays usable).
 import { performance } from 'node:perf_hooks';
@@ -26,6 +28,7 @@ const { values } = parseArgs({
     cli: { type: 'string', default: CLI_SCRIPT },
     /** Options for the server's node (`--cpu-prof`), repeatable. */
     'node-arg': { type: 'string', multiple: true, default: [] },
+    'keep-graph': { type: 'boolean', default: false },
   },
 });
 if (!values['data-dir'])
@@ -62,7 +65,8 @@ function metric(text: string, name: string): number {
 async function main(): Promise<void> {
   const corpus = generateCorpus({ mainDocs: Number(values.n), seed: 42 });
   const queries = makeQueries(corpus, 2_000, 43).filter((q) => q.namespace === values.namespace);
-  const removed = deleteIndexFiles(dataDir, values.namespace);
+  const keep = values['keep-graph'];
+  const removed = keep ? [] : deleteIndexFiles(dataDir, values.namespace);
   progress(`removed ${removed.join(', ') || 'nothing'}; starting cairn serve`);
   const server = new ServeProcess({ dataDir, cli: values.cli, nodeArgs: values['node-arg'], progress });
   const base = await server.url;
@@ -115,7 +119,7 @@ async function main(): Promise<void> {
   const deadline = Number(values['max-seconds']) * 1000;
   const cooldown = Number(values.cooldown) * 1000;
   while (performance.now() - start < deadline) {
-    if (rebuiltAt !== null && performance.now() - start > rebuiltAt + cooldown) break;
+    if (!keep && rebuiltAt !== null && performance.now() - start > rebuiltAt + cooldown) break;
     await new Promise((r) => setTimeout(r, 250));
   }
   clearInterval(tick);
@@ -133,26 +137,32 @@ async function main(): Promise<void> {
     const lagP99 = sc.length ? Math.max(...sc.map((s) => s.lagP99)) : Number.NaN;
     const lagMax = sc.length ? Math.max(...sc.map((s) => s.lagMax)) : Number.NaN;
     const rss = sc.length ? Math.max(...sc.map((s) => s.rss)) / 2 ** 20 : Number.NaN;
-    const phase =
-      rebuiltAt === null || w + WINDOW_MS <= rebuiltAt ? 'rebuilding' : w >= rebuiltAt ? 'after' : 'switch';
+    const phase = keep
+      ? 'steady'
+      : rebuiltAt === null || w + WINDOW_MS <= rebuiltAt
+        ? 'rebuilding'
+        : w >= rebuiltAt
+          ? 'after'
+          : 'switch';
     rows.push(
       `| ${w / 1000}–${(w + WINDOW_MS) / 1000} s | ${phase} | ${ok.length} | ${inWindow.length - ok.length} | ` +
         `${ok.filter((s) => s.degraded).length} | ${lat.p50.toFixed(1)} / ${lat.p99.toFixed(1)} | ` +
         `${lagP99.toFixed(1)} / ${lagMax.toFixed(1)} | ${rss.toFixed(0)} |`,
     );
   }
-  const during = samples.filter((s) => rebuiltAt === null || s.due < rebuiltAt);
-  const lagDuring = scrapes.filter((s) => rebuiltAt === null || s.at <= rebuiltAt);
+  const during = samples.filter((s) => keep || rebuiltAt === null || s.due < rebuiltAt);
+  const lagDuring = scrapes.filter((s) => keep || rebuiltAt === null || s.at <= rebuiltAt);
+  const while_ = keep ? 'in all' : 'while rebuilding';
   const lagP99s = summarize(lagDuring.map((s) => s.lagP99));
   process.stdout.write(
     [
-      `## Rebuild under load: ${values.namespace} of ${dataDir}, ${rate} searches/s open loop`,
+      `## ${keep ? 'Steady state' : 'Rebuild'} under load: ${values.namespace} of ${dataDir}, ${rate} searches/s open loop`,
       '',
       `- **Date:** ${new Date().toISOString()} · **Command:** \`node bench/dist/rebuild-lag.js ${process.argv.slice(2).join(' ')}\``,
       `- Removed: ${removed.join(', ') || 'nothing'}. The rebuilt graph served from ${rebuiltAt === null ? '**never** (deadline)' : `${(rebuiltAt / 1000).toFixed(1)} s`}.`,
-      `- Searches due while rebuilding: ${during.length}, answered ${during.filter((s) => s.ok).length}, ` +
+      `- Searches due ${while_}: ${during.length}, answered ${during.filter((s) => s.ok).length}, ` +
         `without the vector leg ${during.filter((s) => s.degraded).length}; failed in all ${samples.filter((s) => !s.ok).length}.`,
-      `- Server event-loop lag p99 per ${SCRAPE_MS / 1000}-s scrape while rebuilding: median ${lagP99s.p50.toFixed(1)} ms, ` +
+      `- Server event-loop lag p99 per ${SCRAPE_MS / 1000}-s scrape ${while_}: median ${lagP99s.p50.toFixed(1)} ms, ` +
         `worst ${lagP99s.max.toFixed(1)} ms (target ≤ 10 ms); max single delay ${Math.max(...lagDuring.map((s) => s.lagMax)).toFixed(0)} ms.`,
       '',
       '| window (due) | phase | answered | failed | without vector leg | latency p50 / p99 ms | event-loop lag p99 / max ms | RSS MiB |',
