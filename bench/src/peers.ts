@@ -421,6 +421,7 @@ async function main(): Promise<void> {
     row(['Orama (no persistence in core: a cold start is the ingest above)', oramaIngest.ms]);
     const lanceCold = await time(() => lanceColdQuery(lanceDir, queryVectors[0]!, TOP));
     row(['LanceDB (connects, opens the table, answers through its index)', lanceCold.ms]);
+    lance.table.close();
     await engine.close();
     vecDb.close();
   } finally {

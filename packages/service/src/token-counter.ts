@@ -10,9 +10,17 @@ let o200k: Tokenizer['countTokens'] | null = null;
  * (of the package's CommonJS build) keeps `countTokens` synchronous for its callers.
  */
 function o200kTokens(text: string): number {
-  o200k ??= (createRequire(import.meta.url)('gpt-tokenizer') as Tokenizer).countTokens;
-  return o200k(text);
+  if (o200k === null) {
+    o200k = (createRequire(import.meta.url)('gpt-tokenizer') as Tokenizer).countTokens;
+    // Counted here from now on: counts made elsewhere are no longer read.
+    primed.clear();
+  }
+  // A memory's text is data, not a prompt: a special token's spelling in it ("<|endoftext|>") is counted as
+  // the text it is, where the tokenizer's default throws and failed the whole search.
+  return o200k(text, AS_TEXT);
 }
+
+const AS_TEXT = Object.freeze({ disallowedSpecial: new Set<string>() });
 
 /**
  * Counts by text. A search answers with the token count of each hit's full record, and the same records

@@ -12,7 +12,7 @@ const WORKER_FILE = fileURLToPath(new URL('../dist/token-count-worker.js', impor
  * machine), on the critical path of a `cairn search` that counts the tokens of ten hits. Started first,
  * the load runs on the second core while this one opens the folder and searches; the counts come back
  * into `countTokens`, which then never loads the tables here. Any failure only loses the head start:
- * `countTokens` loads them itself.
+ * `countTokens` loads them itself. The thread keeps the process alive until {@link TokenizerThread.close}.
  */
 export class TokenizerThread {
   private worker: Worker | null;
@@ -22,8 +22,8 @@ export class TokenizerThread {
   constructor() {
     let worker: Worker | null = null;
     try {
+      // Not unref'd: a prime still waiting would be dropped by an exiting process. Call close().
       worker = new Worker(WORKER_FILE);
-      worker.unref();
       worker.on('message', (m: { id: number; counts: number[] }) => {
         this.pending.get(m.id)?.(m.counts);
         this.pending.delete(m.id);

@@ -31,6 +31,8 @@ describe('TokenizerThread', () => {
         text: 'staging deploys run every night ✨ with a 中文 note',
       },
       { namespace: 'p', id: 'c', session: 's', text: 'a'.repeat(300) },
+      // A special token's spelling is text like any other: the tokenizer's default threw on it.
+      { namespace: 'p', id: 'd', session: 's', text: 'the deploy log ends with <|endoftext|> and staging' },
     ]);
     await engine.drain();
     const res = await engine.search({
@@ -58,10 +60,12 @@ describe('TokenizerThread', () => {
     await engine.close();
   });
 
-  it('a closed thread only loses the head start: counts are made here', async () => {
+  it('priming a closed thread returns at once, and the count is made here', async () => {
     const thread = new TokenizerThread();
     await thread.close();
     await thread.prime(['nothing comes back from a closed thread']);
     expect(countTokens('nothing comes back from a closed thread')).toBe(7);
+    // Counted as the text it is: "ends", " with", " <|", "endo", "ft", "ext", "|", ">" and the like, not one special token.
+    expect(countTokens('ends with <|endoftext|>')).toBe(9);
   });
 });

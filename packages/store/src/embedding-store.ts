@@ -452,6 +452,8 @@ export class EmbeddingStore {
    * meanwhile may come again in a later page.
    */
   *keyPages(spaceId: string, namespace: string, pageSize = 5_000): Generator<number[]> {
+    // LIMIT 0 would read the same empty page forever, and a negative LIMIT means none.
+    const limit = Math.max(1, Math.floor(pageSize));
     const keysAfter = this.db
       .prepare(
         `SELECT key FROM embeddings WHERE space = ? AND namespace = ? AND write_seq > ?
@@ -460,14 +462,14 @@ export class EmbeddingStore {
       .pluck();
     const seqOf = this.db.prepare('SELECT write_seq FROM embeddings WHERE space = ? AND key = ?').pluck();
     const page = this.db.transaction((after: number) => {
-      const keys = keysAfter.all(spaceId, namespace, after, pageSize) as number[];
+      const keys = keysAfter.all(spaceId, namespace, after, limit) as number[];
       const last = keys.length > 0 ? (seqOf.get(spaceId, keys.at(-1)) as number) : after;
       return { keys, last };
     });
     for (let after = -1; ; ) {
       const { keys, last } = page(after);
       if (keys.length > 0) yield keys;
-      if (keys.length < pageSize) return;
+      if (keys.length < limit) return;
       after = last;
     }
   }

@@ -92,6 +92,11 @@ interface Slot {
   error?: Error;
   /** When the last build failed (ms): an exact namespace that outgrew its matrix waits before retrying. */
   failedAt?: number;
+  /**
+   * The exact matrix stands in for a graph this process did not build (`unbuiltSearch: 'exact'`): writes
+   * do not start the build either (a one-shot command's close would wait minutes for it); `warm` does.
+   */
+  standIn?: boolean;
 }
 
 /**
@@ -241,7 +246,7 @@ export class VectorIndexManager implements VectorLeg {
       if (!ready || e.writeSeq <= ready.watermark) continue;
       this.applyOne(ready, e.key, e.writeSeq, e.vector);
       if (this.opts.role === 'reader') continue;
-      if (ready.kind === 'exact' && ready.matrix.size > this.opts.exactThreshold * 1.25)
+      if (ready.kind === 'exact' && ready.matrix.size > this.opts.exactThreshold * 1.25 && !slot.standIn)
         this.promote(e.namespace);
       if (ready.kind === 'hnsw' && ready.delta.size >= this.opts.mergeThreshold)
         this.startMerge(e.namespace, ready);
@@ -290,17 +295,18 @@ export class VectorIndexManager implements VectorLeg {
     if (!r.ok) throw new Error(r.reason);
     // An exact matrix standing in for a missing graph (see `unbuiltSearch`) is built into one now.
     const slot = this.slots.get(namespace);
-    if (
-      this.opts.role === 'writer' &&
-      slot &&
-      r.value.kind === 'exact' &&
-      r.value.matrix.size > this.opts.exactThreshold
-    ) {
+    if (slot?.standIn) {
       if (!slot.building) {
         slot.failedAt = undefined;
         this.promote(namespace);
       }
-      await slot.building;
+      try {
+        await slot.building;
+      } catch (err) {
+        throw new Error(
+          `vector index for namespace "${namespace}" failed to build: ${(err as Error).message}`,
+        );
+      }
     }
   }
 
@@ -514,7 +520,8 @@ export class VectorIndexManager implements VectorLeg {
     if (scan) {
       const started = Date.now();
       slot.ready = this.loader.loadExact(namespace, embeddings.count(this.space.id, namespace));
-      if (this.opts.role === 'writer')
+      slot.standIn = this.opts.role === 'writer';
+      if (slot.standIn)
         this.opts.log('info', 'vector index not built: searching the stored vectors exactly', {
           namespace,
           space: this.space.id,
@@ -534,6 +541,7 @@ export class VectorIndexManager implements VectorLeg {
         this.loader.catchUpSync(namespace, ready);
         slot.ready = ready;
         slot.building = undefined;
+        slot.standIn = false;
         if (ready.kind === 'hnsw' && ready.delta.size >= this.opts.mergeThreshold)
           this.startMerge(namespace, ready);
       },

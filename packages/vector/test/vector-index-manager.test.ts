@@ -351,11 +351,20 @@ describe('VectorIndexManager: HNSW mode', () => {
       fx.logs.find((l) => l.msg === 'vector index not built: searching the stored vectors exactly')?.data,
     ).toMatchObject({ namespace: 'big', vectors: N });
 
+    // Writes while it stands in (a one-shot search embedding a backlog) do not start the build either:
+    // the command's close would wait for it.
+    const more = fx.add('big', randomUnitVectors(20, DIMS, 61), () => ({}), 'late');
+    m2.apply(more.stored);
+    await m2.flush(); // what a closing process waits for: any build under way
+    expect(fx.builder.builds).toBe(0);
+    expect(indexFiles().filter((f) => f.endsWith('.usearch'))).toEqual([]);
+    expect(m2.status('big')).toEqual({ state: 'exact', size: N + 20 });
+
     // What promises a saved graph (an engine's drain) still gets one.
     await m2.warm('big');
     expect(fx.builder.builds).toBe(1);
-    expect(m2.status('big')).toEqual({ state: 'hnsw', size: N });
-    expect(sidecar()).toMatchObject({ count: N });
+    expect(m2.status('big')).toEqual({ state: 'hnsw', size: N + 20 });
+    expect(sidecar()).toMatchObject({ count: N + 20 });
     expect((await okSearch(m2, 'big', vectors[77]!)).candidates[0]?.key).toBe(keys[77]);
   });
 
