@@ -115,7 +115,7 @@ export interface EngineOptions {
    * What a search does on finding a namespace with no usable vector index file (see the vector package's
    * `unbuiltSearch`): `'build'` builds the graph first (a long-lived writer: it then keeps it), `'exact'`
    * reads the stored vectors and searches them exactly at once, leaving the graph to a writer that stays
-   * up; `drain` still builds and saves every graph. The CLI's one-shot commands use `'exact'`: at a million
+   * up; `drain` still builds and saves every graph. A one-question `cairn search` uses `'exact'`: at a million
    * memories a build held the first answer for 390 s. @defaultValue 'build'
    */
   unbuiltSearch?: 'build' | 'exact';

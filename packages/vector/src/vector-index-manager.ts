@@ -61,9 +61,10 @@ export interface VectorIndexOptions {
    * built, deleted, damaged, or too far behind it): `'build'` builds the graph, and the search waits for it
    * or answers `unavailable` (see `waitForBuild`); `'exact'` reads the namespace's stored vectors into an
    * exact matrix and answers from it at once, as a reader does, leaving the graph to a writer that stays up
-   * (a write to the namespace, {@link VectorIndexManager.warm} and so an engine's drain still build it).
-   * For one-shot commands: at a million memories a build held the first answer for 390 s, where the exact
-   * load takes seconds and its answer is exact (bench/RESULTS.md, "One-shot search with no graph").
+   * ({@link VectorIndexManager.warm}, and so an engine's drain, still builds it; writes to the stand-in do
+   * not). For one-shot commands: at a million memories a build held the first answer for 390 s, where the
+   * exact load took 13 s and its answer is exact (bench/RESULTS.md, "One-shot `cairn search` at a million
+   * memories").
    * @defaultValue 'build'
    */
   unbuiltSearch?: 'build' | 'exact';
