@@ -7,7 +7,7 @@ import { DIMS, randomUnitVectors } from './helpers.js';
 function exactHolding(keys: number[]): ExactState {
   const matrix = new ExactMatrix(DIMS, keys.length);
   const vectors = randomUnitVectors(keys.length, DIMS, 3);
-  keys.forEach((k, i) => matrix.upsert(k, vectors[i]!));
+  for (const [i, k] of keys.entries()) matrix.upsert(k, vectors[i]!);
   return { kind: 'exact', matrix, watermark: 0 };
 }
 
