@@ -37,6 +37,12 @@ describe('detectTemporalIntent', () => {
     ['incidents during 2025', day(2025, 1, 1), day(2026, 1, 1)],
     ['the 2024-03-01 outage', day(2024, 3, 1), day(2024, 3, 2)],
     ['what did we do last weekend before April 10, 2023?', day(2023, 4, 3), day(2023, 4, 10)],
+    // Chrono is asked only when a query may name a time (MAY_NAME_A_TIME): these phrasings must pass that test.
+    ['what broke the day before yesterday', day(2026, 11, 22), day(2026, 11, 23)],
+    ['what did we merge three days ago', day(2026, 11, 21), day(2026, 11, 22)],
+    ['the review on sept 3', day(2026, 9, 3), day(2026, 9, 4)],
+    ['standup notes from last month', day(2026, 10, 1), day(2026, 11, 1)],
+    ['what did we ship two hours ago', day(2026, 11, 24), day(2026, 11, 25)],
   ])('%s → a window', (query, since, until) => {
     const intent = detectTemporalIntent(query, now);
     expect(intent).toMatchObject({ kind: 'window', since, until });
