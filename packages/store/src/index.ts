@@ -75,7 +75,7 @@ export {
   type TermScoreRequest,
   type TermScorer,
 } from './term-scoring.js';
-export { TermStatistics } from './term-statistics.js';
+export { type NamespaceMembers, TermStatistics } from './term-statistics.js';
 export {
   blobToVector,
   VECTOR_STORAGES,

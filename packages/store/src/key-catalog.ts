@@ -319,6 +319,18 @@ export class KeyCatalog {
     return (key) => (key < live.length && live[key] === ns + 1 ? session[key]! : 0);
   }
 
+  /**
+   * A test of whether a key is a live memory of `namespace`, brought up to date first; null when the catalog
+   * does not serve (off, or loading).
+   */
+  membersOf(namespace: string): ((key: number) => boolean) | null {
+    if (!this.sync()) return null;
+    const ns = this.strings.get(namespace);
+    if (ns === undefined) return () => false;
+    const live = this.live;
+    return (key) => key < live.length && live[key] === ns + 1;
+  }
+
   /** Scoring fields of the live memories of `namespace` among `keys`; null when off. */
   scoring(namespace: string, keys: readonly number[]): Map<number, ScoringFields> | null {
     if (!this.sync()) return null;

@@ -11,6 +11,19 @@ const STATS_TTL_MS = 10_000;
 /** A scope's cached frequencies are dropped once its row count moved by this share. */
 const DRIFT = 0.1;
 
+/**
+ * A test of whether a key is a live memory of `namespace`, answered in memory (the key catalog); null while
+ * it cannot answer (loading, or off), and the namespace's frequencies are then asked of FTS5.
+ */
+export type NamespaceMembers = (namespace: string) => ((key: number) => boolean) | null;
+
+/**
+ * A namespace holding at least this share of the corpus's rows has its frequencies counted among the term's
+ * first matches corpus-wide (see `documentFrequency`); a smaller one is counted by FTS5 within its token,
+ * since few of a term's first matches would be its own.
+ */
+const MAJORITY = 0.5;
+
 interface ScopeStats {
   rows: number;
   minKey: number;
@@ -30,18 +43,33 @@ interface ScopeStats {
 export class TermStatistics {
   private readonly scopes = new Map<string, ScopeStats>();
 
-  constructor(private readonly statements: StatementCache) {}
+  /** @param members When given, a namespace holding most rows is counted in memory (see `documentFrequency`). */
+  constructor(
+    private readonly statements: StatementCache,
+    private readonly members: NamespaceMembers | null = null,
+  ) {}
 
   /** Rows in the corpus (namespace undefined) or in one namespace. */
   rows(namespace?: string): number {
     return this.scope(namespace).rows;
   }
 
-  /** Estimated documents containing `term` (an FTS5 quoted string, e.g. `"redis"`). */
+  /**
+   * Estimated documents containing `term` (an FTS5 quoted string, e.g. `"redis"`). Within a namespace that
+   * holds most of the corpus, and with `members` able to answer, the term's first 1,000 matches corpus-wide
+   * are read and those of the namespace counted in memory: confining the MATCH to the namespace's token
+   * makes FTS5 walk that token's list, as long as the namespace itself (0.33 ms a term at 100k memories,
+   * against 0.06 ms unconfined; the built-in embedder asks for every new word of every query).
+   */
   documentFrequency(term: string, namespace?: string): number {
     const s = this.scope(namespace);
     const cached = s.df.get(term);
     if (cached !== undefined) return cached;
+    const counted = namespace === undefined ? undefined : this.countInMajority(term, namespace, s);
+    if (counted !== undefined) {
+      this.remember(s, term, counted);
+      return counted;
+    }
     const q = namespace === undefined ? term : renderFtsQuery([term], scopeToken(namespace))!;
     const nth = this.statements
       .get('SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid LIMIT 1 OFFSET ?')
@@ -57,9 +85,36 @@ export class TermStatistics {
       const covered = Math.max(1, nth - s.minKey + 1);
       df = Math.min(s.rows, Math.round((DF_SAMPLE * (s.maxKey - s.minKey + 1)) / covered));
     }
+    this.remember(s, term, df);
+    return df;
+  }
+
+  /**
+   * The namespace's frequency from the term's first `DF_SAMPLE` matches corpus-wide, those of the namespace
+   * counted by `members`: exact when the term has fewer matches (the rare words that weigh most), else
+   * scaled by the key range the sample covered, as the confined estimate is. Undefined when the namespace
+   * is a minority or `members` cannot answer.
+   */
+  private countInMajority(term: string, namespace: string, s: ScopeStats): number | undefined {
+    if (!this.members) return undefined;
+    const all = this.scope(undefined);
+    if (s.rows < all.rows * MAJORITY) return undefined;
+    const isMember = this.members(namespace);
+    if (!isMember) return undefined;
+    const keys = this.statements
+      .get('SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid LIMIT ?')
+      .pluck()
+      .all(term, DF_SAMPLE) as number[];
+    let own = 0;
+    for (const key of keys) if (isMember(key)) own++;
+    if (keys.length < DF_SAMPLE) return own;
+    const covered = Math.max(1, keys.at(-1)! - all.minKey + 1);
+    return Math.min(s.rows, Math.round((own * (all.maxKey - all.minKey + 1)) / covered));
+  }
+
+  private remember(s: ScopeStats, term: string, df: number): void {
     if (s.df.size >= DF_CACHE_MAX_ENTRIES) s.df.clear();
     s.df.set(term, df);
-    return df;
   }
 
   /** BM25's idf, `ln(1 + (N − df + 0.5) / (df + 0.5))`, of bare words within a namespace. */

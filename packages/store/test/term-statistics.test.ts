@@ -1,0 +1,82 @@
+import { renderFtsQuery, scopeToken } from '@cairn/store';
+import { afterEach, describe, expect, it } from 'vitest';
+import { mem, openTempStore, type TempStore } from './helpers.js';
+
+// A corpus of two tenants: "big" holds most rows, "small" the rest. "rare" is in 40 of big's memories
+// (5 of them superseded later) and 10 of small's; "everywhere" is in every memory, 1,700 in all, more
+// than the 1,000 matches a frequency is estimated from.
+const BIG = 1_500;
+const SMALL = 200;
+
+function fill(t: TempStore): void {
+  const batch = [];
+  for (let i = 0; i < BIG; i++)
+    batch.push(mem({ namespace: 'big', id: `b${i}`, text: `everywhere note ${i < 40 ? 'rare' : 'plain'}` }));
+  for (let i = 0; i < SMALL; i++)
+    batch.push(
+      mem({ namespace: 'small', id: `s${i}`, text: `everywhere note ${i < 10 ? 'rare' : 'plain'}` }),
+    );
+  t.store.write(batch);
+  // Five rare memories of big are superseded: still in the FTS index, no longer live.
+  t.store.write(
+    [0, 1, 2, 3, 4].map((i) =>
+      mem({ namespace: 'big', id: `r${i}`, text: 'replacement', supersedes: [`b${i}`] }),
+    ),
+  );
+}
+
+/** What FTS5 counts within a namespace's token (every row indexed, live or not). */
+function ftsCount(t: TempStore, term: string, namespace: string): number {
+  return t.store.db
+    .prepare('SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?')
+    .pluck()
+    .get(renderFtsQuery([term], scopeToken(namespace))) as number;
+}
+
+/** Live memories of a namespace whose text holds the word. */
+function liveCount(t: TempStore, word: string, namespace: string): number {
+  return t.store.db
+    .prepare(
+      `SELECT count(*) FROM memories WHERE namespace = ? AND superseded_by IS NULL AND deleted_at IS NULL
+         AND (' ' || text || ' ') LIKE ?`,
+    )
+    .pluck()
+    .get(namespace, `% ${word} %`) as number;
+}
+
+let t: TempStore | undefined;
+afterEach(() => {
+  t?.cleanup();
+  t = undefined;
+});
+
+describe('TermStatistics.documentFrequency', () => {
+  it('counts a majority namespace in memory with the key catalog: exact for a word with few matches', () => {
+    t = openTempStore('cairn-df-');
+    fill(t);
+    expect(liveCount(t, 'rare', 'big')).toBe(35);
+    expect(ftsCount(t, '"rare"', 'big')).toBe(40);
+    // The catalog's count is of live memories: the superseded five are not among them.
+    expect(t.store.lexical.stats.documentFrequency('"rare"', 'big')).toBe(35);
+  });
+
+  it('estimates a word with more matches than its sample from the key range the sample covered', () => {
+    t = openTempStore('cairn-df-');
+    fill(t);
+    const df = t.store.lexical.stats.documentFrequency('"everywhere"', 'big');
+    const live = liveCount(t, 'everywhere', 'big');
+    expect(live).toBe(BIG - 5);
+    expect(Math.abs(df - live) / live).toBeLessThan(0.1);
+  });
+
+  it('asks FTS5 within the token of a minority namespace, and of any namespace without the catalog', () => {
+    t = openTempStore('cairn-df-');
+    fill(t);
+    expect(t.store.lexical.stats.documentFrequency('"rare"', 'small')).toBe(ftsCount(t, '"rare"', 'small'));
+    expect(ftsCount(t, '"rare"', 'small')).toBe(10);
+    t.cleanup();
+    t = openTempStore('cairn-df-', { catalog: false });
+    fill(t);
+    expect(t.store.lexical.stats.documentFrequency('"rare"', 'big')).toBe(40);
+  });
+});
