@@ -70,6 +70,38 @@ const memories = [
 ];
 
 describe('cairn ingest', () => {
+  it('exits with the error when a write fails mid-file with the progress bar on, keeping the batches before it', () => {
+    const data = join(dir, 'data');
+    expect(cairn(['ingest', file('first.jsonl', [memories[3]])]).code).toBe(0);
+    // A failure the store cannot turn into a rejected line, as a full disk or a damaged file would be:
+    // injected with a trigger on the real database.
+    const store = new MemoryStore({ path: join(data, 'cairn.db') });
+    store.db.exec(
+      `CREATE TRIGGER inject_failure BEFORE INSERT ON memories WHEN NEW.text = 'boom'
+         BEGIN SELECT RAISE(ABORT, 'injected failure'); END`,
+    );
+    store.close();
+    const p = file('in.jsonl', [
+      memories[0],
+      memories[1],
+      memories[2],
+      { namespace: 'proj', id: 'boom', text: 'boom' },
+      { namespace: 'proj', id: 'after', text: 'after the failure' },
+    ]);
+    const r = spawnSync(process.execPath, [MAIN, 'ingest', p, '--progress', '--batch-size', '2'], {
+      encoding: 'utf8',
+      env: { ...process.env, CAIRN_DATA_DIR: data },
+      // Before the fix the bar's timer kept the process alive for good after printing the error.
+      timeout: 60_000,
+    });
+    expect(r.signal).toBeNull();
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/injected failure/);
+    const got = JSON.parse(cairn(['get', 'a1', 'a2', 'a3', 'after', '-n', 'proj', '--json']).stdout);
+    // The first batch was stored; the failed batch (a3 and the line that failed) left nothing half-written.
+    expect(got.memories.map((m: { id: string }) => m.id).sort()).toEqual(['a1', 'a2']);
+  });
+
   it('reports bad lines by number and reason, stores every good line, and exits 3', () => {
     const p = file('in.jsonl', [
       memories[0],

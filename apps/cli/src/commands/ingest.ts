@@ -110,23 +110,28 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
         rate: Math.round(summary.read / Math.max(secs, 1e-3)),
       });
     };
-    for await (const l of readJsonl(file, (n) => {
-      bytes += n;
-    })) {
-      summary.read++;
-      if (l.error !== undefined) reject(l.line, 'INVALID_INPUT', l.error);
-      else {
-        try {
-          batch.push({ line: l.line, value: asFact(l.value) });
-        } catch (err) {
-          if (!isCairnError(err)) throw err;
-          reject(l.line, err.code, err.message, err.data.field);
+    try {
+      for await (const l of readJsonl(file, (n) => {
+        bytes += n;
+      })) {
+        summary.read++;
+        if (l.error !== undefined) reject(l.line, 'INVALID_INPUT', l.error);
+        else {
+          try {
+            batch.push({ line: l.line, value: asFact(l.value) });
+          } catch (err) {
+            if (!isCairnError(err)) throw err;
+            reject(l.line, err.code, err.message, err.data.field);
+          }
         }
+        if (batch.length >= batchSize) await flush();
       }
-      if (batch.length >= batchSize) await flush();
+      await flush();
+    } finally {
+      // The bar redraws on a timer: left running after a failed write (a full disk, a damaged file), it
+      // kept the process alive after the error was printed, and the ingest never exited.
+      bar?.stop();
     }
-    await flush();
-    bar?.stop();
     summary.storedSeconds = (performance.now() - started) / 1000;
   };
 
