@@ -138,7 +138,10 @@ export class LexicalSearch implements LexicalLeg {
   ) {
     this.opts = withDefaults(DEFAULT_LEXICAL_OPTIONS, opts);
     this.statements = new StatementCache(db);
-    this.stats = new TermStatistics(this.statements, catalog ? (ns) => catalog.membersOf(ns) : null);
+    this.stats = new TermStatistics(
+      this.statements,
+      catalog ? (ns) => catalog.membersAsOfLastSync(ns) : null,
+    );
     this.postings = new TermPostingsCache(this.statements, this.opts.postings);
   }
 
