@@ -51,7 +51,7 @@ afterEach(() => {
 });
 
 describe('TermStatistics.documentFrequency', () => {
-  it('counts a majority namespace in memory with the key catalog: exact for a word with few matches', async () => {
+  it('counts the live memories of a majority namespace, in SQLite before the catalog loads and in memory after', async () => {
     t = openTempStore('cairn-df-');
     fill(t);
     // Before the catalog has loaded, SQLite counts the same live memories by key.
