@@ -4,6 +4,25 @@ import { holds, type NamespaceState } from './namespace-state.js';
 export const AUDIT_PAGE = 5_000;
 
 /**
+ * An index found whole is not checked again while its fingerprint holds (see `auditFingerprint`), except
+ * once this long has passed: a full check costs about a second of the serving thread at a million vectors.
+ */
+export const AUDIT_RECHECK_MS = 600_000;
+
+/**
+ * What an audit of `state` depends on: the vectors stored for its namespace (`storedThrough`, their highest
+ * write_seq, which moves with every vector stored or replaced) and what the index has applied (generation,
+ * sizes, watermark). Two audits with the same fingerprint give the same answer. Null when the store cannot
+ * say what it holds.
+ */
+export function auditFingerprint(state: NamespaceState, storedThrough: number | undefined): string | null {
+  if (storedThrough === undefined) return null;
+  return state.kind === 'exact'
+    ? `exact ${state.matrix.size} ${state.watermark} ${storedThrough}`
+    : `hnsw ${state.generation} ${state.graphSize} ${state.delta.size} ${state.watermark} ${storedThrough}`;
+}
+
+/**
  * The keys among `stored` (every key with a stored vector, a page at a time: see AUDIT_PAGE) that `state`
  * holds no vector for: a graph file saved by a version that dropped vectors stored out of change order, or
  * any other hole. A page of keys per event-loop turn, each checked against the graph in one native call:

@@ -23,6 +23,11 @@ export interface EmbeddingSource {
   count(spaceId: string, namespace: string): number;
   /** `count`, stopping at `limit` (a namespace of a million vectors is counted in ~0.2 s). */
   countUpTo?(spaceId: string, namespace: string, limit: number): number;
+  /**
+   * The namespace's highest write_seq in the space (0 for none): it moves with every vector stored or
+   * replaced, so an audit can tell that nothing was stored since it last found the index whole.
+   */
+  maxWriteSeq?(spaceId: string, namespace: string): number;
 }
 
 export interface KeyFilter {

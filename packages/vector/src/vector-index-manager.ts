@@ -11,7 +11,7 @@ import { LRUCache } from 'lru-cache';
 import { startDeltaMerge } from './delta-merge.js';
 import { GenerationFiles } from './generation-files.js';
 import { DEFAULT_HNSW_PARAMS, type HnswParams, type IndexBuilder } from './hnsw-params.js';
-import { AUDIT_PAGE, findMissingVectors } from './index-audit.js';
+import { AUDIT_PAGE, AUDIT_RECHECK_MS, auditFingerprint, findMissingVectors } from './index-audit.js';
 import { NamespaceLoader } from './namespace-loader.js';
 import { applyVector, type GraphState, type NamespaceState, sizeOf } from './namespace-state.js';
 import type { EmbeddingSource, KeyFilter, LogFn } from './sources.js';
@@ -124,6 +124,8 @@ const AUDIT_CHUNK = 1_000;
 export class VectorIndexManager implements VectorLeg {
   readonly space: EmbeddingSpace;
   private readonly slots = new Map<string, Slot>();
+  /** Each loaded state's fingerprint (see `auditFingerprint`) when an audit last found it whole, and when. */
+  private readonly audited = new WeakMap<NamespaceState, { fingerprint: string; at: number }>();
   /** Vectors applied to each namespace while its index was not loaded (see `loadAfterWrites`). */
   private readonly unloadedWrites = new Map<string, number>();
   /** The one load or build `loadAfterWrites` started that is still under way. */
@@ -380,11 +382,20 @@ export class VectorIndexManager implements VectorLeg {
   private async auditNamespace(namespace: string): Promise<number> {
     const ready = this.slots.get(namespace)?.ready;
     if (!ready) return 0;
+    // Nothing stored and nothing applied since the index was last found whole: the same check would read
+    // every key again (about a second of the serving thread every 30 s at a million) to the same answer.
+    // A full check still runs every AUDIT_RECHECK_MS, for damage no write_seq records.
+    const seen = auditFingerprint(ready, this.opts.embeddings.maxWriteSeq?.(this.space.id, namespace));
+    const last = this.audited.get(ready);
+    if (seen !== null && last?.fingerprint === seen && Date.now() - last.at < AUDIT_RECHECK_MS) return 0;
+    const startedAt = Date.now();
     const lacking = await findMissingVectors(
       ready,
       this.opts.embeddings.keyPages(this.space.id, namespace, AUDIT_PAGE),
       () => this.slots.get(namespace)?.ready === ready,
     );
+    if (lacking && lacking.length === 0 && seen !== null)
+      this.audited.set(ready, { fingerprint: seen, at: startedAt });
     if (!lacking || lacking.length === 0) return 0;
     for (let i = 0; i < lacking.length; i += AUDIT_CHUNK) {
       const chunk = lacking.slice(i, i + AUDIT_CHUNK);

@@ -1,7 +1,7 @@
 import { normalizeMemory, type PendingMemory } from '@cairn/core';
 import type { StoredEmbedding } from '@cairn/store';
 import type { VectorIndexManager } from '@cairn/vector';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DIMS, randomUnitVectors, T0, VectorFixture } from './helpers.js';
 
 /**
@@ -85,6 +85,32 @@ describe('VectorIndexManager: vectors stored out of change order', () => {
       expect(reader.status('ns').size).toBe(120);
     });
   }
+
+  it('an audit reads the keys again only once a vector was stored or applied since it found the index whole', async () => {
+    const pending = writeMemories('ns', 122);
+    const vectors = new Map(pending.map((p, i) => [p.key, randomUnitVectors(122, DIMS, 4)[i]!]));
+    const m = fx.manager({ exactThreshold: 10 });
+    m.apply(put(pending.slice(0, 120), vectors));
+    await m.warm('ns');
+    await m.flush();
+    const keyPages = vi.spyOn(fx.store.embeddings, 'keyPages');
+    expect(await m.audit()).toBe(0);
+    const afterFirst = keyPages.mock.calls.length;
+    // Nothing changed: the same check would read every key to the same answer (~1 s at a million).
+    expect(await m.audit()).toBe(0);
+    expect(keyPages.mock.calls.length).toBe(afterFirst);
+    // A vector stored and applied: the next audit reads the keys again.
+    m.apply(put(pending.slice(120, 121), vectors));
+    expect(await m.audit()).toBe(0);
+    expect(keyPages.mock.calls.length).toBe(afterFirst + 1);
+    expect(await m.audit()).toBe(0);
+    expect(keyPages.mock.calls.length).toBe(afterFirst + 1);
+    // A vector stored that the index was never given (as if its write were lost): read again, and added.
+    put(pending.slice(121), vectors);
+    expect(await m.audit()).toBe(1);
+    expect(keyPages.mock.calls.length).toBe(afterFirst + 2);
+    expect(await missingFrom(m, 'ns', vectors)).toEqual([]);
+  });
 
   it('an audit adds the vectors a saved graph lacks (a file from a version that dropped them)', async () => {
     const pending = writeMemories('ns', 120);
