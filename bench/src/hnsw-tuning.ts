@@ -14,7 +14,7 @@
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { l2Normalize } from '@cairn/core';
+import { dot, l2Normalize } from '@cairn/core';
 import { HashingEmbedder } from '@cairn/embed';
 import { blobToVector, MemoryStore } from '@cairn/store';
 import { createHnswIndex, DEFAULT_HNSW_PARAMS, ExactMatrix, type HnswParams } from '@cairn/vector';
@@ -126,23 +126,16 @@ function measureSavedGraph(path: string): void {
         if (r > 0) return;
         // A hit counts when its exact cosine reaches the 10th best exact cosine (a tie is a right answer).
         const tenth = truth[qi]!.at(-1)?.cosine ?? Number.NEGATIVE_INFINITY;
-        const right = [...got.keys.slice(0, 10)].filter((k) => {
+        // Each candidate's exact cosine, in the graph's order (null: not a stored vector).
+        const cosines = [...got.keys].map((k) => {
           const v = exact.get(Number(k));
-          if (!v) return false;
-          let dot = 0;
-          for (let j = 0; j < d; j++) dot += q[j]! * v[j]!;
-          return dot >= tenth - 1e-6;
-        }).length;
+          return v ? dot(q, v) : null;
+        });
+        const right = cosines.slice(0, 10).filter((c) => c !== null && c >= tenth - 1e-6).length;
         found10 += Math.min(right, truth[qi]!.length) / Math.max(1, Math.min(10, truth[qi]!.length));
         // Re-scored: the k candidates ranked by their exact cosines, the best 10 kept.
-        const rescored = [...got.keys]
-          .map((k) => exact.get(Number(k)))
-          .filter((v): v is Float32Array => !!v)
-          .map((v) => {
-            let dot = 0;
-            for (let j = 0; j < d; j++) dot += q[j]! * v[j]!;
-            return dot;
-          })
+        const rescored = cosines
+          .filter((c): c is number => c !== null)
           .sort((a, b) => b - a)
           .slice(0, 10);
         found10Rescored +=
