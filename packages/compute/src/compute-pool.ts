@@ -28,21 +28,24 @@ export const DEFAULT_COMPUTE_POOL_OPTIONS: Readonly<ComputePoolOptions> = Object
 });
 
 /** Compiled task files, resolved through `../dist/` so they work from `src/` (tests) and `dist/` alike. */
-export const COSINE_TOP_K_TASK = fileURLToPath(new URL('../dist/tasks/cosine-top-k.js', import.meta.url));
+export const SHARD_TOP_K_TASK = fileURLToPath(new URL('../dist/tasks/shard-top-k.js', import.meta.url));
 
 /**
- * A piscina pool for CPU-heavy work that must not run on the serving thread: HNSW builds, exhaustive
- * cosine scans, batch fusion. Tasks are ES modules with a default export; pass big inputs as
- * SharedArrayBuffer-backed arrays so they are shared, not copied.
+ * A piscina pool for CPU-heavy work that must not run on the serving thread: HNSW builds, embedding,
+ * exact scans of vector shards. Tasks are ES modules with a default export; pass big inputs in shared
+ * memory (a SharedArrayBuffer, or a shard's shared WebAssembly memory) so they are shared, not copied.
  */
 export class ComputePool {
   private readonly pool: Piscina;
   private closed = false;
+  /** The most threads it runs at once. */
+  readonly maxThreads: number;
 
   constructor(opts: Partial<ComputePoolOptions> = {}) {
     const o = withDefaults(DEFAULT_COMPUTE_POOL_OPTIONS, opts);
+    this.maxThreads = o.maxThreads;
     this.pool = new Piscina({
-      filename: COSINE_TOP_K_TASK,
+      filename: SHARD_TOP_K_TASK,
       minThreads: 0,
       maxThreads: o.maxThreads,
       maxQueue: o.maxQueue,
