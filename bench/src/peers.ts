@@ -8,6 +8,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ComputePool, exactTopKOnPool, VectorShard } from '@cairn/compute';
 import type { Embedder } from '@cairn/core';
 import { HashingEmbedder } from '@cairn/embed';
 import { CairnEngine } from '@cairn/engine';
@@ -248,6 +249,10 @@ async function main(): Promise<void> {
       '|---|---:|---:|---:|',
     );
     const naive = new NaiveVectorScan(engine.store.db, engine.space!.id);
+    // Cairn's own exact scan (packages/compute): the vectors in a shared WebAssembly memory, rows in corpus order.
+    const simdShard = new VectorShard({ dimensions: DIMS, capacity: docs.length });
+    simdShard.append(vectors);
+    const simdPool = new ComputePool({ maxThreads: 2, niceIncrement: 0 });
     const vecStmt = vecDb.prepare(
       `SELECT rowid FROM vec_items WHERE embedding MATCH ? AND k = ${TOP} ORDER BY distance`,
     );
@@ -266,6 +271,15 @@ async function main(): Promise<void> {
         })(),
       ],
       ['usearch exact (SIMD, one thread)', (i) => exact.search(queryVectors[i]!, TOP).map((h) => h.key)],
+      [
+        'Cairn SIMD exact (WebAssembly, f32, one thread)',
+        (i) => Array.from(simdShard.topK([queryVectors[i]!], TOP)[0]!.rows),
+      ],
+      [
+        'Cairn SIMD exact (f32, the pool: 2 threads over the shared shard)',
+        async (i) =>
+          Array.from((await exactTopKOnPool(simdPool, simdShard, [queryVectors[i]!], TOP))[0]!.rows),
+      ],
       [
         'Cairn HNSW (the vector leg)',
         async (i) => {
@@ -324,6 +338,7 @@ async function main(): Promise<void> {
       );
       row([name, m.p50, m.p99, recall.toFixed(3)]);
     }
+    await simdPool.close();
 
     lines.push(
       '',
