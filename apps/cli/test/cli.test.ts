@@ -124,6 +124,40 @@ describe('cairn ingest', () => {
     expect(summary.errors[2]).toMatchObject({ field: 'text' });
   });
 
+  it('scores and saves the common words, and a fresh search process loads them and answers the same', () => {
+    // 2,400 memories that all say "deploy": past the 2,000 matches from which a word is worth saving.
+    const lines = Array.from({ length: 2_400 }, (_, i) => ({
+      namespace: 'proj',
+      id: `d${i}`,
+      text: `deploy step ${i % 7 === 0 ? 'rollback' : 'canary'} number ${i}`,
+    }));
+    expect(cairn(['ingest', file('many.jsonl', lines), '--json']).code).toBe(0);
+    const db = () => new MemoryStore({ path: join(dir, 'data', 'cairn.db'), readonly: true });
+    const before = db();
+    const saved = before.db.prepare('SELECT cache_key, seq FROM term_postings').all() as Array<{
+      cache_key: string;
+      seq: number;
+    }>;
+    before.close();
+    expect(saved.some((r) => r.cache_key.endsWith('"deploy"'))).toBe(true);
+    const search = (args: string[] = []) =>
+      JSON.parse(cairn(['search', 'deploy canary', '-n', 'proj', '--json', ...args]).stdout).hits.map(
+        (h: { id: string }) => h.id,
+      );
+    const withSaved = search();
+    // Loading, not scoring again: the saved row is the one ingest wrote.
+    const after = db();
+    expect(after.db.prepare('SELECT cache_key, seq FROM term_postings').all()).toEqual(
+      expect.arrayContaining(saved),
+    );
+    after.close();
+    expect(withSaved.length).toBeGreaterThan(0);
+    const store = new MemoryStore({ path: join(dir, 'data', 'cairn.db') });
+    store.db.exec('DELETE FROM term_postings');
+    store.close();
+    expect(search()).toEqual(withSaved);
+  });
+
   it('is idempotent when the same file is ingested twice', () => {
     const p = file('in.jsonl', memories);
     expect(JSON.parse(cairn(['ingest', p, '--json']).stdout)).toMatchObject({ stored: 4, unchanged: 0 });

@@ -332,18 +332,28 @@ export class CairnEngine {
   /**
    * Waits until every stored memory is embedded and indexed, persists the vector indexes and compacts the
    * lexical index. Call it after a bulk ingest; a serving process never needs to.
+   * @param opts.scoreCommonWords Also score and save each namespace's common words (see
+   * `MemoryStore.warmCommonWords`), on this thread while the pool builds the vector indexes, so the first
+   * searches of the next process load them instead of scoring them. `cairn ingest` asks for it.
    */
-  async drain(maxFailures?: number): Promise<void> {
+  async drain(maxFailures?: number, opts: { scoreCommonWords?: boolean } = {}): Promise<void> {
     if (this.external) return;
     await this.pipeline.drain(maxFailures);
     const vectors = this.serving.vectors;
-    if (vectors) {
-      // Indexed means a fresh process serves its first query from a saved file: build every namespace's
-      // index that is not loaded (a bulk ingest never loads one), then save them all.
+    // Indexed means a fresh process serves its first query from a saved file: build every namespace's
+    // index that is not loaded (a bulk ingest never loads one), then save them all. The builds run on the
+    // pool; this thread meanwhile compacts the lexical index and scores the common words.
+    const indexing = (async () => {
+      if (!vectors) return;
       for (const ns of this.store.namespaces()) await vectors.warm(ns.namespace);
       await vectors.flush();
+    })();
+    try {
+      await this.store.compactLexicalIndex();
+      if (opts.scoreCommonWords) await this.store.warmCommonWords();
+    } finally {
+      await indexing;
     }
-    await this.store.compactLexicalIndex();
   }
 
   async search(req: SearchRequest): Promise<SearchResponse> {

@@ -536,6 +536,28 @@ export const MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 20,
+    description:
+      "common words' scored postings, kept by the writer so a new process need not score them again",
+    up(db) {
+      // Scoring a common word costs FTS5 10–41 ms at a million memories, paid by every new process (a
+      // one-shot `cairn search`, a restarted server) on its first queries. A writer keeps what it scored
+      // (term-postings.ts says when a saved row is still good); nothing else reads or writes this table, and
+      // it can be emptied at any time. A rowid table: the blobs would overflow a WITHOUT ROWID row's pages.
+      db.exec(`
+        CREATE TABLE term_postings (
+          cache_key     TEXT    NOT NULL UNIQUE,
+          seq           INTEGER NOT NULL,
+          watermark     INTEGER NOT NULL,
+          max_per_term  INTEGER NOT NULL,
+          corpus_rows   INTEGER NOT NULL,
+          keys          BLOB    NOT NULL,
+          scores        BLOB    NOT NULL
+        );
+      `);
+    },
+  },
 ];
 
 // The trigger bodies of migration 18, for a row named `r` (NEW or OLD). Shipped SQL: never edit these,

@@ -1,4 +1,5 @@
-import { type Accumulator, isMatch, type TermVisitor } from './term-postings.js';
+import { type Accumulator, isMatch } from './score-accumulator.js';
+import type { TermVisitor } from './term-postings.js';
 
 /**
  * Sessions scored as documents: a session's score is the sum, over the query's terms, of the best

@@ -1,4 +1,6 @@
 import { LRUCache } from 'lru-cache';
+import type { SavedTermPostings } from './saved-term-postings.js';
+import type { Accumulator } from './score-accumulator.js';
 import type { StatementCache } from './statement-cache.js';
 import { type ScoredMatches, type TermScorer, termScoreSql, toScoredMatches } from './term-scoring.js';
 
@@ -22,21 +24,20 @@ export interface TermPostingsOptions {
    * the cache starts over. @defaultValue 512
    */
   maxPendingUpdates: number;
+  /**
+   * A writer saves a term it scored with at least this many matches in the `term_postings` table, and any
+   * process loads it from there instead of scoring it again while it still holds (see `loadSaved`). Rarer
+   * terms cost less to score than to load. 0 turns saving and loading off. @defaultValue 2_000
+   */
+  saveFromMatches: number;
 }
 
 export const DEFAULT_TERM_POSTINGS_OPTIONS: Readonly<TermPostingsOptions> = Object.freeze({
   maxEntries: 4_000_000,
   maxPerTerm: 10_000,
   maxPendingUpdates: 512,
+  saveFromMatches: 2_000,
 });
-
-/**
- * Whether a summed bm25 says the memory matches: a memory rewritten so it no longer matches sums back to
- * zero, give or take the rounding of adding and removing the same contributions.
- */
-export function isMatch(sum: number): boolean {
-  return sum < -1e-12;
-}
 
 /**
  * The cache starts over once rows added or rewritten since it last did pass this share of the corpus:
@@ -109,10 +110,14 @@ export class TermPostingsCache {
   /** Terms being scored by a TermScorer, by cache key, so concurrent queries ask once. */
   private readonly inFlight = new Map<string, Promise<void>>();
   private prefetched = 0;
+  private loaded = 0;
+  private saved = 0;
 
+  /** @param disk Where terms are saved and loaded (null: memory only). */
   constructor(
     private readonly statements: StatementCache,
     opts: Partial<TermPostingsOptions> = {},
+    private readonly disk: SavedTermPostings | null = null,
   ) {
     this.opts = { ...DEFAULT_TERM_POSTINGS_OPTIONS, ...opts };
     this.terms = new LRUCache<string, Postings>({
@@ -121,14 +126,37 @@ export class TermPostingsCache {
     });
   }
 
+  /** A term is saved once it has this many matches (0: nothing is saved or loaded). */
+  get saveFromMatches(): number {
+    return this.opts.saveFromMatches;
+  }
+
   /** Matches of one term scored at most (the newest). */
   get maxPerTerm(): number {
     return this.opts.maxPerTerm;
   }
 
-  /** Entries and terms held, and terms taken from a scorer since the cache was made, for stats and tests. */
-  get size(): { terms: number; entries: number; prefetched: number } {
-    return { terms: this.terms.size, entries: this.terms.calculatedSize, prefetched: this.prefetched };
+  /**
+   * Entries and terms held, and since the cache was made: terms taken from a scorer, loaded from disk and
+   * saved to it (for stats and tests).
+   */
+  get size(): { terms: number; entries: number; prefetched: number; loaded: number; saved: number } {
+    return {
+      terms: this.terms.size,
+      entries: this.terms.calculatedSize,
+      prefetched: this.prefetched,
+      loaded: this.loaded,
+      saved: this.saved,
+    };
+  }
+
+  /**
+   * Has the term in the cache, as scoring it now would (from disk when a saved copy holds, else scored
+   * here, and saved when common). For warming a new corpus's common words; a search does this by itself.
+   */
+  warm(t: TermQuery): number {
+    this.sync();
+    return this.postings(t).length;
   }
 
   /**
@@ -169,10 +197,16 @@ export class TermPostingsCache {
    * dropped, and a failed one leaves the term to be scored inline.
    */
   async prefetch(terms: readonly TermQuery[], scorer: TermScorer): Promise<void> {
-    const missing = terms.filter((t) => !this.terms.has(keyOf(t)));
+    let missing = terms.filter((t) => !this.terms.has(keyOf(t)));
     if (missing.length === 0) return;
     // Only forward: a caller's meta_seq shortcut in `accumulate` stays valid after this.
     this.sync();
+    // A saved copy that still holds costs a row read: no round trip to the scorer for it.
+    missing = missing.filter((t) => {
+      const p = this.loadSaved(t);
+      if (p) this.terms.set(keyOf(t), p);
+      return !p;
+    });
     const waits: Promise<void>[] = [];
     for (const t of missing) {
       const cacheKey = keyOf(t);
@@ -190,8 +224,10 @@ export class TermPostingsCache {
           .then(
             (scored) => {
               if (asked.generation !== this.generation || this.terms.has(cacheKey)) return;
-              this.terms.set(cacheKey, this.fromScored(scored, asked.maxKey, asked.seq));
+              const p = this.fromScored(scored, asked.maxKey, asked.seq);
+              this.terms.set(cacheKey, p);
               this.prefetched++;
+              this.save(cacheKey, p);
             },
             () => undefined,
           )
@@ -270,9 +306,15 @@ export class TermPostingsCache {
     const cacheKey = keyOf(t);
     let p = this.terms.get(cacheKey);
     if (!p) {
-      p = this.scoreFromScratch(t);
+      p = this.loadSaved(t);
+      if (!p) {
+        p = this.scoreFromScratch(t);
+        this.terms.set(cacheKey, p);
+        this.save(cacheKey, p);
+        return p;
+      }
+      // Brought up to date below, as a cached term is: newer memories appended, rewrites patched.
       this.terms.set(cacheKey, p);
-      return p;
     }
     if (p.syncedSeq === this.seq) return p;
     if (this.maxKey > p.watermark) {
@@ -299,6 +341,60 @@ export class TermPostingsCache {
     }
     p.syncedSeq = this.seq;
     return p;
+  }
+
+  /**
+   * A saved copy of the term's postings, if it still holds, patched up to the store's present (call after
+   * `sync`). It holds when it was scored under the same cap, at a sequence this cache has reached, and
+   * what changed since is what the cache itself tolerates before starting over: memories added plus
+   * memories rewritten within a tenth of the corpus, and rewrites no more than `maxPendingUpdates` (each is
+   * re-scored for the term here, as `postings` does for rewrites it sees). Memories added since are then
+   * appended by `postings`, as for any cached term. So a loaded term is what this cache would hold had it
+   * scored the term at the saved sequence itself.
+   */
+  private loadSaved(t: TermQuery): Postings | undefined {
+    if (!this.disk || this.opts.saveFromMatches <= 0 || this.seq < 0) return undefined;
+    const saved = this.disk.load(keyOf(t));
+    if (!saved || saved.maxPerTerm !== this.opts.maxPerTerm || saved.seq > this.seq) return undefined;
+    const budget = Math.max(this.rowsAtReset, saved.corpusRows) * MAX_DRIFT;
+    const added = Math.max(0, this.maxKey - saved.watermark);
+    if (added > budget || Math.abs(this.rowsAtReset - saved.corpusRows) > budget) return undefined;
+    const rewrites = this.statements
+      .get('SELECT key, change_seq AS seq FROM memories WHERE change_seq > ? AND key <= ? LIMIT ?')
+      .all(saved.seq, saved.watermark, this.opts.maxPendingUpdates + 1) as Array<{
+      key: number;
+      seq: number;
+    }>;
+    if (rewrites.length > this.opts.maxPendingUpdates || added + rewrites.length > budget) return undefined;
+    const p = this.fromScored(saved, saved.watermark, saved.seq);
+    const rescore = this.statements.get(
+      `SELECT rowid, ${t.bm25} FROM memories_fts WHERE memories_fts MATCH ? AND rowid BETWEEN ? AND ?`,
+    );
+    for (const r of rewrites) {
+      const row = rescore.raw().get(t.match, r.key, r.key) as [number, number] | undefined;
+      p.patch.set(r.key, row && row[0] === r.key ? row[1] : Number.NaN);
+    }
+    this.loaded++;
+    return p;
+  }
+
+  /** Saves a term just scored, when common enough to be worth a load (a writer only; never waits). */
+  private save(cacheKey: string, p: Postings): void {
+    if (!this.disk?.writable || this.opts.saveFromMatches <= 0 || p.length < this.opts.saveFromMatches)
+      return;
+    const corpusRows = this.statements
+      .get('SELECT coalesce(sum(rows), 0) FROM namespace_rows')
+      .pluck()
+      .get() as number;
+    const ok = this.disk.save(cacheKey, {
+      seq: p.syncedSeq,
+      watermark: p.watermark,
+      maxPerTerm: this.opts.maxPerTerm,
+      corpusRows,
+      keys: p.keys.subarray(0, p.length),
+      scores: p.scores.subarray(0, p.length),
+    });
+    if (ok) this.saved++;
   }
 
   private scoreFromScratch(t: TermQuery): Postings {
@@ -360,151 +456,4 @@ function indexOf(keys: Float64Array, length: number, key: number): number {
     else hi = mid - 1;
   }
   return -1;
-}
-
-/**
- * Per-key score sums for one query: a dense array indexed by key, reused across queries, plus the list of
- * keys touched so only those are read and cleared. Sorting every touched key would cost more than the
- * sums (tens of thousands of rows for common words); `top` selects the best n in linear time instead.
- */
-export class Accumulator {
-  private sums = new Float64Array(1024);
-  private seen = new Uint8Array(1024);
-  private touchedKeys = new Float64Array(1024);
-  private count = 0;
-
-  get touched(): number {
-    return this.count;
-  }
-
-  /** Calls `fn` with every key touched so far (adding to them meanwhile is allowed; new keys are not visited). */
-  forEachKey(fn: (key: number) => void): void {
-    const n = this.count;
-    for (let i = 0; i < n; i++) fn(this.touchedKeys[i]!);
-  }
-
-  /** The keys touched so far. */
-  keys(): number[] {
-    return Array.from(this.touchedKeys.subarray(0, this.count));
-  }
-
-  /** The sum for a key; 0 when no term matched it. */
-  get(key: number): number {
-    return key < this.sums.length ? this.sums[key]! : 0;
-  }
-
-  add(key: number, score: number): void {
-    if (key >= this.sums.length) this.grow(key);
-    if (this.seen[key] === 0) {
-      this.seen[key] = 1;
-      if (this.count === this.touchedKeys.length) {
-        const t = new Float64Array(this.count * 2);
-        t.set(this.touchedKeys);
-        this.touchedKeys = t;
-      }
-      this.touchedKeys[this.count++] = key;
-    }
-    this.sums[key]! += score;
-  }
-
-  /**
-   * The best (lowest bm25) `n` keys touched, best first; ties go to the newer memory, so the order is
-   * deterministic; keys that no longer match are left out (see `isMatch`), and so are keys `accept`
-   * refuses (a filter tested in memory against every match). A bounded heap
-   * keeps the n best seen so far: most keys are rejected by one comparison with its worst.
-   */
-  top(n: number, accept?: (key: number) => boolean): Array<{ key: number; bm25: number }> {
-    const heap = new TopHeap(n);
-    for (let i = 0; i < this.count; i++) {
-      const key = this.touchedKeys[i]!;
-      const bm25 = this.sums[key]!;
-      // The filter is tested only for keys good enough to enter the heap: once it is full, most are not.
-      if (isMatch(bm25) && heap.admits(key, bm25) && (!accept || accept(key))) heap.offer(key, bm25);
-    }
-    return heap.sorted();
-  }
-
-  /** Empties the accumulator for the next query. */
-  clear(): void {
-    for (let i = 0; i < this.count; i++) {
-      const key = this.touchedKeys[i]!;
-      this.sums[key] = 0;
-      this.seen[key] = 0;
-    }
-    this.count = 0;
-  }
-
-  private grow(key: number): void {
-    const cap = Math.max(key + 1, this.sums.length * 2);
-    const sums = new Float64Array(cap);
-    sums.set(this.sums);
-    this.sums = sums;
-    const seen = new Uint8Array(cap);
-    seen.set(this.seen);
-    this.seen = seen;
-  }
-}
-
-/**
- * The n lowest scores offered, as a binary max-heap on typed arrays (the root is the worst kept), with
- * ties broken toward the higher key, as the final order is.
- */
-class TopHeap {
-  private readonly keys: Float64Array;
-  private readonly scores: Float64Array;
-  private size = 0;
-
-  constructor(private readonly capacity: number) {
-    this.keys = new Float64Array(Math.max(1, capacity));
-    this.scores = new Float64Array(Math.max(1, capacity));
-  }
-
-  /** Whether `offer` would keep this entry. */
-  admits(key: number, score: number): boolean {
-    if (this.size < this.capacity) return true;
-    return this.capacity > 0 && this.worse(this.scores[0]!, this.keys[0]!, score, key);
-  }
-
-  offer(key: number, score: number): void {
-    if (this.capacity === 0) return;
-    if (this.size < this.capacity) {
-      let i = this.size++;
-      while (i > 0) {
-        const parent = (i - 1) >> 1;
-        if (!this.worse(score, key, this.scores[parent]!, this.keys[parent]!)) break;
-        this.keys[i] = this.keys[parent]!;
-        this.scores[i] = this.scores[parent]!;
-        i = parent;
-      }
-      this.keys[i] = key;
-      this.scores[i] = score;
-      return;
-    }
-    if (!this.worse(this.scores[0]!, this.keys[0]!, score, key)) return;
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1;
-      if (l >= this.size) break;
-      const r = l + 1;
-      const c =
-        r < this.size && this.worse(this.scores[r]!, this.keys[r]!, this.scores[l]!, this.keys[l]!) ? r : l;
-      if (!this.worse(this.scores[c]!, this.keys[c]!, score, key)) break;
-      this.keys[i] = this.keys[c]!;
-      this.scores[i] = this.scores[c]!;
-      i = c;
-    }
-    this.keys[i] = key;
-    this.scores[i] = score;
-  }
-
-  sorted(): Array<{ key: number; bm25: number }> {
-    const out = new Array<{ key: number; bm25: number }>(this.size);
-    for (let i = 0; i < this.size; i++) out[i] = { key: this.keys[i]!, bm25: this.scores[i]! };
-    return out.sort((a, b) => a.bm25 - b.bm25 || b.key - a.key);
-  }
-
-  /** Whether (s1, k1) ranks below (s2, k2): a higher bm25, or the same and an older key. */
-  private worse(s1: number, k1: number, s2: number, k2: number): boolean {
-    return s1 > s2 || (s1 === s2 && k1 < k2);
-  }
 }

@@ -155,7 +155,7 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
       await ingestFile(async (values) => engine.ingest(values, { embed: flags.embed }));
       if (flags.embed) {
         // Stored memories are already durable and searchable lexically; this waits for their vectors.
-        await engine.drain(5);
+        await engine.drain(5, { scoreCommonWords: true });
         summary.embedded = true;
       }
     });

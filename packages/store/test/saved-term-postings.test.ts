@@ -1,0 +1,168 @@
+import { MemoryStore, type MemoryStoreOptions } from '@cairn/store';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mem, openTempStore, type TempStore } from './helpers.js';
+
+// Saving starts at 20 matches here, so a corpus of a few hundred memories has common words to save.
+const SAVING: Omit<MemoryStoreOptions, 'path'> = { lexical: { postings: { saveFromMatches: 20 } } };
+const NOT_SAVING: Omit<MemoryStoreOptions, 'path'> = { lexical: { postings: { saveFromMatches: 0 } } };
+
+let t: TempStore;
+const opened: MemoryStore[] = [];
+beforeEach(() => {
+  t = openTempStore('cairn-saved-postings-', SAVING);
+});
+afterEach(() => {
+  for (const s of opened.splice(0)) s.close();
+  t.cleanup();
+});
+
+/** Another process's store on the same file (its own connection and caches). */
+function another(opts: Omit<MemoryStoreOptions, 'path'> = SAVING): MemoryStore {
+  const s = new MemoryStore({ ...opts, path: t.path });
+  opened.push(s);
+  return s;
+}
+
+const VOCAB = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta', 'iota', 'kappa'];
+
+/** Seeded memories whose words are drawn with skew: a few words match most rows. */
+function writeCorpus(store: MemoryStore, n: number, seed: number, from = 0): void {
+  let s = seed;
+  const rand = () => {
+    s = (s * 1103515245 + 12345) % 2 ** 31;
+    return s / 2 ** 31;
+  };
+  const batch = [];
+  for (let i = from; i < from + n; i++) {
+    const words = Array.from(
+      { length: 3 + Math.floor(rand() * 10) },
+      () => VOCAB[Math.floor(rand() ** 2 * 10)],
+    );
+    batch.push(mem({ id: `m${i}`, text: words.join(' ') }));
+  }
+  store.write(batch);
+}
+
+/** Keys and bm25 of a search, for comparing two stores exactly. */
+function ranking(store: MemoryStore, query: string, limit = 40) {
+  return store.lexical
+    .searchLexical({ namespace: 'ns', query, filters: {}, limit })
+    .candidates.map((c) => [c.key, c.bm25]);
+}
+
+const savedRows = (store: MemoryStore) =>
+  store.db.prepare('SELECT count(*) FROM term_postings').pluck().get() as number;
+
+describe('Saved term postings: a writer keeps the common words it scored', () => {
+  it('saves a common word once scored, and another process loads it instead of scoring it', () => {
+    writeCorpus(t.store, 300, 1);
+    const want = ranking(t.store, 'alpha beta');
+    expect(t.store.lexical.postings.size.saved).toBeGreaterThanOrEqual(2);
+    expect(savedRows(t.store)).toBe(t.store.lexical.postings.size.saved);
+
+    const next = another();
+    expect(ranking(next, 'alpha beta')).toEqual(want);
+    expect(next.lexical.postings.size.loaded).toBe(2);
+    // It loaded what it needed: nothing was scored, so nothing was saved again.
+    expect(next.lexical.postings.size.saved).toBe(0);
+    // And exactly what a process that neither saves nor loads computes.
+    expect(ranking(another(NOT_SAVING), 'alpha beta')).toEqual(want);
+  });
+
+  it('patches memories rewritten and appends memories added since the save, as scoring anew would', () => {
+    writeCorpus(t.store, 400, 2);
+    ranking(t.store, 'alpha gamma');
+    expect(t.store.lexical.postings.size.saved).toBe(2);
+    // A rewrite that drops alpha, one that gains it, and a few new memories (under a tenth of the corpus).
+    t.store.write([
+      mem({ id: 'm3', text: 'nothing of the sort' }),
+      mem({ id: 'm4', text: 'alpha alpha alpha gamma' }),
+      mem({ id: 'new1', text: 'alpha gamma newcomer' }),
+      mem({ id: 'new2', text: 'gamma only' }),
+    ]);
+    const next = another();
+    const got = ranking(next, 'alpha gamma', 500);
+    expect(next.lexical.postings.size.loaded).toBe(2);
+    // Exactly what the writer's own cache holds, having scored the words before the writes and followed
+    // them since: the saved scores carry the corpus statistics of when they were scored, as a warm cache's do.
+    expect(got).toEqual(ranking(t.store, 'alpha gamma', 500));
+    // And the same memories as scoring anew, which alone sees today's statistics.
+    const fresh = ranking(another(NOT_SAVING), 'alpha gamma', 500);
+    expect(new Set(got.map(([k]) => k))).toEqual(new Set(fresh.map(([k]) => k)));
+    const keyOf = (id: string) =>
+      next.db.prepare('SELECT key FROM memories WHERE id = ?').pluck().get(id) as number;
+    expect(got.map(([k]) => k)).not.toContain(keyOf('m3'));
+    expect(got.map(([k]) => k)).toContain(keyOf('new1'));
+    expect(got.map(([k]) => k)).toContain(keyOf('m4'));
+  });
+
+  it('scores a word anew once more than a tenth of the corpus was added since it was saved, and saves that', () => {
+    writeCorpus(t.store, 200, 3);
+    ranking(t.store, 'alpha');
+    const savedAt = t.store.db.prepare('SELECT seq FROM term_postings').pluck().all() as number[];
+    writeCorpus(t.store, 40, 4, 1000);
+    const next = another();
+    const got = ranking(next, 'alpha', 500);
+    expect(next.lexical.postings.size.loaded).toBe(0);
+    expect(next.lexical.postings.size.saved).toBe(1);
+    expect(got.map(([k]) => k)).toEqual(ranking(another(NOT_SAVING), 'alpha', 500).map(([k]) => k));
+    const now = t.store.db.prepare('SELECT seq FROM term_postings').pluck().all() as number[];
+    expect(now[0]).toBeGreaterThan(savedAt[0]!);
+  });
+
+  it('is not used under another cap on matches per term', () => {
+    writeCorpus(t.store, 300, 5);
+    ranking(t.store, 'alpha');
+    const capped = another({ lexical: { postings: { saveFromMatches: 20, maxPerTerm: 50 } } });
+    ranking(capped, 'alpha');
+    expect(capped.lexical.postings.size.loaded).toBe(0);
+  });
+
+  it('is loaded by a read-only process, which never saves', () => {
+    writeCorpus(t.store, 300, 6);
+    ranking(t.store, 'alpha');
+    const ro = another({ ...SAVING, readonly: true });
+    ranking(ro, 'alpha beta');
+    expect(ro.lexical.postings.size.loaded).toBe(1);
+    expect(ro.lexical.postings.size.saved).toBe(0);
+    expect(savedRows(t.store)).toBe(1);
+  });
+
+  it('never waits for a lock to save: the search is answered and the word stays unsaved', () => {
+    writeCorpus(t.store, 300, 7);
+    const other = new Database(t.path);
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      const started = Date.now();
+      expect(ranking(t.store, 'alpha').length).toBeGreaterThan(0);
+      // The store's own busy timeout is seconds long; a save that waited on it would show here.
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(t.store.lexical.postings.size.saved).toBe(0);
+      other.exec('ROLLBACK');
+    } finally {
+      other.close();
+    }
+    // The store's busy timeout is as it was.
+    expect(t.store.db.pragma('busy_timeout', { simple: true })).toBeGreaterThan(0);
+  });
+});
+
+describe('warmCommonWords: the common words scored ahead of any search', () => {
+  it('saves the namespace’s common words, which the first search of another process then loads', async () => {
+    writeCorpus(t.store, 400, 8);
+    const warmed = await t.store.warmCommonWords();
+    expect(warmed).toBeGreaterThanOrEqual(3);
+    expect(savedRows(t.store)).toBe(warmed);
+    const next = another();
+    ranking(next, 'alpha beta gamma');
+    expect(next.lexical.postings.size.loaded).toBe(3);
+    expect(next.lexical.postings.size.saved).toBe(0);
+  });
+
+  it('does nothing in a read-only process', async () => {
+    writeCorpus(t.store, 400, 9);
+    expect(await another({ ...SAVING, readonly: true }).warmCommonWords()).toBe(0);
+    expect(savedRows(t.store)).toBe(0);
+  });
+});
