@@ -211,9 +211,23 @@ export class LexicalSearch implements LexicalLeg {
     // Frequencies are cached, and on a large corpus pruning has just estimated them anyway.
     const namespace = plan.scope === undefined ? undefined : req.namespace;
     const costly = plan.terms.filter(
-      (_, i) => this.stats.documentFrequency(plan.pruned.kept[i]!, namespace) >= OFFLOAD_FROM_MATCHES,
+      (_, i) => this.scoringCost(plan.pruned.kept[i]!, namespace) >= OFFLOAD_FROM_MATCHES,
     );
     if (costly.length > 0) await this.postings.prefetch(costly, this.scorer);
+  }
+
+  /**
+   * What scoring a term costs FTS5, in matches read: a word's matches; for a phrase, its most frequent word's,
+   * since FTS5 walks each word's positions to find the phrase. A phrase of a path or an identifier ("apps web
+   * src … ts") matches few memories but its words match hundreds of thousands: scored inline, such phrases
+   * held a million-memory server's thread for 8–23 ms each (bench/RESULTS.md, "Phrases scored off the thread").
+   */
+  private scoringCost(term: string, namespace: string | undefined): number {
+    const words = /"([^"]*)"/.exec(term)?.[1]?.split(' ').filter(Boolean) ?? [];
+    if (words.length < 2) return this.stats.documentFrequency(term, namespace);
+    let most = 0;
+    for (const w of words) most = Math.max(most, this.stats.documentFrequency(`"${w}"`, namespace));
+    return most;
   }
 
   /**

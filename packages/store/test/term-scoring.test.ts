@@ -70,6 +70,20 @@ describe('LexicalSearch.prepare: terms scored elsewhere', () => {
     expect(got).toHaveLength(50);
   });
 
+  it('scores a phrase of common words on the scorer however few memories hold the phrase', async () => {
+    // "filler common" is in no memory (the texts say "common filler"), but FTS5 finds that out by walking
+    // both words' positions in every memory: the cost is its words', not its matches'.
+    const { scorer, asked, open } = gatedScorer();
+    t.store.lexical.useTermScorer(scorer);
+    const ready = t.store.lexical.prepare(request('filler-common rare'));
+    open();
+    await ready;
+    expect(asked.map((r) => r.match).sort()).toEqual(['"common"', '"filler common"', '"filler"']);
+    expect(t.store.lexical.searchLexical(request('filler-common rare')).candidates).toEqual(
+      inlineRanking('filler-common rare'),
+    );
+  });
+
   it('brings in what was written while the scores were on their way', async () => {
     // The scores are of the store before the writes below, and arrive after another search has seen them.
     const { scorer, open } = gatedScorer(true);
