@@ -15,7 +15,7 @@ import {
 } from '@cairn/core';
 import { resolveEmbedder } from '@cairn/embed';
 import { type CaptureResult, EmbeddedPipeline } from '@cairn/pipeline';
-import { HybridRouter } from '@cairn/router';
+import { detectTemporalIntent, HybridRouter } from '@cairn/router';
 import {
   damagedDatabaseError,
   isDatabaseDamage,
@@ -141,6 +141,9 @@ export class CairnEngine {
     this.pool = embedder && (opts.useWorkerThreads ?? true) ? new ComputePool() : null;
     if (termScoringOf(opts) === 'worker')
       this.termPool = startTermScoring(store, dataDir, this.log, () => this.closed);
+    // chrono builds its patterns on its first parse (~80–100 ms, seen as the slowest query of a server's
+    // first pass): a long-lived engine pays it right after opening rather than on its first dated question.
+    if (isLongLived(opts)) setImmediate(() => detectTemporalIntent('last week', Date.now())).unref();
     this.serving = this.serve(embedder, space);
     this.spaces = new SpaceSupervisor({
       store,
