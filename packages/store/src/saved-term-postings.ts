@@ -35,20 +35,7 @@ export class SavedTermPostings {
   }
 
   load(cacheKey: string): SavedPostings | undefined {
-    const row = this.statements
-      .get(
-        'SELECT seq, watermark, max_per_term, corpus_rows, keys, scores FROM term_postings WHERE cache_key = ?',
-      )
-      .get(cacheKey) as
-      | {
-          seq: number;
-          watermark: number;
-          max_per_term: number;
-          corpus_rows: number;
-          keys: Buffer;
-          scores: Buffer;
-        }
-      | undefined;
+    const row = this.read(cacheKey);
     if (!row || row.keys.byteLength * 2 !== row.scores.byteLength) return undefined;
     const keys32 = new Uint32Array(row.keys.byteLength / 4);
     new Uint8Array(keys32.buffer).set(row.keys);
@@ -62,6 +49,29 @@ export class SavedTermPostings {
       keys: Float64Array.from(keys32),
       scores,
     };
+  }
+
+  private read(cacheKey: string) {
+    let stmt: ReturnType<StatementCache['get']>;
+    try {
+      stmt = this.statements.get(
+        'SELECT seq, watermark, max_per_term, corpus_rows, keys, scores FROM term_postings WHERE cache_key = ?',
+      );
+    } catch {
+      // A read-only process on a folder no writer of this version has opened yet (before migration 20):
+      // nothing is saved there, and the term is scored as before.
+      return undefined;
+    }
+    return stmt.get(cacheKey) as
+      | {
+          seq: number;
+          watermark: number;
+          max_per_term: number;
+          corpus_rows: number;
+          keys: Buffer;
+          scores: Buffer;
+        }
+      | undefined;
   }
 
   /**

@@ -129,6 +129,17 @@ describe('Saved term postings: a writer keeps the common words it scored', () =>
     expect(savedRows(t.store)).toBe(1);
   });
 
+  it('searches as before in a read-only process on a folder from before the table (migration 20)', () => {
+    writeCorpus(t.store, 300, 10);
+    const want = ranking(t.store, 'alpha beta');
+    // What a reader meets when no writer of this version has opened the folder yet.
+    t.store.db.exec('DROP TABLE term_postings');
+    t.store.db.pragma('user_version = 19');
+    const ro = another({ ...SAVING, readonly: true });
+    expect(ranking(ro, 'alpha beta')).toEqual(want);
+    expect(ro.lexical.postings.size.loaded).toBe(0);
+  });
+
   it('never waits for a lock to save: the search is answered and the word stays unsaved', () => {
     writeCorpus(t.store, 300, 7);
     const other = new Database(t.path);
