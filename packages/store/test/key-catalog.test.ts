@@ -235,6 +235,41 @@ describe('KeyCatalog: per-key search fields held in memory', () => {
     }
   });
 
+  it('catches up in chunks after a bulk write, answering nothing meanwhile, then as SQLite does', async () => {
+    t.store.write(
+      Array.from({ length: 5 }, (_, i) => mem({ id: `m${i}`, text: `note ${i}`, ts: T0 + i * DAY })),
+    );
+    const catalog = new KeyCatalog(new StatementCache(t.store.db), { catchUpAtOnceUpTo: 50 });
+    expect(catalog.sync()).toBe(true);
+    // A bulk import, a rewrite, a deletion and a supersession among the rows to catch up.
+    t.store.write(
+      Array.from({ length: 400 }, (_, i) =>
+        mem({ namespace: NAMESPACES[i % 2], id: `b${i}`, text: `bulk ${i}`, ts: T0 + (i % 30) * DAY }),
+      ),
+    );
+    t.store.write([mem({ id: 'm1', text: 'rewritten', ts: T0 + 25 * DAY })]);
+    t.store.delete('ns', 'm2');
+    t.store.write([mem({ id: 'm3b', text: 'replaces m3', supersedes: ['m3'], ts: T0 })]);
+    expect(catalog.sync()).toBe(false);
+    expect(catalog.allowed('ns', allKeys(t.store), {})).toBeNull();
+    const catchingUp = catalog.warm();
+    // Written during the catch-up: stamped after every row it reads, so it is in by the end.
+    t.store.write([mem({ namespace: 'a', id: 'late', text: 'written while catching up', ts: T0 })]);
+    await catchingUp;
+    expect(catalog.sync()).toBe(true);
+    for (const namespace of ['ns', ...NAMESPACES]) {
+      for (const f of [{}, { since: T0 + 20 * DAY }, { until: T0 + DAY }]) {
+        expect([...catalog.allowed(namespace, allKeys(t.store), f)!].sort((x, y) => x - y)).toEqual(
+          sqlAllowed(t.store, namespace, f),
+        );
+      }
+    }
+    // A few rows behind is applied at once, as before.
+    t.store.write([mem({ id: 'one', text: 'one more' })]);
+    expect(catalog.sync()).toBe(true);
+    expect(catalog.allowed('ns', allKeys(t.store), {})!.size).toBe(sqlAllowed(t.store, 'ns', {}).length);
+  });
+
   it('turns itself off past maxKeys and leaves every answer to SQLite, unchanged', () => {
     const small = new MemoryStore({ path: t.path, catalog: { maxKeys: 3 } });
     try {
