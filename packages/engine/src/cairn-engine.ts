@@ -111,6 +111,8 @@ export class CairnEngine {
   readonly health: StoreHealth;
   /** Scores the lexical leg's new terms off the serving thread (see `termScoring`); null when inline. */
   private readonly termPool: ComputePool | null = null;
+  /** The term threads' start (see startTermScoring): settled before their pool is closed. */
+  private readonly termPoolWarmed: Promise<void> = Promise.resolve();
   /** Runs the WAL checkpoints off the serving thread (see `checkpoints`); null when they run inline. */
   private readonly checkpointer: BackgroundCheckpointer | null = null;
   private closed = false;
@@ -139,8 +141,11 @@ export class CairnEngine {
       this.checkpointer.start();
     }
     this.pool = embedder && (opts.useWorkerThreads ?? true) ? new ComputePool() : null;
-    if (termScoringOf(opts) === 'worker')
-      this.termPool = startTermScoring(store, dataDir, this.log, () => this.closed);
+    if (termScoringOf(opts) === 'worker') {
+      const terms = startTermScoring(store, dataDir, this.log, () => this.closed);
+      this.termPool = terms.pool;
+      this.termPoolWarmed = terms.warmed;
+    }
     // chrono builds its patterns on its first parse (~80–100 ms, seen as the slowest query of a server's
     // first pass): a long-lived engine pays it right after opening rather than on its first dated question.
     if (isLongLived(opts)) setImmediate(() => detectTemporalIntent('last week', Date.now())).unref();
@@ -653,6 +658,7 @@ export class CairnEngine {
     await this.serving.vectors?.close();
     await this.pool?.close();
     this.store.lexical.useTermScorer(null);
+    await this.termPoolWarmed;
     await this.termPool?.close();
     await this.checkpointer?.stop();
     this.store.close();

@@ -23,13 +23,31 @@ export function startTermScoring(
   dataDir: string,
   log: EngineLog,
   closing: () => boolean,
-): ComputePool {
+): { pool: ComputePool; warmed: Promise<void> } {
   const pool = new ComputePool({
     maxThreads: SCORING_THREADS,
     niceIncrement: 0,
     idleTimeoutMs: 600_000,
   });
   const path = join(dataDir, 'cairn.db');
+  // Each thread starts now, loads the task and opens its connection, scoring a word no memory holds:
+  // otherwise the first new common word a search meets waits ~100 ms for that (the slowest queries of a new
+  // server's first pass, once the other words come from the saved postings). The caller must let these
+  // settle before closing the pool: a thread destroyed while it loads its task module takes the process
+  // down (a V8 fatal error, seen when an engine was closed right after opening).
+  const warmed = Promise.all(
+    Array.from({ length: SCORING_THREADS }, () =>
+      pool
+        .run(TERM_SCORE_TASK, {
+          match: '"cairn_warm_up"',
+          bm25: 'bm25(memories_fts)',
+          maxKey: 0,
+          maxPerTerm: 1,
+          path,
+        })
+        .catch(() => undefined),
+    ),
+  ).then(() => undefined);
   let warned = false;
   store.lexical.useTermScorer((req) =>
     pool.run<ScoredMatches>(TERM_SCORE_TASK, { ...req, path }).catch((err: Error) => {
@@ -43,5 +61,5 @@ export function startTermScoring(
       throw err;
     }),
   );
-  return pool;
+  return { pool, warmed };
 }
