@@ -329,15 +329,9 @@ export class TermPostingsCache {
       // The arrays grew: tell the cache, so its bound on entries stays true.
       this.terms.set(cacheKey, p);
     }
-    // BETWEEN, not `rowid = ?`: with a MATCH, FTS5 answers `rowid = ?` with the first match at or after
-    // that rowid (seen with SQLite 3.53), so the row is also checked.
-    const rescore = this.statements.get(
-      `SELECT rowid, ${t.bm25} FROM memories_fts WHERE memories_fts MATCH ? AND rowid BETWEEN ? AND ?`,
-    );
     for (const [key, seq] of this.rewritten) {
       if (seq <= p.syncedSeq || key > p.watermark) continue;
-      const row = rescore.raw().get(t.match, key, key) as [number, number] | undefined;
-      p.patch.set(key, row && row[0] === key ? row[1] : Number.NaN);
+      p.patch.set(key, this.rescore(t, key));
     }
     p.syncedSeq = this.seq;
     return p;
@@ -367,15 +361,20 @@ export class TermPostingsCache {
     }>;
     if (rewrites.length > this.opts.maxPendingUpdates || added + rewrites.length > budget) return undefined;
     const p = this.fromScored(saved, saved.watermark, saved.seq);
-    const rescore = this.statements.get(
-      `SELECT rowid, ${t.bm25} FROM memories_fts WHERE memories_fts MATCH ? AND rowid BETWEEN ? AND ?`,
-    );
-    for (const r of rewrites) {
-      const row = rescore.raw().get(t.match, r.key, r.key) as [number, number] | undefined;
-      p.patch.set(r.key, row && row[0] === r.key ? row[1] : Number.NaN);
-    }
+    for (const r of rewrites) p.patch.set(r.key, this.rescore(t, r.key));
     this.loaded++;
     return p;
+  }
+
+  /** The term's score for one memory as it reads now; NaN when it no longer matches. */
+  private rescore(t: TermQuery, key: number): number {
+    // BETWEEN, not `rowid = ?`: with a MATCH, FTS5 answers `rowid = ?` with the first match at or after
+    // that rowid (seen with SQLite 3.53), so the row is also checked.
+    const row = this.statements
+      .get(`SELECT rowid, ${t.bm25} FROM memories_fts WHERE memories_fts MATCH ? AND rowid BETWEEN ? AND ?`)
+      .raw()
+      .get(t.match, key, key) as [number, number] | undefined;
+    return row && row[0] === key ? row[1] : Number.NaN;
   }
 
   /** Saves a term just scored, when common enough to be worth a load (a writer only; never waits). */
