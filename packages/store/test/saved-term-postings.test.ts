@@ -171,6 +171,26 @@ describe('warmCommonWords: the common words scored ahead of any search', () => {
     expect(next.lexical.postings.size.saved).toBe(0);
   });
 
+  it('saves the phrase of a common identifier’s parts, which a search naming the identifier scores too', async () => {
+    // "readGraphSearch" plans two terms: the token itself and the phrase "read graph search" (its parts
+    // column); both are common here, so both are scored ahead and the search loads both.
+    // A tenth of the rows name it (a term in over a fifth is dropped from a query that has others).
+    writeCorpus(t.store, 540, 10);
+    const names = ['readGraphSearch', 'ReadGraphSearch'];
+    t.store.write(
+      Array.from({ length: 60 }, (_, i) =>
+        mem({ id: `c${i}`, text: `fixed ${names[i % 2]} in module ${i} and moved on` }),
+      ),
+    );
+    const warmed = await t.store.warmCommonWords();
+    expect(savedRows(t.store)).toBe(warmed);
+    const next = another();
+    const got = ranking(next, 'readGraphSearch');
+    expect(next.lexical.postings.size.loaded).toBe(2);
+    expect(next.lexical.postings.size.saved).toBe(0);
+    expect(got).toEqual(ranking(t.store, 'readGraphSearch'));
+  });
+
   it('does nothing in a read-only process', async () => {
     writeCorpus(t.store, 400, 9);
     expect(await another({ ...SAVING, readonly: true }).warmCommonWords()).toBe(0);
