@@ -1,4 +1,6 @@
-import { MemoryStore } from '@cairn/store';
+import { pathToFileURL } from 'node:url';
+import { HashingEmbedder } from '@cairn/embed';
+import { MemoryStore, type ScoredMatches, TERM_SCORE_TASK, type TermScorer } from '@cairn/store';
 import { describe, expect, it } from 'vitest';
 import { useEngines } from './helpers.js';
 
@@ -29,6 +31,54 @@ describe('term scoring off the serving thread', () => {
       );
     } finally {
       reader.close();
+    }
+  });
+
+  it('runs the vector leg while the thread scores the lexical leg’s new terms', async () => {
+    // The scorer answers only once the query has been embedded: were the legs run one after the other,
+    // the search would wait on itself.
+    let embedded: () => void = () => undefined;
+    const queryEmbedded = new Promise<void>((resolve) => {
+      embedded = resolve;
+    });
+    let watching = false;
+    // The built-in embedder weights a query's words by their idf (embedWeighted); others embed().
+    class Watched extends HashingEmbedder {
+      override async embedWeighted(text: string, idf: ReadonlyMap<string, number>): Promise<Float32Array> {
+        if (watching) embedded();
+        return super.embedWeighted(text, idf);
+      }
+    }
+    const engine = await engines.open({ embedder: new Watched() });
+    engine.ingest(corpus);
+    await engine.drain();
+    // The thread's own task, run here behind the gate.
+    const task = (await import(pathToFileURL(TERM_SCORE_TASK).href)) as {
+      default: (req: Parameters<TermScorer>[0] & { path: string }) => ScoredMatches;
+    };
+    const order: string[] = [];
+    const gated: TermScorer = async (req) => {
+      await queryEmbedded;
+      order.push(req.match);
+      return task.default({ ...req, path: `${engine.dataDir}/cairn.db` });
+    };
+    engine.store.lexical.useTermScorer(gated);
+    try {
+      watching = true;
+      const res = await Promise.race([
+        engine.search({ namespace: 'ns', query: query.query, k: 10 }),
+        new Promise<never>((_, reject) =>
+          setTimeout(() => reject(new Error('the lexical leg waited for the vector leg')), 10_000),
+        ),
+      ]);
+      expect(res.degraded).toEqual([]);
+      expect(order.length).toBeGreaterThanOrEqual(2);
+      expect(engine.store.lexical.postings.size.prefetched).toBe(order.length);
+      expect(res.hits.map((h) => h.id)).toEqual(
+        (await engine.search({ namespace: 'ns', query: query.query, k: 10 })).hits.map((h) => h.id),
+      );
+    } finally {
+      engine.store.lexical.useTermScorer(null);
     }
   });
 

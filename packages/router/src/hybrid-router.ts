@@ -94,33 +94,21 @@ export class HybridRouter {
     const plan = planRecency(opts);
     const { topicQuery, legQuery } = queriesOf(opts.query, plan.intent);
 
-    // Lexical leg.
-    const tLex = performance.now();
-    let lexical: LexicalCandidate[] = [];
-    let lexicalQuery: string | null = null;
-    let droppedTerms: string[] = [];
-    let lexicalPlan: SearchResponse['explain']['lexicalPlan'] = null;
-    if (opts.weights.lexical > 0 && !blank) {
-      // Terms seen for the first time are scored off this thread, when the leg can (a server's).
-      await this.c.lexical.prepare?.({
-        namespace: opts.namespace,
-        query: legQuery,
-        contextWeight: opts.contextWeight,
-      });
-      const r = this.c.lexical.searchLexical({
-        namespace: opts.namespace,
-        query: legQuery,
-        filters: opts.filters,
-        limit: opts.candidatePool,
-        contextWeight: opts.contextWeight,
-        sessionWeight: opts.sessionMatch,
-      });
-      lexical = r.candidates;
-      lexicalQuery = r.ftsQuery;
-      droppedTerms = r.droppedTerms;
-      lexicalPlan = r.plan ?? null;
-    }
-    const lexicalMs = elapsed(tLex);
+    // Terms the lexical leg meets for the first time are scored off this thread when the leg can (a
+    // server's): asked for first, they are scored while this thread runs the vector leg, and the lexical
+    // leg sums them after it. A failed preparation fails the search as the lexical leg would.
+    const lexicalOn = opts.weights.lexical > 0 && !blank;
+    const tPrep = performance.now();
+    // Settles to the failure, if any, so that a rejection waits for the vector leg unobserved.
+    const preparing = lexicalOn
+      ? this.c.lexical
+          .prepare?.({ namespace: opts.namespace, query: legQuery, contextWeight: opts.contextWeight })
+          .then(
+            () => null,
+            (err: unknown) => err,
+          )
+      : undefined;
+    const prepareMs = elapsed(tPrep);
 
     // Vector leg.
     const tVec = performance.now();
@@ -159,6 +147,31 @@ export class HybridRouter {
       }
     }
     const vectorMs = elapsed(tVec);
+
+    // Lexical leg.
+    const tLex = performance.now();
+    let lexical: LexicalCandidate[] = [];
+    let lexicalQuery: string | null = null;
+    let droppedTerms: string[] = [];
+    let lexicalPlan: SearchResponse['explain']['lexicalPlan'] = null;
+    if (lexicalOn) {
+      const failed = await preparing;
+      if (failed) throw failed;
+      const r = this.c.lexical.searchLexical({
+        namespace: opts.namespace,
+        query: legQuery,
+        filters: opts.filters,
+        limit: opts.candidatePool,
+        contextWeight: opts.contextWeight,
+        sessionWeight: opts.sessionMatch,
+      });
+      lexical = r.candidates;
+      lexicalQuery = r.ftsQuery;
+      droppedTerms = r.droppedTerms;
+      lexicalPlan = r.plan ?? null;
+    }
+    // The planning done before the vector leg counts as the lexical leg's.
+    const lexicalMs = elapsed(tLex) + prepareMs;
 
     // Multi-route recall: the namespace's named fields, each searched as a route of its own.
     const routeNames = this.routeNames(opts, blank);
