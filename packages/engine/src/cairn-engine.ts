@@ -666,6 +666,7 @@ export class CairnEngine {
     await this.serving.vectors?.close();
     await this.pool?.close();
     this.store.lexical.useTermScorer(null);
+    this.store.useCatalogReader(null);
     await this.termPoolWarmed;
     await this.termPool?.close();
     await this.checkpointer?.stop();

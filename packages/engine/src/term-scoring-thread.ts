@@ -1,7 +1,13 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { ComputePool } from '@cairn/compute';
-import { type MemoryStore, type ScoredMatches, TERM_SCORE_TASK } from '@cairn/store';
+import {
+  CATALOG_CHUNK_TASK,
+  type CatalogChunk,
+  type MemoryStore,
+  type ScoredMatches,
+  TERM_SCORE_TASK,
+} from '@cairn/store';
 import type { EngineLog } from './engine-options.js';
 
 /**
@@ -61,5 +67,8 @@ export function startTermScoring(
       throw err;
     }),
   );
+  // The key catalog's first load reads its rows on these threads too: a chunk at a time, queued with the
+  // terms, so a search's new word waits for one chunk (~60 ms at a million memories) at most.
+  store.useCatalogReader((req) => pool.run<CatalogChunk>(CATALOG_CHUNK_TASK, { ...req, path }));
   return { pool, warmed };
 }

@@ -22,8 +22,8 @@ describe('term scoring off the serving thread', () => {
     await engine.drain();
     const res = await engine.search({ namespace: 'ns', query: query.query, k: 10 });
     expect(res.hits).toHaveLength(10);
-    // "deploy" and "pipeline" match 5,000 and 2,500 memories: worth the thread; "rollback" (715) is not.
-    expect(engine.store.lexical.postings.size.prefetched).toBe(2);
+    // "deploy", "pipeline" and "rollback" match 5,000, 2,500 and 715 memories: each worth the thread.
+    expect(engine.store.lexical.postings.size.prefetched).toBe(3);
     const reader = new MemoryStore({ path: `${engine.dataDir}/cairn.db`, readonly: true });
     try {
       expect(engine.store.lexical.searchLexical(query).candidates).toEqual(
@@ -80,6 +80,18 @@ describe('term scoring off the serving thread', () => {
     } finally {
       engine.store.lexical.useTermScorer(null);
     }
+  });
+
+  it('a long-lived engine loads its key catalog on the term threads', async () => {
+    const first = await engines.open({ embedder: null });
+    first.ingest(corpus);
+    await first.drain();
+    await first.close();
+    const engine = await engines.open({ embedder: null }, first.dataDir);
+    await engine.store.warmCatalog();
+    expect(engine.store.catalogState()).toEqual({ serving: true, rowsFromReader: corpus.length });
+    const res = await engine.search({ namespace: 'ns', query: query.query, k: 10 });
+    expect(res.hits).toHaveLength(10);
   });
 
   it('a one-shot engine, or one told so, scores inline', async () => {

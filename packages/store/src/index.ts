@@ -1,6 +1,12 @@
 // This file is the public API of @cairn/store; named exports only.
 
 export {
+  CATALOG_CHUNK_TASK,
+  type CatalogChunk,
+  type CatalogChunkReader,
+  readCatalogChunk,
+} from './catalog-chunk.js';
+export {
   type ChangeStamps,
   type ConsolidationCandidate,
   ConsolidationStore,

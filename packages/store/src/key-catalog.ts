@@ -1,4 +1,10 @@
 import type { ScoringFields, SearchFilters } from '@cairn/core';
+import {
+  type CatalogChunk,
+  type CatalogChunkReader,
+  CATALOG_COLUMNS as COLUMNS,
+  type CatalogRow as Row,
+} from './catalog-chunk.js';
 import type { StatementCache } from './statement-cache.js';
 
 /** Tunables of the key catalog. */
@@ -20,12 +26,18 @@ export interface KeyCatalogOptions {
    * held the first search after an import for 0.27 s, and ~10× that at a million. @defaultValue 20_000
    */
   catchUpAtOnceUpTo: number;
+  /**
+   * Rows per chunk of a load read by a chunk reader's thread (see `useChunkReader`): ~60 ms of reading there
+   * at a million memories, ~2 ms of copying here. @defaultValue 20_000
+   */
+  readerChunk: number;
 }
 
 export const DEFAULT_KEY_CATALOG_OPTIONS: Readonly<KeyCatalogOptions> = Object.freeze({
   maxKeys: 20_000_000,
   loadAtOnceUpTo: 100_000,
   catchUpAtOnceUpTo: 20_000,
+  readerChunk: 20_000,
 });
 
 /** A filter with its strings turned into the catalog's numbers, checked once per key. */
@@ -42,32 +54,6 @@ export interface CompiledFilter {
   /** NaN: no as-of time. */
   asOf: number;
 }
-
-/** One row of COLUMNS, read raw (arrays are cheaper than objects over 100k rows). */
-type Row = [
-  key: number,
-  namespace: string,
-  id: string,
-  kind: string,
-  session: string | null,
-  agent: string | null,
-  ts: number,
-  importance: number,
-  confidence: number | null,
-  tags: string,
-  slot: string | null,
-  validFrom: number | null,
-  validTo: number | null,
-  live: number,
-  stamp: number,
-];
-
-const COLUMNS =
-  'key, namespace, id, kind, session, agent, ts, importance, confidence, tags, ' +
-  // instr first: most rows have no slot, and a substring test is far cheaper than parsing their meta.
-  "CASE WHEN instr(meta, '\"slot\"') > 0 AND json_type(meta, '$.slot') = 'text' THEN json_extract(meta, '$.slot') END, " +
-  'valid_from, valid_to, ' +
-  '(superseded_by IS NULL AND deleted_at IS NULL) AS live, meta_seq';
 
 /**
  * What every search asks of each candidate, held in memory by key: its namespace, whether it is live, its
@@ -119,8 +105,13 @@ export class KeyCatalog {
     afterStamp: number;
     chunk: number;
     done: Promise<void>;
+    /** Chunks come from `reader` (another thread); `sync` then leaves the load to it. */
+    offThread: boolean;
   } | null = null;
   private stopped = false;
+  private reader: CatalogChunkReader | null = null;
+  /** Rows applied from a chunk reader's thread (see `useChunkReader`). */
+  rowsFromReader = 0;
 
   constructor(
     private readonly statements: StatementCache,
@@ -136,7 +127,7 @@ export class KeyCatalog {
    */
   sync(): boolean {
     if (this.loading) {
-      this.step();
+      if (!this.loading.offThread) this.step();
       if (this.loading) return false;
     }
     if (this.off) return false;
@@ -179,11 +170,46 @@ export class KeyCatalog {
     return this.start('load', head, chunk);
   }
 
-  /** Starts a load or a catch-up that takes a chunk per event-loop turn (and one per `sync`). */
+  /**
+   * Has a load read its rows on another thread (a worker with its own read connection; see
+   * `catalog-chunk-task.ts`), the serving thread only copying each chunk's columns into the arrays: at a
+   * million memories the rows cost ~3 s to read, which in chunks here held each search of a new server's
+   * first seconds for tens of milliseconds. Null: loads read here.
+   */
+  useChunkReader(reader: CatalogChunkReader | null): void {
+    this.reader = reader;
+  }
+
+  /**
+   * Starts a load or a catch-up. Here, a chunk per event-loop turn (and one per `sync`); a load with a chunk
+   * reader, a chunk per answer from its thread, going on here from where it got if the reader fails.
+   */
   private start(kind: 'load' | 'catch-up', head: number, chunk: number): Promise<void> {
-    const load = { kind, head, after: 0, afterStamp: this.seq, chunk, done: Promise.resolve() };
+    const reader = kind === 'load' ? this.reader : null;
+    const load = {
+      kind,
+      head,
+      after: 0,
+      afterStamp: this.seq,
+      chunk: reader ? this.opts.readerChunk : chunk,
+      done: Promise.resolve(),
+      offThread: reader !== null,
+    };
     this.loading = load;
     load.done = (async () => {
+      while (load.offThread && this.loading === load && !this.stopped) {
+        try {
+          const rows = await reader!({ afterKey: load.after, limit: load.chunk });
+          if (this.loading !== load || this.stopped) return;
+          this.applyChunk(rows);
+          this.rowsFromReader += rows.keys.length;
+          this.advance(load, rows.keys.length, rows.keys.at(-1), rows.stamp.at(-1));
+        } catch {
+          // A thread that failed (gone, the file replaced): the rest is read here, as without a reader.
+          load.offThread = false;
+          load.chunk = chunk;
+        }
+      }
       while (this.loading === load && !this.stopped) {
         this.step();
         await new Promise((r) => setImmediate(r));
@@ -215,14 +241,24 @@ export class KeyCatalog {
     }
     for (const r of rows) this.apply(r);
     const last = rows.at(-1);
-    if (rows.length < load.chunk) {
+    this.advance(load, rows.length, last?.[0], last?.[14]);
+  }
+
+  /** Moves a load or catch-up past a chunk of `n` rows ending at (`lastKey`, `lastStamp`); a short one ends it. */
+  private advance(
+    load: NonNullable<KeyCatalog['loading']>,
+    n: number,
+    lastKey: number | undefined,
+    lastStamp: number | undefined,
+  ): void {
+    if (n < load.chunk) {
       // A load read every row there was at its start, and each change since carries a later meta_seq; a
       // catch-up read up to the newest stamp there is (writes meanwhile stamp above it).
-      this.seq = load.kind === 'load' ? load.head : Math.max(load.afterStamp, last ? last[14] : 0);
+      this.seq = load.kind === 'load' ? load.head : Math.max(load.afterStamp, lastStamp ?? 0);
       this.loading = null;
     } else {
-      load.after = last![0];
-      load.afterStamp = last![14];
+      load.after = lastKey!;
+      load.afterStamp = lastStamp!;
     }
   }
 
@@ -446,6 +482,34 @@ export class KeyCatalog {
     const list = tags === '[]' ? [] : (JSON.parse(tags) as string[]);
     this.tags[k] = list.length ? Int32Array.from(list, (t) => this.intern(t)) : undefined;
     this.ids[k] = id;
+  }
+
+  /** Applies a chunk read on another thread, as `apply` does each of its rows. */
+  private applyChunk(c: CatalogChunk): void {
+    const n = c.keys.length;
+    if (n === 0) return;
+    this.ensure(c.keys[n - 1]!);
+    // The chunk's own string numbers, in the catalog's (0 stays "none").
+    const ids = new Int32Array(c.names.length + 1);
+    for (let i = 0; i < c.names.length; i++) ids[i + 1] = this.intern(c.names[i]!);
+    for (let i = 0; i < n; i++) {
+      const k = c.keys[i]!;
+      this.stamp[k] = c.stamp[i]!;
+      this.live[k] = c.live[i] ? ids[c.namespace[i]!]! + 1 : 0;
+      this.ts[k] = c.ts[i]!;
+      this.importance[k] = c.importance[i]!;
+      this.confidence[k] = c.confidence[i]!;
+      this.slot[k] = ids[c.slot[i]!]!;
+      this.validFrom[k] = c.validFrom[i]!;
+      this.validTo[k] = c.validTo[i]!;
+      this.kind[k] = ids[c.kind[i]!]!;
+      this.session[k] = ids[c.session[i]!]!;
+      this.agent[k] = ids[c.agent[i]!]!;
+      const from = c.tagStart[i]!;
+      const to = c.tagStart[i + 1]!;
+      this.tags[k] = to > from ? Int32Array.from(c.tagValues.subarray(from, to), (t) => ids[t]!) : undefined;
+      this.ids[k] = c.ids[i]!;
+    }
   }
 
   /** Strings get ids from 1 up, so 0 can mean "none". */

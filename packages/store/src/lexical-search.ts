@@ -87,9 +87,11 @@ const NO_SHARE = () => 0;
 
 /**
  * Without the key catalog (while it loads), the sessions of at most this many matching memories are looked
- * up in SQLite for session match; a query matching more goes without it.
+ * up in SQLite for session match; a query matching more goes without it. Each lookup reads the memory's
+ * row: at a million memories 20,000 of them held a new server's searches for 60–120 ms each, for the
+ * seconds its catalog took to load.
  */
-const MAX_SQL_SESSION_LOOKUP = 20_000;
+const MAX_SQL_SESSION_LOOKUP = 2_000;
 
 /** A search request with its FTS expression and plan decided. */
 interface PlannedQuery {
@@ -109,10 +111,12 @@ const OWN_COLUMNS = '{title text parts}';
 
 /**
  * `prepare` has a term scored off the thread only when it matches at least this many memories: scoring costs
- * ~1 µs a match inline, a round trip to the scoring thread ~0.2–0.5 ms (measured at 100k: offloading every
- * new term made a lone client's first-pass p50 0.4–0.7 ms slower).
+ * ~1 µs a match inline, a round trip to the scoring thread ~0.2–0.5 ms of waiting, which the router spends on
+ * the vector leg (it asks for the terms first). Offloading every new term made a lone client's first-pass
+ * p50 0.4–0.7 ms slower when the router waited for them; from 2,000 down to 300 matches moved ~0.8 ms a
+ * first-pass query off this thread at 100k with no change in its latency beyond noise.
  */
-const OFFLOAD_FROM_MATCHES = 2_000;
+const OFFLOAD_FROM_MATCHES = 300;
 
 /** A filter passed by at most this many memories is applied by intersecting the ranked matches in memory. */
 const SMALL_ALLOWED_SET = 5_000;

@@ -9,6 +9,7 @@ import {
 } from '@cairn/core';
 import type Database from 'better-sqlite3';
 import { LRUCache } from 'lru-cache';
+import type { CatalogChunkReader } from './catalog-chunk.js';
 import { ConsolidationStore } from './consolidation-store.js';
 import { compact, type DiskUsage, diskUsage, reclaimFreePages } from './disk-space.js';
 import { EmbeddingStore } from './embedding-store.js';
@@ -490,6 +491,19 @@ export class MemoryStore implements MemorySource {
    */
   warmCatalog(): Promise<void> {
     return this.catalog?.warm() ?? Promise.resolve();
+  }
+
+  /**
+   * Where a load of the key catalog reads its rows (a worker thread with its own read connection; see
+   * KeyCatalog.useChunkReader); null: on this thread.
+   */
+  useCatalogReader(reader: CatalogChunkReader | null): void {
+    this.catalog?.useChunkReader(reader);
+  }
+
+  /** Whether the key catalog serves now (loaded and up to date), and how many of its rows a reader thread read. */
+  catalogState(): { serving: boolean; rowsFromReader: number } {
+    return { serving: this.catalog?.sync() ?? false, rowsFromReader: this.catalog?.rowsFromReader ?? 0 };
   }
 
   /** The file's size and free space (see disk-space.ts). */

@@ -1,5 +1,13 @@
 import type { SearchFilters } from '@cairn/core';
-import { KeyCatalog, liveFilterSql, MemoryStore, StatementCache } from '@cairn/store';
+import {
+  type CatalogChunkReader,
+  KeyCatalog,
+  liveFilterSql,
+  MemoryStore,
+  readCatalogChunk,
+  StatementCache,
+} from '@cairn/store';
+import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mem, openTempStore, T0, type TempStore } from './helpers.js';
@@ -232,6 +240,77 @@ describe('KeyCatalog: per-key search fields held in memory', () => {
       expect([...catalog.allowed('ns', allKeys(t.store), f)!].sort((x, y) => x - y)).toEqual(
         sqlAllowed(t.store, 'ns', f),
       );
+    }
+  });
+
+  it('loads through a chunk reader on another connection, reading no rows itself, and ends the load itself when the reader fails', async () => {
+    t.store.write(
+      Array.from({ length: 20 }, (_, i) =>
+        mem({
+          namespace: NAMESPACES[i % 2],
+          id: `m${i}`,
+          text: `note ${i}`,
+          kind: KINDS[i % 3],
+          ...(i % 4 ? { session: SESSIONS[i % 3] } : {}),
+          ...(i % 5 ? { agent: AGENTS[i % 2] } : {}),
+          tags: TAGS.slice(0, i % 4),
+          ts: T0 + i * DAY,
+          ...(i % 6 === 0 ? { meta: { slot: 'prefs' } } : {}),
+        }),
+      ),
+    );
+    // The reader thread's own read connection, as the worker task has.
+    const other = new Database(t.path, { readonly: true });
+    try {
+      const asked: number[] = [];
+      const reader =
+        (failOnCall?: number): CatalogChunkReader =>
+        async ({ afterKey, limit }) => {
+          await new Promise((r) => setImmediate(r));
+          asked.push(afterKey);
+          if (asked.length === failOnCall) throw new Error('the thread is gone');
+          return readCatalogChunk(other, afterKey, limit);
+        };
+      const here = new KeyCatalog(new StatementCache(t.store.db));
+      const check = (catalog: KeyCatalog) => {
+        expect(here.sync()).toBe(true);
+        expect(catalog.sync()).toBe(true);
+        const keys = allKeys(t.store);
+        for (const namespace of NAMESPACES) {
+          expect(catalog.scoring(namespace, keys)).toEqual(here.scoring(namespace, keys));
+          for (const f of [
+            {},
+            { tags: ['ops'] },
+            { sessions: ['s2'], agents: ['codex'] },
+            { slots: ['prefs'] },
+          ])
+            expect(catalog.allowed(namespace, keys, f)).toEqual(here.allowed(namespace, keys, f));
+        }
+      };
+
+      const catalog = new KeyCatalog(new StatementCache(t.store.db), { readerChunk: 3 });
+      catalog.useChunkReader(reader());
+      const loading = catalog.warm();
+      // Loading: callers fall back to SQLite, and a sync reads no chunk here.
+      expect(catalog.sync()).toBe(false);
+      expect(asked).toEqual([]);
+      t.store.write([mem({ namespace: 'a', id: 'late', text: 'written while loading', tags: ['ui'] })]);
+      t.store.delete('b', 'm1');
+      await loading;
+      // Each chunk reads the rows there are then: 21 with 'late', in chunks of 3, and an empty last one.
+      expect(asked).toEqual([0, 3, 6, 9, 12, 15, 18, 21]);
+      expect(catalog.rowsFromReader).toBe(21);
+      check(catalog);
+
+      asked.length = 0;
+      const failing = new KeyCatalog(new StatementCache(t.store.db), { readerChunk: 3 });
+      failing.useChunkReader(reader(2));
+      await failing.warm();
+      expect(asked).toHaveLength(2);
+      expect(failing.rowsFromReader).toBe(3);
+      check(failing);
+    } finally {
+      other.close();
     }
   });
 
