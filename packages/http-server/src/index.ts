@@ -2,4 +2,4 @@
 export { type ApiKeys, loadApiKeys, parseApiKeys } from './api-keys.js';
 export { EXPLORER_PREFIX } from './explorer-static.js';
 export { createHttpServer, type HttpServerOptions } from './http-server.js';
-export { ServerMetrics } from './server-metrics.js';
+export { EVENT_LOOP_SAMPLING_MS, ServerMetrics } from './server-metrics.js';

@@ -413,12 +413,15 @@ export class KeyCatalog {
   }
 
   /**
-   * A test of whether a key is a live memory of `namespace`, as of the last `sync`; null when the catalog
-   * does not serve (off, or loading). It does not sync itself: during a load every `sync` also loads a chunk
-   * (~12 ms at a million memories), and this is asked once per word of a query.
+   * A test of whether a key is a live memory of `namespace`, as of the last `sync`; 'loading' during a load
+   * or a catch-up, null when the catalog does not serve otherwise (off, or never loaded). It does not sync
+   * itself: during a load on this thread every `sync` also loads a chunk, and this is asked once per word
+   * of a query.
    */
-  membersAsOfLastSync(namespace: string): ((key: number) => boolean) | null {
-    if (this.off || this.loading || this.seq < 0) return null;
+  membersAsOfLastSync(namespace: string): ((key: number) => boolean) | 'loading' | null {
+    if (this.off) return null;
+    if (this.loading) return 'loading';
+    if (this.seq < 0) return null;
     const ns = this.strings.get(namespace);
     if (ns === undefined) return () => false;
     const live = this.live;

@@ -16,7 +16,11 @@ const DRIFT = 0.1;
  * A test of whether a key is a live memory of `namespace`, answered in memory (the key catalog); null while
  * it cannot answer (loading, or off), and SQLite is asked instead.
  */
-export type NamespaceMembers = (namespace: string) => ((key: number) => boolean) | null;
+/**
+ * A test of whether a key is a live memory of the namespace; 'loading' while the key catalog loads (it will
+ * answer soon), null when it cannot answer (off, or not loaded).
+ */
+export type NamespaceMembers = (namespace: string) => ((key: number) => boolean) | 'loading' | null;
 
 /**
  * A namespace holding at least this share of the corpus's rows has its frequencies counted among the term's
@@ -68,8 +72,8 @@ export class TermStatistics {
     if (cached !== undefined) return cached;
     const counted = namespace === undefined ? undefined : this.countInMajority(term, namespace, s);
     if (counted !== undefined) {
-      this.remember(s, term, counted);
-      return counted;
+      if (counted.final) this.remember(s, term, counted.df);
+      return counted.df;
     }
     const q = namespace === undefined ? term : renderFtsQuery([term], scopeToken(namespace))!;
     const nth = this.statements
@@ -97,7 +101,11 @@ export class TermStatistics {
    * token). Exact when the term has fewer matches (the rare words that weigh most), else scaled by the key
    * range the sample covered, as the confined estimate is. Undefined when the namespace is a minority.
    */
-  private countInMajority(term: string, namespace: string, s: ScopeStats): number | undefined {
+  private countInMajority(
+    term: string,
+    namespace: string,
+    s: ScopeStats,
+  ): { df: number; final: boolean } | undefined {
     const all = this.scope(undefined);
     if (s.rows < all.rows * MAJORITY) return undefined;
     const keys = this.statements
@@ -105,6 +113,17 @@ export class TermStatistics {
       .pluck()
       .all(term, DF_SAMPLE) as number[];
     const isMember = this.members?.(namespace) ?? null;
+    if (isMember === 'loading') {
+      // The catalog answers in a few seconds; until then the namespace's share of the rows stands in for
+      // counting its own among the sample, which in SQLite reads each of those rows (~0.5 ms a word on a
+      // warm page cache, seconds a search on a cold one: a server's first searches after a restart).
+      // Not remembered: once the catalog serves, the word is counted.
+      const share = s.rows / Math.max(1, all.rows);
+      if (keys.length < DF_SAMPLE) return { df: Math.round(keys.length * share), final: false };
+      const covered = Math.max(1, keys.at(-1)! - all.minKey + 1);
+      const df = Math.round((DF_SAMPLE * share * (all.maxKey - all.minKey + 1)) / covered);
+      return { df: Math.min(s.rows, df), final: false };
+    }
     let own = 0;
     if (isMember) {
       for (const key of keys) if (isMember(key)) own++;
@@ -117,9 +136,9 @@ export class TermStatistics {
         .pluck()
         .get(JSON.stringify(keys), ...live.params) as number;
     }
-    if (keys.length < DF_SAMPLE) return own;
+    if (keys.length < DF_SAMPLE) return { df: own, final: true };
     const covered = Math.max(1, keys.at(-1)! - all.minKey + 1);
-    return Math.min(s.rows, Math.round((own * (all.maxKey - all.minKey + 1)) / covered));
+    return { df: Math.min(s.rows, Math.round((own * (all.maxKey - all.minKey + 1)) / covered)), final: true };
   }
 
   private remember(s: ScopeStats, term: string, df: number): void {

@@ -1,4 +1,5 @@
-import { renderFtsQuery, scopeToken } from '@cairn/store';
+import { readCatalogChunk, renderFtsQuery, scopeToken } from '@cairn/store';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { mem, openTempStore, type TempStore } from './helpers.js';
 
@@ -64,6 +65,31 @@ describe('TermStatistics.documentFrequency', () => {
     expect(ftsCount(t, '"rare"', 'big')).toBe(40);
     // The catalog's count is of live memories: the superseded five are not among them.
     expect(t.store.lexical.stats.documentFrequency('"rare"', 'big')).toBe(35);
+  });
+
+  it('while the catalog loads, scales the corpus-wide count by the namespace’s share, and counts once it serves', async () => {
+    t = openTempStore('cairn-df-');
+    fill(t);
+    // A reader thread that answers only when released: the load stays in progress meanwhile.
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((r) => {
+      release = r;
+    });
+    const other = new Database(t.path, { readonly: true });
+    try {
+      t.store.useCatalogReader(async ({ afterKey, limit }) => {
+        await released;
+        return readCatalogChunk(other, afterKey, limit);
+      });
+      const loading = t.store.warmCatalog();
+      // 50 matches corpus-wide (40 in big, 10 in small), big holding 1,505 of the 1,705 rows.
+      expect(t.store.lexical.stats.documentFrequency('"rare"', 'big')).toBe(Math.round((50 * 1505) / 1705));
+      release();
+      await loading;
+      expect(t.store.lexical.stats.documentFrequency('"rare"', 'big')).toBe(35);
+    } finally {
+      other.close();
+    }
   });
 
   it('estimates a word with more matches than its sample from the key range the sample covered', async () => {
