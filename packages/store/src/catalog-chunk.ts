@@ -32,13 +32,15 @@ export type CatalogRow = [
 
 /**
  * Consecutive catalog rows by key, column by column, as a reader thread sends them to the serving thread:
- * typed arrays and one array of strings cross a thread boundary in a copy or two, where 15 values a row
- * would be as many objects to deserialise. Strings (namespace, kind, session, agent, slot, tags) are
+ * typed arrays cross a thread boundary in a copy each, where 15 values a row would be as many objects to
+ * deserialise (and the ids as strings, 20,000 heap objects a chunk for the serving thread's collector). Strings (namespace, kind, session, agent, slot, tags) are
  * numbered in `names` (from 1; 0 means none), so the receiver interns each distinct string once.
  */
 export interface CatalogChunk {
   keys: Float64Array;
-  ids: string[];
+  /** The ids as UTF-8, one after another: row i's is `idBytes[idEnds[i - 1] .. idEnds[i])` (from 0 for row 0). */
+  idBytes: Uint8Array;
+  idEnds: Int32Array;
   names: string[];
   /** Every memory has a namespace and a kind, so these are never 0. */
   namespace: Int32Array;
@@ -82,7 +84,8 @@ export function readCatalogChunk(db: Database.Database, afterKey: number, limit:
   };
   const chunk: CatalogChunk = {
     keys: new Float64Array(n),
-    ids: new Array<string>(n),
+    idBytes: new Uint8Array(0),
+    idEnds: new Int32Array(n),
     names,
     namespace: new Int32Array(n),
     kind: new Int32Array(n),
@@ -100,11 +103,13 @@ export function readCatalogChunk(db: Database.Database, afterKey: number, limit:
     tagValues: new Int32Array(0),
   };
   const tagValues: number[] = [];
+  let idBytes = 0;
   for (let i = 0; i < n; i++) {
     const r = rows[i]!;
     chunk.keys[i] = r[0];
     chunk.namespace[i] = number(r[1]);
-    chunk.ids[i] = r[2];
+    idBytes += Buffer.byteLength(r[2]);
+    chunk.idEnds[i] = idBytes;
     chunk.kind[i] = number(r[3]);
     chunk.session[i] = number(r[4]);
     chunk.agent[i] = number(r[5]);
@@ -121,6 +126,9 @@ export function readCatalogChunk(db: Database.Database, afterKey: number, limit:
     chunk.stamp[i] = r[14];
   }
   chunk.tagValues = Int32Array.from(tagValues);
+  const ids = Buffer.allocUnsafe(idBytes);
+  for (let i = 0, at = 0; i < n; i++) at += ids.write(rows[i]![2], at, 'utf8');
+  chunk.idBytes = ids;
   return chunk;
 }
 

@@ -5,6 +5,7 @@ import {
   CATALOG_COLUMNS as COLUMNS,
   type CatalogRow as Row,
 } from './catalog-chunk.js';
+import { PackedIds } from './packed-ids.js';
 import type { StatementCache } from './statement-cache.js';
 
 /** Tunables of the key catalog. */
@@ -86,7 +87,7 @@ export class KeyCatalog {
   private session = new Int32Array(0);
   private agent = new Int32Array(0);
   private tags: Array<Int32Array | undefined> = [];
-  private ids: Array<string | undefined> = [];
+  private readonly ids = new PackedIds();
   private readonly strings = new Map<string, number>();
   /** The interned strings by id (index 0 unused), to name a memory's session and agent back. */
   private readonly names: string[] = [''];
@@ -288,7 +289,7 @@ export class KeyCatalog {
       this.off = true;
       this.live = new Int32Array(0);
       this.tags = [];
-      this.ids = [];
+      this.ids.clear();
       return false;
     }
     this.ensure(maxKey);
@@ -440,7 +441,7 @@ export class KeyCatalog {
       const agent = this.agent[key]!;
       out.set(key, {
         key,
-        id: this.ids[key]!,
+        id: this.ids.get(key)!,
         ts: this.ts[key]!,
         kind: this.names[this.kind[key]!]!,
         importance: this.importance[key]!,
@@ -484,7 +485,7 @@ export class KeyCatalog {
     // Most memories carry no tags; parsing '[]' a hundred thousand times is most of a first load.
     const list = tags === '[]' ? [] : (JSON.parse(tags) as string[]);
     this.tags[k] = list.length ? Int32Array.from(list, (t) => this.intern(t)) : undefined;
-    this.ids[k] = id;
+    this.ids.set(k, id);
   }
 
   /** Applies a chunk read on another thread, as `apply` does each of its rows. */
@@ -511,7 +512,7 @@ export class KeyCatalog {
       const from = c.tagStart[i]!;
       const to = c.tagStart[i + 1]!;
       this.tags[k] = to > from ? Int32Array.from(c.tagValues.subarray(from, to), (t) => ids[t]!) : undefined;
-      this.ids[k] = c.ids[i]!;
+      this.ids.setBytes(k, c.idBytes, i === 0 ? 0 : c.idEnds[i - 1]!, c.idEnds[i]!);
     }
   }
 

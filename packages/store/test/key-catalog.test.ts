@@ -294,10 +294,10 @@ describe('KeyCatalog: per-key search fields held in memory', () => {
       // Loading: callers fall back to SQLite, and a sync reads no chunk here.
       expect(catalog.sync()).toBe(false);
       expect(asked).toEqual([]);
-      t.store.write([mem({ namespace: 'a', id: 'late', text: 'written while loading', tags: ['ui'] })]);
+      t.store.write([mem({ namespace: 'a', id: 'läte-✓', text: 'written while loading', tags: ['ui'] })]);
       t.store.delete('b', 'm1');
       await loading;
-      // Each chunk reads the rows there are then: 21 with 'late', in chunks of 3, and an empty last one.
+      // Each chunk reads the rows there are then: 21 with 'läte-✓', in chunks of 3, and an empty last one.
       expect(asked).toEqual([0, 3, 6, 9, 12, 15, 18, 21]);
       expect(catalog.rowsFromReader).toBe(21);
       check(catalog);
