@@ -44,6 +44,7 @@ import type { NamespaceAccess } from './namespace-access.js';
 import { parseInput } from './parse-input.js';
 import { SpaceService } from './space-service.js';
 import { countTokens } from './token-counter.js';
+import type { TokenizerThread } from './tokenizer-thread.js';
 
 /** The writes of an API process that does not own its data folder, done by the one that does. */
 export interface WriteForwarder {
@@ -67,6 +68,11 @@ export interface MemoryServiceOptions {
   limits?: Partial<ServerLimits>;
   /** Distributed mode: the queues' dead letters, for `GET /v1/dead-letters`. @defaultValue none */
   deadLetters?: () => Promise<DeadLettersResponse['dead_letters']>;
+  /**
+   * Counts a search's new texts (its hits' records and index lines) on this thread rather than the serving
+   * one; the caller closes it. @defaultValue none (counted on the serving thread)
+   */
+  tokenizer?: TokenizerThread | null;
 }
 
 const BatchEnvelopeSchema = z.strictObject({ queries: z.array(z.unknown()).min(1) });
@@ -80,6 +86,7 @@ export class MemoryService {
   readonly engine: CairnEngine;
   readonly producer: CaptureProducer | null;
   readonly forwarder: WriteForwarder | null;
+  private readonly tokenizer: TokenizerThread | null;
   readonly limits: ApiLimits;
   /** The embedding-space operations (an operator's: they need a key for every namespace). */
   readonly spaces: SpaceService;
@@ -92,6 +99,7 @@ export class MemoryService {
     this.hygiene = new HygieneService(opts.engine);
     this.producer = opts.producer ?? null;
     this.forwarder = opts.forwarder ?? null;
+    this.tokenizer = opts.tokenizer ?? null;
     this.limits = { ...DEFAULT_API_LIMITS, ...withDefaults(DEFAULT_API_LIMITS, opts.limits ?? {}) };
   }
 
@@ -196,6 +204,7 @@ export class MemoryService {
     const { max_tokens, ...rest } = parseInput(SearchRequestSchema, input, context);
     access.assert(rest.namespace);
     const res = await this.engine.search(parseSearchRequest(rest, context));
+    await this.tokenizer?.primeSearch(res);
     return searchResponseOut(res, { explain: rest.explain ?? 'hits', max_tokens });
   }
 

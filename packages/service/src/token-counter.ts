@@ -10,11 +10,7 @@ let o200k: Tokenizer['countTokens'] | null = null;
  * (of the package's CommonJS build) keeps `countTokens` synchronous for its callers.
  */
 function o200kTokens(text: string): number {
-  if (o200k === null) {
-    o200k = (createRequire(import.meta.url)('gpt-tokenizer') as Tokenizer).countTokens;
-    // Counted here from now on: counts made elsewhere are no longer read.
-    primed.clear();
-  }
+  if (o200k === null) o200k = (createRequire(import.meta.url)('gpt-tokenizer') as Tokenizer).countTokens;
   // A memory's text is data, not a prompt: a special token's spelling in it ("<|endoftext|>") is counted as
   // the text it is, where the tokenizer's default throws and failed the whole search.
   return o200k(text, AS_TEXT);
@@ -27,7 +23,7 @@ const AS_TEXT = Object.freeze({ disallowedSpecial: new Set<string>() });
  * come back query after query: tokenising them again was ~7% of a search's CPU. Bounded by total text
  * length (about 8 MiB of strings), so a few huge records cannot pin much memory.
  */
-const counts = new LRUCache<string, number>({
+const cache = new LRUCache<string, number>({
   maxSize: 4_000_000,
   sizeCalculation: (_n, text) => Math.max(1, text.length),
 });
@@ -35,23 +31,25 @@ const counts = new LRUCache<string, number>({
 /** Texts shorter than this are tokenised directly: caching them costs about as much as counting. */
 const CACHE_FROM_CHARS = 64;
 
-/**
- * Counts made on another thread before the tables were loaded here (see TokenizerThread), by text. Read
- * only while they are not loaded: once they are, counting is as cheap as looking up.
- */
-const primed = new Map<string, number>();
-
 /** Whether this thread has loaded the tokenizer's tables (a diagnostic: see TokenizerThread). */
 export function tokenizerLoaded(): boolean {
   return o200k !== null;
 }
 
-/** Takes counts made elsewhere (by the same tokenizer) for these texts. */
+/**
+ * Takes counts made elsewhere (by the same tokenizer, on a TokenizerThread) for these texts, into the same
+ * bounded cache `countTokens` reads first, whatever their length.
+ */
 export function primeTokenCounts(texts: readonly string[], counts: readonly number[]): void {
   for (const [i, t] of texts.entries()) {
     const n = counts[i];
-    if (n !== undefined) primed.set(t, n);
+    if (n !== undefined && t.length > 0) cache.set(t, n);
   }
+}
+
+/** Whether `countTokens(text)` would answer without tokenising (a cached or primed count, or empty). */
+export function tokenCountKnown(text: string): boolean {
+  return text.length === 0 || cache.has(text);
 }
 
 /**
@@ -61,15 +59,9 @@ export function primeTokenCounts(texts: readonly string[], counts: readonly numb
  */
 export function countTokens(text: string): number {
   if (text.length === 0) return 0;
-  if (o200k === null) {
-    const n = primed.get(text);
-    if (n !== undefined) return n;
-  }
-  if (text.length < CACHE_FROM_CHARS) return o200kTokens(text);
-  let n = counts.get(text);
-  if (n === undefined) {
-    n = o200kTokens(text);
-    counts.set(text, n);
-  }
+  let n = cache.get(text);
+  if (n !== undefined) return n;
+  n = o200kTokens(text);
+  if (text.length >= CACHE_FROM_CHARS) cache.set(text, n);
   return n;
 }

@@ -5,7 +5,7 @@ import { CairnError } from '@cairn/core';
 import type { CairnEngine } from '@cairn/engine';
 import { createHttpServer, EXPLORER_PREFIX, loadApiKeys } from '@cairn/http-server';
 import type { CaptureProducer, QueueTopology } from '@cairn/pipeline/distributed';
-import { MemoryService } from '@cairn/service';
+import { MemoryService, TokenizerThread } from '@cairn/service';
 import { loadDistributed } from '../distributed.js';
 import type { CliEnv } from '../env.js';
 import { resolveDataDir } from '../env.js';
@@ -73,6 +73,7 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
   const engine = await openEngine(flags.dataDir, env, { serving: true, reader: child });
   let topology: QueueTopology | null = null;
   let producer: CaptureProducer | null = null;
+  let tokenizer: TokenizerThread | null = null;
   let transport: Awaited<ReturnType<typeof loadDistributed>> | null = null;
   try {
     if (distributed) transport = await loadDistributed();
@@ -90,10 +91,13 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
     if (flags.demo && !child) await seedDemo(engine, distributed);
     const forwarder = child && !distributed ? primaryForwarder() : null;
     const queues = topology && transport ? { topology, ...transport } : null;
+    // The hits' token counts are made on a thread of their own (see TokenizerThread).
+    tokenizer = new TokenizerThread();
     const service = new MemoryService({
       engine,
       producer,
       forwarder,
+      tokenizer,
       ...(queues
         ? {
             deadLetters: async () =>
@@ -154,6 +158,7 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
   } finally {
     await producer?.close();
     await topology?.close();
+    await tokenizer?.close();
     await engine.close();
     // A child's IPC channel to its primary would keep it alive.
     if (child) cluster.worker?.disconnect();

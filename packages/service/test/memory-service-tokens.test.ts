@@ -1,0 +1,58 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CairnEngine } from '@cairn/engine';
+import {
+  indexLine,
+  MemoryService,
+  NamespaceAccess,
+  renderRecord,
+  TokenizerThread,
+  tokenizerLoaded,
+} from '@cairn/service';
+import { countTokens as o200k } from 'gpt-tokenizer';
+import { afterEach, describe, expect, it } from 'vitest';
+
+// A fresh module graph per test file: the tables start unloaded on this thread.
+const AS_TEXT = { disallowedSpecial: new Set<string>() };
+describe('MemoryService with a TokenizerThread', () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('answers searches with the tokenizer’s own counts, made on the thread, none on the serving thread', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cairn-service-tokens-'));
+    dirs.push(dir);
+    const engine = await CairnEngine.open({ dataDir: dir, waitForIndex: true, persistIntervalMs: 0 });
+    const tokenizer = new TokenizerThread();
+    try {
+      engine.ingest(
+        Array.from({ length: 30 }, (_, i) => ({
+          namespace: 'p',
+          id: `m${i}`,
+          session: `s${i % 3}`,
+          text: `deploy ${i % 2 ? 'staging' : 'production'} run ${i}: redis timeout after ${i} s, rolled back ✨`,
+        })),
+      );
+      await engine.drain();
+      const api = new MemoryService({ engine, tokenizer }).scoped(NamespaceAccess.everything());
+      for (const query of ['deploy staging', 'redis timeout rolled back', 'production run 7']) {
+        const res = await api.search({ namespace: 'p', query, k: 5, explain: 'none' });
+        expect(res.hits.length).toBeGreaterThan(0);
+        // Each hit's record and index line as the tokenizer itself counts them.
+        const { memories } = engine.get(
+          'p',
+          res.hits.map((h) => h.id),
+        );
+        const byId = new Map(memories.map((m) => [m.id, m]));
+        for (const h of res.hits) expect(h.tokens).toBe(o200k(renderRecord(byId.get(h.id)!), AS_TEXT));
+        expect(res.tokens.used).toBe(res.hits.reduce((n, h) => n + o200k(indexLine(h), AS_TEXT), 0));
+      }
+      expect(tokenizerLoaded()).toBe(false);
+    } finally {
+      await tokenizer.close();
+      await engine.close();
+    }
+  });
+});
