@@ -667,6 +667,8 @@ export class CairnEngine {
     await this.pool?.close();
     this.store.lexical.useTermScorer(null);
     this.store.useCatalogReader(null);
+    // Neither a warm-up word nor a catalog chunk may be under way on a thread the pool destroys.
+    await this.store.catalogReaderIdle();
     await this.termPoolWarmed;
     await this.termPool?.close();
     await this.checkpointer?.stop();

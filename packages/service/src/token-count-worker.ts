@@ -4,6 +4,8 @@ import { parentPort } from 'node:worker_threads';
 import { countTokens } from './token-counter.js';
 
 countTokens('load the tables now');
+// Loaded: the owner may terminate this thread from now on (see TokenizerThread.close).
+parentPort?.postMessage({ ready: true });
 
 parentPort?.on('message', (m: { id: number; texts: string[] }) => {
   parentPort?.postMessage({ id: m.id, counts: m.texts.map((t) => countTokens(t)) });

@@ -20,18 +20,26 @@ export class TokenizerThread {
   private worker: Worker | null;
   private readonly pending = new Map<number, (counts: number[] | null) => void>();
   private nextId = 1;
+  /** Settles once the thread has loaded its modules and tables (or is gone). */
+  private readonly loaded: Promise<void>;
 
   constructor() {
     let worker: Worker | null = null;
+    let settleLoaded: () => void = () => undefined;
+    this.loaded = new Promise<void>((resolve) => {
+      settleLoaded = resolve;
+    });
     try {
       // Not unref'd: a prime still waiting would be dropped by an exiting process. Call close().
       worker = new Worker(WORKER_FILE);
-      worker.on('message', (m: { id: number; counts: number[] }) => {
+      worker.on('message', (m: { id: number; counts: number[] } | { ready: true }) => {
+        if ('ready' in m) return settleLoaded();
         this.pending.get(m.id)?.(m.counts);
         this.pending.delete(m.id);
       });
       const fail = () => {
         this.worker = null;
+        settleLoaded();
         for (const settle of this.pending.values()) settle(null);
         this.pending.clear();
       };
@@ -39,6 +47,7 @@ export class TokenizerThread {
       worker.on('exit', fail);
     } catch {
       worker = null;
+      settleLoaded();
     }
     this.worker = worker;
   }
@@ -69,9 +78,16 @@ export class TokenizerThread {
     await this.prime(res.hits.map((h) => indexLine(toIndexEntry(h))));
   }
 
+  /**
+   * Stops the thread, once it has loaded what it loads (a server stopped right after it started): a thread
+   * terminated while it loads modules can take the process down, as a pool's thread did (a V8 fatal error).
+   * Waits at most 10 s for that.
+   */
   async close(): Promise<void> {
     const worker = this.worker;
+    if (!worker) return;
+    await Promise.race([this.loaded, new Promise((r) => setTimeout(r, 10_000).unref())]);
     this.worker = null;
-    await worker?.terminate();
+    await worker.terminate();
   }
 }
