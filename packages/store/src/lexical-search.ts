@@ -228,11 +228,8 @@ export class LexicalSearch implements LexicalLeg {
    * held a million-memory server's thread for 8–23 ms each (bench/RESULTS.md, "Phrases scored off the thread").
    */
   private scoringCost(term: string, namespace: string | undefined): number {
-    const words = /"([^"]*)"/.exec(term)?.[1]?.split(' ').filter(Boolean) ?? [];
-    if (words.length < 2) return this.stats.documentFrequency(term, namespace);
-    let most = 0;
-    for (const w of words) most = Math.max(most, this.stats.documentFrequency(`"${w}"`, namespace));
-    return most;
+    const words = this.phraseWordFrequencies(term, namespace);
+    return words ? Math.max(...words) : this.stats.documentFrequency(term, namespace);
   }
 
   /**
@@ -599,6 +596,12 @@ export class LexicalSearch implements LexicalLeg {
     return this.stats.idf(namespace, terms);
   }
 
+  /** Each word's frequency when `term` is a phrase (`"read graph search"`); null for a single word. */
+  private phraseWordFrequencies(term: string, namespace: string | undefined): number[] | null {
+    const words = /"([^"]*)"/.exec(term)?.[1]?.split(' ').filter(Boolean) ?? [];
+    return words.length < 2 ? null : words.map((w) => this.stats.documentFrequency(`"${w}"`, namespace));
+  }
+
   /**
    * Drops very frequent single-word terms on large corpora (keeping at least the rarest term) and estimates
    * how many rows the remaining OR-query matches (an upper bound: the sum of the terms' frequencies).
@@ -614,9 +617,8 @@ export class LexicalSearch implements LexicalLeg {
     // a path or identifier of common words at a million memories); its words' estimates are cheap, and
     // `scoringCost` needs them anyway.
     const frequency = (t: string) => {
-      const words = /^"([^"]*)"$/.exec(t)?.[1]?.split(' ').filter(Boolean) ?? [];
-      if (words.length < 2) return this.stats.documentFrequency(t, namespace);
-      return Math.min(...words.map((w) => this.stats.documentFrequency(`"${w}"`, namespace)));
+      const words = this.phraseWordFrequencies(t, namespace);
+      return words ? Math.min(...words) : this.stats.documentFrequency(t, namespace);
     };
     const scored = terms.map((t) => ({ t, df: frequency(t) }));
     const limit = searched * this.opts.maxTermDocShare;
