@@ -1,7 +1,7 @@
 // HNSW tuning: builds graphs of one namespace's stored vectors with several quantisations and construction
 // beams, and reports search time and recall against an exact scan at several search beams, all in one run
 // on the same vectors and queries (the speed benchmark's unfiltered query mix, embedded as the router does).
-// Usage: pnpm build && node bench/dist/hnsw-tuning.js --data-dir DIR [--configs i8:64,i8:128,f16:64]
+// Usage: pnpm build && node bench/dist/hnsw-tuning.js --data-dir DIR [--configs i8:64,i8:128,f16:64,i8:128:32]
 //          [--efs 64,80,96,128] [--k 68] [--queries 400] [--namespace acme/platform]
 //        node bench/dist/hnsw-tuning.js --dense [--n 100000] [--configs …] [--efs …]
 //        node bench/dist/hnsw-tuning.js --data-dir DIR --graph FILE [--efs …]
@@ -177,8 +177,14 @@ log(`exact top-${K} of ${queryVectors.length} queries done`);
 
 const results: string[] = [];
 for (const config of values.configs.split(',')) {
-  const [quantization, efc] = config.split(':') as [HnswParams['quantization'], string];
-  const params: HnswParams = { ...DEFAULT_HNSW_PARAMS, quantization, expansionAdd: Number(efc) };
+  // quantization:efConstruction[:M], e.g. i8:128 or i8:128:32.
+  const [quantization, efc, m] = config.split(':') as [HnswParams['quantization'], string, string?];
+  const params: HnswParams = {
+    ...DEFAULT_HNSW_PARAMS,
+    quantization,
+    expansionAdd: Number(efc),
+    connectivity: m ? Number(m) : DEFAULT_HNSW_PARAMS.connectivity,
+  };
   const t0 = performance.now();
   const built = createHnswIndex(d, params);
   // One thread, as addInChunks does (usearch 2.26's threaded add loses nodes).
@@ -206,7 +212,7 @@ for (const config of values.configs.split(',')) {
         recallK += truth[qi]!.filter((k) => got.has(k)).length / K;
       });
     }
-    const row = `| ${quantization} | ${efc} | ${ef} | ${buildS.toFixed(1)} | ${(ms / (repeats * queryVectors.length)).toFixed(3)} | ${(recall10 / queryVectors.length).toFixed(3)} | ${(recallK / queryVectors.length).toFixed(3)} |`;
+    const row = `| ${quantization} | ${params.connectivity} | ${efc} | ${ef} | ${buildS.toFixed(1)} | ${(ms / (repeats * queryVectors.length)).toFixed(3)} | ${(recall10 / queryVectors.length).toFixed(3)} | ${(recallK / queryVectors.length).toFixed(3)} |`;
     log(row);
     results.push(row);
   }
@@ -215,7 +221,7 @@ console.log(
   `## HNSW tuning: ${n.toLocaleString('en')} × ${d}-d (${source}), k ${K}, ${queryVectors.length} queries\n\n` +
     `- **Date:** ${new Date().toISOString()} · **Command:** \`node bench/dist/hnsw-tuning.js ${process.argv.slice(2).join(' ')}\`\n` +
     `- **Machine:** ${os.cpus()[0]?.model}, ${os.cpus().length} cores, Node ${process.version}\n\n` +
-    '| quantization | expansionAdd (efC) | expansionSearch (ef) | build (s, 1 thread) | search (ms) | recall@10 | recall@k |\n' +
-    '|---|---:|---:|---:|---:|---:|---:|\n' +
+    '| quantization | connectivity (M) | expansionAdd (efC) | expansionSearch (ef) | build (s, 1 thread) | search (ms) | recall@10 | recall@k |\n' +
+    '|---|---:|---:|---:|---:|---:|---:|---:|\n' +
     results.join('\n'),
 );
