@@ -125,8 +125,9 @@ describe('cairn ingest', () => {
   });
 
   it('scores and saves the common words, and a fresh search process loads them and answers the same', () => {
-    // 2,400 memories that all say "deploy": past the 2,000 matches from which a word is worth saving.
-    const lines = Array.from({ length: 2_400 }, (_, i) => ({
+    // 400 memories that all say "deploy": past the 300 matches from which a word is worth saving
+    // (COSTLY_TERM_MATCHES; it was 2,000, when this word would have been scored again by every process).
+    const lines = Array.from({ length: 400 }, (_, i) => ({
       namespace: 'proj',
       id: `d${i}`,
       text: `deploy step ${i % 7 === 0 ? 'rollback' : 'canary'} number ${i}`,

@@ -24,7 +24,7 @@ import { scopeToken } from './scope-token.js';
 import { Accumulator, isMatch } from './score-accumulator.js';
 import { SessionMatch } from './session-match.js';
 import { StatementCache } from './statement-cache.js';
-import { TermPostingsCache, type TermPostingsOptions } from './term-postings.js';
+import { COSTLY_TERM_MATCHES, TermPostingsCache, type TermPostingsOptions } from './term-postings.js';
 import type { TermScorer } from './term-scoring.js';
 import { TermStatistics } from './term-statistics.js';
 
@@ -108,15 +108,6 @@ interface PlannedQuery {
 
 /** The FTS5 column filter of a memory's own words: everything but the namespace token and the context. */
 const OWN_COLUMNS = '{title text parts}';
-
-/**
- * `prepare` has a term scored off the thread only when it matches at least this many memories: scoring costs
- * ~1 µs a match inline, a round trip to the scoring thread ~0.2–0.5 ms of waiting, which the router spends on
- * the vector leg (it asks for the terms first). Offloading every new term made a lone client's first-pass
- * p50 0.4–0.7 ms slower when the router waited for them; from 2,000 down to 300 matches moved ~0.8 ms a
- * first-pass query off this thread at 100k with no change in its latency beyond noise.
- */
-const OFFLOAD_FROM_MATCHES = 300;
 
 /** A filter passed by at most this many memories is applied by intersecting the ranked matches in memory. */
 const SMALL_ALLOWED_SET = 5_000;
@@ -211,12 +202,12 @@ export class LexicalSearch implements LexicalLeg {
   async prepare(req: { namespace: string; query: string; contextWeight?: number }): Promise<void> {
     if (!this.scorer) return;
     const plan = this.plan(req);
-    if (!plan.searchable || plan.searched < OFFLOAD_FROM_MATCHES) return;
+    if (!plan.searchable || plan.searched < COSTLY_TERM_MATCHES) return;
     // Only terms worth a round trip to the thread (~0.2 ms): a rarer one is scored inline in less.
     // Frequencies are cached, and on a large corpus pruning has just estimated them anyway.
     const namespace = plan.scope === undefined ? undefined : req.namespace;
     const costly = plan.terms.filter(
-      (_, i) => this.scoringCost(plan.pruned.kept[i]!, namespace) >= OFFLOAD_FROM_MATCHES,
+      (_, i) => this.scoringCost(plan.pruned.kept[i]!, namespace) >= COSTLY_TERM_MATCHES,
     );
     if (costly.length > 0) await this.postings.prefetch(costly, this.scorer);
   }

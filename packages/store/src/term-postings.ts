@@ -26,17 +26,32 @@ export interface TermPostingsOptions {
   maxPendingUpdates: number;
   /**
    * A writer saves a term it scored with at least this many matches in the `term_postings` table, and any
-   * process loads it from there instead of scoring it again while it still holds (see `loadSaved`). Rarer
-   * terms cost less to score than to load. 0 turns saving and loading off. @defaultValue 2_000
+   * process loads it from there instead of scoring it again while it still holds (see `loadSaved`). 0 turns
+   * saving and loading off. By default, every term costly enough to be scored off the serving thread
+   * (COSTLY_TERM_MATCHES): loading its row costs a small fraction of scoring it, and a new process's first
+   * queries then wait on no thread for it. @defaultValue COSTLY_TERM_MATCHES (300)
    */
   saveFromMatches: number;
 }
+
+/**
+ * Matches from which scoring a term is worth keeping out of a search's way. Scoring costs ~1 µs a match
+ * inline, a round trip to a term thread ~0.2–0.5 ms of waiting (which the router spends on the vector leg),
+ * so the lexical leg sends a new term this common to a term thread (offloading every new term made a lone
+ * client's first-pass p50 0.4–0.7 ms slower; from 2,000 down to 300 matches moved ~0.8 ms a first-pass query
+ * off the serving thread at 100k with no change in its latency beyond noise). A writer saves such a term's
+ * postings too (saveFromMatches), so a later process loads them, a row read, instead: saving from 300 rather
+ * than 2,000 matches made a new engine's first pass over the peers' queries at 100k 23–28% faster (p50
+ * 4.6–5.6 → 3.2–4.1 ms, four runs each) for 13 MB more (3% of the folder) and a second of `cairn ingest`; at
+ * a million, 4,768 terms saved instead of 1,976 take 28 MB more (0.7%) (bench/RESULTS.md).
+ */
+export const COSTLY_TERM_MATCHES = 300;
 
 export const DEFAULT_TERM_POSTINGS_OPTIONS: Readonly<TermPostingsOptions> = Object.freeze({
   maxEntries: 4_000_000,
   maxPerTerm: 10_000,
   maxPendingUpdates: 512,
-  saveFromMatches: 2_000,
+  saveFromMatches: COSTLY_TERM_MATCHES,
 });
 
 /**
