@@ -18,6 +18,14 @@ export interface ComputePoolOptions {
    * `nice` is per thread (elsewhere it would lower the whole process). @defaultValue 10 on Linux, else 0
    */
   niceIncrement: number;
+  /**
+   * How long `close` waits for the tasks under way before it terminates their threads. A thread terminated
+   * in the middle of a native call (a usearch build or merge) aborts the whole process when the call
+   * returns: the addon throws into the terminating environment (node-addon-api with C++ exceptions), and
+   * nothing can catch it. A test process died so at exit once (`terminate called after throwing an instance
+   * of 'Napi::Error'`). @defaultValue 10_000
+   */
+  closeWaitMs: number;
 }
 
 export const DEFAULT_COMPUTE_POOL_OPTIONS: Readonly<ComputePoolOptions> = Object.freeze({
@@ -25,6 +33,7 @@ export const DEFAULT_COMPUTE_POOL_OPTIONS: Readonly<ComputePoolOptions> = Object
   maxQueue: 1024,
   idleTimeoutMs: 30_000,
   niceIncrement: process.platform === 'linux' ? 10 : 0,
+  closeWaitMs: 10_000,
 });
 
 /** Compiled task files, resolved through `../dist/` so they work from `src/` (tests) and `dist/` alike. */
@@ -37,6 +46,9 @@ export const SHARD_TOP_K_TASK = fileURLToPath(new URL('../dist/tasks/shard-top-k
  */
 export class ComputePool {
   private readonly pool: Piscina;
+  private readonly closeWaitMs: number;
+  /** Tasks given and not yet settled, which `close` waits for. */
+  private readonly inFlight = new Set<Promise<unknown>>();
   private closed = false;
   /** The most threads it runs at once. */
   readonly maxThreads: number;
@@ -44,6 +56,7 @@ export class ComputePool {
   constructor(opts: Partial<ComputePoolOptions> = {}) {
     const o = withDefaults(DEFAULT_COMPUTE_POOL_OPTIONS, opts);
     this.maxThreads = o.maxThreads;
+    this.closeWaitMs = o.closeWaitMs;
     this.pool = new Piscina({
       filename: SHARD_TOP_K_TASK,
       minThreads: 0,
@@ -59,16 +72,34 @@ export class ComputePool {
     if (this.closed) {
       return Promise.reject(new CairnError('BACKEND_UNAVAILABLE', 'the compute pool is closed'));
     }
-    return this.pool.run(payload, { filename: taskFile }) as Promise<T>;
+    const task = this.pool.run(payload, { filename: taskFile }) as Promise<T>;
+    const settled: Promise<unknown> = task.then(
+      () => this.inFlight.delete(settled),
+      () => this.inFlight.delete(settled),
+    );
+    this.inFlight.add(settled);
+    return task;
   }
 
   get threads(): number {
     return this.pool.threads.length;
   }
 
+  /**
+   * Refuses new tasks, waits up to `closeWaitMs` for the ones given (see there), then stops the threads.
+   */
   async close(): Promise<void> {
     // piscina's destroy() leaves the pool usable (a later run() would start threads again), so refuse here.
     this.closed = true;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.closeWaitMs);
+    });
+    try {
+      await Promise.race([Promise.allSettled([...this.inFlight]), deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
     await this.pool.destroy();
   }
 }

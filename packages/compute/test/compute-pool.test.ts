@@ -158,6 +158,34 @@ describe('ComputePool: limits and lifecycle', () => {
     expect(closing.threads).toBe(0);
   });
 
+  it('lets the tasks given before close finish, then refuses new ones', async () => {
+    // destroy() alone cut the running task short ("Terminating worker thread"): under a native call that
+    // aborts the process (see closeWaitMs).
+    const slow = fileURLToPath(new URL('./fixtures/slow-task.mjs', import.meta.url));
+    const closing = new ComputePool({ maxThreads: 1 });
+    await closing.run(slow, { ms: 1, answer: 'thread up' });
+    const running = closing.run<string>(slow, { ms: 300, answer: 'done' });
+    await new Promise((r) => setTimeout(r, 100)); // the thread (already up) has started it
+    const queued = closing.run<string>(slow, { ms: 300, answer: 'late' });
+    await closing.close();
+    await expect(running).resolves.toBe('done');
+    await expect(queued).resolves.toBe('late');
+    expect(closing.threads).toBe(0);
+    await expect(closing.run(slow, { ms: 1, answer: 'x' })).rejects.toThrow(/closed/);
+  });
+
+  it('terminates a task still running past the close deadline', async () => {
+    const slow = fileURLToPath(new URL('./fixtures/slow-task.mjs', import.meta.url));
+    const closing = new ComputePool({ maxThreads: 1, closeWaitMs: 100 });
+    await closing.run(slow, { ms: 1, answer: 'thread up' });
+    const running = closing.run<string>(slow, { ms: 2_000, answer: 'done' });
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    await closing.close();
+    expect(Date.now() - started).toBeLessThan(1_500);
+    await expect(running).rejects.toThrow();
+  });
+
   it("passes workers only the parent's flags a worker accepts, never the source condition", () => {
     expect(
       workerExecArgv([
