@@ -19,11 +19,11 @@ export interface ComputePoolOptions {
    */
   niceIncrement: number;
   /**
-   * How long `close` waits for the tasks under way before it terminates their threads. A thread terminated
-   * in the middle of a native call (a usearch build or merge) aborts the whole process when the call
-   * returns: the addon throws into the terminating environment (node-addon-api with C++ exceptions), and
-   * nothing can catch it. A test process died so at exit once (`terminate called after throwing an instance
-   * of 'Napi::Error'`). @defaultValue 10_000
+   * How long `close` waits for the tasks given before it (running or queued) before it terminates the
+   * threads. A thread terminated in the middle of a native call (a usearch build or merge) aborts the whole
+   * process when the call returns: the addon throws into the terminating environment (node-addon-api with
+   * C++ exceptions), and nothing can catch it. A test process died so at exit once (`terminate called after
+   * throwing an instance of 'Napi::Error'`). @defaultValue 10_000
    */
   closeWaitMs: number;
 }
