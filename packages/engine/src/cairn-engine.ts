@@ -111,8 +111,6 @@ export class CairnEngine {
   readonly health: StoreHealth;
   /** Scores the lexical leg's new terms off the serving thread (see `termScoring`); null when inline. */
   private readonly termPool: ComputePool | null = null;
-  /** The term threads' start (see startTermScoring): settled before their pool is closed. */
-  private readonly termPoolWarmed: Promise<void> = Promise.resolve();
   /** Runs the WAL checkpoints off the serving thread (see `checkpoints`); null when they run inline. */
   private readonly checkpointer: BackgroundCheckpointer | null = null;
   private closed = false;
@@ -142,9 +140,7 @@ export class CairnEngine {
     }
     this.pool = embedder && (opts.useWorkerThreads ?? true) ? new ComputePool() : null;
     if (termScoringOf(opts) === 'worker') {
-      const terms = startTermScoring(store, dataDir, this.log, () => this.closed);
-      this.termPool = terms.pool;
-      this.termPoolWarmed = terms.warmed;
+      this.termPool = startTermScoring(store, dataDir, this.log, () => this.closed);
     }
     // chrono's patterns cost ~25 ms on its first parse and ~125 ms on its second, when V8 compiles its
     // large regular expressions to native code (regexp tier-up); each was once the slowest query of a
@@ -667,9 +663,7 @@ export class CairnEngine {
     await this.pool?.close();
     this.store.lexical.useTermScorer(null);
     this.store.useCatalogReader(null);
-    // Neither a warm-up word nor a catalog chunk may be under way on a thread the pool destroys.
-    await this.store.catalogReaderIdle();
-    await this.termPoolWarmed;
+    // The pool's close lets a warm-up word or a catalog chunk under way finish before it stops its threads.
     await this.termPool?.close();
     await this.checkpointer?.stop();
     this.store.close();

@@ -29,7 +29,7 @@ export function startTermScoring(
   dataDir: string,
   log: EngineLog,
   closing: () => boolean,
-): { pool: ComputePool; warmed: Promise<void> } {
+): ComputePool {
   const pool = new ComputePool({
     maxThreads: SCORING_THREADS,
     niceIncrement: 0,
@@ -38,22 +38,20 @@ export function startTermScoring(
   const path = join(dataDir, 'cairn.db');
   // Each thread starts now, loads the task and opens its connection, scoring a word no memory holds:
   // otherwise the first new common word a search meets waits ~100 ms for that (the slowest queries of a new
-  // server's first pass, once the other words come from the saved postings). The caller must let these
-  // settle before closing the pool: a thread destroyed while it loads its task module takes the process
-  // down (a V8 fatal error, seen when an engine was closed right after opening).
-  const warmed = Promise.all(
-    Array.from({ length: SCORING_THREADS }, () =>
-      pool
-        .run(TERM_SCORE_TASK, {
-          match: '"cairn_warm_up"',
-          bm25: 'bm25(memories_fts)',
-          maxKey: 0,
-          maxPerTerm: 1,
-          path,
-        })
-        .catch(() => undefined),
-    ),
-  ).then(() => undefined);
+  // server's first pass, once the other words come from the saved postings). The pool's close waits for
+  // them: a thread destroyed while it loads its task module takes the process down (a V8 fatal error, seen
+  // when an engine was closed right after opening).
+  for (let i = 0; i < SCORING_THREADS; i++) {
+    void pool
+      .run(TERM_SCORE_TASK, {
+        match: '"cairn_warm_up"',
+        bm25: 'bm25(memories_fts)',
+        maxKey: 0,
+        maxPerTerm: 1,
+        path,
+      })
+      .catch(() => undefined);
+  }
   let warned = false;
   store.lexical.useTermScorer((req) =>
     pool.run<ScoredMatches>(TERM_SCORE_TASK, { ...req, path }).catch((err: Error) => {
@@ -70,5 +68,5 @@ export function startTermScoring(
   // The key catalog's first load reads its rows on these threads too: a chunk at a time, queued with the
   // terms, so a search's new word waits for one chunk (~60 ms at a million memories) at most.
   store.useCatalogReader((req) => pool.run<CatalogChunk>(CATALOG_CHUNK_TASK, { ...req, path }));
-  return { pool, warmed };
+  return pool;
 }

@@ -111,8 +111,6 @@ export class KeyCatalog {
   } | null = null;
   private stopped = false;
   private reader: CatalogChunkReader | null = null;
-  /** The reader's chunk in flight, settled either way (see `readerIdle`). */
-  private readerCall: Promise<void> = Promise.resolve();
   /** Rows applied from a chunk reader's thread (see `useChunkReader`). */
   rowsFromReader = 0;
 
@@ -184,14 +182,6 @@ export class KeyCatalog {
   }
 
   /**
-   * Settles once no chunk is being read by a reader: a pool must not be closed under a task of its (a
-   * thread destroyed while it loads its task module takes the process down). Take the reader back first.
-   */
-  readerIdle(): Promise<void> {
-    return this.readerCall;
-  }
-
-  /**
    * Starts a load or a catch-up. Here, a chunk per event-loop turn (and one per `sync`); a load with a chunk
    * reader, a chunk per answer from its thread, going on here from where it got if the reader fails.
    */
@@ -216,12 +206,7 @@ export class KeyCatalog {
           break;
         }
         try {
-          const call = reader!({ afterKey: load.after, limit: load.chunk });
-          this.readerCall = call.then(
-            () => undefined,
-            () => undefined,
-          );
-          const rows = await call;
+          const rows = await reader!({ afterKey: load.after, limit: load.chunk });
           if (this.loading !== load || this.stopped) return;
           this.applyChunk(rows);
           this.rowsFromReader += rows.keys.length;

@@ -501,11 +501,6 @@ export class MemoryStore implements MemorySource {
     this.catalog?.useChunkReader(reader);
   }
 
-  /** Settles once the catalog's reader has no chunk in flight (see KeyCatalog.readerIdle). */
-  catalogReaderIdle(): Promise<void> {
-    return this.catalog?.readerIdle() ?? Promise.resolve();
-  }
-
   /** Whether the key catalog serves now (loaded and up to date), and how many of its rows a reader thread read. */
   catalogState(): { serving: boolean; rowsFromReader: number } {
     return { serving: this.catalog?.sync() ?? false, rowsFromReader: this.catalog?.rowsFromReader ?? 0 };
