@@ -13,12 +13,9 @@ const STATS_TTL_MS = 10_000;
 const DRIFT = 0.1;
 
 /**
- * A test of whether a key is a live memory of `namespace`, answered in memory (the key catalog); null while
- * it cannot answer (loading, or off), and SQLite is asked instead.
- */
-/**
- * A test of whether a key is a live memory of the namespace; 'loading' while the key catalog loads (it will
- * answer soon), null when it cannot answer (off, or not loaded).
+ * A test of whether a key is a live memory of the namespace, answered in memory (the key catalog);
+ * 'loading' while the catalog loads (it will answer soon), null when it cannot answer (off, or not
+ * loaded), and SQLite is asked instead.
  */
 export type NamespaceMembers = (namespace: string) => ((key: number) => boolean) | 'loading' | null;
 
