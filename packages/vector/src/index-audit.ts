@@ -1,4 +1,6 @@
+import type { EmbeddingSpace } from '@cairn/core';
 import { holds, type NamespaceState } from './namespace-state.js';
+import type { EmbeddingSource, LogFn } from './sources.js';
 
 /** Keys an audit reads and checks against the index per event-loop turn (a few ms at a million). */
 export const AUDIT_PAGE = 5_000;
@@ -57,4 +59,63 @@ export async function findMissingVectors(
   }
   if (!isCurrent()) return null;
   return [...missing].filter((k) => !holds(state, k));
+}
+
+/** Vectors an audit reads from SQLite per query when it adds the ones an index lacks. */
+const AUDIT_CHUNK = 1_000;
+
+/**
+ * Audits the loaded indexes of one embedding space against SQLite: finds the stored vectors an index
+ * lacks (`findMissingVectors`) and adds them. It remembers each state it found whole by its fingerprint,
+ * so an unchanged index is not read again until AUDIT_RECHECK_MS has passed.
+ */
+export class IndexAuditor {
+  /** Each loaded state's fingerprint (see `auditFingerprint`) when an audit last found it whole, and when. */
+  private readonly audited = new WeakMap<NamespaceState, { fingerprint: string; at: number }>();
+
+  constructor(
+    private readonly deps: {
+      space: EmbeddingSpace;
+      embeddings: EmbeddingSource;
+      /** What the namespace's index holds now (undefined: not loaded). */
+      current: (namespace: string) => NamespaceState | undefined;
+      /** Adds a lacking vector to `state`, at its current watermark. */
+      add: (state: NamespaceState, key: number, vector: Float32Array) => void;
+      log: LogFn;
+    },
+  ) {}
+
+  /** Audits `namespace`'s loaded index and adds what it lacks; returns how many vectors were added. */
+  async audit(namespace: string): Promise<number> {
+    const { space, embeddings } = this.deps;
+    const ready = this.deps.current(namespace);
+    if (!ready) return 0;
+    // Nothing stored and nothing applied since the index was last found whole: the same check would read
+    // every key again (about a second of the serving thread every 30 s at a million) to the same answer.
+    // A full check still runs every AUDIT_RECHECK_MS, for damage no write_seq records.
+    const seen = auditFingerprint(ready, embeddings.maxWriteSeq?.(space.id, namespace));
+    const last = this.audited.get(ready);
+    if (seen !== null && last?.fingerprint === seen && Date.now() - last.at < AUDIT_RECHECK_MS) return 0;
+    const startedAt = Date.now();
+    const lacking = await findMissingVectors(
+      ready,
+      embeddings.keyPages(space.id, namespace, AUDIT_PAGE),
+      () => this.deps.current(namespace) === ready,
+    );
+    if (lacking && lacking.length === 0 && seen !== null)
+      this.audited.set(ready, { fingerprint: seen, at: startedAt });
+    if (!lacking || lacking.length === 0) return 0;
+    for (let i = 0; i < lacking.length; i += AUDIT_CHUNK) {
+      const chunk = lacking.slice(i, i + AUDIT_CHUNK);
+      // At the current watermark: these are older writes, and the watermark must not move past any
+      // vector not yet read.
+      for (const [key, v] of embeddings.byKeys(space.id, namespace, chunk)) this.deps.add(ready, key, v);
+    }
+    this.deps.log('warn', 'vector index lacked stored vectors; added them', {
+      namespace,
+      space: space.id,
+      added: lacking.length,
+    });
+    return lacking.length;
+  }
 }

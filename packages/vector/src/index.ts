@@ -14,5 +14,6 @@ export {
   SEQUENTIAL_PREFIX,
   saveIndexAtomically,
 } from './usearch-index.js';
-export { VectorIndexManager, type VectorIndexOptions } from './vector-index-manager.js';
+export { VectorIndexManager } from './vector-index-manager.js';
+export type { VectorIndexOptions } from './vector-index-options.js';
 export { BUILD_TASK_FILE, type TaskRunner, workerIndexBuilder } from './worker-index-builder.js';

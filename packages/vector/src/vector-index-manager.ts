@@ -10,82 +10,15 @@ import {
 import { LRUCache } from 'lru-cache';
 import { startDeltaMerge } from './delta-merge.js';
 import { GenerationFiles } from './generation-files.js';
-import { DEFAULT_HNSW_PARAMS, type HnswParams, type IndexBuilder } from './hnsw-params.js';
-import { AUDIT_PAGE, AUDIT_RECHECK_MS, auditFingerprint, findMissingVectors } from './index-audit.js';
+import { DEFAULT_HNSW_PARAMS, type HnswParams } from './hnsw-params.js';
+import { IndexAuditor } from './index-audit.js';
+import { LoadOnWrites } from './load-on-writes.js';
 import { NamespaceLoader } from './namespace-loader.js';
 import { applyVector, type GraphState, type NamespaceState, sizeOf } from './namespace-state.js';
-import type { EmbeddingSource, KeyFilter, LogFn } from './sources.js';
+import type { LogFn } from './sources.js';
 import { inProcessIndexBuilder, releaseIndex } from './usearch-index.js';
+import type { VectorIndexOptions } from './vector-index-options.js';
 import { searchLoaded, type VectorSearchContext } from './vector-search.js';
-
-export interface VectorIndexOptions {
-  /** Folder for index files (one subfolder per embedding space). */
-  dir: string;
-  space: EmbeddingSpace;
-  embeddings: EmbeddingSource;
-  keys: KeyFilter;
-  /** Builds and merges HNSW files; pass a worker-pool builder to keep them off the serving thread. @defaultValue in-process */
-  builder?: IndexBuilder;
-  /** Namespaces with at most this many vectors are searched exactly, with no graph. @defaultValue 5_000 */
-  exactThreshold?: number;
-  /**
-   * New vectors of an HNSW namespace wait in an exact "delta" that every search also scans; at this size
-   * the delta is merged into a new graph file on the builder. @defaultValue 4_096
-   */
-  mergeThreshold?: number;
-  /** On load, more than this many vectors newer than the saved file trigger a full rebuild. @defaultValue 50_000 */
-  maxCatchUp?: number;
-  /**
-   * A writer that applies this many new vectors to a namespace whose index is not loaded, and that holds
-   * more than `exactThreshold` vectors (so it needs a graph), loads or builds that index at once, in the
-   * background, one namespace at a time. A bulk ingest then builds its graph on the builder while it
-   * stores, and merges the rest as it comes, instead of building the whole graph after the last write
-   * (bench/RESULTS.md, "Ingest through the CLI, end to end": 135.5 → 79.3 s at 106,000 memories, 768-d).
-   * Small namespaces stay unloaded until searched. `Infinity` turns this off. @defaultValue mergeThreshold
-   */
-  loadAfterWrites?: number;
-  /**
-   * Vectors of graph namespaces kept in memory after being read from SQLite for near-duplicate checks,
-   * MMR and exact scans of a filter's few memories (the graph holds only quantised copies). The head of a
-   * popular result is read again and again; a new vector for a key replaces the cached one when applied.
-   * About `4 × dimensions` bytes each. @defaultValue 8_192
-   */
-  vectorCacheEntries?: number;
-  /**
-   * When a namespace's index is being (re)built, `true` makes searches wait for it and `false` makes them
-   * answer `unavailable` at once so the router serves lexical-only, flagged degraded. @defaultValue false
-   */
-  waitForBuild?: boolean;
-  /**
-   * What a search does on finding a namespace too large for exact search with no usable graph file (never
-   * built, deleted, damaged, or too far behind it): `'build'` builds the graph, and the search waits for it
-   * or answers `unavailable` (see `waitForBuild`); `'exact'` reads the namespace's stored vectors into an
-   * exact matrix and answers from it at once, as a reader does, leaving the graph to a writer that stays up
-   * ({@link VectorIndexManager.warm}, and so an engine's drain, still builds it; writes to the stand-in do
-   * not). For one-shot commands: at a million memories a build held the first answer for 390 s, where the
-   * exact load took 13 s and its answer is exact (bench/RESULTS.md, "One-shot `cairn search` at a million
-   * memories").
-   * @defaultValue 'build'
-   */
-  unbuiltSearch?: 'build' | 'exact';
-  /**
-   * `'writer'` owns the index files: it builds, merges and deletes them. `'reader'` never writes a file: it
-   * maps the files a writer (a `cairn worker` holding the shard) publishes, scans newer vectors exactly,
-   * and picks up new generations and vectors on {@link VectorIndexManager.refresh}. Exactly one writer
-   * per namespace may run at a time. @defaultValue 'writer'
-   */
-  role?: 'writer' | 'reader';
-  hnsw?: Partial<HnswParams>;
-  /**
-   * Native threads one build or merge inserts with. Builds run on the builder: the compute pool, whose
-   * threads run below the serving thread's priority where the pool can lower it (Linux), and usearch's
-   * insert threads inherit it, so builds take the cores the serving thread leaves idle. With one thread a
-   * 100k graph held one core for about a minute while the other idled (bench/RESULTS.md, "Graph builds on
-   * every core"). @defaultValue os.availableParallelism()
-   */
-  buildThreads?: number;
-  log?: LogFn;
-}
 
 interface Slot {
   ready?: NamespaceState;
@@ -107,9 +40,6 @@ interface Slot {
  */
 const RETRY_BUILD_AFTER_MS = 30_000;
 
-/** Vectors an audit reads from SQLite per query. */
-const AUDIT_CHUNK = 1_000;
-
 /**
  * The vector leg: one index per namespace and embedding space, loaded lazily. Small namespaces are held as
  * an exact matrix; larger ones as a usearch HNSW graph file plus an exact delta of newer vectors. Embeddings
@@ -119,17 +49,14 @@ const AUDIT_CHUNK = 1_000;
  * This class holds each namespace's lifecycle (unloaded → loading or building → exact or graph, promoted,
  * merged, audited, released) and the writes that feed it. The steps live beside it: `vector-search.ts`
  * answers a query over a loaded namespace, `namespace-loader.ts` loads and builds, `delta-merge.ts` merges
- * a delta into a new generation, `index-audit.ts` finds stored vectors an index lacks.
+ * a delta into a new generation, `index-audit.ts` finds and adds stored vectors an index lacks,
+ * `load-on-writes.ts` starts a writer's loads while a bulk ingest stores.
  */
 export class VectorIndexManager implements VectorLeg {
   readonly space: EmbeddingSpace;
   private readonly slots = new Map<string, Slot>();
-  /** Each loaded state's fingerprint (see `auditFingerprint`) when an audit last found it whole, and when. */
-  private readonly audited = new WeakMap<NamespaceState, { fingerprint: string; at: number }>();
-  /** Vectors applied to each namespace while its index was not loaded (see `loadAfterWrites`). */
-  private readonly unloadedWrites = new Map<string, number>();
-  /** The one load or build `loadAfterWrites` started that is still under way. */
-  private writeTriggeredLoad: Promise<unknown> | null = null;
+  private readonly auditor: IndexAuditor;
+  private readonly loadOnWrites: LoadOnWrites;
   private readonly files: GenerationFiles;
   private readonly loader: NamespaceLoader;
   private readonly searchContext: VectorSearchContext;
@@ -182,6 +109,20 @@ export class VectorIndexManager implements VectorLeg {
       maxCatchUp: this.opts.maxCatchUp,
       log: this.opts.log,
       apply: (state, key, writeSeq, vector) => this.applyOne(state, key, writeSeq, vector),
+    });
+    this.auditor = new IndexAuditor({
+      space: this.space,
+      embeddings: this.opts.embeddings,
+      current: (namespace) => this.slots.get(namespace)?.ready,
+      add: (state, key, vector) => this.applyOne(state, key, state.watermark, vector),
+      log: this.opts.log,
+    });
+    this.loadOnWrites = new LoadOnWrites(this.opts.role === 'writer' ? this.opts.loadAfterWrites : Infinity, {
+      isSmall: (namespace) =>
+        this.opts.embeddings.count(this.space.id, namespace) <= this.opts.exactThreshold,
+      load: (namespace) =>
+        this.acquire(namespace, false).then((r) => (r.ok ? r.value : this.slots.get(namespace)?.building)),
+      log: this.opts.log,
     });
     this.searchContext = {
       dimensions: this.space.dimensions,
@@ -243,8 +184,7 @@ export class VectorIndexManager implements VectorLeg {
     for (const e of entries) {
       this.vectorCache?.delete(e.key);
       const slot = this.slots.get(e.namespace);
-      if (!slot && this.opts.role === 'writer' && Number.isFinite(this.opts.loadAfterWrites))
-        this.noteUnloadedWrite(e.namespace);
+      if (!slot) this.loadOnWrites.note(e.namespace);
       const ready = slot?.ready;
       if (!ready || e.writeSeq <= ready.watermark) continue;
       this.applyOne(ready, e.key, e.writeSeq, e.vector);
@@ -257,37 +197,11 @@ export class VectorIndexManager implements VectorLeg {
   }
 
   /**
-   * Counts a vector stored for a namespace with no index loaded, and starts loading (or building) it in
-   * the background once a merge's worth has come: the vectors are caught up from SQLite by the load.
-   */
-  private noteUnloadedWrite(namespace: string): void {
-    const n = (this.unloadedWrites.get(namespace) ?? 0) + 1;
-    this.unloadedWrites.set(namespace, n);
-    // One at a time: each build first copies its namespace's vectors, and the builder runs them in turn.
-    if (n < this.opts.loadAfterWrites || this.writeTriggeredLoad) return;
-    this.unloadedWrites.delete(namespace);
-    // A namespace small enough for exact search gains nothing from loading early: it stays lazy (a load
-    // would hold it in memory for the life of the process even if nobody searches it).
-    if (this.opts.embeddings.count(this.space.id, namespace) <= this.opts.exactThreshold) return;
-    const load = this.acquire(namespace, false)
-      .then((r) => (r.ok ? r.value : this.slots.get(namespace)?.building))
-      .then(
-        () => {},
-        (err: Error) => this.opts.log('error', 'vector index load failed', { namespace, error: err.message }),
-      )
-      .finally(() => {
-        if (this.writeTriggeredLoad === load) this.writeTriggeredLoad = null;
-      });
-    this.writeTriggeredLoad = load;
-  }
-
-  /**
    * Turns loading on writes on or off, e.g. when a reindex's indexes (built with it off) start serving.
    * @param n vectors per namespace, as `loadAfterWrites`; omitted: `mergeThreshold`
    */
   setLoadAfterWrites(n: number = this.opts.mergeThreshold): void {
-    this.opts.loadAfterWrites = n;
-    if (!Number.isFinite(n)) this.unloadedWrites.clear();
+    this.loadOnWrites.setThreshold(this.opts.role === 'writer' ? n : Infinity);
   }
 
   /** Loads (or builds) a namespace's index now and waits for it: a namespace that needs a graph has one. */
@@ -380,38 +294,17 @@ export class VectorIndexManager implements VectorLeg {
   }
 
   private async auditNamespace(namespace: string): Promise<number> {
+    const added = await this.auditor.audit(namespace);
     const ready = this.slots.get(namespace)?.ready;
-    if (!ready) return 0;
-    // Nothing stored and nothing applied since the index was last found whole: the same check would read
-    // every key again (about a second of the serving thread every 30 s at a million) to the same answer.
-    // A full check still runs every AUDIT_RECHECK_MS, for damage no write_seq records.
-    const seen = auditFingerprint(ready, this.opts.embeddings.maxWriteSeq?.(this.space.id, namespace));
-    const last = this.audited.get(ready);
-    if (seen !== null && last?.fingerprint === seen && Date.now() - last.at < AUDIT_RECHECK_MS) return 0;
-    const startedAt = Date.now();
-    const lacking = await findMissingVectors(
-      ready,
-      this.opts.embeddings.keyPages(this.space.id, namespace, AUDIT_PAGE),
-      () => this.slots.get(namespace)?.ready === ready,
-    );
-    if (lacking && lacking.length === 0 && seen !== null)
-      this.audited.set(ready, { fingerprint: seen, at: startedAt });
-    if (!lacking || lacking.length === 0) return 0;
-    for (let i = 0; i < lacking.length; i += AUDIT_CHUNK) {
-      const chunk = lacking.slice(i, i + AUDIT_CHUNK);
-      // At the current watermark: these are older writes, and the watermark must not move past any
-      // vector not yet read.
-      for (const [key, v] of this.opts.embeddings.byKeys(this.space.id, namespace, chunk))
-        this.applyOne(ready, key, ready.watermark, v);
-    }
-    this.opts.log('warn', 'vector index lacked stored vectors; added them', {
-      namespace,
-      space: this.space.id,
-      added: lacking.length,
-    });
-    if (this.opts.role === 'writer' && ready.kind === 'hnsw' && ready.delta.size >= this.opts.mergeThreshold)
+    // A writer merges the additions into its next generation.
+    if (
+      added > 0 &&
+      this.opts.role === 'writer' &&
+      ready?.kind === 'hnsw' &&
+      ready.delta.size >= this.opts.mergeThreshold
+    )
       this.startMerge(namespace, ready);
-    return lacking.length;
+    return added;
   }
 
   /** Merges every pending delta into its graph file and waits for builds and merges under way. */
@@ -436,7 +329,7 @@ export class VectorIndexManager implements VectorLeg {
     await this.flush();
     for (const slot of this.slots.values()) this.dispose(slot);
     this.slots.clear();
-    this.unloadedWrites.clear();
+    this.loadOnWrites.clear();
   }
 
   /** Frees a forgotten slot's graph once no merge is using it (see {@link releaseIndex}). */

@@ -1,0 +1,73 @@
+import type { EmbeddingSpace } from '@cairn/core';
+import type { HnswParams, IndexBuilder } from './hnsw-params.js';
+import type { EmbeddingSource, KeyFilter, LogFn } from './sources.js';
+
+/** Options of a {@link VectorIndexManager}: one embedding space's vector leg. */
+export interface VectorIndexOptions {
+  /** Folder for index files (one subfolder per embedding space). */
+  dir: string;
+  space: EmbeddingSpace;
+  embeddings: EmbeddingSource;
+  keys: KeyFilter;
+  /** Builds and merges HNSW files; pass a worker-pool builder to keep them off the serving thread. @defaultValue in-process */
+  builder?: IndexBuilder;
+  /** Namespaces with at most this many vectors are searched exactly, with no graph. @defaultValue 5_000 */
+  exactThreshold?: number;
+  /**
+   * New vectors of an HNSW namespace wait in an exact "delta" that every search also scans; at this size
+   * the delta is merged into a new graph file on the builder. @defaultValue 4_096
+   */
+  mergeThreshold?: number;
+  /** On load, more than this many vectors newer than the saved file trigger a full rebuild. @defaultValue 50_000 */
+  maxCatchUp?: number;
+  /**
+   * A writer that applies this many new vectors to a namespace whose index is not loaded, and that holds
+   * more than `exactThreshold` vectors (so it needs a graph), loads or builds that index at once, in the
+   * background, one namespace at a time. A bulk ingest then builds its graph on the builder while it
+   * stores, and merges the rest as it comes, instead of building the whole graph after the last write
+   * (bench/RESULTS.md, "Ingest through the CLI, end to end": 135.5 → 79.3 s at 106,000 memories, 768-d).
+   * Small namespaces stay unloaded until searched. `Infinity` turns this off. @defaultValue mergeThreshold
+   */
+  loadAfterWrites?: number;
+  /**
+   * Vectors of graph namespaces kept in memory after being read from SQLite for near-duplicate checks,
+   * MMR and exact scans of a filter's few memories (the graph holds only quantised copies). The head of a
+   * popular result is read again and again; a new vector for a key replaces the cached one when applied.
+   * About `4 × dimensions` bytes each. @defaultValue 8_192
+   */
+  vectorCacheEntries?: number;
+  /**
+   * When a namespace's index is being (re)built, `true` makes searches wait for it and `false` makes them
+   * answer `unavailable` at once so the router serves lexical-only, flagged degraded. @defaultValue false
+   */
+  waitForBuild?: boolean;
+  /**
+   * What a search does on finding a namespace too large for exact search with no usable graph file (never
+   * built, deleted, damaged, or too far behind it): `'build'` builds the graph, and the search waits for it
+   * or answers `unavailable` (see `waitForBuild`); `'exact'` reads the namespace's stored vectors into an
+   * exact matrix and answers from it at once, as a reader does, leaving the graph to a writer that stays up
+   * ({@link VectorIndexManager.warm}, and so an engine's drain, still builds it; writes to the stand-in do
+   * not). For one-shot commands: at a million memories a build held the first answer for 390 s, where the
+   * exact load took 13 s and its answer is exact (bench/RESULTS.md, "One-shot `cairn search` at a million
+   * memories").
+   * @defaultValue 'build'
+   */
+  unbuiltSearch?: 'build' | 'exact';
+  /**
+   * `'writer'` owns the index files: it builds, merges and deletes them. `'reader'` never writes a file: it
+   * maps the files a writer (a `cairn worker` holding the shard) publishes, scans newer vectors exactly,
+   * and picks up new generations and vectors on {@link VectorIndexManager.refresh}. Exactly one writer
+   * per namespace may run at a time. @defaultValue 'writer'
+   */
+  role?: 'writer' | 'reader';
+  hnsw?: Partial<HnswParams>;
+  /**
+   * Native threads one build or merge inserts with. Builds run on the builder: the compute pool, whose
+   * threads run below the serving thread's priority where the pool can lower it (Linux), and usearch's
+   * insert threads inherit it, so builds take the cores the serving thread leaves idle. With one thread a
+   * 100k graph held one core for about a minute while the other idled (bench/RESULTS.md, "Graph builds on
+   * every core"). @defaultValue os.availableParallelism()
+   */
+  buildThreads?: number;
+  log?: LogFn;
+}
