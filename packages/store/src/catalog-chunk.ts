@@ -69,6 +69,11 @@ export function readCatalogChunk(db: Database.Database, afterKey: number, limit:
     .prepare(`SELECT ${CATALOG_COLUMNS} FROM memories WHERE key > ? ORDER BY key LIMIT ?`)
     .raw()
     .all(afterKey, limit) as CatalogRow[];
+  return catalogChunkOf(rows);
+}
+
+/** Rows of CATALOG_COLUMNS, column by column (in any key order: a catch-up reads them by `meta_seq`). */
+export function catalogChunkOf(rows: readonly CatalogRow[]): CatalogChunk {
   const n = rows.length;
   const numbers = new Map<string, number>();
   const names: string[] = [];

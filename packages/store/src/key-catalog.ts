@@ -3,10 +3,14 @@ import {
   type CatalogChunk,
   type CatalogChunkReader,
   CATALOG_COLUMNS as COLUMNS,
+  catalogChunkOf,
   type CatalogRow as Row,
 } from './catalog-chunk.js';
 import { PackedIds } from './packed-ids.js';
 import type { StatementCache } from './statement-cache.js';
+
+/** Rows a sync applies per block when it reads them here. */
+const SYNC_BLOCK = 5_000;
 
 /** Tunables of the key catalog. */
 export interface KeyCatalogOptions {
@@ -150,7 +154,16 @@ export class KeyCatalog {
       this.seq < 0
         ? this.statements.get(`SELECT ${COLUMNS} FROM memories`).raw().iterate()
         : this.statements.get(`SELECT ${COLUMNS} FROM memories WHERE meta_seq > ?`).raw().iterate(this.seq);
-    for (const r of rows as Iterable<Row>) this.apply(r);
+    // Streamed in blocks: a load at once reads up to `loadAtOnceUpTo` rows.
+    const block: Row[] = [];
+    for (const r of rows as Iterable<Row>) {
+      block.push(r);
+      if (block.length === SYNC_BLOCK) {
+        this.applyChunk(catalogChunkOf(block));
+        block.length = 0;
+      }
+    }
+    this.applyChunk(catalogChunkOf(block));
     this.seq = head;
     return true;
   }
@@ -246,7 +259,7 @@ export class KeyCatalog {
       this.loading = null;
       return;
     }
-    for (const r of rows) this.apply(r);
+    this.applyChunk(catalogChunkOf(rows));
     const last = rows.at(-1);
     this.advance(load, rows.length, last?.[0], last?.[14]);
   }
@@ -459,46 +472,14 @@ export class KeyCatalog {
     return out;
   }
 
-  private apply([
-    k,
-    namespace,
-    id,
-    kind,
-    session,
-    agent,
-    ts,
-    importance,
-    confidence,
-    tags,
-    slot,
-    validFrom,
-    validTo,
-    live,
-    stamp,
-  ]: Row): void {
-    if (k >= this.live.length) this.ensure(k);
-    this.stamp[k] = stamp;
-    this.live[k] = live ? this.intern(namespace) + 1 : 0;
-    this.ts[k] = ts;
-    this.importance[k] = importance;
-    this.confidence[k] = confidence ?? Number.NaN;
-    this.slot[k] = slot === null ? 0 : this.intern(slot);
-    this.validFrom[k] = validFrom ?? Number.NEGATIVE_INFINITY;
-    this.validTo[k] = validTo ?? Number.POSITIVE_INFINITY;
-    this.kind[k] = this.intern(kind);
-    this.session[k] = session === null ? 0 : this.intern(session);
-    this.agent[k] = agent === null ? 0 : this.intern(agent);
-    // Most memories carry no tags; parsing '[]' a hundred thousand times is most of a first load.
-    const list = tags === '[]' ? [] : (JSON.parse(tags) as string[]);
-    this.tags[k] = list.length ? Int32Array.from(list, (t) => this.intern(t)) : undefined;
-    this.ids.set(k, id);
-  }
-
-  /** Applies a chunk read on another thread, as `apply` does each of its rows. */
+  /** Applies a chunk of rows, read here or on a reader thread (see `catalogChunkOf`). */
   private applyChunk(c: CatalogChunk): void {
     const n = c.keys.length;
     if (n === 0) return;
-    this.ensure(c.keys[n - 1]!);
+    // A load's chunk is in key order; a catch-up's, in change order.
+    let maxKey = c.keys[n - 1]!;
+    for (let i = 0; i < n; i++) if (c.keys[i]! > maxKey) maxKey = c.keys[i]!;
+    this.ensure(maxKey);
     // The chunk's own string numbers, in the catalog's (0 stays "none").
     const ids = new Int32Array(c.names.length + 1);
     for (let i = 0; i < c.names.length; i++) ids[i + 1] = this.intern(c.names[i]!);
