@@ -445,13 +445,13 @@ export class EmbeddingStore {
   }
 
   /**
-   * Every key of a namespace with a vector in the space (the index audit's checklist), `pageSize` at a time
-   * in write order. Each page is a query of its own, so a caller may yield between pages: at a million
+   * Every key of a namespace with a vector in the space (the index audit's checklist), or those written
+   * after `afterWriteSeq`, `pageSize` at a time in write order. Each page is a query of its own, so a caller may yield between pages: at a million
    * keys one query held the serving thread for 0.3–0.46 s, a page of 5,000 for ~2 ms, and all pages cost
    * about the same. The cursor is read in the page's own snapshot, so no key is skipped; a key re-embedded
    * meanwhile may come again in a later page.
    */
-  *keyPages(spaceId: string, namespace: string, pageSize = 5_000): Generator<number[]> {
+  *keyPages(spaceId: string, namespace: string, pageSize = 5_000, afterWriteSeq = -1): Generator<number[]> {
     // LIMIT 0 would read the same empty page forever, and a negative LIMIT means none.
     const limit = Math.max(1, Math.floor(pageSize));
     const keysAfter = this.db
@@ -466,7 +466,7 @@ export class EmbeddingStore {
       const last = keys.length > 0 ? (seqOf.get(spaceId, keys.at(-1)) as number) : after;
       return { keys, last };
     });
-    for (let after = -1; ; ) {
+    for (let after = afterWriteSeq; ; ) {
       const { keys, last } = page(after);
       if (keys.length > 0) yield keys;
       if (keys.length < limit) return;

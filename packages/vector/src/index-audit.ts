@@ -6,8 +6,9 @@ import type { EmbeddingSource, LogFn } from './sources.js';
 export const AUDIT_PAGE = 5_000;
 
 /**
- * An index found whole is not checked again while its fingerprint holds (see `auditFingerprint`), except
- * once this long has passed: a full check costs about a second of the serving thread at a million vectors.
+ * An index found whole is checked in full again only once this long has passed (a full check costs about
+ * a second of the serving thread at a million vectors); meanwhile, while its fingerprint holds (see
+ * `auditFingerprint`) it is not checked at all, and after new writes only the keys written since.
  */
 export const AUDIT_RECHECK_MS = 600_000;
 
@@ -22,6 +23,14 @@ export function auditFingerprint(state: NamespaceState, storedThrough: number | 
   return state.kind === 'exact'
     ? `exact ${state.matrix.size} ${state.watermark} ${storedThrough}`
     : `hnsw ${state.generation} ${state.graphSize} ${state.delta.size} ${state.watermark} ${storedThrough}`;
+}
+
+/**
+ * What a check of only the keys written since depends on: the graph file (or the exact matrix) the last
+ * whole check saw. A merge maps a new file, which is checked in full.
+ */
+function auditBase(state: NamespaceState): string {
+  return state.kind === 'exact' ? 'exact' : `hnsw ${state.generation} ${state.graphSize}`;
 }
 
 /**
@@ -70,8 +79,14 @@ const AUDIT_CHUNK = 1_000;
  * so an unchanged index is not read again until AUDIT_RECHECK_MS has passed.
  */
 export class IndexAuditor {
-  /** Each loaded state's fingerprint (see `auditFingerprint`) when an audit last found it whole, and when. */
-  private readonly audited = new WeakMap<NamespaceState, { fingerprint: string; at: number }>();
+  /**
+   * Each loaded state's fingerprint (see `auditFingerprint`) and base (`auditBase`) when an audit last
+   * found it whole, the highest write_seq stored then, and when it was last checked in full.
+   */
+  private readonly audited = new WeakMap<
+    NamespaceState,
+    { fingerprint: string; base: string; storedThrough: number; fullAt: number }
+  >();
 
   constructor(
     private readonly deps: {
@@ -93,17 +108,28 @@ export class IndexAuditor {
     // Nothing stored and nothing applied since the index was last found whole: the same check would read
     // every key again (about a second of the serving thread every 30 s at a million) to the same answer.
     // A full check still runs every AUDIT_RECHECK_MS, for damage no write_seq records.
-    const seen = auditFingerprint(ready, embeddings.maxWriteSeq?.(space.id, namespace));
+    const storedThrough = embeddings.maxWriteSeq?.(space.id, namespace);
+    const seen = auditFingerprint(ready, storedThrough);
     const last = this.audited.get(ready);
-    if (seen !== null && last?.fingerprint === seen && Date.now() - last.at < AUDIT_RECHECK_MS) return 0;
+    const base = auditBase(ready);
+    const recent = last !== undefined && Date.now() - last.fullAt < AUDIT_RECHECK_MS;
+    if (seen !== null && recent && last.fingerprint === seen) return 0;
+    // Writes since a whole check of the same graph file: a vector stored (or replaced) since has a
+    // write_seq above the one stored then, so only those keys are read, not a million.
+    const since = recent && last.base === base ? last.storedThrough : -1;
     const startedAt = Date.now();
     const lacking = await findMissingVectors(
       ready,
-      embeddings.keyPages(space.id, namespace, AUDIT_PAGE),
+      embeddings.keyPages(space.id, namespace, AUDIT_PAGE, since),
       () => this.deps.current(namespace) === ready,
     );
-    if (lacking && lacking.length === 0 && seen !== null)
-      this.audited.set(ready, { fingerprint: seen, at: startedAt });
+    if (lacking && lacking.length === 0 && seen !== null && storedThrough !== undefined)
+      this.audited.set(ready, {
+        fingerprint: seen,
+        base,
+        storedThrough,
+        fullAt: since < 0 ? startedAt : last!.fullAt,
+      });
     if (!lacking || lacking.length === 0) return 0;
     for (let i = 0; i < lacking.length; i += AUDIT_CHUNK) {
       const chunk = lacking.slice(i, i + AUDIT_CHUNK);

@@ -15,10 +15,11 @@ export interface EmbeddingSource {
   /** How many of the namespace's vectors were written after `writeSeq`. */
   countWrittenAfter(spaceId: string, namespace: string, writeSeq: number): number;
   /**
-   * Every key of the namespace with a stored vector (what an index audit checks it holds), a page at a
-   * time; each page is read when asked for, so the caller can yield between pages.
+   * Every key of the namespace with a stored vector (what an index audit checks it holds), or only those
+   * written after `afterWriteSeq`, a page at a time in write order; each page is read when asked for, so
+   * the caller can yield between pages.
    */
-  keyPages(spaceId: string, namespace: string, pageSize?: number): Iterable<number[]>;
+  keyPages(spaceId: string, namespace: string, pageSize?: number, afterWriteSeq?: number): Iterable<number[]>;
   byKeys(spaceId: string, namespace: string, keys: readonly number[]): Map<number, Float32Array>;
   count(spaceId: string, namespace: string): number;
   /** `count`, stopping at `limit` (a namespace of a million vectors is counted in ~0.2 s). */

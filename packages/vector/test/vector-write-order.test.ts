@@ -2,6 +2,7 @@ import { normalizeMemory, type PendingMemory } from '@cairn/core';
 import type { StoredEmbedding } from '@cairn/store';
 import type { VectorIndexManager } from '@cairn/vector';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { AUDIT_RECHECK_MS } from '../src/index-audit.js';
 import { DIMS, randomUnitVectors, T0, VectorFixture } from './helpers.js';
 
 /**
@@ -93,23 +94,51 @@ describe('VectorIndexManager: vectors stored out of change order', () => {
     m.apply(put(pending.slice(0, 120), vectors));
     await m.warm('ns');
     await m.flush();
-    const keyPages = vi.spyOn(fx.store.embeddings, 'keyPages');
+    const embeddings = fx.store.embeddings;
+    const original = embeddings.keyPages.bind(embeddings);
+    let read = 0;
+    const keyPages = vi.spyOn(embeddings, 'keyPages').mockImplementation(function* (...args) {
+      for (const page of original(...args)) {
+        read += page.length;
+        yield page;
+      }
+    });
     expect(await m.audit()).toBe(0);
     const afterFirst = keyPages.mock.calls.length;
     // Nothing changed: the same check would read every key to the same answer (~1 s at a million).
     expect(await m.audit()).toBe(0);
     expect(keyPages.mock.calls.length).toBe(afterFirst);
-    // A vector stored and applied: the next audit reads the keys again.
+    // A vector stored and applied: the next audit reads the keys written since, not all 120.
     m.apply(put(pending.slice(120, 121), vectors));
+    read = 0;
     expect(await m.audit()).toBe(0);
     expect(keyPages.mock.calls.length).toBe(afterFirst + 1);
+    expect(read).toBe(1);
     expect(await m.audit()).toBe(0);
     expect(keyPages.mock.calls.length).toBe(afterFirst + 1);
-    // A vector stored that the index was never given (as if its write were lost): read again, and added.
+    // A vector stored that the index was never given (as if its write were lost): read, and added.
     put(pending.slice(121), vectors);
+    read = 0;
     expect(await m.audit()).toBe(1);
     expect(keyPages.mock.calls.length).toBe(afterFirst + 2);
+    expect(read).toBe(1);
     expect(await missingFrom(m, 'ns', vectors)).toEqual([]);
+    // A merge maps a new graph file: the next check reads every key again.
+    await m.flush();
+    read = 0;
+    expect(await m.audit()).toBe(0);
+    expect(read).toBe(122);
+    // So does the full check every AUDIT_RECHECK_MS, for damage no write_seq records.
+    const now = Date.now();
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(now + AUDIT_RECHECK_MS + 1);
+    try {
+      m.apply(put(pending.slice(0, 1), vectors));
+      read = 0;
+      expect(await m.audit()).toBe(0);
+      expect(read).toBe(122);
+    } finally {
+      clock.mockRestore();
+    }
   });
 
   it('an audit adds the vectors a saved graph lacks (a file from a version that dropped them)', async () => {
