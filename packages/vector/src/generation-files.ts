@@ -114,6 +114,11 @@ export class GenerationFiles {
     return graph;
   }
 
+  /** Where a namespace's generation is (or would be) written. */
+  pathOf(namespace: string, generation: number): string {
+    return join(this.dir, this.fileName(namespace, generation));
+  }
+
   /** The current generation's path, for a merge to start from. */
   currentPath(namespace: string): string {
     return join(this.dir, this.sidecar(namespace)?.file ?? '');
@@ -126,7 +131,7 @@ export class GenerationFiles {
     watermark: number,
     data: Pick<IndexBuildRequest, 'keys' | 'vectors' | 'basePath'>,
   ): Promise<Sidecar> {
-    const file = `${this.fileStem(namespace)}.g${generation}.usearch`;
+    const file = this.fileName(namespace, generation);
     const path = join(this.dir, file);
     const { count } = await this.builder.build({
       ...data,
@@ -172,6 +177,10 @@ export class GenerationFiles {
     const safe = namespace.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 60);
     const h = createHash('sha256').update(namespace).digest('hex').slice(0, 12);
     return `${safe}-${h}`;
+  }
+
+  private fileName(namespace: string, generation: number): string {
+    return `${this.fileStem(namespace)}.g${generation}.usearch`;
   }
 
   private sidecarPath(namespace: string): string {

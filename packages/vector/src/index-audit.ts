@@ -1,5 +1,5 @@
 import type { EmbeddingSpace } from '@cairn/core';
-import { holds, type NamespaceState } from './namespace-state.js';
+import { type GraphState, holds, type NamespaceState } from './namespace-state.js';
 import type { EmbeddingSource, LogFn } from './sources.js';
 
 /** Keys an audit reads and checks against the index per event-loop turn (a few ms at a million). */
@@ -39,6 +39,9 @@ function auditBase(state: NamespaceState): string {
  * any other hole. A page of keys per event-loop turn, each checked against the graph in one native call:
  * at 100k keys, one `contains` call per key blocked the serving thread for ~230 ms; batched, ~30 ms in all.
  *
+ * With `inFile`, a graph's keys are looked up elsewhere (a worker thread, in the graph's file) once
+ * every page is read: this thread only reads the pages, and checks the few keys the file lacks.
+ *
  * Returns null when `isCurrent` says the state was forgotten or replaced meanwhile (released, reloaded):
  * whatever holds the namespace now is audited later. Keys applied meanwhile by the pipeline are not
  * reported.
@@ -47,16 +50,20 @@ export async function findMissingVectors(
   state: NamespaceState,
   stored: Iterable<number[]>,
   isCurrent: () => boolean,
+  inFile?: (keys: Float64Array) => Promise<number[]>,
 ): Promise<number[] | null> {
   const missing = new Set<number>();
   const pages = stored[Symbol.iterator]();
+  const elsewhere: number[] = [];
   for (;;) {
     // Checked before each page is read: a closed store must not be read.
     if (!isCurrent()) return null;
     const next = pages.next();
     if (next.done) break;
     const chunk = next.value;
-    if (state.kind === 'exact') {
+    if (inFile && state.kind === 'hnsw') {
+      for (const k of chunk) elsewhere.push(k);
+    } else if (state.kind === 'exact') {
       for (const k of chunk) if (!state.matrix.has(k)) missing.add(k);
     } else {
       const inGraph = state.graph.contains(BigUint64Array.from(chunk, (k) => BigInt(k))) as boolean[];
@@ -65,6 +72,13 @@ export async function findMissingVectors(
       });
     }
     await new Promise((r) => setImmediate(r));
+  }
+  if (inFile && state.kind === 'hnsw' && elsewhere.length > 0) {
+    const notInFile = await inFile(Float64Array.from(elsewhere));
+    if (!isCurrent()) return null;
+    // The file is the graph the state mapped; a key the file lacks may be in the delta, or in a graph a
+    // merge mapped meanwhile.
+    for (const k of notInFile) missing.add(k);
   }
   if (!isCurrent()) return null;
   return [...missing].filter((k) => !holds(state, k));
@@ -96,6 +110,11 @@ export class IndexAuditor {
       current: (namespace: string) => NamespaceState | undefined;
       /** Adds a lacking vector to `state`, at its current watermark. */
       add: (state: NamespaceState, key: number, vector: Float32Array) => void;
+      /**
+       * Looks keys up in the file of a graph state's generation off this thread, returning those it
+       * lacks (see `IndexBuilder.keysMissingFromFile`); absent: looked up in the mapped graph here.
+       */
+      inFile?: (namespace: string, state: GraphState, keys: Float64Array) => Promise<number[]>;
       log: LogFn;
     },
   ) {}
@@ -118,11 +137,28 @@ export class IndexAuditor {
     // write_seq above the one stored then, so only those keys are read, not a million.
     const since = recent && last.base === base ? last.storedThrough : -1;
     const startedAt = Date.now();
-    const lacking = await findMissingVectors(
-      ready,
-      embeddings.keyPages(space.id, namespace, AUDIT_PAGE, since),
-      () => this.deps.current(namespace) === ready,
-    );
+    const isCurrent = () => this.deps.current(namespace) === ready;
+    const pages = () => embeddings.keyPages(space.id, namespace, AUDIT_PAGE, since);
+    const { inFile } = this.deps;
+    let lacking: number[] | null;
+    try {
+      lacking = await findMissingVectors(
+        ready,
+        pages(),
+        isCurrent,
+        inFile && ready.kind === 'hnsw' ? (keys) => inFile(namespace, ready, keys) : undefined,
+      );
+    } catch (err) {
+      if (!inFile || !isCurrent()) throw err;
+      // A merge mapped a new file meanwhile (the old one may be gone): the next audit checks the new one.
+      if (ready.kind === 'hnsw' && auditBase(ready) !== base) return 0;
+      // A look-up that failed off the thread (the pool closing, a thread that could not start): here.
+      this.deps.log('warn', 'index audit look-up failed off the serving thread; checking here', {
+        namespace,
+        error: (err as Error).message,
+      });
+      lacking = await findMissingVectors(ready, pages(), isCurrent);
+    }
     if (lacking && lacking.length === 0 && seen !== null && storedThrough !== undefined)
       this.audited.set(ready, {
         fingerprint: seen,

@@ -2,6 +2,7 @@
 export { ExactMatrix } from './exact-matrix.js';
 export {
   DEFAULT_HNSW_PARAMS,
+  type GraphKeyLookup,
   type HnswParams,
   type IndexBuilder,
   type IndexBuildRequest,
@@ -16,4 +17,9 @@ export {
 } from './usearch-index.js';
 export { VectorIndexManager } from './vector-index-manager.js';
 export type { VectorIndexOptions } from './vector-index-options.js';
-export { BUILD_TASK_FILE, type TaskRunner, workerIndexBuilder } from './worker-index-builder.js';
+export {
+  BUILD_TASK_FILE,
+  GRAPH_LOOKUP_TASK_FILE,
+  type TaskRunner,
+  workerIndexBuilder,
+} from './worker-index-builder.js';

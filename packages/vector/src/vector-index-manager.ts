@@ -115,6 +115,7 @@ export class VectorIndexManager implements VectorLeg {
       embeddings: this.opts.embeddings,
       current: (namespace) => this.slots.get(namespace)?.ready,
       add: (state, key, vector) => this.applyOne(state, key, state.watermark, vector),
+      inFile: this.lookupInFile(),
       log: this.opts.log,
     });
     this.loadOnWrites = new LoadOnWrites(this.opts.role === 'writer' ? this.opts.loadAfterWrites : Infinity, {
@@ -129,6 +130,19 @@ export class VectorIndexManager implements VectorLeg {
       keys: this.opts.keys,
       vectorsFor: (namespace, keys) => this.vectorsFor(namespace, keys),
     };
+  }
+
+  /** An audit's look-up of a graph's keys in its file, where the builder runs (when it can). */
+  private lookupInFile() {
+    const { builder, hnsw } = this.opts;
+    if (!builder.keysMissingFromFile) return undefined;
+    return (namespace: string, state: GraphState, keys: Float64Array) =>
+      builder.keysMissingFromFile!({
+        path: this.files.pathOf(namespace, state.generation),
+        dimensions: this.space.dimensions,
+        params: hnsw,
+        keys,
+      });
   }
 
   /** The folder of one embedding space's index files under `dir` (for deleting a dropped space's files). */

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import type { IndexBuilder, IndexBuildRequest } from './hnsw-params.js';
+import type { GraphKeyLookup, IndexBuilder, IndexBuildRequest } from './hnsw-params.js';
 
 /** Anything that runs a task module on a worker thread, such as @cairn/compute's ComputePool. */
 export interface TaskRunner {
@@ -12,7 +12,13 @@ export interface TaskRunner {
  */
 export const BUILD_TASK_FILE = fileURLToPath(new URL('../dist/build-task.js', import.meta.url));
 
+/** The compiled task file that looks keys up in a graph file (see `IndexBuilder.keysMissingFromFile`). */
+export const GRAPH_LOOKUP_TASK_FILE = fileURLToPath(new URL('../dist/graph-lookup-task.js', import.meta.url));
+
 /** An IndexBuilder that builds on a worker thread; the shared buffers in the request are not copied. */
 export function workerIndexBuilder(runner: TaskRunner): IndexBuilder {
-  return { build: (req: IndexBuildRequest) => runner.run<{ count: number }>(BUILD_TASK_FILE, req) };
+  return {
+    build: (req: IndexBuildRequest) => runner.run<{ count: number }>(BUILD_TASK_FILE, req),
+    keysMissingFromFile: (req: GraphKeyLookup) => runner.run<number[]>(GRAPH_LOOKUP_TASK_FILE, req),
+  };
 }

@@ -1,6 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { type EmbeddingSpace, embeddingSpaceOf, type MemoryInput, normalizeMemory } from '@cairn/core';
 import { MemoryStore, type StoredEmbedding } from '@cairn/store';
 import {
@@ -8,6 +10,7 @@ import {
   type IndexBuildRequest,
   inProcessIndexBuilder,
   type LogFn,
+  type TaskRunner,
   VectorIndexManager,
   type VectorIndexOptions,
 } from '@cairn/vector';
@@ -167,5 +170,38 @@ export class VectorFixture {
     for (const m of this.managers) await m.close();
     this.store.close();
     rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A minimal TaskRunner on node:worker_threads: it loads the task module in a fresh worker and calls its
+ * default export, the contract @cairn/compute's pool fulfils. SharedArrayBuffers in the payload are shared.
+ */
+export class ThreadRunner implements TaskRunner {
+  readonly files: string[] = [];
+
+  run<T>(taskFile: string, payload: unknown): Promise<T> {
+    this.files.push(taskFile);
+    // An ES module worker (a data: URL, so the test needs no extra file) that imports the task by file URL.
+    const source = `
+      import { parentPort, workerData } from 'node:worker_threads';
+      try {
+        const task = await import(workerData.url);
+        parentPort.postMessage({ ok: true, r: await task.default(workerData.payload) });
+      } catch (e) {
+        parentPort.postMessage({ ok: false, e: String(e) });
+      }
+    `;
+    return new Promise<T>((resolve, reject) => {
+      const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(source)}`), {
+        workerData: { url: pathToFileURL(taskFile).href, payload },
+      });
+      worker.once('message', (msg: { ok: boolean; r?: T; e?: string }) => {
+        void worker.terminate();
+        if (msg.ok) resolve(msg.r as T);
+        else reject(new Error(msg.e));
+      });
+      worker.once('error', reject);
+    });
   }
 }

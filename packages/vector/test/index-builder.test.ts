@@ -1,8 +1,6 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import {
   addInChunks,
   BUILD_TASK_FILE,
@@ -11,11 +9,10 @@ import {
   inProcessIndexBuilder,
   SEQUENTIAL_PREFIX,
   saveIndexAtomically,
-  type TaskRunner,
   workerIndexBuilder,
 } from '@cairn/vector';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DIMS, randomUnitVectors, VectorFixture } from './helpers.js';
+import { DIMS, randomUnitVectors, ThreadRunner, VectorFixture } from './helpers.js';
 
 let dir: string;
 beforeEach(() => {
@@ -166,39 +163,6 @@ describe('saveIndexAtomically', () => {
     expect(loadAndSearch(path, v!)).toBe(7);
   });
 });
-
-/**
- * A minimal TaskRunner on node:worker_threads: it loads the task module in a fresh worker and calls its
- * default export, the contract @cairn/compute's pool fulfils. SharedArrayBuffers in the payload are shared.
- */
-class ThreadRunner implements TaskRunner {
-  readonly files: string[] = [];
-
-  run<T>(taskFile: string, payload: unknown): Promise<T> {
-    this.files.push(taskFile);
-    // An ES module worker (a data: URL, so the test needs no extra file) that imports the task by file URL.
-    const source = `
-      import { parentPort, workerData } from 'node:worker_threads';
-      try {
-        const task = await import(workerData.url);
-        parentPort.postMessage({ ok: true, r: await task.default(workerData.payload) });
-      } catch (e) {
-        parentPort.postMessage({ ok: false, e: String(e) });
-      }
-    `;
-    return new Promise<T>((resolve, reject) => {
-      const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(source)}`), {
-        workerData: { url: pathToFileURL(taskFile).href, payload },
-      });
-      worker.once('message', (msg: { ok: boolean; r?: T; e?: string }) => {
-        void worker.terminate();
-        if (msg.ok) resolve(msg.r as T);
-        else reject(new Error(msg.e));
-      });
-      worker.once('error', reject);
-    });
-  }
-}
 
 describe('workerIndexBuilder', () => {
   it('names the compiled build task, which exists after `pnpm build`', () => {

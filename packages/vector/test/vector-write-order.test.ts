@@ -1,9 +1,9 @@
 import { normalizeMemory, type PendingMemory } from '@cairn/core';
 import type { StoredEmbedding } from '@cairn/store';
-import type { VectorIndexManager } from '@cairn/vector';
+import { GRAPH_LOOKUP_TASK_FILE, type VectorIndexManager, workerIndexBuilder } from '@cairn/vector';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AUDIT_RECHECK_MS } from '../src/index-audit.js';
-import { DIMS, randomUnitVectors, T0, VectorFixture } from './helpers.js';
+import { DIMS, randomUnitVectors, T0, ThreadRunner, VectorFixture } from './helpers.js';
 
 /**
  * Distributed embed workers finish batches in any order: a batch of older memories (lower change_seq) can
@@ -141,33 +141,40 @@ describe('VectorIndexManager: vectors stored out of change order', () => {
     }
   });
 
-  it('an audit adds the vectors a saved graph lacks (a file from a version that dropped them)', async () => {
-    const pending = writeMemories('ns', 120);
-    const vectors = new Map(pending.map((p, i) => [p.key, randomUnitVectors(120, DIMS, 9)[i]!]));
-    const writer = fx.manager({ exactThreshold: 10 });
-    writer.apply(put(pending.slice(0, 80), vectors));
-    await writer.warm('ns');
-    await writer.close();
-    // The damage the old ordering left: vectors stored, but below the file's watermark and not in it.
-    const lost = put(pending.slice(80, 100), vectors);
-    fx.store.db
-      .prepare(`UPDATE embeddings SET write_seq = 1 WHERE key IN (${lost.map((l) => l.key).join(',')})`)
-      .run();
-    put(pending.slice(100), vectors);
-    const next = fx.manager({ exactThreshold: 10, waitForBuild: false });
-    // Stats tell the truth before anything is loaded: the file plus what a load catches up, not 120.
-    expect(next.status('ns')).toEqual({ state: 'unloaded', size: 100 });
-    await next.warm('ns');
-    // The audit that follows a load from a file runs in the background, a chunk per turn.
-    for (let i = 0; i < 200 && next.status('ns').size !== 120; i++)
-      await new Promise((r) => setTimeout(r, 10));
-    expect(await missingFrom(next, 'ns', vectors)).toEqual([]);
-    expect(next.status('ns').size).toBe(120);
-    expect(fx.warnings().some((w) => w.msg === 'vector index lacked stored vectors; added them')).toBe(true);
-    // The repair is saved with the next generation, and a clean index audits to nothing.
-    await next.flush();
-    expect(await next.audit()).toBe(0);
-    const after = fx.manager({ exactThreshold: 10 });
-    expect(after.status('ns')).toEqual({ state: 'unloaded', size: 120 });
-  });
+  for (const where of ['on the serving thread', 'in the file, on a worker thread'] as const)
+    it(`an audit adds the vectors a saved graph lacks (a file from a version that dropped them), looked up ${where}`, async () => {
+      const runner = where === 'on the serving thread' ? null : new ThreadRunner();
+      const builder = runner ? { builder: workerIndexBuilder(runner) } : {};
+      const pending = writeMemories('ns', 120);
+      const vectors = new Map(pending.map((p, i) => [p.key, randomUnitVectors(120, DIMS, 9)[i]!]));
+      const writer = fx.manager({ exactThreshold: 10, ...builder });
+      writer.apply(put(pending.slice(0, 80), vectors));
+      await writer.warm('ns');
+      await writer.close();
+      // The damage the old ordering left: vectors stored, but below the file's watermark and not in it.
+      const lost = put(pending.slice(80, 100), vectors);
+      fx.store.db
+        .prepare(`UPDATE embeddings SET write_seq = 1 WHERE key IN (${lost.map((l) => l.key).join(',')})`)
+        .run();
+      put(pending.slice(100), vectors);
+      const next = fx.manager({ exactThreshold: 10, waitForBuild: false, ...builder });
+      // Stats tell the truth before anything is loaded: the file plus what a load catches up, not 120.
+      expect(next.status('ns')).toEqual({ state: 'unloaded', size: 100 });
+      await next.warm('ns');
+      // The audit that follows a load from a file runs in the background, a chunk per turn.
+      for (let i = 0; i < 200 && next.status('ns').size !== 120; i++)
+        await new Promise((r) => setTimeout(r, 10));
+      expect(await missingFrom(next, 'ns', vectors)).toEqual([]);
+      expect(next.status('ns').size).toBe(120);
+      expect(fx.warnings().some((w) => w.msg === 'vector index lacked stored vectors; added them')).toBe(
+        true,
+      );
+      // Off the thread: every stored key was looked up in the file by the task, none here.
+      if (runner) expect(runner.files).toContain(GRAPH_LOOKUP_TASK_FILE);
+      // The repair is saved with the next generation, and a clean index audits to nothing.
+      await next.flush();
+      expect(await next.audit()).toBe(0);
+      const after = fx.manager({ exactThreshold: 10 });
+      expect(after.status('ns')).toEqual({ state: 'unloaded', size: 120 });
+    });
 });
