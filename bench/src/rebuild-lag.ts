@@ -4,7 +4,9 @@
 // (from when each search was due), and the server's own event-loop delay and RSS from its /metrics.
 // Issue 12's target: event-loop lag p99 ≤ 10 ms while a 1M index build and a query load run together.
 // Usage: node bench/dist/rebuild-lag.js --data-dir D [--n 1000000] [--rate 50] [--cooldown 20] [--cli main.js]
-//          [--node-arg=--cpu-prof …] [--keep-graph --max-seconds S]
+//          [--node-arg=--cpu-prof …] [--keep-graph --max-seconds S] [--write-rate W]
+// With --write-rate, W new memories a second (texts of the corpus's own, each made unique) are written beside
+// the searches, one per request, open loop: agents write while others search.
 // With --keep-graph nothing is deleted: the same load for S seconds over a server whose graph is saved (the
 // steady state, with its periodic upkeep: index audits and merges every 30 s).
 // D is a folder from `cairn ingest` of the synthetic corpus (`generateCorpus({ mainDocs: n })`); its main
@@ -30,12 +32,14 @@ const { values } = parseArgs({
     /** Options for the server's node (`--cpu-prof`), repeatable. */
     'node-arg': { type: 'string', multiple: true, default: [] },
     'keep-graph': { type: 'boolean', default: false },
+    'write-rate': { type: 'string', default: '0' },
   },
 });
 if (!values['data-dir'])
   throw new Error('--data-dir is required (a folder from `cairn ingest` of the corpus)');
 const dataDir = values['data-dir'];
 const rate = Number(values.rate);
+const writeRate = Number(values['write-rate']);
 const WINDOW_MS = 10_000;
 const SCRAPE_MS = 2_000;
 const t0 = performance.now();
@@ -66,12 +70,14 @@ function metric(text: string, name: string): number {
 async function main(): Promise<void> {
   const corpus = generateCorpus({ mainDocs: Number(values.n), seed: 42 });
   const queries = makeQueries(corpus, 2_000, 43).filter((q) => q.namespace === values.namespace);
+  const writeTexts = corpus.memories.filter((m) => m.namespace === values.namespace).slice(-20_000);
   const keep = values['keep-graph'];
   const removed = keep ? [] : deleteIndexFiles(dataDir, values.namespace);
   progress(`removed ${removed.join(', ') || 'nothing'}; starting cairn serve`);
   const server = new ServeProcess({ dataDir, cli: values.cli, nodeArgs: values['node-arg'], progress });
   const base = await server.url;
   const samples: Sample[] = [];
+  const writes: Array<{ due: number; ms: number; ok: boolean }> = [];
   const scrapes: Scrape[] = [];
   const start = performance.now();
   let rebuiltAt: number | null = null;
@@ -97,11 +103,36 @@ async function main(): Promise<void> {
       samples.push({ due, ms: performance.now() - start - due, ok: false, degraded: false });
     }
   };
+  const writeOnce = async (i: number, due: number) => {
+    const m = writeTexts[i % writeTexts.length]!;
+    try {
+      const res = await fetch(`${base}/v1/memories`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          namespace: m.namespace,
+          session: m.session,
+          kind: m.kind,
+          text: `${m.text} (write ${i})`,
+        }),
+        signal: AbortSignal.timeout(30_000),
+      });
+      await res.arrayBuffer();
+      writes.push({ due, ms: performance.now() - start - due, ok: res.ok });
+    } catch {
+      writes.push({ due, ms: performance.now() - start - due, ok: false });
+    }
+  };
+  let written = 0;
   const tick = setInterval(() => {
     const elapsed = performance.now() - start;
     while (sent < (elapsed / 1000) * rate) {
       void searchOnce(sent, (sent / rate) * 1000);
       sent++;
+    }
+    while (writeRate > 0 && written < (elapsed / 1000) * writeRate) {
+      void writeOnce(written, (written / writeRate) * 1000);
+      written++;
     }
   }, 5);
   const scrape = setInterval(async () => {
@@ -146,9 +177,14 @@ async function main(): Promise<void> {
         : w >= rebuiltAt
           ? 'after'
           : 'switch';
+    const wrote = writes.filter((s) => s.due >= w && s.due < w + WINDOW_MS);
+    const wlat = summarize(wrote.filter((s) => s.ok).map((s) => s.ms));
     rows.push(
       `| ${w / 1000}–${(w + WINDOW_MS) / 1000} s | ${phase} | ${ok.length} | ${inWindow.length - ok.length} | ` +
         `${ok.filter((s) => s.degraded).length} | ${lat.p50.toFixed(1)} / ${lat.p99.toFixed(1)} | ` +
+        (writeRate > 0
+          ? `${wrote.filter((s) => s.ok).length} / ${wrote.filter((s) => !s.ok).length} | ${wlat.p50.toFixed(1)} / ${wlat.p99.toFixed(1)} | `
+          : '') +
         `${lagP99.toFixed(1)} / ${lagMax.toFixed(1)} | ${rss.toFixed(0)} |`,
     );
   }
@@ -158,7 +194,7 @@ async function main(): Promise<void> {
   const lagP99s = summarize(lagDuring.map((s) => s.lagP99));
   process.stdout.write(
     [
-      `## ${keep ? 'Steady state' : 'Rebuild'} under load: ${values.namespace} of ${dataDir}, ${rate} searches/s open loop`,
+      `## ${keep ? 'Steady state' : 'Rebuild'} under load: ${values.namespace} of ${dataDir}, ${rate} searches/s open loop${writeRate > 0 ? ` and ${writeRate} writes/s` : ''}`,
       '',
       `- **Date:** ${new Date().toISOString()} · **Command:** \`node bench/dist/rebuild-lag.js ${process.argv.slice(2).join(' ')}\``,
       keep
@@ -169,8 +205,8 @@ async function main(): Promise<void> {
       `- Server event-loop delay p99 (beyond the ${EVENT_LOOP_SAMPLING_MS}-ms sampling interval) per ${SCRAPE_MS / 1000}-s scrape ${while_}: median ${lagP99s.p50.toFixed(1)} ms, ` +
         `worst ${lagP99s.max.toFixed(1)} ms (target ≤ 10 ms); max single delay ${Math.max(...lagDuring.map((s) => s.lagMax)).toFixed(0)} ms.`,
       '',
-      `| window (due) | phase | answered | failed | without vector leg | latency p50 / p99 ms | event-loop delay p99 / max ms (beyond the ${EVENT_LOOP_SAMPLING_MS}-ms sampling interval) | RSS MiB |`,
-      '|---|---|---:|---:|---:|---:|---:|---:|',
+      `| window (due) | phase | answered | failed | without vector leg | latency p50 / p99 ms | ${writeRate > 0 ? 'writes ok / failed | write latency p50 / p99 ms | ' : ''}event-loop delay p99 / max ms (beyond the ${EVENT_LOOP_SAMPLING_MS}-ms sampling interval) | RSS MiB |`,
+      `|---|---|---:|---:|---:|---:|${writeRate > 0 ? '---:|---:|' : ''}---:|---:|`,
       ...rows,
       '',
     ].join('\n'),
