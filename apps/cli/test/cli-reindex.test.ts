@@ -69,7 +69,9 @@ async function stats(url: string) {
 describe('cairn reindex beside a running cairn serve', () => {
   it('the server builds the new space while it keeps answering with both legs; writes made meanwhile get vectors in it; tenants stay apart', async () => {
     ingest(20_000);
-    const server = start(['serve', '--port', '0', '--no-auth']);
+    // The loop below is closed (each request waits for the last): on a fast machine it passes the default
+    // 6,000 requests a minute, and the 429s would fail a test that is not about the rate limit.
+    const server = start(['serve', '--port', '0', '--no-auth', '--rate-limit', '1000000']);
     const url = await servedUrl(server);
     const before = await stats(url);
     expect(before.space).toBe('cairn-hash-v1/384');

@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { documentsBehindScore, scoreNewMatchesLocally } from './fts5-bm25.js';
 import type { SavedTermPostings } from './saved-term-postings.js';
 import type { Accumulator } from './score-accumulator.js';
 import type { StatementCache } from './statement-cache.js';
@@ -71,6 +72,12 @@ interface Postings {
   watermark: number;
   /** Matches with keys below this one were left out (the term was over `maxPerTerm`); 0 when none were. */
   truncatedBelow: number;
+  /**
+   * How many rows match the term up to `watermark` (every namespace, as FTS5 counts them for the idf), as
+   * of `syncedSeq`; -1 when not known (left out past `maxPerTerm`, or rewritten since). Lets new matches
+   * be scored without bm25()'s walk of the whole doclist (see fts5-bm25.ts).
+   */
+  hits: number;
   /** The change sequence this term was last brought up to date with. */
   syncedSeq: number;
   /** Scores that replace the base entry of a key rewritten in place (NaN: it no longer matches). */
@@ -127,6 +134,8 @@ export class TermPostingsCache {
   private prefetched = 0;
   private loaded = 0;
   private saved = 0;
+  private newScoredHere = 0;
+  private newScoredByFts5 = 0;
 
   /** @param disk Where terms are saved and loaded (null: memory only). */
   constructor(
@@ -155,13 +164,28 @@ export class TermPostingsCache {
    * Entries and terms held, and since the cache was made: terms taken from a scorer, loaded from disk and
    * saved to it (for stats and tests).
    */
-  get size(): { terms: number; entries: number; prefetched: number; loaded: number; saved: number } {
+  /**
+   * What the cache holds and has done: terms and entries held; terms scored on a scorer, loaded from
+   * disk, saved; and batches of new matches scored here (`newScoredHere`) or by FTS5's bm25()
+   * (`newScoredByFts5`, each a walk of the term's whole doclist).
+   */
+  get size(): {
+    terms: number;
+    entries: number;
+    prefetched: number;
+    loaded: number;
+    saved: number;
+    newScoredHere: number;
+    newScoredByFts5: number;
+  } {
     return {
       terms: this.terms.size,
       entries: this.terms.calculatedSize,
       prefetched: this.prefetched,
       loaded: this.loaded,
       saved: this.saved,
+      newScoredHere: this.newScoredHere,
+      newScoredByFts5: this.newScoredByFts5,
     };
   }
 
@@ -333,7 +357,7 @@ export class TermPostingsCache {
     }
     if (p.syncedSeq === this.seq) return p;
     if (this.maxKey > p.watermark) {
-      append(p, this.newerMatches(t, p.watermark, this.maxKey));
+      append(p, this.newerMatches(t, p, this.maxKey));
       p.watermark = this.maxKey;
       // The arrays grew: tell the cache, so its bound on entries stays true.
       this.terms.set(cacheKey, p);
@@ -341,6 +365,7 @@ export class TermPostingsCache {
     for (const [key, seq] of this.rewritten) {
       if (seq <= p.syncedSeq || key > p.watermark) continue;
       p.patch.set(key, this.rescore(t, key));
+      p.hits = -1;
     }
     p.syncedSeq = this.seq;
     return p;
@@ -371,6 +396,7 @@ export class TermPostingsCache {
     if (rewrites.length > this.opts.maxPendingUpdates || added + rewrites.length > budget) return undefined;
     const p = this.fromScored(saved, saved.watermark, saved.seq);
     for (const r of rewrites) p.patch.set(r.key, this.rescore(t, r.key));
+    if (rewrites.length > 0) p.hits = -1;
     this.loaded++;
     return p;
   }
@@ -385,7 +411,8 @@ export class TermPostingsCache {
    * which a word none of the new memories hold need not pay. (Scoring the new matches on a term thread
    * instead was measured and not kept: no gain in process, nor through `cairn serve` under writes.)
    */
-  private newerMatches(t: TermQuery, watermark: number, upTo: number): Array<[number, number]> {
+  private newerMatches(t: TermQuery, p: Postings, upTo: number): Array<[number, number]> {
+    const watermark = p.watermark;
     const newer = (select: string) =>
       this.statements
         .get(`SELECT ${select} FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC`)
@@ -397,11 +424,31 @@ export class TermPostingsCache {
       if (key <= upTo) count++;
     }
     if (count === 0) return [];
+    // Where the term's matches up to the watermark are counted exactly (none rewritten since), the new
+    // ones are scored here without bm25()'s walk of the whole doclist (see fts5-bm25.ts).
+    const counted =
+      p.hits >= 0 && ![...this.rewritten].some(([key, seq]) => seq > p.syncedSeq && key <= watermark);
+    const local = counted ? scoreNewMatchesLocally(this.statements, t, watermark, upTo, p.hits) : null;
+    if (local) {
+      p.hits += local.length;
+      this.newScoredHere++;
+      return local;
+    }
+    this.newScoredByFts5++;
     const rows: Array<[number, number]> = [];
+    let above = 0;
     for (const row of newer(`rowid, ${t.bm25}`)) {
       if (row[0] <= watermark) break;
       if (row[0] <= upTo) rows.push(row);
+      else above++;
     }
+    // The walk just paid tells how many rows hold the word: read it back from the newest score, so the
+    // next new matches are scored without another (a rewrite patched right after forgets it again).
+    if (p.hits < 0 && rows.length > 0) {
+      const [key, score] = rows[0]!;
+      const total = documentsBehindScore(this.statements, t, key, score);
+      if (total !== null) p.hits = total - above;
+    } else if (p.hits >= 0) p.hits += rows.length;
     return rows.reverse();
   }
 
@@ -452,6 +499,7 @@ export class TermPostingsCache {
       length: n,
       watermark,
       truncatedBelow: n >= this.opts.maxPerTerm ? scored.keys[0]! : 0,
+      hits: n >= this.opts.maxPerTerm ? -1 : n,
       syncedSeq: seq,
       patch: new Map(),
     };

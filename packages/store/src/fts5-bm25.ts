@@ -1,0 +1,190 @@
+import type { StatementCache } from './statement-cache.js';
+
+/** FTS5's bm25 constants (fts5_aux.c). */
+const K1 = 1.2;
+const B = 0.75;
+
+/**
+ * Past this many new matches a term is scored by FTS5's own bm25(): its idf walk costs about 24 ns a
+ * document of the word, highlighting a row's columns a few microseconds, so thousands of new rows (a new
+ * process on a saved copy far behind) cost about as much either way.
+ */
+const MAX_LOCAL_ROWS = 2_000;
+
+/** A single word, quoted: what the lexical leg's MATCH is for one word, neither confined nor filtered. */
+const ONE_WORD = /^"[\p{L}\p{N}_]+"$/u;
+
+/** The five column weights of `bm25(memories_fts, w0, …, w4)`, or null for any other call. */
+export function bm25Weights(bm25: string): number[] | null {
+  const m = bm25.match(/^bm25\(memories_fts((?:, *-?[0-9.eE+-]+){5})\)$/);
+  if (!m) return null;
+  const weights = m[1]!
+    .split(',')
+    .slice(1)
+    .map((w) => Number(w.trim()));
+  return weights.every(Number.isFinite) ? weights : null;
+}
+
+/** SQLite's varints, one after another: big-endian, seven bits a byte, the ninth byte whole. */
+function varints(bytes: Uint8Array): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < bytes.length; ) {
+    let v = 0;
+    for (let j = 0; j < 9; j++) {
+      const byte = bytes[i++]!;
+      if (j === 8) {
+        v = v * 256 + byte;
+        break;
+      }
+      v = v * 128 + (byte & 0x7f);
+      if (!(byte & 0x80)) break;
+    }
+    out.push(v);
+  }
+  return out;
+}
+
+/** How many times `marker` occurs in `s` (null: none). */
+function occurrences(s: string | null, marker: string): number {
+  if (!s) return 0;
+  let n = 0;
+  for (let i = s.indexOf(marker); i >= 0; i = s.indexOf(marker, i + 1)) n++;
+  return n;
+}
+
+/** The corpus's row count and average row length (in tokens), from FTS5's averages record. */
+function corpusShape(statements: StatementCache): { nRow: number; avgdl: number } {
+  const averages = varints(
+    statements.get('SELECT block FROM memories_fts_data WHERE id = 1').pluck().get() as Uint8Array,
+  );
+  const nRow = averages[0]!;
+  return { nRow, avgdl: averages.slice(1).reduce((a, b) => a + b, 0) / nRow };
+}
+
+/** A row's length in tokens, all columns (FTS5's xColumnSize(-1)); null when it has none recorded. */
+function rowLength(statements: StatementCache, key: number): number | null {
+  const sz = statements.get('SELECT sz FROM memories_fts_docsize WHERE id = ?').pluck().get(key) as
+    | Uint8Array
+    | undefined;
+  return sz ? varints(sz).reduce((a, b) => a + b, 0) : null;
+}
+
+/** bm25()'s saturation of a row's weighted frequency (fts5_aux.c: the factor beside the idf). */
+function saturation(freq: number, length: number, avgdl: number): number {
+  return (freq * (K1 + 1.0)) / (freq + K1 * (1 - B + (B * length) / avgdl));
+}
+
+/**
+ * A single word's matches above `after`, newest first, with each one's weighted frequency as bm25() adds it
+ * up (highlight() of its weighted columns: instances in column order, as FTS5's poslist holds them), those
+ * above `upTo` only counted. Null when the term is not one word with five plain weights, or has more than
+ * `cap` matches there.
+ */
+function newMatchFrequencies(
+  statements: StatementCache,
+  term: { match: string; bm25: string },
+  after: number,
+  upTo: number,
+  cap: number,
+): { found: Array<{ key: number; freq: number }>; above: number } | null {
+  const weights = bm25Weights(term.bm25);
+  if (!weights || !ONE_WORD.test(term.match)) return null;
+  const columns = weights.flatMap((w, c) => (w === 0 ? [] : [c]));
+  // The column's own value beside its highlight: the marker is counted in both, so a text that holds it
+  // already changes nothing.
+  const select = columns
+    .map((c) => `highlight(memories_fts, ${c}, char(1), ''), memories_fts.${COLUMN_NAMES[c]}`)
+    .join(', ');
+  const rows = statements
+    .get(`SELECT rowid, ${select} FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC`)
+    .raw()
+    .iterate(term.match) as IterableIterator<[number, ...Array<string | null>]>;
+  const found: Array<{ key: number; freq: number }> = [];
+  let above = 0;
+  for (const [key, ...texts] of rows) {
+    if (key <= after) break;
+    if (key > upTo) {
+      // Written since the caller's view (another process): FTS5 counts it in the idf all the same.
+      above++;
+      continue;
+    }
+    // Leaving the loop closes the statement.
+    if (found.length === cap) return null;
+    let freq = 0;
+    columns.forEach((c, i) => {
+      const n = occurrences(texts[2 * i]!, '\u0001') - occurrences(texts[2 * i + 1]!, '\u0001');
+      for (let k = 0; k < n; k++) freq += weights[c]!;
+    });
+    found.push({ key, freq });
+  }
+  return { found, above };
+}
+
+/**
+ * A single word's matches above `after` and up to `upTo`, scored as FTS5's bm25() scores them, ascending by
+ * key, without bm25()'s first step: it walks the word's whole doclist to count the documents holding it,
+ * for the idf (12–20 ms for the commonest kept words at a million memories, on every search after a write
+ * that says the word). Here that count is `knownHits` (the matches up to `after`, which the caller holds
+ * exactly) plus the new ones; each row's weighted frequency comes from highlight(), its length from the
+ * docsize table, the corpus's row count and average length from FTS5's averages record, and the
+ * arithmetic is bm25()'s (fts5_aux.c), in its order. Scores agree with FTS5's to within an ulp (its C `log`
+ * and V8's `Math.log` may round the idf apart).
+ *
+ * Null when the term is not one word with five plain weights, or has too many new matches: the caller
+ * then has FTS5 score them.
+ */
+export function scoreNewMatchesLocally(
+  statements: StatementCache,
+  term: { match: string; bm25: string },
+  after: number,
+  upTo: number,
+  knownHits: number,
+): Array<[number, number]> | null {
+  const scan = newMatchFrequencies(statements, term, after, upTo, MAX_LOCAL_ROWS);
+  if (!scan) return null;
+  const { found, above } = scan;
+  if (found.length === 0) return [];
+  const { nRow, avgdl } = corpusShape(statements);
+  const nHit = knownHits + found.length + above;
+  let idf = Math.log((nRow - nHit + 0.5) / (nHit + 0.5));
+  if (idf <= 0) idf = 1e-6;
+  const out: Array<[number, number]> = [];
+  for (let i = found.length - 1; i >= 0; i--) {
+    const { key, freq } = found[i]!;
+    const length = rowLength(statements, key);
+    if (length === null) return null;
+    out.push([key, -1.0 * (0 + idf * saturation(freq, length, avgdl))]);
+  }
+  return out;
+}
+
+/**
+ * How many rows held a single word when FTS5 gave `score` to its match `key` (the newest above `after`):
+ * the document count behind the idf, read back from one score, so that a caller that had FTS5 score a
+ * word's new matches once need not have its whole doclist walked again on the next. Null when it cannot
+ * be told exactly (not one plain word, an idf clamped by FTS5 for a word in most rows, or a result that
+ * is not within a hundredth of a whole number).
+ */
+export function documentsBehindScore(
+  statements: StatementCache,
+  term: { match: string; bm25: string },
+  key: number,
+  score: number,
+): number | null {
+  const scan = newMatchFrequencies(statements, term, key - 1, key, 1);
+  const row = scan?.found.find((f) => f.key === key);
+  if (!row || row.freq === 0 || score >= 0) return null;
+  const length = rowLength(statements, key);
+  if (length === null) return null;
+  const { nRow, avgdl } = corpusShape(statements);
+  const idf = -score / saturation(row.freq, length, avgdl);
+  // FTS5 clamps a non-positive idf to 1e-6: the count is then lost.
+  if (!(idf > 1e-5)) return null;
+  const e = Math.exp(idf);
+  const n = (nRow + 0.5 - 0.5 * e) / (1 + e);
+  const whole = Math.round(n);
+  return Math.abs(n - whole) < 0.01 && whole >= 1 ? whole : null;
+}
+
+/** The FTS5 table's columns, in order (migrations: `memories_fts`). */
+const COLUMN_NAMES = ['title', 'text', 'parts', 'scope', 'context'] as const;

@@ -1,0 +1,185 @@
+import { MemoryStore, StatementCache } from '@cairn/store';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bm25Weights, documentsBehindScore, scoreNewMatchesLocally } from '../src/fts5-bm25.js';
+import { mem, openTempStore, type TempStore } from './helpers.js';
+
+// The postings cache scores a word's new matches here rather than through bm25(), whose first call walks
+// the word's whole doclist. These tests hold it to FTS5's own scores, row by row, on a real SQLite file.
+
+const BM25 = 'bm25(memories_fts, 3, 1, 0.4, 0, 0.5)';
+/** Two ulps of the scores here: FTS5's C `log` and V8's `Math.log` may round the idf apart. */
+const ULPS = 4e-16;
+
+let t: TempStore;
+beforeEach(() => {
+  t = openTempStore('cairn-fts5-bm25-');
+});
+afterEach(() => t.cleanup());
+
+function fts5Scores(match: string, after: number): Map<number, number> {
+  const rows = t.store.db
+    .prepare(`SELECT rowid, ${BM25} FROM memories_fts WHERE memories_fts MATCH ? AND rowid > ?`)
+    .raw()
+    .all(match, after) as Array<[number, number]>;
+  return new Map(rows);
+}
+
+function matchesUpTo(match: string, key: number): number {
+  return t.store.db
+    .prepare('SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ? AND rowid <= ?')
+    .pluck()
+    .get(match, key) as number;
+}
+
+const maxKey = () => t.store.db.prepare('SELECT max(key) FROM memories').pluck().get() as number;
+
+describe('scoreNewMatchesLocally', () => {
+  it("gives each new match FTS5's own bm25, wherever and however often the word is said", () => {
+    const old = [];
+    for (let i = 0; i < 300; i++)
+      old.push(mem({ id: `old-${i}`, text: i % 3 === 0 ? `omega filler ${i}` : `filler words ${i}` }));
+    t.store.write(old);
+    const after = maxKey();
+    t.store.write([
+      mem({ id: 'n1', text: 'omega' }),
+      mem({ id: 'n2', text: 'omega omega omega and a much longer text than the others say' }),
+      mem({ id: 'n3', title: 'Omega in the title', text: 'and once in the text: omega' }),
+      mem({ id: 'n4', text: 'fix omegaParser and omega_cache', kind: 'code' }),
+      mem({ id: 'n5', text: 'a control character \u0001 beside omega does not count as one' }),
+      mem({ id: 'n6', text: 'no such word here' }),
+      mem({ id: 'n7', text: 'omega', session: 's1' }),
+    ]);
+    const upTo = maxKey();
+    const statements = new StatementCache(t.store.db);
+    const term = { match: '"omega"', bm25: BM25 };
+    const local = scoreNewMatchesLocally(statements, term, after, upTo, matchesUpTo('"omega"', after));
+    const fts5 = fts5Scores('"omega"', after);
+    expect(local).not.toBeNull();
+    expect(local!.map(([key]) => key)).toEqual([...fts5.keys()].sort((a, b) => a - b));
+    for (const [key, score] of local!) {
+      const expected = fts5.get(key)!;
+      expect(Math.abs((score - expected) / expected)).toBeLessThanOrEqual(ULPS);
+    }
+    // Nothing new for a word none of them say: no row, no statement of bm25().
+    expect(scoreNewMatchesLocally(statements, { match: '"filler"', bm25: BM25 }, after, upTo, 0)).toEqual([]);
+  });
+
+  it("counts a match written past the caller's view in the idf, as FTS5 does, without returning it", () => {
+    t.store.write(Array.from({ length: 50 }, (_, i) => mem({ id: `old-${i}`, text: `omega ${i}` })));
+    const after = maxKey();
+    t.store.write([mem({ id: 'n1', text: 'omega new' })]);
+    const upTo = maxKey();
+    t.store.write([mem({ id: 'n2', text: 'omega newer still' })]);
+    const statements = new StatementCache(t.store.db);
+    const local = scoreNewMatchesLocally(statements, { match: '"omega"', bm25: BM25 }, after, upTo, 50);
+    expect(local?.map(([key]) => key)).toEqual([upTo]);
+    const expected = fts5Scores('"omega"', after).get(upTo)!;
+    expect(Math.abs((local![0]![1] - expected) / expected)).toBeLessThanOrEqual(ULPS);
+  });
+
+  it('leaves to FTS5 a phrase, a confined or column-filtered match, and other bm25 calls', () => {
+    t.store.write([mem({ id: 'a', text: 'omega alpha' })]);
+    const statements = new StatementCache(t.store.db);
+    const score = (match: string, bm25 = BM25) =>
+      scoreNewMatchesLocally(statements, { match, bm25 }, 0, 99, 0);
+    expect(score('"omega alpha"')).toBeNull();
+    expect(score('scope : "ns_x" AND ("omega")')).toBeNull();
+    expect(score('{title text parts} : "omega"')).toBeNull();
+    expect(score('"omega"', 'bm25(memories_fts)')).toBeNull();
+    expect(score('"omega"')).not.toBeNull();
+    expect(bm25Weights('bm25(memories_fts, 3, 1, 0.4, 0, 0.5)')).toEqual([3, 1, 0.4, 0, 0.5]);
+  });
+});
+
+describe('documentsBehindScore', () => {
+  it('reads back from one FTS5 score how many rows hold the word, as count(*) says', () => {
+    t.store.write(
+      Array.from({ length: 500 }, (_, i) =>
+        mem({ id: `m${i}`, text: i % 4 === 0 ? `omega ${'filler '.repeat(i % 9)}${i}` : `filler ${i}` }),
+      ),
+    );
+    const statements = new StatementCache(t.store.db);
+    const term = { match: '"omega"', bm25: BM25 };
+    const [key, score] = t.store.db
+      .prepare(
+        `SELECT rowid, ${BM25} FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT 1`,
+      )
+      .raw()
+      .get('"omega"') as [number, number];
+    expect(documentsBehindScore(statements, term, key, score)).toBe(125);
+    // A word in most rows: FTS5 clamps its idf, and the count cannot be read back.
+    const [fk, fs] = t.store.db
+      .prepare(
+        `SELECT rowid, ${BM25} FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT 1`,
+      )
+      .raw()
+      .get('"filler"') as [number, number];
+    expect(documentsBehindScore(statements, { match: '"filler"', bm25: BM25 }, fk, fs)).toBeNull();
+  });
+});
+
+describe('TermPostingsCache: new matches of a cached word', () => {
+  it('a word past maxPerTerm is walked once for its count, then its new matches are scored here', () => {
+    t.cleanup();
+    t = openTempStore('cairn-fts5-bm25-');
+    const store = new MemoryStore({ path: `${t.dir}/capped.db`, lexical: { postings: { maxPerTerm: 20 } } });
+    try {
+      store.write(
+        Array.from({ length: 200 }, (_, i) => mem({ id: `m${i}`, text: `common ${i % 2 ? 'x' : 'y'} ${i}` })),
+      );
+      store.write(Array.from({ length: 300 }, (_, i) => mem({ id: `o${i}`, text: `other ${i}` })));
+      const search = () =>
+        store.lexical.searchLexical({ namespace: 'ns', query: 'common', filters: {}, limit: 1_000 });
+      search();
+      const check = (after: number) => {
+        const expected = new Map(
+          store.db
+            .prepare(`SELECT rowid, ${BM25} FROM memories_fts WHERE memories_fts MATCH ? AND rowid > ?`)
+            .raw()
+            .all('"common"', after) as Array<[number, number]>,
+        );
+        const got = new Map(search().candidates.map((c) => [c.key, c.bm25]));
+        for (const [key, score] of expected)
+          expect(Math.abs((got.get(key)! - score) / score)).toBeLessThanOrEqual(ULPS);
+        return expected.size;
+      };
+      const top = () => store.db.prepare('SELECT max(key) FROM memories').pluck().get() as number;
+      // The first new match: bm25() walks the doclist (the count is not known past the cap) and the count
+      // is read back from its score.
+      let after = top();
+      store.write([mem({ id: 'n1', text: 'common common' })]);
+      expect(check(after)).toBe(1);
+      expect(store.lexical.postings.size).toMatchObject({ newScoredHere: 0, newScoredByFts5: 1 });
+      // The next ones: scored here, from highlight(), with no walk.
+      for (const text of ['common again', 'and common once more, common']) {
+        after = top();
+        store.write([mem({ id: text, title: 'Common', text })]);
+        expect(check(after)).toBe(1);
+      }
+      expect(store.lexical.postings.size).toMatchObject({ newScoredHere: 2, newScoredByFts5: 1 });
+    } finally {
+      store.close();
+    }
+  });
+
+  it('score as FTS5 scores them, through a search, after the word was cached', () => {
+    t.store.write(
+      Array.from({ length: 400 }, (_, i) => mem({ id: `m${i}`, text: `common filler ${i % 7}` })),
+    );
+    const search = () =>
+      t.store.lexical.searchLexical({ namespace: 'ns', query: 'common', filters: {}, limit: 1_000 });
+    search();
+    const after = maxKey();
+    t.store.write([
+      mem({ id: 'new-1', text: 'common common common' }),
+      mem({ id: 'new-2', title: 'Common', text: 'said once more: common' }),
+    ]);
+    const fts5 = fts5Scores('"common"', after);
+    const got = new Map(search().candidates.map((c) => [c.key, c.bm25]));
+    // Scored here, from highlight(): the 400 matches were all held, so their count was known.
+    expect(t.store.lexical.postings.size).toMatchObject({ newScoredHere: 1, newScoredByFts5: 0 });
+    expect(fts5.size).toBe(2);
+    for (const [key, expected] of fts5)
+      expect(Math.abs((got.get(key)! - expected) / expected)).toBeLessThanOrEqual(ULPS);
+  });
+});
