@@ -140,6 +140,16 @@ export function scoreNewMatchesLocally(
   upTo: number,
   knownHits: number,
 ): Array<[number, number]> | null {
+  return readingShadowTables(() => scoreLocally(statements, term, after, upTo, knownHits));
+}
+
+function scoreLocally(
+  statements: StatementCache,
+  term: { match: string; bm25: string },
+  after: number,
+  upTo: number,
+  knownHits: number,
+): Array<[number, number]> | null {
   const scan = newMatchFrequencies(statements, term, after, upTo, MAX_LOCAL_ROWS);
   if (!scan) return null;
   const { found, above } = scan;
@@ -171,6 +181,15 @@ export function documentsBehindScore(
   key: number,
   score: number,
 ): number | null {
+  return readingShadowTables(() => countBehindScore(statements, term, key, score));
+}
+
+function countBehindScore(
+  statements: StatementCache,
+  term: { match: string; bm25: string },
+  key: number,
+  score: number,
+): number | null {
   const scan = newMatchFrequencies(statements, term, key - 1, key, 1);
   const row = scan?.found.find((f) => f.key === key);
   if (!row || row.freq === 0 || score >= 0) return null;
@@ -184,6 +203,19 @@ export function documentsBehindScore(
   const n = (nRow + 0.5 - 0.5 * e) / (1 + e);
   const whole = Math.round(n);
   return Math.abs(n - whole) < 0.01 && whole >= 1 ? whole : null;
+}
+
+/**
+ * Runs a read of FTS5's shadow tables (`memories_fts_data`, `memories_fts_docsize`) as this version lays
+ * them out; a table that is not there or reads otherwise (null) leaves the scoring to bm25(): slower, never
+ * wrong.
+ */
+function readingShadowTables<T>(read: () => T | null): T | null {
+  try {
+    return read();
+  } catch {
+    return null;
+  }
 }
 
 /** The FTS5 table's columns, in order (migrations: `memories_fts`). */

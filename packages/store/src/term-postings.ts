@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { documentsBehindScore, scoreNewMatchesLocally } from './fts5-bm25.js';
+import { readNewMatches } from './new-matches.js';
 import type { SavedTermPostings } from './saved-term-postings.js';
 import type { Accumulator } from './score-accumulator.js';
 import type { StatementCache } from './statement-cache.js';
@@ -401,55 +401,21 @@ export class TermPostingsCache {
     return p;
   }
 
-  /**
-   * The term's matches above `watermark` and up to `upTo` (the store's top key at its last sync: a key
-   * written since by another process is appended at the next sync, not twice), scored, in key order.
-   * Read newest first, stopping at the first key not above `watermark`: FTS5 answers `rowid > ?` on a
-   * long doclist slowly whatever it returns (21 ms for a word in half of a million memories, with nothing
-   * to return), where reading from the end costs what it returns. Keys first, without bm25(): its first
-   * call walks the term's whole doclist for the idf (12–20 ms for the commonest kept words at a million),
-   * which a word none of the new memories hold need not pay. (Scoring the new matches on a term thread
-   * instead was measured and not kept: no gain in process, nor through `cairn serve` under writes.)
-   */
+  /** The term's new matches up to `upTo` (see new-matches.ts), keeping its count of matches and the counters. */
   private newerMatches(t: TermQuery, p: Postings, upTo: number): Array<[number, number]> {
-    const watermark = p.watermark;
-    const newer = (select: string) =>
-      this.statements
-        .get(`SELECT ${select} FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC`)
-        .raw()
-        .iterate(t.match) as IterableIterator<[number, number]>;
-    let count = 0;
-    for (const [key] of newer('rowid')) {
-      if (key <= watermark) break;
-      if (key <= upTo) count++;
-    }
-    if (count === 0) return [];
-    // Where the term's matches up to the watermark are counted exactly (none rewritten since), the new
-    // ones are scored here without bm25()'s walk of the whole doclist (see fts5-bm25.ts).
+    // The count is good only while no match up to the watermark was rewritten since.
     const counted =
-      p.hits >= 0 && ![...this.rewritten].some(([key, seq]) => seq > p.syncedSeq && key <= watermark);
-    const local = counted ? scoreNewMatchesLocally(this.statements, t, watermark, upTo, p.hits) : null;
-    if (local) {
-      p.hits += local.length;
-      this.newScoredHere++;
-      return local;
-    }
-    this.newScoredByFts5++;
-    const rows: Array<[number, number]> = [];
-    let above = 0;
-    for (const row of newer(`rowid, ${t.bm25}`)) {
-      if (row[0] <= watermark) break;
-      if (row[0] <= upTo) rows.push(row);
-      else above++;
-    }
-    // The walk just paid tells how many rows hold the word: read it back from the newest score, so the
-    // next new matches are scored without another (a rewrite patched right after forgets it again).
-    if (p.hits < 0 && rows.length > 0) {
-      const [key, score] = rows[0]!;
-      const total = documentsBehindScore(this.statements, t, key, score);
-      if (total !== null) p.hits = total - above;
-    } else if (p.hits >= 0) p.hits += rows.length;
-    return rows.reverse();
+      p.hits >= 0 && ![...this.rewritten].some(([key, seq]) => seq > p.syncedSeq && key <= p.watermark);
+    const read = readNewMatches(
+      this.statements,
+      t,
+      { after: p.watermark, hits: counted ? p.hits : -1 },
+      upTo,
+    );
+    if (read.by === 'here') this.newScoredHere++;
+    else if (read.by === 'fts5') this.newScoredByFts5++;
+    p.hits = read.hits;
+    return read.rows;
   }
 
   /** The term's score for one memory as it reads now; NaN when it no longer matches. */
