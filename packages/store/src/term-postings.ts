@@ -404,8 +404,11 @@ export class TermPostingsCache {
   /** The term's new matches up to `upTo` (see new-matches.ts), keeping its count of matches and the counters. */
   private newerMatches(t: TermQuery, p: Postings, upTo: number): Array<[number, number]> {
     // The count is good only while no match up to the watermark was rewritten since.
-    const counted =
-      p.hits >= 0 && ![...this.rewritten].some(([key, seq]) => seq > p.syncedSeq && key <= p.watermark);
+    let counted = p.hits >= 0;
+    for (const [key, seq] of this.rewritten) {
+      if (!counted) break;
+      if (seq > p.syncedSeq && key <= p.watermark) counted = false;
+    }
     const read = readNewMatches(
       this.statements,
       t,
