@@ -37,12 +37,16 @@ export function readNewMatches(
       .get(`SELECT ${select} FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC`)
       .raw()
       .iterate(term.match) as IterableIterator<[number, number]>;
-  let count = 0;
+  // Whether there is any: the first new key up to `upTo` settles it.
+  let any = false;
   for (const [key] of newest('rowid')) {
     if (key <= after) break;
-    if (key <= upTo) count++;
+    if (key <= upTo) {
+      any = true;
+      break;
+    }
   }
-  if (count === 0) return { rows: [], hits: known.hits, by: null };
+  if (!any) return { rows: [], hits: known.hits, by: null };
   if (known.hits >= 0) {
     const rows = scoreNewMatchesLocally(statements, term, after, upTo, known.hits);
     if (rows) return { rows, hits: known.hits + rows.length, by: 'here' };
