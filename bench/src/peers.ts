@@ -106,6 +106,19 @@ async function measure<T>(
   return { p50: s.p50, p99: s.p99, tops, n: samples.length };
 }
 
+/**
+ * Runs one system's measurement; a system that throws gets a row saying so and the run goes on (at a
+ * million memories Orama's hybrid search throws a RangeError, and a crash lost the whole run's output).
+ */
+async function attempt<T>(fn: () => Promise<T>): Promise<T | { failed: string }> {
+  try {
+    return await fn();
+  } catch (err) {
+    const e = err as Error;
+    return { failed: `${e.name}: ${e.message}` };
+  }
+}
+
 /** A row's name, saying when the budget cut its pass short. */
 function named(name: string, measured: number, of: number, budgetS: number): string {
   return measured < of ? `${name} (${measured} of ${of} queries: ${budgetS}-s budget)` : name;
@@ -361,7 +374,11 @@ async function main(): Promise<void> {
           continue;
         }
         const sample = idx.slice(0, count ?? idx.length);
-        const m = await measure(sample, fn, budgetMs);
+        const m = await attempt(() => measure(sample, fn, budgetMs));
+        if ('failed' in m) {
+          row([`${name}: failed (${m.failed})`, '—', '—', '—']);
+          continue;
+        }
         const recall = recallAt10(m.tops, truth.slice(0, m.n), vectors, queryVectors.slice(0, m.n));
         row([named(name, m.n, sample.length, budgetS), m.p50, m.p99, recall.toFixed(3)]);
       }
@@ -414,9 +431,16 @@ async function main(): Promise<void> {
         oramaRow('@orama-hybrid@');
         continue;
       }
-      const first = await measure(idx, fn, budgetMs);
       // The second pass asks again what the first asked, no more.
-      const second = await measure(idx.slice(0, first.n), fn, budgetMs);
+      const passes = await attempt(async () => {
+        const first = await measure(idx, fn, budgetMs);
+        return { first, second: await measure(idx.slice(0, first.n), fn, budgetMs) };
+      });
+      if ('failed' in passes) {
+        row([`${name}: failed (${passes.failed})`, '—', '—', '—', '—']);
+        continue;
+      }
+      const { first, second } = passes;
       row([named(name, first.n, idx.length, budgetS), first.p50, first.p99, second.p50, second.p99]);
     }
     // Cairn as a new process finds the folder (`cairn serve` after `cairn ingest`): the saved graph mapped
@@ -517,29 +541,44 @@ async function main(): Promise<void> {
       } as never);
       return (r as { hits: Array<{ id: string }> }).hits.map((h) => Number(h.id));
     };
+    const fill = (slot: string, line: string) => {
+      oramaRows.set(slot, line);
+      process.stderr.write(`${line}\n`);
+    };
     {
-      const m = await measure(idx, (i) => oramaTop(i, 'vector'), budgetMs);
-      const recall = recallAt10(m.tops, truth.slice(0, m.n), vectors, queryVectors.slice(0, m.n));
-      oramaRows.set(
+      const m = await attempt(() => measure(idx, (i) => oramaTop(i, 'vector'), budgetMs));
+      fill(
         '@orama-vector@',
-        cells([named('Orama vector search', m.n, idx.length, budgetS), m.p50, m.p99, recall.toFixed(3)]),
+        'failed' in m
+          ? cells([`Orama vector search: failed (${m.failed})`, '—', '—', '—'])
+          : cells([
+              named('Orama vector search', m.n, idx.length, budgetS),
+              m.p50,
+              m.p99,
+              recallAt10(m.tops, truth.slice(0, m.n), vectors, queryVectors.slice(0, m.n)).toFixed(3),
+            ]),
       );
     }
     {
-      const first = await measure(idx, (i) => oramaTop(i, 'hybrid'), budgetMs);
-      const second = await measure(idx.slice(0, first.n), (i) => oramaTop(i, 'hybrid'), budgetMs);
-      oramaRows.set(
+      const hybrid = (i: number) => oramaTop(i, 'hybrid');
+      const passes = await attempt(async () => {
+        const first = await measure(idx, hybrid, budgetMs);
+        return { first, second: await measure(idx.slice(0, first.n), hybrid, budgetMs) };
+      });
+      fill(
         '@orama-hybrid@',
-        cells([
-          named('Orama hybrid', first.n, idx.length, budgetS),
-          first.p50,
-          first.p99,
-          second.p50,
-          second.p99,
-        ]),
+        'failed' in passes
+          ? cells([`Orama hybrid: failed (${passes.failed})`, '—', '—', '—', '—'])
+          : cells([
+              named('Orama hybrid', passes.first.n, idx.length, budgetS),
+              passes.first.p50,
+              passes.first.p99,
+              passes.second.p50,
+              passes.second.p99,
+            ]),
       );
     }
-    oramaRows.set(
+    fill(
       '@orama-ingest@',
       cells([
         'Orama (in memory only: nothing persisted)',
@@ -547,13 +586,11 @@ async function main(): Promise<void> {
         Math.round(docs.length / (oramaIngest.ms / 1000)).toLocaleString('en-US'),
       ]),
     );
-    oramaRows.set(
+    fill(
       '@orama-cold@',
       cells(['Orama (no persistence in core: a cold start is the ingest above)', oramaIngest.ms]),
     );
     for (const [i, line] of lines.entries()) lines[i] = oramaRows.get(line) ?? line;
-    for (const slot of ['@orama-vector@', '@orama-hybrid@', '@orama-ingest@'])
-      process.stderr.write(`${oramaRows.get(slot)}\n`);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
