@@ -161,10 +161,6 @@ export class TermPostingsCache {
   }
 
   /**
-   * Entries and terms held, and since the cache was made: terms taken from a scorer, loaded from disk and
-   * saved to it (for stats and tests).
-   */
-  /**
    * What the cache holds and has done: terms and entries held; terms scored on a scorer, loaded from
    * disk, saved; and batches of new matches scored here (`newScoredHere`) or by FTS5's bm25()
    * (`newScoredByFts5`, each a walk of the term's whole doclist).
