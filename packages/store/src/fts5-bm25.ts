@@ -25,6 +25,11 @@ export function bm25Weights(bm25: string): number[] | null {
   return weights.every(Number.isFinite) ? weights : null;
 }
 
+/** One word with five plain weights: a term whose new matches can be scored here, given its count of rows. */
+export function isPlainWord(term: { match: string; bm25: string }): boolean {
+  return bm25Weights(term.bm25) !== null && ONE_WORD.test(term.match);
+}
+
 /** SQLite's varints, one after another: big-endian, seven bits a byte, the ninth byte whole. */
 function varints(bytes: Uint8Array): number[] {
   const out: number[] = [];
@@ -203,6 +208,44 @@ function countBehindScore(
   const n = (nRow + 0.5 - 0.5 * e) / (1 + e);
   const whole = Math.round(n);
   return Math.abs(n - whole) < 0.01 && whole >= 1 ? whole : null;
+}
+
+/**
+ * How many rows hold a single word up to `maxKey` (every namespace, as FTS5 counts them for the idf), for a
+ * word whose newest match at or below `maxKey` FTS5 just gave `score` in the same read transaction (call
+ * inside `StatementCache.snapshot`): read back from that score, or, when FTS5 clamped the idf (a word in
+ * most rows), counted (a walk of the doclist: 24–43 ms for such a word at a million memories, paid once,
+ * where the term is scored, beside a scoring that cost as much). Known, it lets every later new match of
+ * the word be scored without bm25()'s walk (`scoreNewMatchesLocally`), in this process and, saved with the
+ * term's postings, in every later one. -1 when not one plain word with five plain weights.
+ */
+export function wordRowsUpTo(
+  statements: StatementCache,
+  term: { match: string; bm25: string },
+  newest: readonly [number, number],
+  maxKey: number,
+): number {
+  if (!isPlainWord(term)) return -1;
+  const count = readingShadowTables(() => {
+    // Rows above the caller's view (written since by another thread or process) count in FTS5's idf.
+    let above = 0;
+    const keys = statements
+      .get('SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC')
+      .pluck()
+      .iterate(term.match) as IterableIterator<number>;
+    for (const key of keys) {
+      if (key <= maxKey) break;
+      above++;
+    }
+    const total =
+      countBehindScore(statements, term, newest[0], newest[1]) ??
+      (statements
+        .get('SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?')
+        .pluck()
+        .get(term.match) as number);
+    return total - above;
+  });
+  return count ?? -1;
 }
 
 /**

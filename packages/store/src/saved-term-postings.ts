@@ -15,6 +15,8 @@ export interface SavedPostings {
   keys: Float64Array;
   /** FTS5 bm25() of the term alone, aligned with keys. */
   scores: Float64Array;
+  /** Rows holding the term up to `watermark`, every namespace; -1 when not known (see ScoredMatches). */
+  hits: number;
 }
 
 /**
@@ -48,6 +50,7 @@ export class SavedTermPostings {
       corpusRows: row.corpus_rows,
       keys: Float64Array.from(keys32),
       scores,
+      hits: row.hits,
     };
   }
 
@@ -55,11 +58,11 @@ export class SavedTermPostings {
     let stmt: ReturnType<StatementCache['get']>;
     try {
       stmt = this.statements.get(
-        'SELECT seq, watermark, max_per_term, corpus_rows, keys, scores FROM term_postings WHERE cache_key = ?',
+        'SELECT seq, watermark, max_per_term, corpus_rows, keys, scores, hits FROM term_postings WHERE cache_key = ?',
       );
     } catch {
-      // A read-only process on a folder no writer of this version has opened yet (before migration 20):
-      // nothing is saved there, and the term is scored as before.
+      // A read-only process on a folder no writer of this version has opened yet (before migration 20, or
+      // 21 for the count): the term is scored as before.
       return undefined;
     }
     return stmt.get(cacheKey) as
@@ -70,6 +73,7 @@ export class SavedTermPostings {
           corpus_rows: number;
           keys: Buffer;
           scores: Buffer;
+          hits: number;
         }
       | undefined;
   }
@@ -87,11 +91,11 @@ export class SavedTermPostings {
     try {
       this.statements
         .get(
-          `INSERT INTO term_postings (cache_key, seq, watermark, max_per_term, corpus_rows, keys, scores)
-             VALUES (?, ?, ?, ?, ?, ?, ?)
+          `INSERT INTO term_postings (cache_key, seq, watermark, max_per_term, corpus_rows, keys, scores, hits)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (cache_key) DO UPDATE SET seq = excluded.seq, watermark = excluded.watermark,
              max_per_term = excluded.max_per_term, corpus_rows = excluded.corpus_rows, keys = excluded.keys,
-             scores = excluded.scores`,
+             scores = excluded.scores, hits = excluded.hits`,
         )
         .run(
           cacheKey,
@@ -101,10 +105,11 @@ export class SavedTermPostings {
           p.corpusRows,
           Buffer.from(keys.buffer, keys.byteOffset, keys.byteLength),
           Buffer.from(p.scores.buffer, p.scores.byteOffset, p.scores.byteLength),
+          p.hits,
         );
       return true;
     } catch {
-      // Busy, full disk, a database opened before migration 20 by an older build: the term stays in memory
+      // Busy, full disk, a database opened before migration 20 (or 21) by an older build: the term stays in memory
       // and is scored again by the next process. Nothing depends on a save.
       return false;
     } finally {

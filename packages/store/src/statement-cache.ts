@@ -22,4 +22,19 @@ export class StatementCache {
     }
     return stmt;
   }
+
+  /**
+   * Runs `read` in one read transaction (a single WAL snapshot), or in the caller's when one is open: for
+   * statements whose answers must agree with each other while another thread or process writes.
+   */
+  snapshot<T>(read: () => T): T {
+    if (this.db.inTransaction) return read();
+    this.get('BEGIN').run();
+    try {
+      return read();
+    } finally {
+      // An error that ended the transaction already (SQLite rolls back on some) must not be masked.
+      if (this.db.inTransaction) this.get('COMMIT').run();
+    }
+  }
 }

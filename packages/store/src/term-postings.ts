@@ -1,9 +1,10 @@
 import { LRUCache } from 'lru-cache';
+import { isPlainWord } from './fts5-bm25.js';
 import { readNewMatches } from './new-matches.js';
 import type { SavedTermPostings } from './saved-term-postings.js';
 import type { Accumulator } from './score-accumulator.js';
 import type { StatementCache } from './statement-cache.js';
-import { type ScoredMatches, type TermScorer, termScoreSql, toScoredMatches } from './term-scoring.js';
+import { type ScoredMatches, scoreTerm, type TermScorer } from './term-scoring.js';
 
 /** Tunables of the postings cache. */
 export interface TermPostingsOptions {
@@ -380,6 +381,11 @@ export class TermPostingsCache {
     if (!this.disk || this.opts.saveFromMatches <= 0 || this.seq < 0) return undefined;
     const saved = this.disk.load(keyOf(t));
     if (!saved || saved.maxPerTerm !== this.opts.maxPerTerm || saved.seq > this.seq) return undefined;
+    // Saved by a build before migration 21 without the word's count of rows: a writer scores it once more
+    // (on a term thread when it has one) and saves it with the count, so that no later process walks the
+    // word's doclist on its first search after a write.
+    if (saved.hits < 0 && this.disk.writable && saved.keys.length >= saved.maxPerTerm && isPlainWord(t))
+      return undefined;
     const budget = Math.max(this.rowsAtReset, saved.corpusRows) * MAX_DRIFT;
     const added = Math.max(0, this.maxKey - saved.watermark);
     if (added > budget || Math.abs(this.rowsAtReset - saved.corpusRows) > budget) return undefined;
@@ -443,16 +449,19 @@ export class TermPostingsCache {
       corpusRows,
       keys: p.keys.subarray(0, p.length),
       scores: p.scores.subarray(0, p.length),
+      hits: p.hits,
     });
     if (ok) this.saved++;
   }
 
   private scoreFromScratch(t: TermQuery): Postings {
-    const rows = this.statements
-      .get(termScoreSql(t.bm25))
-      .raw()
-      .all(t.match, this.maxKey, this.opts.maxPerTerm) as Array<[number, number]>;
-    return this.fromScored(toScoredMatches(rows), this.maxKey, this.seq);
+    const scored = scoreTerm(this.statements, {
+      match: t.match,
+      bm25: t.bm25,
+      maxKey: this.maxKey,
+      maxPerTerm: this.opts.maxPerTerm,
+    });
+    return this.fromScored(scored, this.maxKey, this.seq);
   }
 
   /** A term's postings from its scored matches (keys ascending), as of key `watermark` and sequence `seq`. */
@@ -464,7 +473,7 @@ export class TermPostingsCache {
       length: n,
       watermark,
       truncatedBelow: n >= this.opts.maxPerTerm ? scored.keys[0]! : 0,
-      hits: n >= this.opts.maxPerTerm ? -1 : n,
+      hits: n >= this.opts.maxPerTerm ? scored.hits : n,
       syncedSeq: seq,
       patch: new Map(),
     };

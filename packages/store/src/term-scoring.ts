@@ -1,4 +1,6 @@
 import { fileURLToPath } from 'node:url';
+import { wordRowsUpTo } from './fts5-bm25.js';
+import type { StatementCache } from './statement-cache.js';
 
 /** One term to score alone against the store: what the postings cache asks of a scorer. */
 export interface TermScoreRequest {
@@ -16,6 +18,12 @@ export interface TermScoreRequest {
 export interface ScoredMatches {
   keys: Float64Array;
   scores: Float64Array;
+  /**
+   * Rows holding the term up to the request's `maxKey`, every namespace (what FTS5 counts for its idf); -1
+   * when not known (a phrase or a confined match past `maxPerTerm`). Equal to the matches' count when they
+   * are all there.
+   */
+  hits: number;
 }
 
 /**
@@ -37,13 +45,31 @@ export function termScoreSql(bm25: string): string {
             WHERE memories_fts MATCH ? AND rowid <= ? ORDER BY rowid DESC LIMIT ?) ORDER BY key`;
 }
 
+/**
+ * Scores one term against the store, wherever it runs (the serving thread, a term thread's connection):
+ * its newest `maxPerTerm` matches, and how many rows hold it, read in one snapshot so that the count is of
+ * the corpus the scores were computed against.
+ */
+export function scoreTerm(statements: StatementCache, req: TermScoreRequest): ScoredMatches {
+  return statements.snapshot(() => {
+    const rows = statements
+      .get(termScoreSql(req.bm25))
+      .raw()
+      .all(req.match, req.maxKey, req.maxPerTerm) as Array<[number, number]>;
+    const newest = rows.at(-1);
+    const hits =
+      rows.length < req.maxPerTerm ? rows.length : wordRowsUpTo(statements, req, newest!, req.maxKey);
+    return toScoredMatches(rows, hits);
+  });
+}
+
 /** Rows of `termScoreSql` as typed arrays. */
-export function toScoredMatches(rows: ReadonlyArray<readonly [number, number]>): ScoredMatches {
+function toScoredMatches(rows: ReadonlyArray<readonly [number, number]>, hits: number): ScoredMatches {
   const keys = new Float64Array(rows.length);
   const scores = new Float64Array(rows.length);
   for (let i = 0; i < rows.length; i++) {
     keys[i] = rows[i]![0];
     scores[i] = rows[i]![1];
   }
-  return { keys, scores };
+  return { keys, scores, hits };
 }

@@ -1,6 +1,6 @@
 import { MemoryStore, StatementCache } from '@cairn/store';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bm25Weights, documentsBehindScore, scoreNewMatchesLocally } from '../src/fts5-bm25.js';
+import { bm25Weights, documentsBehindScore, scoreNewMatchesLocally, wordRowsUpTo } from '../src/fts5-bm25.js';
 import { mem, openTempStore, type TempStore } from './helpers.js';
 
 // The postings cache scores a word's new matches here rather than through bm25(), whose first call walks
@@ -116,10 +116,45 @@ describe('documentsBehindScore', () => {
       .get('"filler"') as [number, number];
     expect(documentsBehindScore(statements, { match: '"filler"', bm25: BM25 }, fk, fs)).toBeNull();
   });
+
+  it('counts the rows holding a word up to a key, read back or counted, whatever was written past it', () => {
+    t.store.write(
+      Array.from({ length: 400 }, (_, i) =>
+        mem({ id: `m${i}`, text: `${i % 4 === 0 ? 'omega ' : ''}filler ${'pad '.repeat(i % 5)}${i}` }),
+      ),
+    );
+    const upTo = maxKey();
+    // Written past the caller's view: FTS5 counts them in the idf, the count up to `upTo` must not.
+    t.store.write(
+      Array.from({ length: 30 }, (_, i) => mem({ id: `late${i}`, text: `omega filler late ${i}` })),
+    );
+    const statements = new StatementCache(t.store.db);
+    const newest = (match: string) =>
+      t.store.db
+        .prepare(
+          `SELECT rowid, ${BM25} FROM memories_fts WHERE memories_fts MATCH ? AND rowid <= ? ORDER BY rowid DESC LIMIT 1`,
+        )
+        .raw()
+        .get(match, upTo) as [number, number];
+    // A word in a quarter of the rows: read back from its newest score.
+    for (const match of ['"omega"', '"filler"']) {
+      const term = { match, bm25: BM25 };
+      const counted = statements.snapshot(() => wordRowsUpTo(statements, term, newest(match), upTo));
+      expect(counted).toBe(matchesUpTo(match, upTo));
+    }
+    // "filler" is in every row: FTS5 clamps its idf, so it was counted, not read back.
+    expect(
+      documentsBehindScore(statements, { match: '"filler"', bm25: BM25 }, ...newest('"filler"')),
+    ).toBeNull();
+    // Not a plain word: unknown.
+    expect(wordRowsUpTo(statements, { match: '"omega filler"', bm25: BM25 }, newest('"omega"'), upTo)).toBe(
+      -1,
+    );
+  });
 });
 
 describe('TermPostingsCache: new matches of a cached word', () => {
-  it('a word past maxPerTerm is walked once for its count, then its new matches are scored here', () => {
+  it('a word past maxPerTerm knows its count from its scoring: its new matches are scored here, never walked', () => {
     t.cleanup();
     t = openTempStore('cairn-fts5-bm25-');
     const store = new MemoryStore({ path: `${t.dir}/capped.db`, lexical: { postings: { maxPerTerm: 20 } } });
@@ -144,19 +179,14 @@ describe('TermPostingsCache: new matches of a cached word', () => {
         return expected.size;
       };
       const top = () => store.db.prepare('SELECT max(key) FROM memories').pluck().get() as number;
-      // The first new match: bm25() walks the doclist (the count is not known past the cap) and the count
-      // is read back from its score.
-      let after = top();
-      store.write([mem({ id: 'n1', text: 'common common' })]);
-      expect(check(after)).toBe(1);
-      expect(store.lexical.postings.size).toMatchObject({ newScoredHere: 0, newScoredByFts5: 1 });
-      // The next ones: scored here, from highlight(), with no walk.
-      for (const text of ['common again', 'and common once more, common']) {
-        after = top();
+      // Scoring the word's newest 20 matches also told how many rows hold it (read back from a score), so
+      // even the first new match is scored here, from highlight(), with no walk of the doclist.
+      for (const text of ['common common', 'common again', 'and common once more, common']) {
+        const after = top();
         store.write([mem({ id: text, title: 'Common', text })]);
         expect(check(after)).toBe(1);
       }
-      expect(store.lexical.postings.size).toMatchObject({ newScoredHere: 2, newScoredByFts5: 1 });
+      expect(store.lexical.postings.size).toMatchObject({ newScoredHere: 3, newScoredByFts5: 0 });
     } finally {
       store.close();
     }

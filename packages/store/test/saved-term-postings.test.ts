@@ -111,6 +111,42 @@ describe('Saved term postings: a writer keeps the common words it scored', () =>
     expect(now[0]).toBeGreaterThan(savedAt[0]!);
   });
 
+  it('saves a word past the cap with its count of rows: a new process scores its new matches without a walk', () => {
+    const CAPPED = { lexical: { postings: { saveFromMatches: 20, maxPerTerm: 40 } } };
+    const writer = another(CAPPED);
+    writeCorpus(writer, 300, 11);
+    ranking(writer, 'alpha');
+    const hits = writer.db.prepare('SELECT hits FROM term_postings').pluck().all() as number[];
+    const matches = writer.db
+      .prepare(`SELECT count(*) FROM memories_fts WHERE memories_fts MATCH '"alpha"'`)
+      .pluck()
+      .get() as number;
+    expect(matches).toBeGreaterThan(40);
+    expect(hits).toEqual([matches]);
+    // Written after the save: the next process's first search brings these in.
+    writer.write([mem({ id: 'late1', text: 'alpha late' }), mem({ id: 'late2', text: 'alpha alpha later' })]);
+    const next = another(CAPPED);
+    const got = ranking(next, 'alpha', 500);
+    expect(next.lexical.postings.size).toMatchObject({ loaded: 1, newScoredHere: 1, newScoredByFts5: 0 });
+    // As the writer, which followed the writes, ranks them.
+    expect(got).toEqual(ranking(writer, 'alpha', 500));
+  });
+
+  it('a word saved without its count (before migration 21) is scored once more by a writer, read as it is by a reader', () => {
+    const CAPPED = { lexical: { postings: { saveFromMatches: 20, maxPerTerm: 40 } } };
+    const writer = another(CAPPED);
+    writeCorpus(writer, 300, 12);
+    const want = ranking(writer, 'alpha', 500);
+    writer.db.exec('UPDATE term_postings SET hits = -1');
+    const reader = another({ ...CAPPED, readonly: true });
+    expect(ranking(reader, 'alpha', 500)).toEqual(want);
+    expect(reader.lexical.postings.size).toMatchObject({ loaded: 1, saved: 0 });
+    const next = another(CAPPED);
+    expect(ranking(next, 'alpha', 500)).toEqual(want);
+    expect(next.lexical.postings.size).toMatchObject({ loaded: 0, saved: 1 });
+    expect(writer.db.prepare('SELECT hits FROM term_postings').pluck().get()).toBeGreaterThan(40);
+  });
+
   it('is not used under another cap on matches per term', () => {
     writeCorpus(t.store, 300, 5);
     ranking(t.store, 'alpha');
