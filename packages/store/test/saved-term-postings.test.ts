@@ -147,6 +147,33 @@ describe('Saved term postings: a writer keeps the common words it scored', () =>
     expect(writer.db.prepare('SELECT hits FROM term_postings').pluck().get()).toBeGreaterThan(40);
   });
 
+  it('saves a word again once 1,000 new matches were added to it: a new process then scores none of them', () => {
+    // Large enough that 1,000 new memories stay under the tenth of the corpus past which a cache starts over.
+    writeCorpus(t.store, 10_100, 13);
+    ranking(t.store, 'delta');
+    const savedAt = () => t.store.db.prepare('SELECT watermark FROM term_postings').pluck().all() as number[];
+    const [first] = savedAt();
+    const late = (from: number, n: number) =>
+      t.store.write(
+        Array.from({ length: n }, (_, i) => mem({ id: `late${from + i}`, text: `delta late ${i}` })),
+      );
+    // 999 new matches: the row stays as saved, and a new process scores them all on its first search.
+    late(0, 999);
+    ranking(t.store, 'delta');
+    expect(savedAt()).toEqual([first]);
+    const behind = another();
+    ranking(behind, 'delta');
+    expect(behind.lexical.postings.size).toMatchObject({ loaded: 1, newScoredHere: 1 });
+    // The thousandth: the writer, bringing the word up to date for a search, saves it as it now holds.
+    late(999, 1);
+    const want = ranking(t.store, 'delta', 12_000);
+    const top = t.store.db.prepare('SELECT max(key) FROM memories').pluck().get() as number;
+    expect(savedAt()).toEqual([top]);
+    const next = another();
+    expect(ranking(next, 'delta', 12_000)).toEqual(want);
+    expect(next.lexical.postings.size).toMatchObject({ loaded: 1, newScoredHere: 0, newScoredByFts5: 0 });
+  });
+
   it('is not used under another cap on matches per term', () => {
     writeCorpus(t.store, 300, 5);
     ranking(t.store, 'alpha');
