@@ -4,7 +4,7 @@
 // SQL: the memvee design), Orama (in-memory, vector and hybrid) and LanceDB (on disk: FTS, an ANN index,
 // and its hybrid query with the RRF reranker; see lancedb-peer.ts).
 // Usage: node --expose-gc bench/dist/peers.js [--n 100000] [--queries 200] [--naive-queries 200]
-//   [--lance-index ivf_pq|hnsw_sq|none] [--budget-s 0]
+//   [--lance-index ivf_pq|hnsw_sq|none] [--budget-s 0] [--orama-only]
 // At a million, `--budget-s 120` bounds each system's pass: a system whose queries take seconds each (Orama,
 // the naive design) answers as many as fit, and its row says how many.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -181,6 +181,101 @@ function ftsOr(query: string): string {
   return [...new Set(words)].map((w) => `"${w}"`).join(' OR ') || '""';
 }
 
+/** A table row. */
+function cells(c: Array<string | number>): string {
+  return `| ${c.map((x) => (typeof x === 'number' ? x.toFixed(x < 10 ? 2 : 1) : x)).join(' | ')} |`;
+}
+
+/** What the Orama rows need from the run: the same memories, vectors, queries and ground truth. */
+interface OramaRun {
+  texts: readonly string[];
+  vectors: readonly Float32Array[];
+  queries: readonly string[];
+  queryVectors: readonly Float32Array[];
+  truth: number[][];
+  budgetMs: number;
+  budgetS: number;
+  step: (what: string, ms: number) => void;
+}
+
+/** Orama's rows (vector, hybrid, ingest, cold start), keyed by the slots the tables leave for them. */
+async function measureOrama(run: OramaRun): Promise<Map<string, string>> {
+  const { texts, vectors, queries, queryVectors, truth, budgetMs, budgetS, step } = run;
+  const idx = queries.map((_, i) => i);
+  const oramaIngest = await time(async () => {
+    const db = create({ schema: { id: 'string', text: 'string', embedding: `vector[${DIMS}]` } as const });
+    await insertMultiple(
+      db,
+      texts.map((text, i) => ({ id: String(i), text, embedding: Array.from(vectors[i]!) })),
+      1_000,
+    );
+    return db;
+  });
+  step('Orama ingest', oramaIngest.ms);
+  const orama = oramaIngest.value;
+  const oramaTop = async (i: number, mode: 'vector' | 'hybrid') => {
+    const r = await oramaSearch(orama, {
+      mode,
+      ...(mode === 'hybrid' ? { term: queries[i]! } : {}),
+      vector: { value: Array.from(queryVectors[i]!), property: 'embedding' },
+      similarity: -1,
+      limit: mode === 'hybrid' ? 10 : TOP,
+    } as never);
+    return (r as { hits: Array<{ id: string }> }).hits.map((h) => Number(h.id));
+  };
+  const rows = new Map<string, string>();
+  const fill = (slot: string, line: string) => {
+    rows.set(slot, line);
+    process.stderr.write(`${line}\n`);
+  };
+  {
+    const m = await attempt(() => measure(idx, (i) => oramaTop(i, 'vector'), budgetMs));
+    fill(
+      '@orama-vector@',
+      'failed' in m
+        ? cells([`Orama vector search: failed (${m.failed})`, '—', '—', '—'])
+        : cells([
+            named('Orama vector search', m.n, idx.length, budgetS),
+            m.p50,
+            m.p99,
+            recallAt10(m.tops, truth.slice(0, m.n), vectors, queryVectors.slice(0, m.n)).toFixed(3),
+          ]),
+    );
+  }
+  {
+    const hybrid = (i: number) => oramaTop(i, 'hybrid');
+    const passes = await attempt(async () => {
+      const first = await measure(idx, hybrid, budgetMs);
+      return { first, second: await measure(idx.slice(0, first.n), hybrid, budgetMs) };
+    });
+    fill(
+      '@orama-hybrid@',
+      'failed' in passes
+        ? cells([`Orama hybrid: failed (${passes.failed})`, '—', '—', '—', '—'])
+        : cells([
+            named('Orama hybrid', passes.first.n, idx.length, budgetS),
+            passes.first.p50,
+            passes.first.p99,
+            passes.second.p50,
+            passes.second.p99,
+          ]),
+    );
+  }
+  fill(
+    '@orama-ingest@',
+    cells([
+      'Orama (in memory only: nothing persisted)',
+      oramaIngest.ms / 1000,
+      Math.round(texts.length / (oramaIngest.ms / 1000)).toLocaleString('en-US'),
+    ]),
+  );
+  fill(
+    '@orama-cold@',
+    cells(['Orama (no persistence in core: a cold start is the ingest above)', oramaIngest.ms]),
+  );
+  return rows;
+}
+
 async function main(): Promise<void> {
   const n = arg('--n', 100_000);
   const queryCount = arg('--queries', 200);
@@ -207,8 +302,6 @@ async function main(): Promise<void> {
   const queryVectors = await hashing.embed(queries);
   const root = mkdtempSync(join(tmpdir(), 'cairn-peers-'));
   const lines: string[] = [];
-  const cells = (c: Array<string | number>) =>
-    `| ${c.map((x) => (typeof x === 'number' ? x.toFixed(x < 10 ? 2 : 1) : x)).join(' | ')} |`;
   const row = (c: Array<string | number>) => {
     const line = cells(c);
     lines.push(line);
@@ -225,6 +318,21 @@ async function main(): Promise<void> {
     for (const [i, v] of vectors.entries()) exact.upsert(i, v);
     const truth = queryVectors.map((q) => exact.search(q, TOP).map((h) => h.key));
     step('vectors embedded', embedded.ms);
+    const orama: OramaRun = {
+      texts: docs.map(textOf),
+      vectors,
+      queries,
+      queryVectors,
+      truth,
+      budgetMs,
+      budgetS,
+      step,
+    };
+    if (process.argv.includes('--orama-only')) {
+      // Orama's rows alone (its vector search at a million was lost to its hybrid search's crash once).
+      for (const line of (await measureOrama(orama)).values()) process.stdout.write(`${line}\n`);
+      return;
+    }
 
     // Ingest: stored, searchable and indexed, from the same vectors.
     const cairnDir = join(root, 'cairn');
@@ -523,76 +631,7 @@ async function main(): Promise<void> {
     (globalThis as { gc?: () => void }).gc?.();
 
     // Orama, alone in the process's heap (see oramaRows).
-    const oramaIngest = await time(async () => {
-      const db = create({ schema: { id: 'string', text: 'string', embedding: `vector[${DIMS}]` } as const });
-      await insertMultiple(
-        db,
-        docs.map((d, i) => ({ id: String(i), text: textOf(d), embedding: Array.from(vectors[i]!) })),
-        1_000,
-      );
-      return db;
-    });
-    step('Orama ingest', oramaIngest.ms);
-    const orama = oramaIngest.value;
-    const oramaTop = async (i: number, mode: 'vector' | 'hybrid') => {
-      const r = await oramaSearch(orama, {
-        mode,
-        ...(mode === 'hybrid' ? { term: queries[i]! } : {}),
-        vector: { value: Array.from(queryVectors[i]!), property: 'embedding' },
-        similarity: -1,
-        limit: mode === 'hybrid' ? 10 : TOP,
-      } as never);
-      return (r as { hits: Array<{ id: string }> }).hits.map((h) => Number(h.id));
-    };
-    const fill = (slot: string, line: string) => {
-      oramaRows.set(slot, line);
-      process.stderr.write(`${line}\n`);
-    };
-    {
-      const m = await attempt(() => measure(idx, (i) => oramaTop(i, 'vector'), budgetMs));
-      fill(
-        '@orama-vector@',
-        'failed' in m
-          ? cells([`Orama vector search: failed (${m.failed})`, '—', '—', '—'])
-          : cells([
-              named('Orama vector search', m.n, idx.length, budgetS),
-              m.p50,
-              m.p99,
-              recallAt10(m.tops, truth.slice(0, m.n), vectors, queryVectors.slice(0, m.n)).toFixed(3),
-            ]),
-      );
-    }
-    {
-      const hybrid = (i: number) => oramaTop(i, 'hybrid');
-      const passes = await attempt(async () => {
-        const first = await measure(idx, hybrid, budgetMs);
-        return { first, second: await measure(idx.slice(0, first.n), hybrid, budgetMs) };
-      });
-      fill(
-        '@orama-hybrid@',
-        'failed' in passes
-          ? cells([`Orama hybrid: failed (${passes.failed})`, '—', '—', '—', '—'])
-          : cells([
-              named('Orama hybrid', passes.first.n, idx.length, budgetS),
-              passes.first.p50,
-              passes.first.p99,
-              passes.second.p50,
-              passes.second.p99,
-            ]),
-      );
-    }
-    fill(
-      '@orama-ingest@',
-      cells([
-        'Orama (in memory only: nothing persisted)',
-        oramaIngest.ms / 1000,
-        Math.round(docs.length / (oramaIngest.ms / 1000)).toLocaleString('en-US'),
-      ]),
-    );
-    fill(
-      '@orama-cold@',
-      cells(['Orama (no persistence in core: a cold start is the ingest above)', oramaIngest.ms]),
-    );
+    for (const [slot, line] of await measureOrama(orama)) oramaRows.set(slot, line);
     for (const [i, line] of lines.entries()) lines[i] = oramaRows.get(line) ?? line;
   } finally {
     rmSync(root, { recursive: true, force: true });
