@@ -186,21 +186,54 @@ function cells(c: Array<string | number>): string {
   return `| ${c.map((x) => (typeof x === 'number' ? x.toFixed(x < 10 ? 2 : 1) : x)).join(' | ')} |`;
 }
 
-/** What the Orama rows need from the run: the same memories, vectors, queries and ground truth. */
-interface OramaRun {
-  texts: readonly string[];
+/** What every row is measured against: the corpus's vectors, the queries' and exact search's answers. */
+interface Measured {
   vectors: readonly Float32Array[];
-  queries: readonly string[];
   queryVectors: readonly Float32Array[];
   truth: number[][];
   budgetMs: number;
   budgetS: number;
+}
+
+/** A vector top-50 row: one pass over `sample` with its recall@10, or a row saying the system failed. */
+async function vectorRow(
+  name: string,
+  sample: readonly number[],
+  fn: (i: number) => Promise<number[]> | number[],
+  run: Measured,
+): Promise<Array<string | number>> {
+  const m = await attempt(() => measure(sample, fn, run.budgetMs));
+  if ('failed' in m) return [`${name}: failed (${m.failed})`, '—', '—', '—'];
+  const recall = recallAt10(m.tops, run.truth.slice(0, m.n), run.vectors, run.queryVectors.slice(0, m.n));
+  return [named(name, m.n, sample.length, run.budgetS), m.p50, m.p99, recall.toFixed(3)];
+}
+
+/** A hybrid row: a first pass, then the same queries again (no more), or a row saying the system failed. */
+async function hybridRow(
+  name: string,
+  idx: readonly number[],
+  fn: (i: number) => Promise<number[]> | number[],
+  run: Measured,
+): Promise<Array<string | number>> {
+  const passes = await attempt(async () => {
+    const first = await measure(idx, fn, run.budgetMs);
+    return { first, second: await measure(idx.slice(0, first.n), fn, run.budgetMs) };
+  });
+  if ('failed' in passes) return [`${name}: failed (${passes.failed})`, '—', '—', '—', '—'];
+  const { first, second } = passes;
+  return [named(name, first.n, idx.length, run.budgetS), first.p50, first.p99, second.p50, second.p99];
+}
+
+/** What the Orama rows need from the run: the same memories, vectors, queries and ground truth. */
+interface OramaRun extends Measured {
+  texts: readonly string[];
+  queries: readonly string[];
   step: (what: string, ms: number) => void;
 }
 
 /** Orama's rows (vector, hybrid, ingest, cold start), keyed by the slots the tables leave for them. */
 async function measureOrama(run: OramaRun): Promise<Map<string, string>> {
-  const { texts, vectors, queries, queryVectors, truth, budgetMs, budgetS, step } = run;
+  const { texts, vectors, queries, queryVectors, step } = run;
   const idx = queries.map((_, i) => i);
   const oramaIngest = await time(async () => {
     const db = create({ schema: { id: 'string', text: 'string', embedding: `vector[${DIMS}]` } as const });
@@ -228,39 +261,11 @@ async function measureOrama(run: OramaRun): Promise<Map<string, string>> {
     rows.set(slot, line);
     process.stderr.write(`${line}\n`);
   };
-  {
-    const m = await attempt(() => measure(idx, (i) => oramaTop(i, 'vector'), budgetMs));
-    fill(
-      '@orama-vector@',
-      'failed' in m
-        ? cells([`Orama vector search: failed (${m.failed})`, '—', '—', '—'])
-        : cells([
-            named('Orama vector search', m.n, idx.length, budgetS),
-            m.p50,
-            m.p99,
-            recallAt10(m.tops, truth.slice(0, m.n), vectors, queryVectors.slice(0, m.n)).toFixed(3),
-          ]),
-    );
-  }
-  {
-    const hybrid = (i: number) => oramaTop(i, 'hybrid');
-    const passes = await attempt(async () => {
-      const first = await measure(idx, hybrid, budgetMs);
-      return { first, second: await measure(idx.slice(0, first.n), hybrid, budgetMs) };
-    });
-    fill(
-      '@orama-hybrid@',
-      'failed' in passes
-        ? cells([`Orama hybrid: failed (${passes.failed})`, '—', '—', '—', '—'])
-        : cells([
-            named('Orama hybrid', passes.first.n, idx.length, budgetS),
-            passes.first.p50,
-            passes.first.p99,
-            passes.second.p50,
-            passes.second.p99,
-          ]),
-    );
-  }
+  fill(
+    '@orama-vector@',
+    cells(await vectorRow('Orama vector search', idx, (i) => oramaTop(i, 'vector'), run)),
+  );
+  fill('@orama-hybrid@', cells(await hybridRow('Orama hybrid', idx, (i) => oramaTop(i, 'hybrid'), run)));
   fill(
     '@orama-ingest@',
     cells([
@@ -318,7 +323,7 @@ async function main(): Promise<void> {
     for (const [i, v] of vectors.entries()) exact.upsert(i, v);
     const truth = queryVectors.map((q) => exact.search(q, TOP).map((h) => h.key));
     step('vectors embedded', embedded.ms);
-    const orama: OramaRun = {
+    const run: OramaRun = {
       texts: docs.map(textOf),
       vectors,
       queries,
@@ -330,7 +335,7 @@ async function main(): Promise<void> {
     };
     if (process.argv.includes('--orama-only')) {
       // Orama's rows alone (its vector search at a million was lost to its hybrid search's crash once).
-      for (const line of (await measureOrama(orama)).values()) process.stdout.write(`${line}\n`);
+      for (const line of (await measureOrama(run)).values()) process.stdout.write(`${line}\n`);
       return;
     }
 
@@ -484,14 +489,7 @@ async function main(): Promise<void> {
           oramaRow('@orama-vector@');
           continue;
         }
-        const sample = idx.slice(0, count ?? idx.length);
-        const m = await attempt(() => measure(sample, fn, budgetMs));
-        if ('failed' in m) {
-          row([`${name}: failed (${m.failed})`, '—', '—', '—']);
-          continue;
-        }
-        const recall = recallAt10(m.tops, truth.slice(0, m.n), vectors, queryVectors.slice(0, m.n));
-        row([named(name, m.n, sample.length, budgetS), m.p50, m.p99, recall.toFixed(3)]);
+        row(await vectorRow(name, idx.slice(0, count ?? idx.length), fn, run));
       }
       await simdPool.close();
     }
@@ -542,17 +540,7 @@ async function main(): Promise<void> {
         oramaRow('@orama-hybrid@');
         continue;
       }
-      // The second pass asks again what the first asked, no more.
-      const passes = await attempt(async () => {
-        const first = await measure(idx, fn, budgetMs);
-        return { first, second: await measure(idx.slice(0, first.n), fn, budgetMs) };
-      });
-      if ('failed' in passes) {
-        row([`${name}: failed (${passes.failed})`, '—', '—', '—', '—']);
-        continue;
-      }
-      const { first, second } = passes;
-      row([named(name, first.n, idx.length, budgetS), first.p50, first.p99, second.p50, second.p99]);
+      row(await hybridRow(name, idx, fn, run));
     }
     // Cairn as a new process finds the folder (`cairn serve` after `cairn ingest`): the saved graph mapped
     // on the first query, common words loaded from disk rather than held from the ingest.
@@ -631,7 +619,7 @@ async function main(): Promise<void> {
     (globalThis as { gc?: () => void }).gc?.();
 
     // Orama, alone in the process's heap (see oramaRows).
-    for (const [slot, line] of await measureOrama(orama)) oramaRows.set(slot, line);
+    for (const [slot, line] of await measureOrama(run)) oramaRows.set(slot, line);
     for (const [i, line] of lines.entries()) lines[i] = oramaRows.get(line) ?? line;
   } finally {
     rmSync(root, { recursive: true, force: true });
