@@ -30,6 +30,8 @@ import { BackgroundCheckpointer } from './background-checkpointer.js';
 import { type ConsolidationReport, Consolidator, DEFAULT_CONSOLIDATION_OPTIONS } from './consolidator.js';
 import { DataFolderLock } from './data-folder-lock.js';
 import {
+  BULK_WRITE_MEMORIES,
+  checkpointsOf,
   type EngineLog,
   type EngineOptions,
   isLongLived,
@@ -111,8 +113,8 @@ export class CairnEngine {
   readonly health: StoreHealth;
   /** Scores the lexical leg's new terms off the serving thread (see `termScoring`); null when inline. */
   private readonly termPool: ComputePool | null = null;
-  /** Runs the WAL checkpoints off the serving thread (see `checkpoints`); null when they run inline. */
-  private readonly checkpointer: BackgroundCheckpointer | null = null;
+  /** Runs the WAL checkpoints off the serving thread (see `checkpoints`); null while they run inline. */
+  private checkpointer: BackgroundCheckpointer | null = null;
   private closed = false;
   /** Near-duplicates merged into the newer memory (see Consolidator); the writer runs it on a timer. */
   readonly consolidator: Consolidator;
@@ -134,10 +136,7 @@ export class CairnEngine {
     this.store = store;
     this.health = new StoreHealth(join(dataDir, 'cairn.db'), this.log);
     const refreshEvery = opts.refreshIntervalMs ?? 1_000;
-    if ((opts.checkpoints ?? (isLongLived(opts) ? 'background' : 'inline')) === 'background') {
-      this.checkpointer = new BackgroundCheckpointer(join(dataDir, 'cairn.db'), store.db, this.log);
-      this.checkpointer.start();
-    }
+    if (checkpointsOf(opts) === 'background') this.checkpointInBackground();
     this.pool = embedder && (opts.useWorkerThreads ?? true) ? new ComputePool() : null;
     if (termScoringOf(opts) === 'worker') {
       this.termPool = startTermScoring(store, dataDir, this.log, () => this.closed);
@@ -334,6 +333,8 @@ export class CairnEngine {
         'WRITER_ELSEWHERE',
         'this engine reads a distributed deployment; write through the capture queue (REDIS_URL) instead',
       );
+    if (inputs.length >= BULK_WRITE_MEMORIES && checkpointsOf(this.opts) === 'on-bulk-write')
+      this.checkpointInBackground();
     if (this.role === 'follower' || opts.embed === false)
       return this.health.guard(() => this.pipeline.capture(inputs));
     const result = this.health.guard(() => this.pipeline.ingest(inputs));
@@ -668,6 +669,13 @@ export class CairnEngine {
     await this.checkpointer?.stop();
     this.store.close();
     this.lock?.release();
+  }
+
+  /** Moves this connection's WAL checkpoints to a thread of their own (once; see `checkpoints`). */
+  private checkpointInBackground(): void {
+    if (this.checkpointer || this.closed) return;
+    this.checkpointer = new BackgroundCheckpointer(join(this.dataDir, 'cairn.db'), this.store.db, this.log);
+    this.checkpointer.start();
   }
 
   private serve(

@@ -46,8 +46,10 @@ export interface EngineOptions {
    * connection of its own, so no commit on the serving thread stops to copy the log into the database file
    * (20–30 ms at 100k memories, every few batches of a bulk write); `'inline'`, inside the commit that grows
    * the log past 1,000 pages, as SQLite does by default. @defaultValue 'background' in a long-lived process
-   * (`refreshIntervalMs` > 0), else 'inline' (a one-shot command would pay more to start the thread, and
-   * serves no searches that a checkpoint could hold up)
+   * (`refreshIntervalMs` > 0); else 'inline' until the process's first bulk write (an `ingest` of at least
+   * {@link BULK_WRITE_MEMORIES} memories), then 'background': a one-shot command that writes one memory
+   * would pay more to start the thread than it saves, while a bulk ingest's inline checkpoints copy the
+   * same randomly placed index pages into the database file again every few batches, on its only thread
    */
   checkpoints?: 'background' | 'inline';
   /**
@@ -158,6 +160,23 @@ export interface EngineOptions {
 /** Whether the engine serves for long (a server, an MCP session) rather than one command's work. */
 export function isLongLived(opts: Pick<EngineOptions, 'refreshIntervalMs'>): boolean {
   return (opts.refreshIntervalMs ?? 1_000) > 0;
+}
+
+/**
+ * Memories in one `ingest` call that make it a bulk write: a one-shot engine moves its WAL checkpoints to
+ * a thread of their own from then on (see `checkpoints`). `cairn ingest` writes 1,000 a call; `cairn add`
+ * and an agent's writes, one to a few.
+ */
+export const BULK_WRITE_MEMORIES = 256;
+
+/**
+ * Where the WAL checkpoints run from the start (see `checkpoints`); 'on-bulk-write' when the option is unset
+ * in a one-shot engine: inline until its first bulk write.
+ */
+export function checkpointsOf(
+  opts: Pick<EngineOptions, 'refreshIntervalMs' | 'checkpoints'>,
+): 'background' | 'inline' | 'on-bulk-write' {
+  return opts.checkpoints ?? (isLongLived(opts) ? 'background' : 'on-bulk-write');
 }
 
 /** The embedded loop's slice (see `storeSlice`). */

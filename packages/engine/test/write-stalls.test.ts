@@ -7,6 +7,7 @@ import { embedPending } from '@cairn/pipeline';
 import { MemoryStore, openDatabase } from '@cairn/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BackgroundCheckpointer } from '../src/background-checkpointer.js';
+import { BULK_WRITE_MEMORIES } from '../src/engine-options.js';
 import { useEngines } from './helpers.js';
 
 // What keeps a writer's serving thread from stalling on its own writes: vectors stored in small
@@ -152,5 +153,35 @@ describe('an engine', () => {
     expect(autocheckpoint(oneShot.store.db)).toBe(1000);
     const chosen = await engines.open({ refreshIntervalMs: 0, checkpoints: 'background' });
     expect(autocheckpoint(chosen.store.db)).toBe(0);
+  });
+
+  it('moves a one-shot engine to background checkpoints at its first bulk write, and stays there', async () => {
+    const memories = (n: number, from = 0) =>
+      Array.from({ length: n }, (_, i) => ({
+        namespace: 'ns',
+        id: `m${from + i}`,
+        text: `bulk memory ${from + i} about the deploy of service ${(from + i) % 7}`,
+      }));
+    const dir = engines.tempDir();
+    const oneShot = await engines.open({ refreshIntervalMs: 0 }, dir);
+    // A few memories (cairn add, an agent's write): checkpoints stay in the commit.
+    expect(oneShot.ingest(memories(BULK_WRITE_MEMORIES - 1)).counts.stored).toBe(BULK_WRITE_MEMORIES - 1);
+    expect(autocheckpoint(oneShot.store.db)).toBe(1000);
+    // A batch of cairn ingest: from here the thread checkpoints, for the rest of the process.
+    const path = join(dir, 'cairn.db');
+    const before = statSync(path).size;
+    oneShot.ingest(memories(2_000, 1_000));
+    expect(autocheckpoint(oneShot.store.db)).toBe(0);
+    oneShot.ingest(memories(3, 5_000));
+    expect(autocheckpoint(oneShot.store.db)).toBe(0);
+    // The thread copies the log into the database file while the writer's commits never do.
+    await eventually(() => statSync(path).size > before);
+    await oneShot.drain();
+    expect(oneShot.store.db.prepare('SELECT count(*) FROM memories').pluck().get()).toBe(2_258);
+
+    // Chosen inline: never moved.
+    const inline = await engines.open({ refreshIntervalMs: 0, checkpoints: 'inline' });
+    inline.ingest(memories(BULK_WRITE_MEMORIES));
+    expect(autocheckpoint(inline.store.db)).toBe(1000);
   });
 });
