@@ -335,6 +335,7 @@ export class CairnEngine {
       );
     if (inputs.length >= BULK_WRITE_MEMORIES && checkpointsOf(this.opts) === 'on-bulk-write')
       this.checkpointInBackground();
+    this.checkpointer?.catchUp();
     if (this.role === 'follower' || opts.embed === false)
       return this.health.guard(() => this.pipeline.capture(inputs));
     const result = this.health.guard(() => this.pipeline.ingest(inputs));
@@ -486,7 +487,11 @@ export class CairnEngine {
         'this engine reads a distributed deployment; its reindex runs through the embed workers (cairn reindex with REDIS_URL)',
       );
     const space = await this.spaces.request(spec, opts.activate);
-    if (this.role === 'writer') this.spaces.supervise();
+    if (this.role === 'writer') {
+      // A reindex writes a vector for every memory: a bulk write (see `checkpoints`).
+      if (checkpointsOf(this.opts) === 'on-bulk-write') this.checkpointInBackground();
+      this.spaces.supervise();
+    }
     return space;
   }
 

@@ -47,7 +47,7 @@ export interface EngineOptions {
    * (20–30 ms at 100k memories, every few batches of a bulk write); `'inline'`, inside the commit that grows
    * the log past 1,000 pages, as SQLite does by default. @defaultValue 'background' in a long-lived process
    * (`refreshIntervalMs` > 0); else 'inline' until the process's first bulk write (an `ingest` of at least
-   * {@link BULK_WRITE_MEMORIES} memories), then 'background': a one-shot command that writes one memory
+   * {@link BULK_WRITE_MEMORIES} memories, or a reindex it runs), then 'background': a one-shot command that writes one memory
    * would pay more to start the thread than it saves, while a bulk ingest's inline checkpoints copy the
    * same randomly placed index pages into the database file again every few batches, on its only thread
    */

@@ -1,13 +1,25 @@
 // Checkpoints the write-ahead log of the engine's database on a thread of its own (see
 // background-checkpointer.ts), every `intervalMs`, until told to stop.
 import { parentPort, workerData } from 'node:worker_threads';
-import { openCheckpointConnection } from '@cairn/store';
+import {
+  type CheckpointConnectionOptions,
+  DEFAULT_RESTART_FRAMES,
+  openCheckpointConnection,
+} from '@cairn/store';
 
-const { path, intervalMs } = workerData as { path: string; intervalMs: number };
-const conn = openCheckpointConnection(path);
+const { path, intervalMs, options } = workerData as {
+  path: string;
+  intervalMs: number;
+  options?: CheckpointConnectionOptions;
+};
+const conn = openCheckpointConnection(path, options);
+const longLog = options?.restartFrames ?? DEFAULT_RESTART_FRAMES;
 const timer = setInterval(() => {
   try {
-    conn.checkpoint();
+    const r = conn.checkpoint();
+    // Still long after this pass (its restart found no gap between the writer's commits): the writer
+    // copies the rest itself before its next batch (BackgroundCheckpointer.catchUp).
+    if (r.log > longLog) parentPort?.postMessage({ longLog: r.log });
   } catch (err) {
     // SQLITE_BUSY is not an error for PASSIVE; anything else (the file removed, a full disk) is said once
     // and ends the thread: the writer then checkpoints inline again.
