@@ -7,12 +7,15 @@ import type { EngineLog } from './engine-options.js';
 /** Compiled through `../dist/` so the task runs from `src/` (tests) and `dist/` alike. */
 const CHECKPOINT_TASK = fileURLToPath(new URL('../dist/tasks/wal-checkpoint.js', import.meta.url));
 
+/** How long the writer's restart of a long log waits for a checkpoint under way and for readers, ms. */
+const RESTART_WAIT_MS = 20;
+
 /** SQLite's own default: a commit that grows the log past this many pages checkpoints it inline. */
 const INLINE_AUTOCHECKPOINT_PAGES = 1_000;
 
 /** The writer connection: its checkpoint settings, and whether a transaction of its own is open. */
 interface PragmaTarget {
-  pragma(source: string): unknown;
+  pragma(source: string, options?: { simple: true }): unknown;
   readonly open: boolean;
   readonly inTransaction: boolean;
 }
@@ -52,9 +55,16 @@ export class BackgroundCheckpointer {
   catchUp(): void {
     if (!this.longLog || !this.worker || !this.writer.open || this.writer.inTransaction) return;
     this.longLog = false;
-    // RESTART: waits (the writer's busy timeout) for a pass of the thread's under way and for readers still
-    // on the log, copies the rest, and leaves the log to be written from its start.
-    this.writer.pragma('wal_checkpoint(RESTART)');
+    // RESTART copies the rest, waits for a pass of the thread's under way and for readers still on the log,
+    // and leaves the log to be written from its start. A serving writer must not wait long for a term
+    // thread's read of a common word: at most RESTART_WAIT_MS, else the log restarts after a later report.
+    const previous = this.writer.pragma('busy_timeout', { simple: true });
+    this.writer.pragma(`busy_timeout = ${RESTART_WAIT_MS}`);
+    try {
+      this.writer.pragma('wal_checkpoint(RESTART)');
+    } finally {
+      this.writer.pragma(`busy_timeout = ${previous}`);
+    }
   }
 
   /** Whether checkpoints currently run on the background thread. */
