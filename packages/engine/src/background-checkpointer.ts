@@ -1,7 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { workerExecArgv } from '@cairn/compute';
-import type { CheckpointConnectionOptions } from '@cairn/store';
 import type { EngineLog } from './engine-options.js';
 
 /** Compiled through `../dist/` so the task runs from `src/` (tests) and `dist/` alike. */
@@ -9,6 +8,9 @@ const CHECKPOINT_TASK = fileURLToPath(new URL('../dist/tasks/wal-checkpoint.js',
 
 /** How long the writer's restart of a long log waits for a checkpoint under way and for readers, ms. */
 const RESTART_WAIT_MS = 20;
+
+/** A log longer than this after a pass is restarted by the writer: 64 MiB of 4 KiB pages. */
+const DEFAULT_RESTART_FRAMES = 16_384;
 
 /** SQLite's own default: a commit that grows the log past this many pages checkpoints it inline. */
 const INLINE_AUTOCHECKPOINT_PAGES = 1_000;
@@ -30,8 +32,6 @@ interface PragmaTarget {
  */
 export class BackgroundCheckpointer {
   private worker: Worker | null = null;
-  /** The thread saw the log past `restartFrames` after its pass: see catchUp. */
-  private longLog = false;
   private stopping: Promise<void> | null = null;
 
   constructor(
@@ -39,25 +39,24 @@ export class BackgroundCheckpointer {
     private readonly writer: PragmaTarget,
     private readonly log: EngineLog,
     private readonly intervalMs = 250,
-    /** How long the log may grow before a checkpoint also restarts it (see CheckpointConnectionOptions). */
-    private readonly options: CheckpointConnectionOptions = {},
+    /** Frames the log may hold after a pass before the writer restarts it (see catchUp). */
+    private readonly restartFrames = DEFAULT_RESTART_FRAMES,
   ) {}
 
   /**
-   * Copies what the thread's checkpoints left in a long log, on the writer's own connection, between two
-   * of its transactions, and restarts the log: the writer's next transaction writes it from its start.
-   * Runs when the thread reports a log past `restartFrames` (its message is handled between two
-   * transactions), and when a bulk writer calls it before a batch; otherwise it does nothing. A writer
-   * that commits batch after batch leaves the thread's own restart no gap to take the lock in: the log
-   * grew to 4.4 GB in a million-memory `cairn ingest`. The copy here is only what the thread's passes
-   * have not already copied.
+   * Copies what the thread's checkpoints left in a long log, on the writer's own connection, and restarts
+   * the log: the writer's next transaction writes it from its start. Runs when the thread reports a log
+   * past `restartFrames`; the report is handled between two of the writer's transactions (they are
+   * synchronous). SQLite restarts a log only when a writer begins a transaction after a checkpoint copied
+   * every frame, which a pass on another thread almost never achieves against a writer that commits batch
+   * after batch: the log grew to 4.4 GB in a million-memory `cairn ingest`, and every page read then
+   * searched its index. The copy here is only what the thread's passes have not already made.
    */
-  catchUp(): void {
-    if (!this.longLog || !this.worker || !this.writer.open || this.writer.inTransaction) return;
-    this.longLog = false;
+  private catchUp(): void {
+    if (!this.worker || !this.writer.open || this.writer.inTransaction) return;
     // RESTART copies the rest, waits for a pass of the thread's under way and for readers still on the log,
     // and leaves the log to be written from its start. A serving writer must not wait long for a term
-    // thread's read of a common word: at most RESTART_WAIT_MS, else the log restarts after a later report.
+    // thread's read of a common word: at most RESTART_WAIT_MS, else the log restarts on a later report.
     const previous = this.writer.pragma('busy_timeout', { simple: true });
     this.writer.pragma(`busy_timeout = ${RESTART_WAIT_MS}`);
     try {
@@ -75,7 +74,7 @@ export class BackgroundCheckpointer {
   start(): void {
     if (this.worker) return;
     const worker = new Worker(CHECKPOINT_TASK, {
-      workerData: { path: this.path, intervalMs: this.intervalMs, options: this.options },
+      workerData: { path: this.path, intervalMs: this.intervalMs, restartFrames: this.restartFrames },
       execArgv: workerExecArgv(process.execArgv),
     });
     // The thread must never keep a process alive that is otherwise done.
@@ -83,11 +82,7 @@ export class BackgroundCheckpointer {
     this.worker = worker;
     this.writer.pragma('wal_autocheckpoint = 0');
     worker.on('message', (m: { error?: string; longLog?: number }) => {
-      if (m.longLog !== undefined) {
-        this.longLog = true;
-        // A message is handled between two of the writer's transactions (they are synchronous).
-        this.catchUp();
-      }
+      if (m.longLog !== undefined) this.catchUp();
       if (m.error)
         this.log('warn', 'background WAL checkpoints failed; checkpointing inline', { error: m.error });
     });

@@ -335,7 +335,6 @@ export class CairnEngine {
       );
     if (inputs.length >= BULK_WRITE_MEMORIES && checkpointsOf(this.opts) === 'on-bulk-write')
       this.checkpointInBackground();
-    this.checkpointer?.catchUp();
     if (this.role === 'follower' || opts.embed === false)
       return this.health.guard(() => this.pipeline.capture(inputs));
     const result = this.health.guard(() => this.pipeline.ingest(inputs));

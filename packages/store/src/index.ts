@@ -90,8 +90,6 @@ export {
 } from './vector-blob.js';
 export {
   type CheckpointConnection,
-  type CheckpointConnectionOptions,
   type CheckpointResult,
-  DEFAULT_RESTART_FRAMES,
   openCheckpointConnection,
 } from './wal-checkpoint.js';

@@ -16,23 +16,6 @@ export interface CheckpointConnection {
   close(): void;
 }
 
-/** See CheckpointConnectionOptions.restartFrames. */
-export const DEFAULT_RESTART_FRAMES = 16_384;
-
-export interface CheckpointConnectionOptions {
-  /**
-   * A log longer than this many frames is also restarted: once the passive pass has copied what it can,
-   * the connection waits up to `restartWaitMs` for the writer's lock and its readers, copies the rest, and
-   * the writer's next commit writes the log from its start again. Without it a writer that commits
-   * continuously (a bulk ingest) never lets the log restart: a passive pass rarely ends with every frame
-   * copied at the moment the writer begins its next transaction, and the log grew to 4.4 GB in the first
-   * 700,000 memories of a million. 16,384 frames: 64 MiB of 4 KiB pages. @defaultValue 16_384
-   */
-  restartFrames?: number;
-  /** How long a restart waits for the writer's lock and for readers, ms. @defaultValue 50 */
-  restartWaitMs?: number;
-}
-
 /**
  * Opens a second connection to `path` for checkpoints alone. In WAL mode a commit only appends pages to
  * the log; the checkpoint that copies them into the database file (and syncs it) runs, by default, inside
@@ -42,29 +25,11 @@ export interface CheckpointConnectionOptions {
  * cache. PASSIVE: it copies what no reader still needs, never waits for a lock, and never blocks the
  * writer.
  */
-export function openCheckpointConnection(
-  path: string,
-  opts: CheckpointConnectionOptions = {},
-): CheckpointConnection {
-  const restartFrames = opts.restartFrames ?? DEFAULT_RESTART_FRAMES;
-  const restartWaitMs = Math.max(0, Math.floor(opts.restartWaitMs ?? 50));
+export function openCheckpointConnection(path: string): CheckpointConnection {
   const db = new Database(path, { fileMustExist: true });
   db.pragma('busy_timeout = 0');
-  const run = (mode: 'PASSIVE' | 'RESTART') =>
-    (db.pragma(`wal_checkpoint(${mode})`) as CheckpointResult[])[0]!;
   return {
-    checkpoint: () => {
-      const passive = run('PASSIVE');
-      if (passive.log <= restartFrames) return passive;
-      // RESTART holds the writer's lock while it copies what the passive pass could not and waits for
-      // readers: a short wait for the writer's next commit, bounded by the busy timeout here.
-      db.pragma(`busy_timeout = ${restartWaitMs}`);
-      try {
-        return run('RESTART');
-      } finally {
-        db.pragma('busy_timeout = 0');
-      }
-    },
+    checkpoint: () => (db.pragma('wal_checkpoint(PASSIVE)') as CheckpointResult[])[0]!,
     close: () => db.close(),
   };
 }

@@ -1,25 +1,19 @@
 // Checkpoints the write-ahead log of the engine's database on a thread of its own (see
 // background-checkpointer.ts), every `intervalMs`, until told to stop.
 import { parentPort, workerData } from 'node:worker_threads';
-import {
-  type CheckpointConnectionOptions,
-  DEFAULT_RESTART_FRAMES,
-  openCheckpointConnection,
-} from '@cairn/store';
+import { openCheckpointConnection } from '@cairn/store';
 
-const { path, intervalMs, options } = workerData as {
+const { path, intervalMs, restartFrames } = workerData as {
   path: string;
   intervalMs: number;
-  options?: CheckpointConnectionOptions;
+  restartFrames: number;
 };
-const conn = openCheckpointConnection(path, options);
-const longLog = options?.restartFrames ?? DEFAULT_RESTART_FRAMES;
+const conn = openCheckpointConnection(path);
 const timer = setInterval(() => {
   try {
     const r = conn.checkpoint();
-    // Still long after this pass (its restart found no gap between the writer's commits): the writer
-    // copies the rest itself before its next batch (BackgroundCheckpointer.catchUp).
-    if (r.log > longLog) parentPort?.postMessage({ longLog: r.log });
+    // A log this long after a pass will not restart by itself: the writer restarts it (see catchUp).
+    if (r.log > restartFrames) parentPort?.postMessage({ longLog: r.log });
   } catch (err) {
     // SQLITE_BUSY is not an error for PASSIVE; anything else (the file removed, a full disk) is said once
     // and ends the thread: the writer then checkpoints inline again.
