@@ -57,10 +57,16 @@ export class BackgroundCheckpointer {
     // RESTART copies the rest, waits for a pass of the thread's under way and for readers still on the log,
     // and leaves the log to be written from its start. A serving writer must not wait long for a term
     // thread's read of a common word: at most RESTART_WAIT_MS, else the log restarts on a later report.
+    // It runs from the thread's message, outside any caller: an error here (a full disk) must be said, not
+    // thrown into the event loop, where it would end the process. The next report tries again.
     const previous = this.writer.pragma('busy_timeout', { simple: true });
     this.writer.pragma(`busy_timeout = ${RESTART_WAIT_MS}`);
     try {
       this.writer.pragma('wal_checkpoint(RESTART)');
+    } catch (err) {
+      this.log('warn', 'restarting a long WAL failed; the next report tries again', {
+        error: (err as Error).message,
+      });
     } finally {
       this.writer.pragma(`busy_timeout = ${previous}`);
     }
