@@ -496,11 +496,13 @@ export class EmbeddingStore {
 
   /** `count`, but it stops at `limit`: whether a namespace is small costs the limit, not the namespace. */
   countUpTo(spaceId: string, namespace: string, limit: number): number {
-    // SQLite's LIMIT takes an integer only.
-    if (!Number.isSafeInteger(limit))
-      return Number.isFinite(limit)
-        ? this.countUpTo(spaceId, namespace, Math.max(0, Math.ceil(limit)))
+    // SQLite's LIMIT takes an integer only; a limit past 2^53 (an exact threshold of "always") counts all.
+    if (!Number.isSafeInteger(limit)) {
+      const whole = Math.max(0, Math.ceil(limit));
+      return Number.isSafeInteger(whole)
+        ? this.countUpTo(spaceId, namespace, whole)
         : this.count(spaceId, namespace);
+    }
     return this.db
       .prepare('SELECT count(*) FROM (SELECT 1 FROM embeddings WHERE space = ? AND namespace = ? LIMIT ?)')
       .pluck()

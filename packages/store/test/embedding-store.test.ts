@@ -99,6 +99,8 @@ describe('EmbeddingStore: pending and put', () => {
     expect([upTo(0), upTo(3), upTo(7), upTo(100), upTo(2.5), upTo(Number.POSITIVE_INFINITY)]).toEqual([
       0, 3, 7, 7, 3, 7,
     ]);
+    // Past 2^53 (an exact threshold of Number.MAX_SAFE_INTEGER, plus one): it counted forever before.
+    expect([upTo(Number.MAX_SAFE_INTEGER + 1), upTo(2 ** 60)]).toEqual([7, 7]);
     expect(t.store.embeddings.countUpTo(space.id, 'other', 5)).toBe(0);
   });
 
