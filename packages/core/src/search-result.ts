@@ -135,6 +135,12 @@ export interface SearchResponse {
     /** Embedding space of the vector leg, if it ran. */
     space: string | null;
     vectorExact: boolean | null;
+    /**
+     * When the vector leg answered from a graph (approximate): how many of the lexical leg's candidates
+     * the graph had not returned were scored exactly against the query and entered the vector list. Null
+     * when the list was exact or not completed.
+     */
+    vectorFromLexical: number | null;
     /** Why a degraded leg could not answer. */
     degradedReasons: Record<string, string>;
     settings: {

@@ -36,6 +36,7 @@ import { planRecency, queriesOf, recencySettings } from './recency-plan.js';
 import { DEFAULT_RELEVANCE_OPTIONS, relevanceOf } from './relevance.js';
 import { type RerankPlan, rerankPage } from './rerank-page.js';
 import { applySessionSupport } from './session-support.js';
+import { completeVectorList } from './vector-completion.js';
 
 export interface HybridRouterComponents {
   lexical: LexicalLeg;
@@ -52,6 +53,11 @@ export interface HybridRouterComponents {
   defaults?: SearchOptions;
   /** Reorders the first hits when a query asks for `rerank: 'model'` (or `'auto'`). @defaultValue none */
   reranker?: Reranker | null;
+  /**
+   * Whether a graph's (approximate) vector list is completed with the lexical leg's candidates, all scored
+   * exactly against the query (see completeVectorList). Off only to measure what it earns. @defaultValue true
+   */
+  completeVectorList?: boolean;
 }
 
 const elapsed = (t0: number) => Math.round((performance.now() - t0) * 1000) / 1000;
@@ -182,6 +188,26 @@ export class HybridRouter {
     }
     // The planning done before the vector leg counts as the lexical leg's.
     const lexicalMs = elapsed(tLex) + prepareMs;
+
+    // A graph's list misses some nearest neighbours; the lexical leg's candidates complete it, scored
+    // exactly (see completeVectorList). An exact leg's list is complete already.
+    let vectorFromLexical: number | null = null;
+    const tComplete = performance.now();
+    const complete = this.c.completeVectorList ?? true;
+    if (complete && vectorExact === false && queryVector && this.c.vector && lexical.length > 0) {
+      const done = completeVectorList(
+        this.c.vector,
+        opts.namespace,
+        queryVector,
+        vector,
+        lexical,
+        floor,
+        opts.candidatePool,
+      );
+      vector = done.candidates;
+      vectorFromLexical = done.fromLexical;
+    }
+    const completionMs = elapsed(tComplete);
     await yieldToLoop();
 
     // Multi-route recall: the namespace's named fields, each searched as a route of its own.
@@ -311,6 +337,7 @@ export class HybridRouter {
         lexicalPlan,
         space: this.c.vector && opts.weights.vector > 0 ? this.c.vector.space.id : null,
         vectorExact,
+        vectorFromLexical,
         degradedReasons,
         settings: {
           k: opts.k,
@@ -344,7 +371,7 @@ export class HybridRouter {
           explain: opts.explain,
         },
       },
-      tookMs: { lexical: lexicalMs, vector: vectorMs, fusion: fusionMs, total: 0 },
+      tookMs: { lexical: lexicalMs, vector: vectorMs + completionMs, fusion: fusionMs, total: 0 },
     };
     if (listing) response.listing = listing;
     if (rerankInfo) response.rerank = rerankInfo;

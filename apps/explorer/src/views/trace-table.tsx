@@ -38,7 +38,9 @@ export function TraceTable({ trace, namespace }: { trace: Trace; namespace: stri
               ? ''
               : trace.vectorExact
                 ? ' (exact)'
-                : ' (HNSW)'}
+                : typeof trace.vectorFromLexical === 'number'
+                  ? ` (HNSW, completed by ${trace.vectorFromLexical} lexical candidates scored exactly)`
+                  : ' (HNSW)'}
           </dd>
           <dt>weights</dt>
           <dd>
