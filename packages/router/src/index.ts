@@ -14,4 +14,4 @@ export { planRecency, queriesOf, recencySettings } from './recency-plan.js';
 export { DEFAULT_RELEVANCE_OPTIONS, queryNames, type RelevanceOptions, relevanceOf } from './relevance.js';
 export { applySessionSupport } from './session-support.js';
 export { detectTemporalIntent, withoutTemporalCue } from './temporal-intent.js';
-export { completeVectorList, type VectorCompletion } from './vector-completion.js';
+export { completeVectorList, GRAPH_RESCORE_DEPTH, type VectorCompletion } from './vector-completion.js';

@@ -1,5 +1,8 @@
 import { dot, type LexicalCandidate, type VectorCandidate, type VectorLeg } from '@cairn/core';
 
+/** How many of a graph's best candidates are scored again on their stored vectors. */
+export const GRAPH_RESCORE_DEPTH = 20;
+
 /** What completing a graph's vector list did, for the response's explain. */
 export interface VectorCompletion {
   /** The vector list, re-scored exactly, best first, with dense ranks. */
@@ -17,12 +20,15 @@ export interface VectorCompletion {
  * are a second copy of the words, so the missed neighbours are mostly memories that share the query's words,
  * which the lexical leg has just found. Scoring the lexical leg's candidates against the query's vector
  * costs a few dozen stored vectors (cached, else one SQLite read) and a dot product each, and brings the
- * fused vector list close to what an exact scan would have given. The graph's own candidates are re-scored
- * too, so every cosine in the list, and in each hit's explain, is the stored vector's, not the graph's
- * quantised one (i8 by default), and the list's order is one scale.
+ * fused vector list close to what an exact scan would have given. The graph's best `graphDepth` are
+ * re-scored too: its quantised cosines (i8 by default) misorder close neighbours, and the lexical
+ * candidates are scored on the stored vectors' scale. Deeper graph candidates keep the graph's cosine:
+ * at 100k, re-scoring its best 20 of 50 earned all but 0.002 of re-scoring all 50 (recall@10 0.916 against
+ * 0.918), for 30 fewer stored vectors read a search.
  *
  * @param floor vector candidates below this cosine are left out, as the router does for the graph's
  * @param limit the list's length (the candidate pool)
+ * @param graphDepth how many of the graph's best are re-scored
  */
 export function completeVectorList(
   leg: Pick<VectorLeg, 'vectorsFor'>,
@@ -32,9 +38,11 @@ export function completeVectorList(
   lexical: readonly LexicalCandidate[],
   floor: number,
   limit: number,
+  graphDepth = GRAPH_RESCORE_DEPTH,
 ): VectorCompletion {
   const fromGraph = new Set(graph.map((c) => c.key));
-  const keys = [...fromGraph, ...lexical.map((c) => c.key).filter((key) => !fromGraph.has(key))];
+  const fromLexical = lexical.map((c) => c.key).filter((key) => !fromGraph.has(key));
+  const keys = [...graph.slice(0, graphDepth).map((c) => c.key), ...fromLexical];
   // Every key is of this namespace (both legs answer within it), and vectorsFor checks it again.
   const stored = leg.vectorsFor(namespace, keys);
   const scored: Array<{ key: number; cosine: number }> = [];
@@ -42,20 +50,19 @@ export function completeVectorList(
     const v = stored.get(c.key);
     scored.push({ key: c.key, cosine: v ? dot(queryVector, v) : c.cosine });
   }
-  for (const key of keys) {
-    if (fromGraph.has(key)) continue;
+  for (const key of fromLexical) {
     // A memory stored a moment ago may not be embedded yet: it has no vector to score.
     const v = stored.get(key);
     if (v) scored.push({ key, cosine: dot(queryVector, v) });
   }
   scored.sort((a, b) => b.cosine - a.cosine || a.key - b.key);
   const candidates: VectorCandidate[] = [];
-  let fromLexical = 0;
+  let added = 0;
   for (const s of scored) {
     if (s.cosine < floor) break;
     candidates.push({ key: s.key, cosine: s.cosine, rank: candidates.length + 1 });
-    if (!fromGraph.has(s.key)) fromLexical++;
+    if (!fromGraph.has(s.key)) added++;
     if (candidates.length >= limit) break;
   }
-  return { candidates, fromLexical };
+  return { candidates, fromLexical: added };
 }

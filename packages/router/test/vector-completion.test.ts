@@ -51,6 +51,21 @@ describe('completeVectorList', () => {
     expect(done.fromLexical).toBe(1);
   });
 
+  it("re-scores the graph's best only; deeper graph candidates keep the graph's cosine", () => {
+    const leg = storedVectors({ 1: unit(1, 0, 0), 2: unit(0, 1, 0), 3: unit(0.6, 0.8, 0) });
+    const graph = [
+      { key: 1, rank: 1, cosine: 0.99 },
+      { key: 2, rank: 2, cosine: 0.9 },
+    ];
+    const done = completeVectorList(leg, 'ns', query, graph, lexical([3]), 0, 10, 1);
+    expect(done.candidates.map((c) => [c.key, Number(c.cosine.toFixed(4))])).toEqual([
+      [1, 1],
+      [2, 0.9],
+      [3, 0.6],
+    ]);
+    expect(leg.asked).toEqual([[1, 3]]);
+  });
+
   it("keeps a graph candidate's own cosine when its stored vector is gone", () => {
     const leg = storedVectors({ 2: unit(0.6, 0.8, 0) });
     const done = completeVectorList(
@@ -88,6 +103,7 @@ describe('completeVectorList', () => {
             lexical(lexKeys),
             floor,
             limit,
+            graph.length,
           );
           const union = [...new Set([...graphKeys, ...lexKeys])]
             .map((key) => ({ key, cosine: dot(query, byKey[key]!) }))
