@@ -713,6 +713,7 @@ export class CairnEngine {
       embedder,
       routes: this.store.routes,
       reranker: opts.reranker ?? null,
+      completeVectorList: opts.completeVectorList ?? false,
       defaults: searchDefaultsFor(embedder, opts.search),
     });
     return { embedder, space, vectors, router };

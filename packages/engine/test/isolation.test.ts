@@ -19,7 +19,8 @@ const words = [
 
 describe('tenant isolation', () => {
   it('never returns, gets or walks another namespace’s memories, whatever the data and query', async () => {
-    const engine = await engines.open({ exactThreshold: 5 });
+    // Past 5 memories a namespace is searched through a graph, its vector list completed by the lexical leg.
+    const engine = await engines.open({ exactThreshold: 5, completeVectorList: true });
     const namespaces = ['t1', 't2', 'org/x', 'org:y'];
     await fc.assert(
       fc.asyncProperty(

@@ -23,7 +23,7 @@ describe('a vector list from a graph, completed by the lexical leg', () => {
   it('scores every vector candidate exactly, as an exact scan of the namespace would', async () => {
     const dir = engines.tempDir();
     // 50: the namespace is served by an HNSW graph (its vectors quantised to i8).
-    const graph = await engines.open({ exactThreshold: 50 }, dir);
+    const graph = await engines.open({ exactThreshold: 50, completeVectorList: true }, dir);
     graph.ingest(memories);
     await graph.drain();
     const res = await graph.search(request);
@@ -54,7 +54,7 @@ describe('a vector list from a graph, completed by the lexical leg', () => {
   });
 
   it('is not run when the vector leg scanned exactly, nor when asked not to weigh the lexical leg', async () => {
-    const engine = await engines.open({ exactThreshold: 50 });
+    const engine = await engines.open({ exactThreshold: 50, completeVectorList: true });
     engine.ingest(memories);
     await engine.drain();
     const vectorOnly = await engine.search({ ...request, weights: { lexical: 0 } });
@@ -62,5 +62,14 @@ describe('a vector list from a graph, completed by the lexical leg', () => {
     expect(vectorOnly.explain.vectorFromLexical).toBeNull();
     const small = await engine.search({ ...request, filters: { sessions: ['none'] } });
     expect(small.explain.vectorFromLexical).toBeNull();
+  });
+
+  it('is off unless the engine is asked for it', async () => {
+    const engine = await engines.open({ exactThreshold: 50 });
+    engine.ingest(memories);
+    await engine.drain();
+    const res = await engine.search(request);
+    expect(res.explain.vectorExact).toBe(false);
+    expect(res.explain.vectorFromLexical).toBeNull();
   });
 });

@@ -53,7 +53,7 @@ export interface HybridRouterComponents {
   reranker?: Reranker | null;
   /**
    * Whether a graph's (approximate) vector list is completed with the lexical leg's candidates, all scored
-   * exactly against the query (see completeVectorList). Off only to measure what it earns. @defaultValue true
+   * exactly against the query (see completeVectorList). @defaultValue false
    */
   completeVectorList?: boolean;
 }
@@ -191,7 +191,7 @@ export class HybridRouter {
     // exactly (see completeVectorList). An exact leg's list is complete already.
     let vectorFromLexical: number | null = null;
     const tComplete = performance.now();
-    const complete = this.c.completeVectorList ?? true;
+    const complete = this.c.completeVectorList ?? false;
     if (complete && vectorExact === false && queryVector && this.c.vector && lexical.length > 0) {
       const done = completeVectorList(
         this.c.vector,
