@@ -68,9 +68,9 @@ export interface EngineOptions {
   /**
    * Whether a graph's vector list is completed by the lexical leg's candidates, scored exactly (see the
    * router's completeVectorList): recall@10 against exact 0.81 → 0.92 at 100k with hashed vectors, for
-   * 0.2–0.3 ms a search in process, but through `cairn serve` its reads of stored vectors (~60 a search)
-   * brought a 130–150 ms event-loop stall within the first 40 s in three of three runs at 50 searches/s
-   * (bench/RESULTS.md). Off until that is mended. @defaultValue false
+   * 0.2–0.3 ms a search in process, but through `cairn serve` at 50 searches/s it brought a 130–220 ms
+   * event-loop stall 30–40 s into the server's life in every run, cause not yet found (bench/RESULTS.md).
+   * Off until that is mended. @defaultValue false
    */
   completeVectorList?: boolean;
   /** Defaults for per-query search options. @defaultValue DEFAULT_SEARCH_OPTIONS */
