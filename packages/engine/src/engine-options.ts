@@ -68,9 +68,9 @@ export interface EngineOptions {
   /**
    * Whether a graph's vector list is completed by the lexical leg's candidates, scored exactly (see the
    * router's completeVectorList): recall@10 against exact 0.81 → 0.92 at 100k with hashed vectors, for
-   * 0.2–0.3 ms a search in process, but through `cairn serve` at 50 searches/s it brought a 130–220 ms
-   * event-loop stall 30–40 s into the server's life in every run, cause not yet found (bench/RESULTS.md).
-   * Off until that is mended. @defaultValue false
+   * 0.2–0.3 ms a search in process. Off by default because the pages it would change are few: the built-in
+   * embedder's vector leg weighs 0.02 in fusion, and a dense model's graph already finds its exact top 10
+   * (bench/RESULTS.md, 2026-11-29). @defaultValue false
    */
   completeVectorList?: boolean;
   /** Defaults for per-query search options. @defaultValue DEFAULT_SEARCH_OPTIONS */

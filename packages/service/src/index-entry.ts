@@ -21,7 +21,8 @@ export function renderRecord(m: { title: string | null; text: string }): string 
   return m.title ? `${m.title}\n${m.text}` : m.text;
 }
 
-export type Headed = Pick<MemoryRecord, 'id' | 'namespace' | 'kind' | 'title' | 'text' | 'ts' | 'session'>;
+export type Headed = Pick<MemoryRecord, 'id' | 'namespace' | 'kind' | 'title' | 'text' | 'ts' | 'session'> &
+  Partial<Pick<MemoryRecord, 'fields'>>;
 
 export function toIndexEntry(m: Headed): IndexEntry {
   return {

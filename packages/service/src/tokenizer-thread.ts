@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { SearchResponse } from '@cairn/core';
-import { indexLine, renderRecord, toIndexEntry } from './index-entry.js';
+import { type Headed, indexLine, renderRecord, toIndexEntry } from './index-entry.js';
 import { primeTokenCounts, tokenCountKnown } from './token-counter.js';
 
 const WORKER_FILE = fileURLToPath(new URL('../dist/token-count-worker.js', import.meta.url));
@@ -76,6 +76,15 @@ export class TokenizerThread {
       ]),
     );
     await this.prime(res.hits.map((h) => indexLine(toIndexEntry(h))));
+  }
+
+  /**
+   * Counts on the thread what a timeline or a `get` of `records` counts: each record as read in full, its
+   * named fields, then its index line.
+   */
+  async primeRecords(records: readonly Headed[]): Promise<void> {
+    await this.prime(records.flatMap((m) => [renderRecord(m), ...Object.values(m.fields ?? {})]));
+    await this.prime(records.map((m) => indexLine(toIndexEntry(m))));
   }
 
   /**

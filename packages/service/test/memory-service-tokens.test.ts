@@ -49,6 +49,20 @@ describe('MemoryService with a TokenizerThread', () => {
         for (const h of res.hits) expect(h.tokens).toBe(o200k(renderRecord(byId.get(h.id)!), AS_TEXT));
         expect(res.tokens.used).toBe(res.hits.reduce((n, h) => n + o200k(indexLine(h), AS_TEXT), 0));
       }
+      // Timelines, full records and federated searches count on the thread too (each loaded the tables
+      // here, 0.4 s of a server's serving thread, the first time one was asked for).
+      const line = await api.timeline({ namespace: 'p', anchor: 'm11', before: 3, after: 3 });
+      expect(line.before.length + line.after.length).toBe(6);
+      expect(line.tokens.used).toBe(
+        [line.anchor, ...line.before, ...line.after].reduce((n, e) => n + o200k(indexLine(e), AS_TEXT), 0),
+      );
+      const got = await api.get({ namespace: 'p', ids: ['m20', 'm21'] });
+      expect(got.memories.map((m) => m.tokens)).toEqual(
+        got.memories.map((m) => o200k(renderRecord(m), AS_TEXT)),
+      );
+      const fed = await api.searchFederated({ namespaces: ['p'], query: 'rolled back redis', k: 4 });
+      expect(fed.hits.length).toBe(4);
+      expect(fed.tokens.used).toBe(fed.hits.reduce((n, h) => n + o200k(indexLine(h), AS_TEXT), 0));
       expect(tokenizerLoaded()).toBe(false);
     } finally {
       await tokenizer.close();

@@ -69,6 +69,50 @@ describe('TokenizerThread', () => {
     await engine.close();
   });
 
+  it("a count known when a search's prime starts is still there when the answer is built, though other searches' counts filled the cache meanwhile", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cairn-tokenizer-'));
+    dirs.push(dir);
+    const engine = await CairnEngine.open({
+      dataDir: dir,
+      waitForIndex: true,
+      persistIntervalMs: 0,
+      refreshIntervalMs: 0,
+    });
+    engine.ingest([
+      {
+        namespace: 'p',
+        id: 'old',
+        session: 's',
+        text: 'the nightly backup of the billing database finished',
+      },
+      { namespace: 'p', id: 'new', session: 's', text: 'the billing database backup now runs at noon' },
+    ]);
+    await engine.drain();
+    const res = await engine.search({ namespace: 'p', query: 'billing database backup', k: 10 });
+    expect(res.hits.map((h) => h.id).sort()).toEqual(['new', 'old']);
+    const old = res.hits.find((h) => h.id === 'old')!;
+
+    const thread = new TokenizerThread();
+    // An earlier search counted the first hit; then other searches' hits filled most of the cache
+    // (about 4 MB of text), leaving this hit's counts the oldest.
+    await thread.primeRecords([old]);
+    const filler = (from: number, n: number) =>
+      Array.from({ length: n }, (_, i) => `${from + i} ${'the deploy ran at night '.repeat(1_666)}`);
+    await thread.prime(filler(0, 90));
+    // This search's prime finds the first hit counted and sends the second to the thread; another
+    // search's counts (0.8 MB) arrive before it ends and push the oldest out of the cache.
+    const primed = thread.primeSearch(res);
+    const other = thread.prime(filler(1_000, 20));
+    await Promise.all([primed, other]);
+    const out = searchResponseOut(res, { explain: 'none', max_tokens: 10_000 });
+    // The answer was built from counts alone: this thread never loaded the tables (it did, 0.4 s on a
+    // serving thread, when the prime left the known count oldest).
+    expect(tokenizerLoaded()).toBe(false);
+    expect(out.hits).toHaveLength(2);
+    await thread.close();
+    await engine.close();
+  });
+
   it('priming a closed thread returns at once, and the count is made here', async () => {
     const thread = new TokenizerThread();
     await thread.close();
