@@ -15,7 +15,7 @@ import {
 } from '@cairn/core';
 import { resolveEmbedder } from '@cairn/embed';
 import { type CaptureResult, EmbeddedPipeline } from '@cairn/pipeline';
-import { detectTemporalIntent, HybridRouter } from '@cairn/router';
+import { HybridRouter, warmTemporalParser } from '@cairn/router';
 import {
   damagedDatabaseError,
   isDatabaseDamage,
@@ -141,17 +141,10 @@ export class CairnEngine {
     if (termScoringOf(opts) === 'worker') {
       this.termPool = startTermScoring(store, dataDir, this.log, () => this.closed);
     }
-    // chrono's patterns cost ~25 ms on its first parse and ~125 ms on its second, when V8 compiles its
-    // large regular expressions to native code (regexp tier-up); each was once the slowest query of a
-    // server's first pass. A long-lived engine pays both right after opening, a turn apart, rather than on
-    // its first two dated questions.
-    if (isLongLived(opts)) {
-      const parse = () => detectTemporalIntent('on 3 May 2023 at 5pm, last week or next Friday', Date.now());
-      setImmediate(() => {
-        parse();
-        setImmediate(parse).unref();
-      }).unref();
-    }
+    // chrono's first two parses cost 0.15–0.4 s (see warmTemporalParser). A long-lived engine pays them
+    // while it opens, before anyone can search it: paid a turn after opening, they landed in a server's
+    // first searches, or in the first search of an engine searched as soon as it opened.
+    if (isLongLived(opts)) warmTemporalParser();
     this.serving = this.serve(embedder, space);
     this.spaces = new SpaceSupervisor({
       store,

@@ -13,5 +13,10 @@ export { findRecencyPeers, recencyContenders } from './recency-peers.js';
 export { planRecency, queriesOf, recencySettings } from './recency-plan.js';
 export { DEFAULT_RELEVANCE_OPTIONS, queryNames, type RelevanceOptions, relevanceOf } from './relevance.js';
 export { applySessionSupport } from './session-support.js';
-export { detectTemporalIntent, withoutTemporalCue } from './temporal-intent.js';
+export {
+  detectTemporalIntent,
+  temporalParserWarm,
+  warmTemporalParser,
+  withoutTemporalCue,
+} from './temporal-intent.js';
 export { completeVectorList, GRAPH_RESCORE_DEPTH, type VectorCompletion } from './vector-completion.js';

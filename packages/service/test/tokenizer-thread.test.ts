@@ -113,6 +113,16 @@ describe('TokenizerThread', () => {
     await engine.close();
   });
 
+  it('ready() settles once the thread has loaded its tables (a server listens after it), and at once once closed', async () => {
+    const thread = new TokenizerThread();
+    await thread.ready();
+    // Loaded: a prime is answered by the thread, and this thread still has not loaded the tables.
+    await thread.prime(['a text a search would count, and its index line too']);
+    expect(tokenizerLoaded()).toBe(false);
+    await thread.close();
+    await thread.ready();
+  });
+
   it('priming a closed thread returns at once, and the count is made here', async () => {
     const thread = new TokenizerThread();
     await thread.close();

@@ -69,11 +69,20 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
   const child = cluster.isWorker;
   const logger = createLogger(env.CAIRN_LOG_LEVEL);
   const distributed = Boolean(env.REDIS_URL);
-  // A child of `--processes` reads the folder its primary writes; it never writes index files.
-  const engine = await openEngine(flags.dataDir, env, { serving: true, reader: child });
+  // The hits' token counts are made on a thread of their own (see TokenizerThread). Started first, its
+  // tables load on the other core while the engine opens: started after, they were still loading when
+  // the first search came, which waited 0.3 s for them.
+  const tokenizer = new TokenizerThread();
+  let engine: CairnEngine;
+  try {
+    // A child of `--processes` reads the folder its primary writes; it never writes index files.
+    engine = await openEngine(flags.dataDir, env, { serving: true, reader: child });
+  } catch (err) {
+    await tokenizer.close();
+    throw err;
+  }
   let topology: QueueTopology | null = null;
   let producer: CaptureProducer | null = null;
-  let tokenizer: TokenizerThread | null = null;
   let transport: Awaited<ReturnType<typeof loadDistributed>> | null = null;
   try {
     if (distributed) transport = await loadDistributed();
@@ -91,8 +100,6 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
     if (flags.demo && !child) await seedDemo(engine, distributed);
     const forwarder = child && !distributed ? primaryForwarder() : null;
     const queues = topology && transport ? { topology, ...transport } : null;
-    // The hits' token counts are made on a thread of their own (see TokenizerThread).
-    tokenizer = new TokenizerThread();
     const service = new MemoryService({
       engine,
       producer,
@@ -133,6 +140,8 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
           }
         : {}),
     });
+    // Ready means ready: the first searches do not wait on the tokenizer's tables.
+    await tokenizer.ready();
     const address = await app.listen({ port, host: flags.host });
     logger.info(
       { address, mode: service.mode, dataDir: engine.dataDir, auth: keys ? `${keys.size} keys` : 'off' },
@@ -158,7 +167,7 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
   } finally {
     await producer?.close();
     await topology?.close();
-    await tokenizer?.close();
+    await tokenizer.close();
     await engine.close();
     // A child's IPC channel to its primary would keep it alive.
     if (child) cluster.worker?.disconnect();
