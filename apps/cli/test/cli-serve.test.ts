@@ -55,6 +55,11 @@ function post(url: string, body: unknown, key: string | null = KEY) {
 describe('cairn serve (embedded)', () => {
   it('serves with API keys from CAIRN_API_KEYS; 401 without one; SIGTERM stops it cleanly', async () => {
     const { url, child } = await serve([], { CAIRN_API_KEYS: `${KEY}=proj` });
+    // It listens once warm: the key catalog is loaded before the first request can come.
+    const ready = (await (await fetch(`${url}/readyz`)).json()) as {
+      checks: Record<string, { detail?: string }>;
+    };
+    expect(ready.checks.catalog?.detail).toBe('loaded');
     expect((await post(`${url}/v1/search`, { namespace: 'proj', query: 'x' }, null)).status).toBe(401);
     const w = await post(`${url}/v1/memories`, {
       namespace: 'proj',

@@ -336,6 +336,32 @@ export class CairnEngine {
   }
 
   /**
+   * Waits, at most `timeoutMs`, for what a long-lived engine loads in the background before it answers
+   * at full speed: the key catalog (0.8 s at 100k memories, seconds at a million), read on a term thread
+   * while searches are answered from SQLite. A server awaits it before it listens: traffic from its first
+   * second met the load beside the integrity check and made the first ten seconds' p99 0.4–1.2 s at 50
+   * searches/s (bench/RESULTS.md, 2026-11-29). Resolves true once loaded, false at the deadline or when
+   * the load failed (logged where it started); searches are answered either way.
+   */
+  async whenWarm(timeoutMs = 5_000): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<false>((r) => {
+      timer = setTimeout(() => r(false), timeoutMs);
+    });
+    try {
+      return await Promise.race([
+        this.store.warmCatalog().then(
+          () => this.store.catalogState().serving,
+          () => false,
+        ),
+        deadline,
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
    * Waits until every stored memory is embedded and indexed, persists the vector indexes and compacts the
    * lexical index. Call it after a bulk ingest; a serving process never needs to.
    * @param opts.scoreCommonWords Also score and save each namespace's common words (see

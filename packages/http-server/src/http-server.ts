@@ -247,6 +247,13 @@ export async function createHttpServer(
       } catch (err) {
         checks.store = { ok: false, detail: (err as Error).message };
       }
+      // Not a failure either: while the key catalog loads, filters and session match are answered from
+      // SQLite, more slowly. `cairn serve` listens once it is loaded (at most 5 s after opening).
+      const catalog = service.engine.store.catalogState();
+      checks.catalog = {
+        ok: true,
+        detail: catalog.serving ? 'loaded' : 'loading (filters and sessions answered from SQLite meanwhile)',
+      };
       const embedder = service.engine.embedder;
       checks.index = embedder
         ? { ok: true, detail: service.engine.space?.id ?? 'no embedding space yet' }

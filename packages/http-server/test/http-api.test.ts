@@ -567,6 +567,7 @@ describe('operations', () => {
     const ready = await call('GET', '/readyz', undefined, null);
     expect(ready.status).toBe(200);
     expect(ready.body.checks.store.ok).toBe(true);
+    expect(ready.body.checks.catalog.detail).toMatch(/^(loaded|loading)/);
     const m = await fetch(`${base}/metrics`);
     const text = await m.text();
     expect(text).toMatch(/cairn_http_requests_total\{method="POST",route="\/v1\/search",status="200"\} \d+/);

@@ -140,8 +140,9 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
           }
         : {}),
     });
-    // Ready means ready: the first searches do not wait on the tokenizer's tables.
-    await tokenizer.ready();
+    // Ready means ready: the first searches do not wait on the tokenizer's tables, nor meet the key
+    // catalog's load (at most 5 s; what is left loads while serving).
+    await Promise.all([tokenizer.ready(), engine.whenWarm()]);
     const address = await app.listen({ port, host: flags.host });
     logger.info(
       { address, mode: service.mode, dataDir: engine.dataDir, auth: keys ? `${keys.size} keys` : 'off' },
