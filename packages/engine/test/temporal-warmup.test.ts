@@ -1,30 +1,18 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { CairnEngine } from '@cairn/engine';
 import { temporalParserWarm } from '@cairn/router';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useEngines } from './helpers.js';
 
 // Each test file runs in a fresh module graph, so chrono starts cold on this thread. The tests run in order.
 describe("chrono's one-time costs", () => {
-  const dirs: string[] = [];
-  const folder = () => {
-    const d = mkdtempSync(join(tmpdir(), 'cairn-temporal-'));
-    dirs.push(d);
-    return d;
-  };
-  afterEach(() => {
-    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-  });
+  const engines = useEngines();
 
   it('are not paid by a one-shot engine (a CLI command), which may never see a dated question', async () => {
-    const engine = await CairnEngine.open({ dataDir: folder(), refreshIntervalMs: 0 });
+    await engines.open({ refreshIntervalMs: 0 });
     expect(temporalParserWarm()).toBe(false);
-    await engine.close();
   });
 
   it('are paid by a long-lived engine before its open resolves, so its first searches do not wait for them', async () => {
-    const engine = await CairnEngine.open({ dataDir: folder(), persistIntervalMs: 0 });
+    const engine = await engines.open();
     // Checked before any other turn of the event loop: paid a turn later, they landed in the first search.
     expect(temporalParserWarm()).toBe(true);
     engine.ingest([
@@ -33,6 +21,5 @@ describe("chrono's one-time costs", () => {
     await engine.drain();
     const res = await engine.search({ namespace: 'p', query: 'what failed on 3 May 2023?', k: 5 });
     expect(res.hits.map((h) => h.id)).toEqual(['a']);
-    await engine.close();
   });
 });

@@ -18,16 +18,15 @@ describe('TokenizerThread', () => {
   afterEach(() => {
     for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
   });
-
-  it("counts a search answer's texts on its own thread: the answer is the same, and this thread never loads the tables", async () => {
+  /** A one-shot engine (no upkeep) on a fresh folder; the test closes it. */
+  const openEngine = () => {
     const dir = mkdtempSync(join(tmpdir(), 'cairn-tokenizer-'));
     dirs.push(dir);
-    const engine = await CairnEngine.open({
-      dataDir: dir,
-      waitForIndex: true,
-      persistIntervalMs: 0,
-      refreshIntervalMs: 0,
-    });
+    return CairnEngine.open({ dataDir: dir, waitForIndex: true, persistIntervalMs: 0, refreshIntervalMs: 0 });
+  };
+
+  it("counts a search answer's texts on its own thread: the answer is the same, and this thread never loads the tables", async () => {
+    const engine = await openEngine();
     engine.ingest([
       { namespace: 'p', id: 'a', session: 's', text: 'the deploy script failed: redis timeout after 30 s' },
       {
@@ -70,14 +69,7 @@ describe('TokenizerThread', () => {
   });
 
   it("a count known when a search's prime starts is still there when the answer is built, though other searches' counts filled the cache meanwhile", async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'cairn-tokenizer-'));
-    dirs.push(dir);
-    const engine = await CairnEngine.open({
-      dataDir: dir,
-      waitForIndex: true,
-      persistIntervalMs: 0,
-      refreshIntervalMs: 0,
-    });
+    const engine = await openEngine();
     engine.ingest([
       {
         namespace: 'p',
