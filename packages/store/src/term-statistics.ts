@@ -44,6 +44,13 @@ interface ScopeStats {
  */
 export class TermStatistics {
   private readonly scopes = new Map<string, ScopeStats>();
+  /**
+   * A term's first `DF_SAMPLE` matches corpus-wide, as read by the last counts of this turn of the event
+   * loop. A search asks for a new word's corpus-wide frequency (planning) and then for its namespace's
+   * (idf), and both read the same first matches: reading them once was 0.17 ms of a new query's 3.5 ms at
+   * 100k memories. Dropped at the next turn, so a write never leaves a stale sample behind.
+   */
+  private readonly samples = new Map<string, number[]>();
 
   /** @param members When given, a namespace holding most rows is counted in memory, else in SQLite (see `documentFrequency`). */
   constructor(
@@ -72,7 +79,12 @@ export class TermStatistics {
       if (counted.final) this.remember(s, term, counted.df);
       return counted.df;
     }
-    const q = namespace === undefined ? term : renderFtsQuery([term], scopeToken(namespace))!;
+    if (namespace === undefined) {
+      const df = this.fromSample(this.firstMatches(term), s);
+      this.remember(s, term, df);
+      return df;
+    }
+    const q = renderFtsQuery([term], scopeToken(namespace))!;
     const nth = this.statements
       .get('SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid LIMIT 1 OFFSET ?')
       .pluck()
@@ -105,10 +117,9 @@ export class TermStatistics {
   ): { df: number; final: boolean } | undefined {
     const all = this.scope(undefined);
     if (s.rows < all.rows * MAJORITY) return undefined;
-    const keys = this.statements
-      .get('SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid LIMIT ?')
-      .pluck()
-      .all(term, DF_SAMPLE) as number[];
+    const keys = this.firstMatches(term);
+    // The corpus-wide frequency comes with the sample.
+    if (!all.df.has(term)) this.remember(all, term, this.fromSample(keys, all));
     const isMember = this.members?.(namespace) ?? null;
     if (isMember === 'loading') {
       // The catalog answers in a few seconds; until then the namespace's share of the rows stands in for
@@ -136,6 +147,29 @@ export class TermStatistics {
     if (keys.length < DF_SAMPLE) return { df: own, final: true };
     const covered = Math.max(1, keys.at(-1)! - all.minKey + 1);
     return { df: Math.min(s.rows, Math.round((own * (all.maxKey - all.minKey + 1)) / covered)), final: true };
+  }
+
+  /** The term's first DF_SAMPLE matches corpus-wide (see `samples`). */
+  private firstMatches(term: string): number[] {
+    const kept = this.samples.get(term);
+    if (kept) return kept;
+    const keys = this.statements
+      .get('SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid LIMIT ?')
+      .pluck()
+      .all(term, DF_SAMPLE) as number[];
+    if (this.samples.size === 0) setImmediate(() => this.samples.clear()).unref();
+    this.samples.set(term, keys);
+    return keys;
+  }
+
+  /**
+   * The corpus-wide frequency from the term's first matches: exact below DF_SAMPLE, else scaled by the key
+   * range the sample covered (matches are spread over the key range roughly evenly).
+   */
+  private fromSample(keys: readonly number[], all: ScopeStats): number {
+    if (keys.length < DF_SAMPLE) return keys.length;
+    const covered = Math.max(1, keys.at(-1)! - all.minKey + 1);
+    return Math.min(all.rows, Math.round((DF_SAMPLE * (all.maxKey - all.minKey + 1)) / covered));
   }
 
   private remember(s: ScopeStats, term: string, df: number): void {

@@ -92,6 +92,26 @@ describe('TermStatistics.documentFrequency', () => {
     }
   });
 
+  it('reads a word’s first matches once for both counts of a search, and afresh in a later turn', async () => {
+    t = openTempStore('cairn-df-');
+    fill(t);
+    await t.store.warmCatalog();
+    const stats = t.store.lexical.stats;
+    // Planning asks corpus-wide, then idf asks within the majority namespace: one sample serves both.
+    expect(stats.documentFrequency('"rare"')).toBe(50);
+    expect(stats.documentFrequency('"rare"', 'big')).toBe(35);
+    // A word no memory holds yet: its empty sample must not outlive the turn it was read in. (Counted in
+    // SQLite here: a loaded catalog learns of the writes at its next sync.)
+    t.cleanup();
+    t = openTempStore('cairn-df-', { catalog: false });
+    fill(t);
+    const fresh = t.store.lexical.stats;
+    expect(fresh.documentFrequency('"zeppelin"')).toBe(0);
+    t.store.write([0, 1, 2].map((i) => mem({ namespace: 'big', id: `z${i}`, text: `the zeppelin ${i}` })));
+    await new Promise((r) => setImmediate(r));
+    expect(fresh.documentFrequency('"zeppelin"', 'big')).toBe(3);
+  });
+
   it('estimates a word with more matches than its sample from the key range the sample covered', async () => {
     t = openTempStore('cairn-df-');
     fill(t);
