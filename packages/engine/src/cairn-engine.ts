@@ -337,7 +337,7 @@ export class CairnEngine {
 
   /**
    * Waits, at most `timeoutMs`, for what a long-lived engine loads in the background before it answers
-   * at full speed: the key catalog (0.8 s at 100k memories, seconds at a million), read on a term thread
+   * at full speed: the key catalog (0.8 s at 100k memories, 6–7 s at a million), read on a term thread
    * while searches are answered from SQLite. A server awaits it before it listens: traffic from its first
    * second met the load beside the integrity check and made the first ten seconds' p99 0.4–1.2 s at 50
    * searches/s (bench/RESULTS.md, 2026-11-29). Resolves true once loaded, false at the deadline or when

@@ -248,7 +248,7 @@ export async function createHttpServer(
         checks.store = { ok: false, detail: (err as Error).message };
       }
       // Not a failure either: while the key catalog loads, filters and session match are answered from
-      // SQLite, more slowly. `cairn serve` listens once it is loaded (at most 5 s after opening).
+      // SQLite, more slowly. `cairn serve` listens once it is loaded, or 2 s after opening.
       const catalog = service.engine.store.catalogState();
       checks.catalog = {
         ok: true,
