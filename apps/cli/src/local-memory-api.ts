@@ -1,6 +1,6 @@
 import type { MemoryApi } from '@cairn/api-contract';
 import type { CairnEngine } from '@cairn/engine';
-import { MemoryService, NamespaceAccess } from '@cairn/service';
+import { MemoryService, NamespaceAccess, type TokenizerThread } from '@cairn/service';
 import { loadDistributed } from './distributed.js';
 import type { CliEnv } from './env.js';
 import { connectQueues } from './open-engine.js';
@@ -14,7 +14,7 @@ import { connectQueues } from './open-engine.js';
 export async function localMemoryApi(
   engine: CairnEngine,
   env: CliEnv,
-  opts: { saveWaitMs: number; queues?: boolean },
+  opts: { saveWaitMs: number; queues?: boolean; tokenizer?: TokenizerThread | null },
 ): Promise<{ api: MemoryApi; mode: 'embedded' | 'distributed'; close: () => Promise<void> }> {
   try {
     const topology = (opts.queues ?? true) && env.REDIS_URL ? await connectQueues(env) : null;
@@ -24,7 +24,7 @@ export async function localMemoryApi(
           waitTimeoutMs: opts.saveWaitMs,
         })
       : null;
-    const service = new MemoryService({ engine, producer });
+    const service = new MemoryService({ engine, producer, tokenizer: opts.tokenizer ?? null });
     return {
       api: service.scoped(NamespaceAccess.everything()),
       mode: service.mode,

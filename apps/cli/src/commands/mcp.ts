@@ -1,4 +1,5 @@
 import { createCairnMcpServer, type MemoryApi, remoteMemoryApi, serveStdio } from '@cairn/mcp';
+import { TokenizerThread } from '@cairn/service';
 import { apiTarget } from '../api-target.js';
 import type { CliEnv } from '../env.js';
 import { localMemoryApi } from '../local-memory-api.js';
@@ -70,8 +71,24 @@ function remoteBackend(target: { baseUrl: string; apiKey?: string }): Backend {
  * saves go through the capture queue, as `cairn ingest` does.
  */
 async function localBackend(dataDir: string | undefined, env: CliEnv): Promise<Backend> {
-  const engine = await openEngine(dataDir, env, { serving: true, follow: true });
-  return localMemoryApi(engine, env, { saveWaitMs: SAVE_WAIT_MS });
+  // The hits' token counts are made on a thread of their own, as in `cairn serve`: started first, its
+  // tables load while the engine opens, where an agent's first search loaded them on this thread (the
+  // call took 0.4–0.6 s at 100k memories).
+  const tokenizer = new TokenizerThread();
+  try {
+    const engine = await openEngine(dataDir, env, { serving: true, follow: true });
+    const backend = await localMemoryApi(engine, env, { saveWaitMs: SAVE_WAIT_MS, tokenizer });
+    return {
+      ...backend,
+      close: async () => {
+        await backend.close();
+        await tokenizer.close();
+      },
+    };
+  } catch (err) {
+    await tokenizer.close();
+    throw err;
+  }
 }
 
 /**
