@@ -51,8 +51,8 @@ export function primeTokenCounts(texts: readonly string[], counts: readonly numb
  * Whether `countTokens(text)` would answer without tokenising (a cached or primed count, or empty). A known
  * count is marked as just used: a caller asks because it is about to read it, and a count left oldest
  * while a TokenizerThread counts the caller's other texts was the next one evicted by other searches'
- * counts, so the read that followed loaded the tables on the serving thread (a 0.4 s stall once a server's
- * cache had filled, about 30 s into a steady load).
+ * counts, so the read that followed loaded the tables on the serving thread (a 0.13–0.22 s stall once a
+ * server's cache had filled, about 30 s into a steady load).
  */
 export function tokenCountKnown(text: string): boolean {
   return text.length === 0 || cache.get(text) !== undefined;
