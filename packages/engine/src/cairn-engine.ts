@@ -348,14 +348,14 @@ export class CairnEngine {
     const deadline = new Promise<false>((r) => {
       timer = setTimeout(() => r(false), timeoutMs);
     });
+    // Never a rejection: a damaged file (its pages met by the load) is the integrity check's to report,
+    // and a server must still start to say so.
+    const loaded = (async () => {
+      await this.store.warmCatalog();
+      return this.store.catalogState().serving;
+    })().catch(() => false);
     try {
-      return await Promise.race([
-        this.store.warmCatalog().then(
-          () => this.store.catalogState().serving,
-          () => false,
-        ),
-        deadline,
-      ]);
+      return await Promise.race([loaded, deadline]);
     } finally {
       clearTimeout(timer);
     }

@@ -82,6 +82,8 @@ describe('a damaged cairn.db', () => {
     const engine: CairnEngine = await engines.open({ refreshIntervalMs: 1_000, persistIntervalMs: 0 }, dir);
     await eventually(() => engine.health.status.state === 'damaged');
     expect(engine.health.status.problems.length).toBeGreaterThan(0);
+    // A server waits for this before it listens: on a damaged file it answers, never throws.
+    expect(typeof (await engine.whenWarm(2_000))).toBe('boolean');
     const attempts: Array<() => unknown> = [
       () => engine.search({ namespace: 'ns', query: 'zq5x' }),
       () => engine.ingest(memories(1)),
