@@ -249,11 +249,18 @@ export async function createHttpServer(
       }
       // Not a failure either: while the key catalog loads, filters and session match are answered from
       // SQLite, more slowly. `cairn serve` listens once it is loaded, or 2 s after opening.
-      const catalog = service.engine.store.catalogState();
-      checks.catalog = {
-        ok: true,
-        detail: catalog.serving ? 'loaded' : 'loading (filters and sessions answered from SQLite meanwhile)',
-      };
+      try {
+        const catalog = service.engine.store.catalogState();
+        checks.catalog = {
+          ok: true,
+          detail: catalog.serving
+            ? 'loaded'
+            : 'loading (filters and sessions answered from SQLite meanwhile)',
+        };
+      } catch (err) {
+        // Its rows are unreadable: the store's check above says why, and this one must not hide it.
+        checks.catalog = { ok: false, detail: (err as Error).message };
+      }
       const embedder = service.engine.embedder;
       checks.index = embedder
         ? { ok: true, detail: service.engine.space?.id ?? 'no embedding space yet' }
