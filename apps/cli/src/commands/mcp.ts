@@ -1,6 +1,7 @@
 import { createCairnMcpServer, type MemoryApi, remoteMemoryApi, serveStdio } from '@cairn/mcp';
 import { TokenizerThread } from '@cairn/service';
 import { apiTarget } from '../api-target.js';
+import { closeInOrder } from '../close-in-order.js';
 import type { CliEnv } from '../env.js';
 import { localMemoryApi } from '../local-memory-api.js';
 import { openEngine } from '../open-engine.js';
@@ -80,10 +81,7 @@ async function localBackend(dataDir: string | undefined, env: CliEnv): Promise<B
     const backend = await localMemoryApi(engine, env, { saveWaitMs: SAVE_WAIT_MS, tokenizer });
     return {
       ...backend,
-      close: async () => {
-        await backend.close();
-        await tokenizer.close();
-      },
+      close: () => closeInOrder([() => backend.close(), () => tokenizer.close()]),
     };
   } catch (err) {
     await tokenizer.close();

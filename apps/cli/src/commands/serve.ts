@@ -6,6 +6,7 @@ import type { CairnEngine } from '@cairn/engine';
 import { createHttpServer, EXPLORER_PREFIX, loadApiKeys } from '@cairn/http-server';
 import type { CaptureProducer, QueueTopology } from '@cairn/pipeline/distributed';
 import { MemoryService, TokenizerThread } from '@cairn/service';
+import { closeInOrder } from '../close-in-order.js';
 import { loadDistributed } from '../distributed.js';
 import type { CliEnv } from '../env.js';
 import { resolveDataDir } from '../env.js';
@@ -167,12 +168,14 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
     // Requests still in flight get 10 s; a write waiting on a capture worker must not hold shutdown.
     await Promise.race([app.close(), new Promise((r) => setTimeout(r, 10_000).unref())]);
   } finally {
-    await producer?.close();
-    await topology?.close();
-    await tokenizer.close();
-    await engine.close();
-    // A child's IPC channel to its primary would keep it alive.
-    if (child) cluster.worker?.disconnect();
+    await closeInOrder([
+      () => producer?.close(),
+      () => topology?.close(),
+      () => tokenizer.close(),
+      () => engine.close(),
+      // A child's IPC channel to its primary would keep it alive.
+      () => (child ? cluster.worker?.disconnect() : undefined),
+    ]);
   }
 }
 
