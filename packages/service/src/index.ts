@@ -10,5 +10,5 @@ export {
 } from './memory-service.js';
 export { NamespaceAccess } from './namespace-access.js';
 export { SpaceService } from './space-service.js';
-export { countTokens, tokenizerLoaded } from './token-counter.js';
+export { countTokens, tokenCountKnown, tokenizerLoaded } from './token-counter.js';
 export { TokenizerThread } from './tokenizer-thread.js';

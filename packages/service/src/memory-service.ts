@@ -281,7 +281,7 @@ export class MemoryService {
         });
     }
     const t = this.engine.timeline(q.namespace, anchorId, q.before, q.after);
-    await this.tokenizer?.primeRecords([t.anchor, ...t.before, ...t.after]);
+    await this.tokenizer?.primeTimeline([t.anchor, ...t.before, ...t.after]);
     const anchor = toIndexEntry(t.anchor);
     const cost = (e: IndexEntry) => countTokens(indexLine(e));
     const budget = q.max_tokens;
@@ -321,7 +321,7 @@ export class MemoryService {
     const req = parseInput(GetRequestSchema, input);
     access.assert(req.namespace);
     const { memories, missing } = this.engine.get(req.namespace, [...new Set(req.ids)]);
-    await this.tokenizer?.primeRecords(memories);
+    await this.tokenizer?.primeGet(memories);
     const records = memories.map(toRecord);
     const budget = withinBudget(records, (r) => r.tokens, req.max_tokens);
     return {

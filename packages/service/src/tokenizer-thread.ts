@@ -22,6 +22,7 @@ export class TokenizerThread {
   private nextId = 1;
   /** Settles once the thread has loaded its modules and tables (or is gone). */
   private readonly loaded: Promise<void>;
+  private tablesLoaded = false;
 
   constructor() {
     let worker: Worker | null = null;
@@ -33,7 +34,10 @@ export class TokenizerThread {
       // Not unref'd: a prime still waiting would be dropped by an exiting process. Call close().
       worker = new Worker(WORKER_FILE);
       worker.on('message', (m: { id: number; counts: number[] } | { ready: true }) => {
-        if ('ready' in m) return settleLoaded();
+        if ('ready' in m) {
+          this.tablesLoaded = true;
+          return settleLoaded();
+        }
         this.pending.get(m.id)?.(m.counts);
         this.pending.delete(m.id);
       });
@@ -50,6 +54,11 @@ export class TokenizerThread {
       settleLoaded();
     }
     this.worker = worker;
+  }
+
+  /** Whether the thread has loaded its modules and tables (it stays so once closed). */
+  get isLoaded(): boolean {
+    return this.tablesLoaded;
   }
 
   /**
@@ -93,13 +102,15 @@ export class TokenizerThread {
     await this.prime(res.hits.map((h) => indexLine(toIndexEntry(h))));
   }
 
-  /**
-   * Counts on the thread what a timeline or a `get` of `records` counts: each record as read in full, its
-   * named fields, then its index line.
-   */
-  async primeRecords(records: readonly Headed[]): Promise<void> {
-    await this.prime(records.flatMap((m) => [renderRecord(m), ...Object.values(m.fields ?? {})]));
+  /** Counts on the thread what a timeline of `records` counts: each record as read in full, then its index line. */
+  async primeTimeline(records: readonly Headed[]): Promise<void> {
+    await this.prime(records.map(renderRecord));
     await this.prime(records.map((m) => indexLine(toIndexEntry(m))));
+  }
+
+  /** Counts on the thread what a `get` of `records` counts: each record as read in full, and its named fields. */
+  async primeGet(records: readonly Headed[]): Promise<void> {
+    await this.prime(records.flatMap((m) => [renderRecord(m), ...Object.values(m.fields ?? {})]));
   }
 
   /**

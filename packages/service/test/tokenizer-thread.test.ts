@@ -7,6 +7,7 @@ import {
   renderRecord,
   searchResponseOut,
   TokenizerThread,
+  tokenCountKnown,
   tokenizerLoaded,
 } from '@cairn/service';
 import { countTokens as o200k } from 'gpt-tokenizer';
@@ -87,7 +88,7 @@ describe('TokenizerThread', () => {
     const thread = new TokenizerThread();
     // An earlier search counted the first hit; then other searches' hits filled most of the cache
     // (about 4 MB of text), leaving this hit's counts the oldest.
-    await thread.primeRecords([old]);
+    await thread.primeTimeline([old]);
     const filler = (from: number, n: number) =>
       Array.from({ length: n }, (_, i) => `${from + i} ${'the deploy ran at night '.repeat(1_666)}`);
     await thread.prime(filler(0, 90));
@@ -107,9 +108,14 @@ describe('TokenizerThread', () => {
 
   it('ready() settles once the thread has loaded its tables (a server listens after it), and at once once closed', async () => {
     const thread = new TokenizerThread();
+    expect(thread.isLoaded).toBe(false);
     await thread.ready();
+    expect(thread.isLoaded).toBe(true);
     // Loaded: a prime is answered by the thread, and this thread still has not loaded the tables.
-    await thread.prime(['a text a search would count, and its index line too']);
+    const text = 'a text a search would count, and its index line too';
+    expect(tokenCountKnown(text)).toBe(false);
+    await thread.prime([text]);
+    expect(tokenCountKnown(text)).toBe(true);
     expect(tokenizerLoaded()).toBe(false);
     await thread.close();
     await thread.ready();
@@ -118,6 +124,9 @@ describe('TokenizerThread', () => {
   it('priming a closed thread returns at once, and the count is made here', async () => {
     const thread = new TokenizerThread();
     await thread.close();
+    // Closed right after it started, it was let finish its load first: a thread terminated while it
+    // loads modules can take the process down.
+    expect(thread.isLoaded).toBe(true);
     await thread.prime(['nothing comes back from a closed thread']);
     expect(countTokens('nothing comes back from a closed thread')).toBe(7);
     // Counted as the text it is: "ends", " with", " <|", "endo", "ft", "ext", "|", ">" and the like, not one special token.
