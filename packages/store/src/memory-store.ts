@@ -87,6 +87,7 @@ export class MemoryStore implements MemorySource {
   /** Stores a batch in one transaction; durable (against process crashes) when this returns. */
   write(batch: readonly NormalizedMemory[]): WriteResult[] {
     if (!this.writer) throw new CairnError('STORAGE_ERROR', 'the store is open read-only');
+    this.lexical.stats.forgetSamples();
     return this.writer.write(batch);
   }
 
@@ -259,12 +260,14 @@ export class MemoryStore implements MemorySource {
   /** Tombstones a memory: it leaves search, get and timeline at once; its vector is dropped. */
   delete(namespace: string, id: string): boolean {
     if (!this.writer) throw new CairnError('STORAGE_ERROR', 'the store is open read-only');
+    this.lexical.stats.forgetSamples();
     return this.writer.delete(namespace, id);
   }
 
   /** Deletes several memories of one namespace in one transaction; returns the ids that were live. */
   deleteMany(namespace: string, ids: readonly string[]): string[] {
     if (!this.writer) throw new CairnError('STORAGE_ERROR', 'the store is open read-only');
+    this.lexical.stats.forgetSamples();
     return this.writer.deleteMany(namespace, ids);
   }
 

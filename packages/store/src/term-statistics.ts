@@ -48,7 +48,9 @@ export class TermStatistics {
    * A term's first `DF_SAMPLE` matches corpus-wide, as read by the last counts of this turn of the event
    * loop. A search asks for a new word's corpus-wide frequency (planning) and then for its namespace's
    * (idf), and both read the same first matches: the second read was 0.17 ms of a new query's 3.5 ms at
-   * 100k memories in a profile. Dropped at the next turn, so a write never leaves a stale sample behind.
+   * 100k memories in a profile. Dropped at the next turn and at this process's every write (several
+   * requests can be answered in one turn: a search, a write, another search); another process's write
+   * can meet a sample within its turn, as it can meet any count cached here.
    */
   private readonly samples = new Map<string, number[]>();
 
@@ -147,6 +149,11 @@ export class TermStatistics {
     if (keys.length < DF_SAMPLE) return { df: own, final: true };
     const covered = Math.max(1, keys.at(-1)! - all.minKey + 1);
     return { df: Math.min(s.rows, Math.round((own * (all.maxKey - all.minKey + 1)) / covered)), final: true };
+  }
+
+  /** Drops the samples read this turn: the store has just changed what they hold (see `samples`). */
+  forgetSamples(): void {
+    this.samples.clear();
   }
 
   /** The term's first DF_SAMPLE matches corpus-wide (see `samples`). */

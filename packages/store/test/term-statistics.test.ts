@@ -1,4 +1,4 @@
-import { readCatalogChunk, renderFtsQuery, scopeToken } from '@cairn/store';
+import { MemoryStore, readCatalogChunk, renderFtsQuery, scopeToken } from '@cairn/store';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { mem, openTempStore, type TempStore } from './helpers.js';
@@ -92,24 +92,33 @@ describe('TermStatistics.documentFrequency', () => {
     }
   });
 
-  it('reads a word’s first matches once for both counts of a search, and afresh in a later turn', async () => {
-    t = openTempStore('cairn-df-');
-    fill(t);
-    await t.store.warmCatalog();
-    const stats = t.store.lexical.stats;
-    // Planning asks corpus-wide, then idf asks within the majority namespace: one sample serves both.
-    expect(stats.documentFrequency('"rare"')).toBe(50);
-    expect(stats.documentFrequency('"rare"', 'big')).toBe(35);
-    // A word no memory holds yet: its empty sample must not outlive the turn it was read in. (Counted in
-    // SQLite here: a loaded catalog learns of the writes at its next sync.)
-    t.cleanup();
+  it('reads a word’s first matches once for both counts of a search, and afresh after a write or in a later turn', async () => {
+    // Without the catalog, a namespace's count is made in SQLite over the sample's keys, so a sample
+    // read again sees rows a sample kept does not. Rows written by another connection (as another
+    // process would) tell a kept sample from a new one.
     t = openTempStore('cairn-df-', { catalog: false });
     fill(t);
-    const fresh = t.store.lexical.stats;
-    expect(fresh.documentFrequency('"zeppelin"')).toBe(0);
-    t.store.write([0, 1, 2].map((i) => mem({ namespace: 'big', id: `z${i}`, text: `the zeppelin ${i}` })));
-    await new Promise((r) => setImmediate(r));
-    expect(fresh.documentFrequency('"zeppelin"', 'big')).toBe(3);
+    const other = new MemoryStore({ path: t.path, catalog: false });
+    try {
+      const stats = t.store.lexical.stats;
+      const rareInBig = (id: string) => mem({ namespace: 'big', id, text: 'one more rare note' });
+      // Planning asks corpus-wide, then idf asks within the majority namespace: one sample serves both,
+      // so a row written between them in the same turn is not counted.
+      expect(stats.documentFrequency('"rare"')).toBe(50);
+      other.write([rareInBig('n1')]);
+      expect(stats.documentFrequency('"rare"', 'big')).toBe(35);
+      // A later turn reads the word's matches again (a new word: counts are cached per word).
+      expect(stats.documentFrequency('"zeppelin"')).toBe(0);
+      other.write([0, 1, 2].map((i) => mem({ namespace: 'big', id: `z${i}`, text: `the zeppelin ${i}` })));
+      await new Promise((r) => setImmediate(r));
+      expect(stats.documentFrequency('"zeppelin"', 'big')).toBe(3);
+      // This store's own write drops the sample at once, within the turn.
+      expect(stats.documentFrequency('"airship"')).toBe(0);
+      t.store.write([mem({ namespace: 'big', id: 'a1', text: 'the airship' })]);
+      expect(stats.documentFrequency('"airship"', 'big')).toBe(1);
+    } finally {
+      other.close();
+    }
   });
 
   it('estimates a word with more matches than its sample from the key range the sample covered', async () => {
