@@ -89,7 +89,11 @@ describe('term scoring off the serving thread', () => {
     await first.close();
     const engine = await engines.open({ embedder: null }, first.dataDir);
     await engine.store.warmCatalog();
-    expect(engine.store.catalogState()).toEqual({ serving: true, rowsFromReader: corpus.length });
+    expect(engine.store.catalogState()).toEqual({
+      state: 'loaded',
+      serving: true,
+      rowsFromReader: corpus.length,
+    });
     const res = await engine.search({ namespace: 'ns', query: query.query, k: 10 });
     expect(res.hits).toHaveLength(10);
   });

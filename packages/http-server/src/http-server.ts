@@ -253,9 +253,11 @@ export async function createHttpServer(
         const catalog = service.engine.store.catalogState();
         checks.catalog = {
           ok: true,
-          detail: catalog.serving
-            ? 'loaded'
-            : 'loading (filters and sessions answered from SQLite meanwhile)',
+          detail: {
+            loaded: 'loaded',
+            loading: 'loading (filters and sessions answered from SQLite meanwhile)',
+            off: 'off (filters and sessions answered from SQLite)',
+          }[catalog.state],
         };
       } catch (err) {
         // Its rows are unreadable: the store's check above says why, and this one must not hide it.

@@ -125,6 +125,11 @@ export class KeyCatalog {
     this.opts = { ...DEFAULT_KEY_CATALOG_OPTIONS, ...opts };
   }
 
+  /** Whether the store outgrew `maxKeys`, which turned the catalog off for good. */
+  get outgrown(): boolean {
+    return this.off;
+  }
+
   /**
    * Whether the catalog serves (false once the store outgrew `maxKeys`, and while `warm` is loading it);
    * brings it up to date first. Without `warm`, the first call loads every row at once (~0.4 s per 100k

@@ -504,9 +504,14 @@ export class MemoryStore implements MemorySource {
     this.catalog?.useChunkReader(reader);
   }
 
-  /** Whether the key catalog serves now (loaded and up to date), and how many of its rows a reader thread read. */
-  catalogState(): { serving: boolean; rowsFromReader: number } {
-    return { serving: this.catalog?.sync() ?? false, rowsFromReader: this.catalog?.rowsFromReader ?? 0 };
+  /**
+   * Whether the key catalog serves now (loaded and up to date), or is still loading, or is off (turned off
+   * by the options, or outgrown: see KeyCatalogOptions.maxKeys); and how many of its rows a reader thread read.
+   */
+  catalogState(): { state: 'loaded' | 'loading' | 'off'; serving: boolean; rowsFromReader: number } {
+    const serving = this.catalog?.sync() ?? false;
+    const state = serving ? 'loaded' : !this.catalog || this.catalog.outgrown ? 'off' : 'loading';
+    return { state, serving, rowsFromReader: this.catalog?.rowsFromReader ?? 0 };
   }
 
   /** The file's size and free space (see disk-space.ts). */

@@ -369,3 +369,26 @@ describe('KeyCatalog: per-key search fields held in memory', () => {
     }
   });
 });
+
+describe('MemoryStore.catalogState', () => {
+  it('says loading, loaded or off, and off both when turned off and when the store outgrew it', async () => {
+    t.store.write([0, 1, 2].map((i) => mem({ namespace: 'a', id: `m${i}`, text: `note ${i}` })));
+    const reader: CatalogChunkReader = async ({ afterKey, limit }) =>
+      readCatalogChunk(t.store.db, afterKey, limit);
+    t.store.useCatalogReader(reader);
+    const loading = t.store.warmCatalog();
+    expect(t.store.catalogState().state).toBe('loading');
+    await loading;
+    expect(t.store.catalogState()).toMatchObject({ state: 'loaded', serving: true });
+
+    const off = new MemoryStore({ path: t.path, catalog: false });
+    const outgrown = new MemoryStore({ path: t.path, catalog: { maxKeys: 2 } });
+    try {
+      expect(off.catalogState()).toMatchObject({ state: 'off', serving: false });
+      expect(outgrown.catalogState()).toMatchObject({ state: 'off', serving: false });
+    } finally {
+      off.close();
+      outgrown.close();
+    }
+  });
+});
