@@ -454,11 +454,6 @@ export class MemoryStore implements MemorySource {
   }
 
   /**
-   * Merges the FTS5 index's segments, a bounded number of pages per step with the event loop free between
-   * steps. A bulk ingest leaves many small segments, and every query reads each one: merging after it
-   * made lexical queries ~20% faster at 100k memories (bench/RESULTS.md). Returns the steps taken.
-   */
-  /**
    * Scores every namespace's common words ahead of any search and saves them (see
    * `LexicalSearch.warmCommonWords`); a writer only. Returns the terms scored.
    */
@@ -469,6 +464,11 @@ export class MemoryStore implements MemorySource {
     return n;
   }
 
+  /**
+   * Merges the FTS5 index's segments, a bounded number of pages per step with the event loop free between
+   * steps. A bulk ingest leaves many small segments, and every query reads each one: merging after it
+   * made lexical queries ~20% faster at 100k memories (bench/RESULTS.md). Returns the steps taken.
+   */
   async compactLexicalIndex(pagesPerStep = 2000): Promise<number> {
     if (!this.writer) return 0;
     let steps = 0;
