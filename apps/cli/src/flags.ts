@@ -6,6 +6,16 @@ export function requireNamespace(namespace: string | undefined): string {
   return namespace;
 }
 
+/** A whole-number flag within [min, max], or INVALID_INPUT naming it (`--before abc` was read as 0). */
+export function integerFlag(value: string, flag: string, min: number, max: number): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isInteger(n) || n < min || n > max)
+    throw new CairnError('INVALID_INPUT', `--${flag} must be an integer in [${min}, ${max}]`, {
+      field: flag,
+    });
+  return n;
+}
+
 /**
  * A time flag: ISO-8601, epoch milliseconds written as digits, or a window back from now (`90d`, `12h`);
  * undefined when not given (or empty).

@@ -363,6 +363,13 @@ describe('cairn get, timeline and stats', () => {
     const missing = cairn(['timeline', 'a2', '-n', 'other']);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/no memory with id "a2" in namespace "other"/);
+    // Each side's count is a whole number the API would take too, not read as 0.
+    for (const bad of ['abc', '-1', '1.5', '51']) {
+      const r = cairn(['timeline', 'a2', '-n', 'proj', '--before', bad]);
+      expect(r.code, bad).toBe(2);
+      expect(r.stderr).toMatch(/--before must be an integer in \[0, 50\]/);
+    }
+    expect(cairn(['timeline', 'a2', '-n', 'proj', '--after', 'x']).stderr).toMatch(/--after must be/);
   });
 });
 

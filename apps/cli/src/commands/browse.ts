@@ -3,7 +3,7 @@ import { CairnError } from '@cairn/core';
 import { MemoryService, NamespaceAccess } from '@cairn/service';
 import { loadDistributed } from '../distributed.js';
 import type { CliEnv } from '../env.js';
-import { filtersFromFlags, requireNamespace } from '../flags.js';
+import { filtersFromFlags, integerFlag, requireNamespace } from '../flags.js';
 import { connectQueues, withEngine } from '../open-engine.js';
 import { writeJson } from '../output.js';
 import { renderMemories } from '../render.js';
@@ -77,12 +77,8 @@ interface ListFlags {
 export async function listCommand(flags: ListFlags, env: CliEnv): Promise<void> {
   const namespace = requireNamespace(flags.namespace);
   const filters = filtersFromFlags(flags);
-  const limit = Number(flags.limit);
-  const offset = Number(flags.offset);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
-    throw new CairnError('INVALID_INPUT', '--limit must be an integer in [1, 10000]', { field: 'limit' });
-  if (!Number.isInteger(offset) || offset < 0)
-    throw new CairnError('INVALID_INPUT', '--offset must be an integer >= 0', { field: 'offset' });
+  const limit = integerFlag(flags.limit, 'limit', 1, 10_000);
+  const offset = integerFlag(flags.offset, 'offset', 0, Number.MAX_SAFE_INTEGER);
   const memories = await withEngine(
     flags.dataDir,
     env,

@@ -1,9 +1,10 @@
+import { DEFAULT_API_LIMITS } from '@cairn/api-contract';
 import { CairnError } from '@cairn/core';
 import type { EngineStats } from '@cairn/engine';
 import type { QueueCounts } from '@cairn/pipeline/distributed';
 import { loadDistributed } from '../distributed.js';
 import type { CliEnv } from '../env.js';
-import { requireNamespace } from '../flags.js';
+import { integerFlag, requireNamespace } from '../flags.js';
 import { withEngine, withQueues } from '../open-engine.js';
 import { EXIT, warn, writeJson } from '../output.js';
 import { renderMemories } from '../render.js';
@@ -41,13 +42,13 @@ export async function timelineCommand(
   env: CliEnv,
 ): Promise<void> {
   const ns = requireNamespace(flags.namespace);
-  const res = await withEngine(
-    flags.dataDir,
-    env,
-    async (e) =>
-      e.timeline(ns, anchor, Number.parseInt(flags.before, 10) || 0, Number.parseInt(flags.after, 10) || 0),
-    { follow: true, existing: true },
-  );
+  // The API's bounds, so a command and a request refuse the same values.
+  const before = integerFlag(flags.before, 'before', 0, DEFAULT_API_LIMITS.maxTimelineSide);
+  const after = integerFlag(flags.after, 'after', 0, DEFAULT_API_LIMITS.maxTimelineSide);
+  const res = await withEngine(flags.dataDir, env, async (e) => e.timeline(ns, anchor, before, after), {
+    follow: true,
+    existing: true,
+  });
   const strip = <T extends { key: number }>({ key: _k, ...m }: T) => m;
   if (flags.json) {
     writeJson({
