@@ -212,9 +212,14 @@ function describeZodIssue(issue: z.core.$ZodIssue, fieldPrefix?: string): { fiel
 /** Turns a zod failure into a CairnError that names the first offending field. */
 export function zodToCairnError(error: z.ZodError, context?: string, fieldPrefix?: string): CairnError {
   const first = error.issues[0];
-  const { field, message } = first
+  let { field, message } = first
     ? describeZodIssue(first, fieldPrefix)
     : { field: fieldPrefix ?? '', message: 'invalid input' };
+  // A required field missing beside an unknown one is most often a misspelling ("txt" for "text"): name
+  // both, where zod's first issue named only the missing one.
+  const unknown = error.issues.find((i) => i.code === 'unrecognized_keys');
+  if (first && unknown && first !== unknown && message.endsWith(' is required'))
+    message = `${message}; got ${describeZodIssue(unknown, fieldPrefix).message}`;
   return new CairnError(
     'INVALID_INPUT',
     context ? `${context}: ${message}` : message,

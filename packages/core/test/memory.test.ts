@@ -74,6 +74,12 @@ describe('normalizeMemory: unknown fields', () => {
     expect(err.message).toMatch(/unknown field/);
   });
 
+  it('names the unknown field beside a missing one it may be a misspelling of', () => {
+    const err = cairnErrorFrom(() => normalizeMemory({ namespace: 'a', txt: 'typo field' }, NOW));
+    expect(err.data.field).toBe('text');
+    expect(err.message).toBe('text is required; got unknown field(s): txt');
+  });
+
   it('lists every unknown field', () => {
     const err = cairnErrorFrom(() => normalizeMemory({ namespace: 'a', text: 'x', foo: 1, bar: 2 }, NOW));
     expect(err.data.field).toBe('foo,bar');
