@@ -2,6 +2,7 @@ import { type ChildProcess, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { QueueTopology } from '@cairn/pipeline/distributed';
@@ -123,6 +124,20 @@ describe('cairn serve (embedded)', () => {
     );
     expect(open.status).not.toBe(0);
     expect(open.stderr).toMatch(/loopback/);
+  });
+
+  it("names a port already in use as the user's to change, not an internal error, and exits 2", async () => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise<void>((r) => taken.close(() => r())));
+    const port = (taken.address() as AddressInfo).port;
+    const r = spawnSync(process.execPath, [MAIN, 'serve', '--port', String(port), '--no-auth'], {
+      encoding: 'utf8',
+      env: { ...process.env, CAIRN_DATA_DIR: join(dir, 'data'), CAIRN_API_KEYS: '' },
+    });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(new RegExp(`INVALID_INPUT.*port ${port} on 127\\.0\\.0\\.1 is in use`));
+    expect(r.stderr).not.toMatch(/INTERNAL/);
   });
 });
 

@@ -145,7 +145,18 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
     // catalog's load. At most 2 s for the catalog (0.8 s at 100k memories): at a million it takes 6–7 s,
     // and waiting 5 s there bought no better first ten seconds (new words' first scoring dominates them).
     await Promise.all([tokenizer.ready(), engine.whenWarm(2_000)]);
-    const address = await app.listen({ port, host: flags.host });
+    const address = await app.listen({ port, host: flags.host }).catch((err: NodeJS.ErrnoException) => {
+      // The user's choice of port, not a bug: named as such (it answered INTERNAL).
+      if (err.code === 'EADDRINUSE' || err.code === 'EACCES' || err.code === 'EADDRNOTAVAIL')
+        throw new CairnError(
+          'INVALID_INPUT',
+          err.code === 'EADDRINUSE'
+            ? `port ${port} on ${flags.host} is in use (another cairn serve?): choose another with --port`
+            : `cannot listen on ${flags.host}:${port} (${err.code}): choose another --port or --host`,
+          { field: 'port' },
+        );
+      throw err;
+    });
     logger.info(
       { address, mode: service.mode, dataDir: engine.dataDir, auth: keys ? `${keys.size} keys` : 'off' },
       'cairn API listening',
