@@ -423,6 +423,15 @@ export function resolveSearch(
     throw bad('candidatePool', `must be an integer in [1, ${L.maxCandidatePool}]`);
   }
   if (!(weights.lexical >= 0) || !(weights.vector >= 0)) throw bad('weights', 'must be >= 0');
+  // Both legs off ranks nothing (routes weigh by their leg's weight too): an answer of "no match" would say
+  // the memories are not there. A blank query lists without ranking, so it may carry any weights.
+  if (
+    weights.lexical === 0 &&
+    weights.vector === 0 &&
+    typeof req.query === 'string' &&
+    req.query.trim() !== ''
+  )
+    throw bad('weights', 'lexical and vector cannot both be 0: no leg would rank anything');
   if (!(opts.rrfK >= 0)) throw bad('rrfK', 'must be >= 0');
   if (!(opts.contextWeight >= 0)) throw bad('contextWeight', 'must be >= 0');
   if (!(opts.agentBoost >= 0 && opts.agentBoost <= 10)) throw bad('agentBoost', 'must be in [0, 10]');

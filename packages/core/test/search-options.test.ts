@@ -177,6 +177,14 @@ describe('resolveSearch', () => {
     });
   });
 
+  it('refuses both legs off for a query (nothing would rank), and lets a listing carry them', () => {
+    const both = { lexical: 0, vector: 0 };
+    const err = cairnErrorFrom(() => resolveSearch({ namespace: 'a', query: 'kafka', weights: both }));
+    expect(err.data.field).toBe('weights');
+    expect(err.message).toMatch(/cannot both be 0/);
+    expect(resolveSearch({ namespace: 'a', query: '  ', weights: both }).weights).toEqual(both);
+  });
+
   it('raises the candidate pool to at least k', () => {
     expect(resolveSearch({ namespace: 'a', query: 'q', k: 80, candidatePool: 10 }).candidatePool).toBe(80);
   });
