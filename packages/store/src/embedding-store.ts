@@ -346,7 +346,9 @@ export class EmbeddingStore {
   /**
    * Stores vectors and advances the space's cursor in one transaction, so a crash either keeps both or
    * neither. A memory changed again since it was read (its change_seq moved) is skipped: the newer text
-   * is still pending and will be embedded on the next pass.
+   * is still pending and will be embedded on the next pass. So is one deleted since it was read (a delete
+   * moves only meta_seq): its vector was dropped with it, and storing one now would count and index a
+   * memory no search may return (`cairn import` of a deleted memory met this every time).
    */
   put(
     space: EmbeddingSpace,
@@ -356,7 +358,8 @@ export class EmbeddingStore {
     const storage = this.storageOf(space.id);
     const upsert = this.db.prepare(
       `INSERT INTO embeddings (space, key, namespace, content_hash, seq, vector, write_seq)
-       SELECT ?, key, namespace, content_hash, change_seq, ?, ? FROM memories WHERE key = ? AND change_seq = ?
+       SELECT ?, key, namespace, content_hash, change_seq, ?, ? FROM memories
+         WHERE key = ? AND change_seq = ? AND deleted_at IS NULL
        ON CONFLICT (space, key) DO UPDATE SET content_hash = excluded.content_hash, seq = excluded.seq,
          vector = excluded.vector, namespace = excluded.namespace, write_seq = excluded.write_seq`,
     );

@@ -115,6 +115,17 @@ describe('EmbeddingStore: pending and put', () => {
     expect(t.store.embeddings.byKeys(space.id, 'ns', [rawRow(t.store, 'ns', 'a').key]).size).toBe(0);
   });
 
+  it('skips a memory deleted since it was read: no vector for it, counted or returned to index', () => {
+    t.store.write([mem({ id: 'a', text: 'to be deleted' }), mem({ id: 'b', text: 'kept' })]);
+    const read = t.store.embeddings.pending(space.id, 10);
+    t.store.delete('ns', 'a');
+    const stored = embedAll(read);
+    expect(stored.map((s) => s.key)).toEqual([rawRow(t.store, 'ns', 'b').key]);
+    expect(t.store.embeddings.count(space.id, 'ns')).toBe(1);
+    expect(t.store.embeddings.currentCount(space.id, 'ns')).toBe(1);
+    expect(t.store.embeddings.pending(space.id, 10)).toEqual([]);
+  });
+
   it('replaces a memory’s vector when its new text is embedded', () => {
     t.store.write([mem({ id: 'a', text: 'v1' })]);
     embedAll();
