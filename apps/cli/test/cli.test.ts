@@ -576,12 +576,44 @@ describe('cairn export and import', () => {
     const byField = cairn(['search', 'turbo caches', '-n', 'proj', '--data-dir', fresh]);
     expect(byField.stdout).toContain('fact:build:cmd');
     expect(byField.stdout).toContain('routes: #1 why');
-    expect(JSON.parse(cairn(['stats', '--data-dir', fresh, '--json']).stdout).namespaces.proj).toMatchObject({
-      stored: 2,
-      superseded: 1,
-      deleted: 1,
-      pending: 0,
+    const stats = JSON.parse(cairn(['stats', '--data-dir', fresh, '--json']).stdout).namespaces.proj;
+    expect(stats).toMatchObject({ stored: 2, superseded: 1, deleted: 1, pending: 0 });
+    // The deleted memory, written then deleted before its vector was stored, has none: it was counted
+    // and indexed when the vector was stored after the delete.
+    expect(stats.indexed).toBe(stats.embedded);
+
+    // The same file again changes nothing: the deleted memory is not brought back to be deleted again.
+    const again = cairn(['import', reversed, '--data-dir', fresh, '--json']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({
+      read: 4,
+      stored: 0,
+      updated: 0,
+      unchanged: 4,
+      deleted: 0,
     });
+    expect(cairn(['export', '-n', 'proj', '--data-dir', fresh]).stdout).toBe(exported.stdout);
+  });
+});
+
+describe('cairn import of a supersession chain', () => {
+  it('marks each memory superseded whatever the order of the file, and a second import changes nothing', () => {
+    const chain = file('chain.jsonl', [
+      { namespace: 'proj', id: 'v3', kind: 'fact', text: 'the api runs on port 8082', supersedes: ['v2'] },
+      { namespace: 'proj', id: 'v2', kind: 'fact', text: 'the api runs on port 8081', supersedes: ['v1'] },
+      { namespace: 'proj', id: 'v1', kind: 'fact', text: 'the api runs on port 8080' },
+    ]);
+    const first = cairn(['import', chain, '--json']);
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ stored: 3, superseding: 2, rejected: 0 });
+    expect(JSON.parse(cairn(['stats', '--json']).stdout).namespaces.proj).toMatchObject({
+      stored: 1,
+      superseded: 2,
+    });
+    const hits = JSON.parse(cairn(['search', 'api port', '-n', 'proj', '--json']).stdout).hits;
+    expect(hits.map((h: { id: string }) => h.id)).toEqual(['v3']);
+    const again = JSON.parse(cairn(['import', chain, '--json']).stdout);
+    expect(again).toMatchObject({ stored: 0, updated: 0, unchanged: 3 });
   });
 });
 

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { finished } from 'node:stream/promises';
+import { isDeepStrictEqual } from 'node:util';
 import { CairnError, type KeyedMemory } from '@cairn/core';
 import type { CliEnv } from '../env.js';
 import { requireNamespace } from '../flags.js';
@@ -53,6 +54,30 @@ function toLine(m: KeyedMemory, supersedes: string[] | undefined, deleted: boole
   if (supersedes?.length) line.supersedes = supersedes;
   if (deleted) line.deleted = true;
   return line;
+}
+
+/**
+ * Superseding lines ordered so that each comes after every line it supersedes (same namespace), file order
+ * otherwise: a writer marks only a memory that exists as superseded. A cycle (nothing a file from `cairn
+ * export` holds) is broken where it is met.
+ */
+function supersedersInOrder<T extends { value: Record<string, unknown> }>(lines: readonly T[]): T[] {
+  const keyOf = (v: Record<string, unknown>, id: unknown) => `${String(v.namespace)}\u0000${String(id)}`;
+  const byKey = new Map(lines.map((l) => [keyOf(l.value, l.value.id), l]));
+  const out: T[] = [];
+  const state = new Map<T, 'visiting' | 'done'>();
+  const visit = (l: T) => {
+    if (state.has(l)) return;
+    state.set(l, 'visiting');
+    for (const target of l.value.supersedes as unknown[]) {
+      const t = byKey.get(keyOf(l.value, target));
+      if (t && t !== l) visit(t);
+    }
+    state.set(l, 'done');
+    out.push(l);
+  };
+  for (const l of lines) visit(l);
+  return out;
 }
 
 interface ExportFlags {
@@ -121,6 +146,26 @@ export async function importCommand(file: string, flags: ImportFlags, env: CliEn
   await withEngine(flags.dataDir, env, async (engine) => {
     const later: Array<{ line: number; value: Record<string, unknown> }> = [];
     const tombstones: Array<{ namespace: string; id: string }> = [];
+    // A deleted memory the folder already holds deleted, as the file says it: written again it would come
+    // back to life until its delete, rewriting its session's neighbours, at every re-import of one file.
+    const deletedHere = new Map<string, Map<string, ExportLine>>();
+    const alreadyDeleted = (line: Record<string, unknown>): boolean => {
+      const ns = String(line.namespace);
+      let here = deletedHere.get(ns);
+      if (!here) {
+        here = new Map();
+        try {
+          for (const { memory, deletedAt } of engine.exportNamespace(ns))
+            if (deletedAt !== null) here.set(memory.id, toLine(memory, undefined, true));
+        } catch {
+          // Not a namespace (the line is refused when written): nothing held.
+        }
+        deletedHere.set(ns, here);
+      }
+      const { supersedes: _s, ...said } = line;
+      const held = here.get(String(line.id));
+      return held !== undefined && isDeepStrictEqual({ ...held }, said);
+    };
     let batch: Array<{ line: number; value: Record<string, unknown> }> = [];
     const store = (items: typeof batch) => {
       const res = engine.ingest(items.map((b) => b.value));
@@ -143,9 +188,17 @@ export async function importCommand(file: string, flags: ImportFlags, env: CliEn
         continue;
       }
       const { deleted, supersedes, ...memory } = l.value as Record<string, unknown>;
+      if (deleted === true && alreadyDeleted(l.value as Record<string, unknown>)) {
+        summary.unchanged++;
+        continue;
+      }
       if (deleted === true) tombstones.push({ namespace: String(memory.namespace), id: String(memory.id) });
-      if (Array.isArray(supersedes) && supersedes.length > 0)
+      // A memory that supersedes others is written once, after them, with what it supersedes: written
+      // first without it, it differed from itself as stored, so every re-import rewrote it twice.
+      if (Array.isArray(supersedes) && supersedes.length > 0) {
         later.push({ line: l.line, value: { ...memory, supersedes } });
+        continue;
+      }
       batch.push({ line: l.line, value: memory });
       if (batch.length >= batchSize) {
         store(batch);
@@ -153,11 +206,15 @@ export async function importCommand(file: string, flags: ImportFlags, env: CliEn
       }
     }
     store(batch);
-    // Second pass: the same memories with what they supersede, now that every target exists.
-    for (let i = 0; i < later.length; i += batchSize) {
-      const res = engine.ingest(later.slice(i, i + batchSize).map((b) => b.value));
-      summary.superseding += res.items.filter((it) => it.status !== 'rejected').length;
+    // Second pass: the superseding memories, each after every one it supersedes (a chain, in its order).
+    const ordered = supersedersInOrder(later);
+    for (let i = 0; i < ordered.length; i += batchSize) {
+      const part = ordered.slice(i, i + batchSize);
+      const before = summary.rejected;
+      store(part);
+      summary.superseding += part.length - (summary.rejected - before);
     }
+    rejected.sort((a, b) => a.line - b.line);
     for (const t of tombstones) if (engine.delete(t.namespace, t.id)) summary.deleted++;
     await engine.drain(5);
   });
