@@ -122,6 +122,13 @@ describe('cairn ingest', () => {
       message: expect.stringMatching(/namespace is required/),
     });
     expect(summary.errors[2]).toMatchObject({ field: 'text' });
+    // Listed by line, though a line refused when its batch is written is known after one refused as read.
+    const mixed = cairn([
+      'ingest',
+      file('mixed.jsonl', [{ id: 'x', text: 'no namespace' }, '{not json']),
+      '--json',
+    ]);
+    expect(JSON.parse(mixed.stdout).errors.map((e: { line: number }) => e.line)).toEqual([1, 2]);
   });
 
   it('scores and saves the common words, and a fresh search process loads them and answers the same', () => {

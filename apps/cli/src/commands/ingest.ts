@@ -163,6 +163,8 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
 
   summary.seconds = (performance.now() - started) / 1000;
   summary.perSecond = Math.round(summary.read / Math.max(summary.seconds, 1e-3));
+  // Lines refused as they were read (bad JSON) come before those refused when their batch was written.
+  summary.errors.sort((a, b) => a.line - b.line);
   if (flags.json) writeJson(summary);
   else {
     process.stdout.write(
