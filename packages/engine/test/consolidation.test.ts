@@ -221,6 +221,26 @@ describe('consolidation: what a merge must respect, and how it comes undone', ()
     expect(engine.supersessions('a')).toEqual([{ id: 'f1', supersededBy: 'g' }]);
   });
 
+  it('deleting the memory that absorbed others gives them back: search finds their words again', async () => {
+    const engine = await engines.open({ consolidation: { intervalMs: 0 } });
+    engine.ingest(background(50));
+    engine.ingest([
+      { namespace: 'a', id: 'r1', kind: 'observation', text: STORM, ts: T + 1 },
+      { namespace: 'a', id: 'r2', kind: 'observation', text: STORM, ts: T + 2 },
+    ]);
+    await engine.drain();
+    await engine.consolidate();
+    const sup = (id: string) => engine.get('a', [id]).memories[0]?.supersededBy;
+    expect(sup('r1')).toBe('r2');
+    expect(engine.delete('a', 'r2')).toBe(true);
+    expect(sup('r1')).toBeNull();
+    const hits = (await engine.search({ namespace: 'a', query: 'integration runner out of disk' })).hits;
+    expect(hits[0]?.id).toBe('r1');
+    // Given back, and not merged again into a memory that is gone.
+    await engine.consolidate();
+    expect(sup('r1')).toBeNull();
+  });
+
   it('never merges across tags or validity windows, and names like constructor are plain names', async () => {
     const engine = await engines.open({ consolidation: { intervalMs: 0 } });
     engine.ingest([

@@ -161,6 +161,9 @@ export class MemoryWriter {
       tombstone.run(now, ++meta, row.key);
       dropVectors.run(row.key);
       this.routes.drop(row.key);
+      // The memories the consolidation job merged into it come back: they were hidden as duplicates of a
+      // memory that no longer answers (search lost their words with it, though none was deleted).
+      this.dissolveMerges(row.key, true, () => ++meta);
       this.context.refreshNeighbours(
         { ...row, namespace },
         () => ++seq,
@@ -195,7 +198,8 @@ export class MemoryWriter {
 
   /**
    * Tombstones a memory and drops its vectors; the memories beside it in its session stop carrying its
-   * words as context. False when there is no live memory with that id.
+   * words as context, and the ones the consolidation job merged into it are given back. False when there
+   * is no live memory with that id.
    */
   delete(namespace: string, id: string, now = Date.now()): boolean {
     try {
