@@ -58,6 +58,8 @@ export function buildProgram(): Command {
       try {
         await (fn as (...a: unknown[]) => Promise<void>)(...args.slice(0, -1), env);
       } catch (err) {
+        // Output cut short by its reader (a write waiting to drain into a closed pipe): see below.
+        if ((err as NodeJS.ErrnoException).code === 'EPIPE') return;
         fail(err, Boolean(opts?.json));
       }
     };
@@ -482,5 +484,13 @@ export function buildProgram(): Command {
 
   return program;
 }
+
+// A reader that stops early (`cairn export | head`) closes the pipe: the rest of the output has nowhere to
+// go, which is not an error. The command finishes as it would (closing the data folder cleanly, where an
+// exit could cut a thread short in a native call) and what it still prints is dropped.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EPIPE') throw err;
+  process.stdout.write = (() => true) as typeof process.stdout.write;
+});
 
 await buildProgram().parseAsync(process.argv);

@@ -603,6 +603,32 @@ describe('cairn export and import', () => {
   });
 });
 
+describe('output read only in part', () => {
+  it('a reader that stops early (cairn export | head) ends the command quietly, exit 0, the folder closed', async () => {
+    const rows = Array.from({ length: 600 }, (_, i) => ({
+      namespace: 'proj',
+      id: `m${i}`,
+      text: `memory ${i}: ${'the nightly export of the billing tables '.repeat(6)}`,
+    }));
+    expect(cairn(['ingest', file('rows.jsonl', rows)]).code).toBe(0);
+    const child = spawn(process.execPath, [MAIN, 'export', '-n', 'proj'], {
+      env: { ...process.env, CAIRN_DATA_DIR: join(dir, 'data') },
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    // Like `head -c 100`: read the first chunk, then close the pipe with most of the output unwritten.
+    await once(child.stdout, 'data');
+    child.stdout.destroy();
+    const [code] = await once(child, 'exit');
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    // Closed cleanly: the next writer opens the folder without a word about a crash.
+    expect(cairn(['stats', '--json']).code).toBe(0);
+  });
+});
+
 describe('cairn import of a supersession chain', () => {
   it('marks each memory superseded whatever the order of the file, and a second import changes nothing', () => {
     const chain = file('chain.jsonl', [
