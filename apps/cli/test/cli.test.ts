@@ -472,13 +472,16 @@ describe('cairn add, list, context and --version', () => {
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
 
-  it('a read on a mistyped --data-dir names it, exits 2 and creates nothing', () => {
+  it('a read or a maintenance command on a mistyped --data-dir names it, exits 2 and creates nothing', () => {
     const typo = join(dir, 'no-such-folder');
     for (const args of [
       ['search', 'x', '-n', 'proj'],
       ['list', '-n', 'proj'],
       ['stats'],
       ['get', 'a1', '-n', 'proj'],
+      ['compact'],
+      ['reindex', '--embedder', 'hash:256'],
+      ['consolidate', '--dry-run'],
     ]) {
       const r = cairn([...args, '--data-dir', typo]);
       expect(r.code, args.join(' ')).toBe(2);

@@ -15,15 +15,21 @@ export async function compactCommand(
   flags: { dataDir?: string; json?: boolean },
   env: CliEnv,
 ): Promise<void> {
-  await withEngine(flags.dataDir, env, async (engine) => {
-    const was = engine.store.diskUsage();
-    const t0 = performance.now();
-    const { before, after } = engine.store.compact();
-    const seconds = (performance.now() - t0) / 1000;
-    const report = { before, after, freedBytes: before - after, wasAutoVacuum: was.autoVacuum, seconds };
-    if (flags.json) return writeJson(report);
-    process.stdout.write(
-      `cairn.db: ${mib(before)} → ${mib(after)} (${mib(before - after)} given back, ${seconds.toFixed(1)} s); dropped spaces now shrink it online\n`,
-    );
-  });
+  // A maintenance command on a mistyped --data-dir must not create a folder and report it compacted.
+  await withEngine(
+    flags.dataDir,
+    env,
+    async (engine) => {
+      const was = engine.store.diskUsage();
+      const t0 = performance.now();
+      const { before, after } = engine.store.compact();
+      const seconds = (performance.now() - t0) / 1000;
+      const report = { before, after, freedBytes: before - after, wasAutoVacuum: was.autoVacuum, seconds };
+      if (flags.json) return writeJson(report);
+      process.stdout.write(
+        `cairn.db: ${mib(before)} → ${mib(after)} (${mib(before - after)} given back, ${seconds.toFixed(1)} s); dropped spaces now shrink it online\n`,
+      );
+    },
+    { existing: true },
+  );
 }

@@ -263,7 +263,7 @@ async function reindexHere(flags: ReindexFlags, env: CliEnv): Promise<ReindexSum
       return s;
     },
     // Beside a running writer this command asks it to do the work, and takes over if it dies.
-    { follow: true, embedBatchSize: batchSize },
+    { follow: true, embedBatchSize: batchSize, existing: true },
   );
 }
 
