@@ -1,6 +1,7 @@
 import { setImmediate as yieldTurn } from 'node:timers/promises';
 import { CairnError, type EmbeddingSpace, type KeyedMemory, type VectorLegResult } from '@cairn/core';
 import type { MemoryStore, MergePair, MergeRecord } from '@cairn/store';
+import { saysTheSameWords } from './word-change.js';
 
 /**
  * The longest the job runs between two turns of the event loop. It shares its thread with searches (the
@@ -35,6 +36,14 @@ export interface ConsolidationOptions {
   skipKinds: readonly string[];
   /** How often the writer runs the job (ms); 0 runs it only when asked. @defaultValue 300_000 (5 minutes) */
   intervalMs: number;
+  /**
+   * A pair close by cosine (not the same text) is merged only if its texts say the same words in the same
+   * order, give or take this share of the longer one's words (inserted, deleted or replaced), and as many
+   * negations: a cosine does not see word order (with the built-in hashing embedder, "copied production into
+   * staging" and "copied staging into production" are at cosine 1) and barely sees a "not". 1 turns the
+   * check off. @defaultValue 0.1
+   */
+  maxWordChange: number;
 }
 
 export const DEFAULT_CONSOLIDATION_OPTIONS: Readonly<ConsolidationOptions> = Object.freeze({
@@ -43,6 +52,7 @@ export const DEFAULT_CONSOLIDATION_OPTIONS: Readonly<ConsolidationOptions> = Obj
   batchSize: 500,
   skipKinds: Object.freeze(['fact']),
   intervalMs: 300_000,
+  maxWordChange: 0.1,
 });
 
 /** What one run did (or, dry, would do). */
@@ -133,6 +143,10 @@ export class Consolidator {
     if (!(opts.threshold > 0 && opts.threshold <= 1))
       throw new CairnError('INVALID_INPUT', 'consolidation threshold must be in (0, 1]', {
         field: 'threshold',
+      });
+    if (!(opts.maxWordChange >= 0 && opts.maxWordChange <= 1))
+      throw new CairnError('INVALID_INPUT', 'consolidation maxWordChange must be in [0, 1]', {
+        field: 'maxWordChange',
       });
     for (const field of ['batchSize', 'neighbors'] as const)
       if (!(Number.isInteger(opts[field]) && opts[field] >= 1))
@@ -328,6 +342,11 @@ export class Consolidator {
         const other = live.get(n.key);
         if (!other || other.kind !== self.kind || skip.has(other.kind)) continue;
         if (identityOf(other) !== identityOf(self)) continue;
+        if (
+          this.opts.maxWordChange < 1 &&
+          !saysTheSameWords(said(self), said(other), this.opts.maxWordChange)
+        )
+          continue;
         const [older, newer]: [KeyedMemory, KeyedMemory] = isNewer(other, self)
           ? [self, other]
           : [other, self];
@@ -344,6 +363,11 @@ export class Consolidator {
     }
     return { pairs: out };
   }
+}
+
+/** What a memory says, as the job compares it word by word. */
+function said(m: Pick<KeyedMemory, 'title' | 'text'>): string {
+  return m.title ? `${m.title}\n${m.text}` : m.text;
 }
 
 function record(namespace: string, id: string, into: string, cos: number): MergeRecord {
