@@ -488,6 +488,10 @@ describe('cairn add, list, context and --version', () => {
       expect(r.stderr).toContain(`no Cairn data folder at ${typo}`);
     }
     expect(existsSync(typo)).toBe(false);
+    // A mistyped action is named as one (it was asked for a space id), before any folder is looked at.
+    const frob = cairn(['spaces', 'frob', '--data-dir', typo]);
+    expect(frob.code).toBe(2);
+    expect(frob.stderr).toContain('unknown spaces action "frob"; use list, activate or drop');
   });
 
   it('--explain full prints the candidate trace with each fate', () => {

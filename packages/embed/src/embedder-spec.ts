@@ -42,6 +42,13 @@ export interface EmbedderSpecOptions {
   fetch?: typeof fetch;
 }
 
+/**
+ * The most dimensions a `hash:<dims>` spec may ask for: past a few thousand a hashed vector holds nothing
+ * more (a text has far fewer features), while each memory's vector costs 4 bytes a dimension in SQLite and
+ * the graph; `hash:100000` was accepted, 400 KB a memory.
+ */
+export const MAX_HASH_DIMENSIONS = 4_096;
+
 const ACCEPTED_FORMS = 'hash, hash:<dimensions>, ollama:<model>, openai:<model>';
 
 function invalidSpec(spec: string, why: string): CairnError {
@@ -64,8 +71,8 @@ export function parseEmbedderSpec(spec: string): EmbedderSpec {
   switch (kind) {
     case 'hash': {
       if (arg === undefined) return { kind };
-      if (!/^\d+$/.test(arg) || Number(arg) < 8)
-        throw invalidSpec(spec, 'has dimensions that are not an integer >= 8');
+      if (!/^\d+$/.test(arg) || Number(arg) < 8 || Number(arg) > MAX_HASH_DIMENSIONS)
+        throw invalidSpec(spec, `has dimensions that are not an integer in [8, ${MAX_HASH_DIMENSIONS}]`);
       return { kind, dimensions: Number(arg) };
     }
     case 'ollama':

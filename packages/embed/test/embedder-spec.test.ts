@@ -33,8 +33,9 @@ describe('parseEmbedderSpec', () => {
     ['cohere:embed-v3', 'has unknown kind "cohere"'],
     ['ollama:', 'names no model'],
     ['openai:text embedding', 'has whitespace in the model name'],
-    ['hash:abc', 'not an integer >= 8'],
-    ['hash:4', 'not an integer >= 8'],
+    ['hash:abc', 'not an integer in [8, 4096]'],
+    ['hash:4', 'not an integer in [8, 4096]'],
+    ['hash:100000', 'not an integer in [8, 4096]'],
   ])('refuses %j with INVALID_INPUT listing the accepted forms', (spec, why) => {
     const err = thrownBy(() => parseEmbedderSpec(spec));
     expect(err.code).toBe('INVALID_INPUT');

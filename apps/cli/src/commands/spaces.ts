@@ -370,6 +370,11 @@ export async function spacesCommand(
   flags: ApiTargetFlags & { json?: boolean; force?: boolean },
   env: CliEnv,
 ): Promise<void> {
+  // A mistyped action is named as such before anything opens (it was asked for a space id).
+  if (action !== undefined && !['list', 'activate', 'drop'].includes(action))
+    throw new CairnError('INVALID_INPUT', `unknown spaces action "${action}"; use list, activate or drop`, {
+      field: 'action',
+    });
   const target = apiTarget(flags, env);
   if (target) return spacesThroughApi(new CairnClient(target), action, id, flags);
   // Beside a running writer: every action is a read or one transaction on cairn.db, which the writer
@@ -399,9 +404,6 @@ export async function spacesCommand(
               `dropped ${id} (${n} vectors; ${(freed / 1024 / 1024).toFixed(1)} MiB given back to the filesystem)\n`,
             );
       }
-      throw new CairnError('INVALID_INPUT', `unknown spaces action "${action}"; use list, activate or drop`, {
-        field: 'action',
-      });
     },
     { follow: true, existing: true },
   );
@@ -503,7 +505,4 @@ async function spacesThroughApi(
       ? writeJson(r)
       : void process.stdout.write(`dropped ${r.dropped} (${r.vectors} vectors)\n`);
   }
-  throw new CairnError('INVALID_INPUT', `unknown spaces action "${action}"; use list, activate or drop`, {
-    field: 'action',
-  });
 }
