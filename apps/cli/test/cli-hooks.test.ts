@@ -557,6 +557,10 @@ describe('redact', () => {
     ['assignment', "secret: 'swordfish'", 'swordfish'],
     ['assignment', 'export STRIPE_TOKEN=abc-123-def-456', 'abc-123-def-456'],
     ['cli-flag', 'mysql --password s3cr3tpass -h db', 's3cr3tpass'],
+    ['cli-password', 'curl -u bob:pa55word https://api.example.com', 'pa55word'],
+    ['cli-password', 'curl --user "bob:pa55word" https://api.example.com', 'pa55word'],
+    ['cli-password', 'mysql -h db -u root -pHunter2pass app', 'Hunter2pass'],
+    ['cli-password', "mysqldump -u root -p'Hunter 2' app > dump.sql", 'Hunter 2'],
     ['url-credentials', 'DATABASE_URL=postgres://app:Pa55word@db:5432/app', 'Pa55word'],
     ['stripe-key', 'sk_live_4eC39HqLyjWDarjtT1zdp7dc', 'sk_live_4eC39'],
     ['google-api-key', 'AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q', 'AIzaSyA1b2C3'],
@@ -591,6 +595,9 @@ describe('redact', () => {
       'if password == expected:',
       'commit 3f2a1b4c5d6e7f8091a2b3c4d5e6f708192a3b4c fixed the parser',
       'see task-1234 and desk-lamp-5678',
+      'mysql -u root -p app',
+      'mysql -P 3306 -h db',
+      'curl -u bob https://api.example.com',
     ]) {
       const r = redact(text);
       expect(r.text, text).toBe(text);

@@ -141,6 +141,17 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
     replace: (m, match, head, pw, at) => (pw!.startsWith('[REDACTED:') ? match : `${head}${m}${at}`),
   },
   {
+    name: 'cli-password',
+    description:
+      "the password of a command's user:password argument (curl -u bob:pa55 / --user) or glued to mysql's -p (mysql -pHunter2, mysqldump -p'x')",
+    pattern:
+      /(\s(?:-u|--user)\s+['"]?[^\s:'"]+:)([^\s'"]+)|(\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p)('[^']*'|"[^"]*"|[^\s'"]+)/g,
+    replace: (m, match, userHead, userPw, mysqlHead, mysqlPw) => {
+      const [head, pw] = userHead !== undefined ? [userHead, userPw!] : [mysqlHead!, mysqlPw!];
+      return pw.startsWith('[REDACTED:') || pw.startsWith("'[REDACTED:") ? match : `${head}${m}`;
+    },
+  },
+  {
     name: 'cli-flag',
     description:
       'the value after a credential-like command-line flag separated by a space: --password x, --token x, --api-key x, --client-secret x',
