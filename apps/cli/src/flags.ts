@@ -6,13 +6,14 @@ export function requireNamespace(namespace: string | undefined): string {
   return namespace;
 }
 
-/** A whole-number flag within [min, max], or INVALID_INPUT naming it (`--before abc` was read as 0). */
-export function integerFlag(value: string, flag: string, min: number, max: number): number {
+/**
+ * A whole-number flag within [min, max], or INVALID_INPUT naming it (`--before abc` was read as 0).
+ * `field` is the error's field when it is not the flag's own name (`batchSize` for `--batch-size`).
+ */
+export function integerFlag(value: string, flag: string, min: number, max: number, field = flag): number {
   const n = Number(value);
   if (value.trim() === '' || !Number.isInteger(n) || n < min || n > max)
-    throw new CairnError('INVALID_INPUT', `--${flag} must be an integer in [${min}, ${max}]`, {
-      field: flag,
-    });
+    throw new CairnError('INVALID_INPUT', `--${flag} must be an integer in [${min}, ${max}]`, { field });
   return n;
 }
 

@@ -122,6 +122,10 @@ describe('cairn ingest', () => {
       message: expect.stringMatching(/namespace is required/),
     });
     expect(summary.errors[2]).toMatchObject({ field: 'text' });
+    // A batch size that is not one is named, not read as the default.
+    const badBatch = cairn(['ingest', p, '--batch-size', 'lots']);
+    expect(badBatch.code).toBe(2);
+    expect(badBatch.stderr).toContain('--batch-size must be an integer in [1, 50000]');
     // Listed by line, though a line refused when its batch is written is known after one refused as read.
     const mixed = cairn([
       'ingest',

@@ -2,6 +2,7 @@ import { asFactMemory, type FactFields, isCairnError } from '@cairn/core';
 import { SingleBar } from 'cli-progress';
 import { loadDistributed } from '../distributed.js';
 import type { CliEnv } from '../env.js';
+import { integerFlag } from '../flags.js';
 import { fileSize, readJsonl } from '../jsonl.js';
 import { withEngine, withQueues } from '../open-engine.js';
 import { EXIT, warn, writeJson } from '../output.js';
@@ -50,7 +51,7 @@ const PROGRESS_MIN_BYTES = 1_000_000;
 const MAX_REPORTED_ERRORS = 100;
 
 export async function ingestCommand(file: string, flags: IngestFlags, env: CliEnv): Promise<void> {
-  const batchSize = Math.max(1, Math.min(50_000, Number.parseInt(flags.batchSize, 10) || 1000));
+  const batchSize = integerFlag(flags.batchSize, 'batch-size', 1, 50_000, 'batchSize');
   const size = fileSize(file);
   const showBar = flags.progress ?? (size !== null && size >= PROGRESS_MIN_BYTES);
   const bar = showBar

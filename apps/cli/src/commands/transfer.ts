@@ -4,7 +4,7 @@ import { finished } from 'node:stream/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { CairnError, type KeyedMemory } from '@cairn/core';
 import type { CliEnv } from '../env.js';
-import { requireNamespace } from '../flags.js';
+import { integerFlag, requireNamespace } from '../flags.js';
 import { readJsonl } from '../jsonl.js';
 import { withEngine } from '../open-engine.js';
 import { EXIT, writeJson } from '../output.js';
@@ -65,15 +65,14 @@ function supersedersInOrder<T extends { value: Record<string, unknown> }>(lines:
   const keyOf = (v: Record<string, unknown>, id: unknown) => `${String(v.namespace)}\u0000${String(id)}`;
   const byKey = new Map(lines.map((l) => [keyOf(l.value, l.value.id), l]));
   const out: T[] = [];
-  const state = new Map<T, 'visiting' | 'done'>();
+  const seen = new Set<T>();
   const visit = (l: T) => {
-    if (state.has(l)) return;
-    state.set(l, 'visiting');
+    if (seen.has(l)) return;
+    seen.add(l);
     for (const target of l.value.supersedes as unknown[]) {
       const t = byKey.get(keyOf(l.value, target));
-      if (t && t !== l) visit(t);
+      if (t) visit(t);
     }
-    state.set(l, 'done');
     out.push(l);
   };
   for (const l of lines) visit(l);
@@ -130,11 +129,7 @@ interface ImportFlags {
  * memory they name exists, whatever the file's order) and tombstones, then waits until all is embedded.
  */
 export async function importCommand(file: string, flags: ImportFlags, env: CliEnv): Promise<void> {
-  const batchSize = Number(flags.batchSize);
-  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 50_000)
-    throw new CairnError('INVALID_INPUT', '--batch-size must be an integer in [1, 50000]', {
-      field: 'batchSize',
-    });
+  const batchSize = integerFlag(flags.batchSize, 'batch-size', 1, 50_000, 'batchSize');
   if (env.REDIS_URL)
     throw new CairnError(
       'INVALID_INPUT',
@@ -164,7 +159,7 @@ export async function importCommand(file: string, flags: ImportFlags, env: CliEn
       }
       const { supersedes: _s, ...said } = line;
       const held = here.get(String(line.id));
-      return held !== undefined && isDeepStrictEqual({ ...held }, said);
+      return held !== undefined && isDeepStrictEqual(held, said);
     };
     let batch: Array<{ line: number; value: Record<string, unknown> }> = [];
     const store = (items: typeof batch) => {
