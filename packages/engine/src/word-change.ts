@@ -63,13 +63,16 @@ export function editDistanceWithin(x: readonly string[], y: readonly string[], k
   for (let i = 1; i <= x.length; i++) {
     const from = Math.max(1, i - k);
     const to = Math.min(y.length, i + k);
-    cur.fill(inf);
+    // Only the band is computed: the cells just outside it are read as "too far", wherever this row's
+    // array held a value two rows ago (a fill of the whole row made it O(words²)).
     cur[0] = i <= k ? i : inf;
+    if (from > 1) cur[from - 1] = inf;
     let best = cur[0]!;
     for (let j = from; j <= to; j++) {
       cur[j] = Math.min(prev[j - 1]! + (x[i - 1] === y[j - 1] ? 0 : 1), prev[j]! + 1, cur[j - 1]! + 1, inf);
       if (cur[j]! < best) best = cur[j]!;
     }
+    if (to < y.length) cur[to + 1] = inf;
     if (best > k) return false;
     [prev, cur] = [cur, prev];
   }
