@@ -238,6 +238,13 @@ describe('cairn reindex beside a running cairn serve', () => {
     });
     const list = JSON.parse(cairn(['spaces', ...as('admin-key-0123456789')]).stdout).spaces;
     expect(list.find((s: { active: boolean }) => s.active).id).toBe('cairn-hash-v1/128');
+    // The replaced space stays current for its grace period (an hour by default), and says so.
+    const replaced = list.find((s: { id: string }) => s.id === 'cairn-hash-v1/384');
+    expect(replaced.current_until).toBeGreaterThan(Date.now() + 55 * 60_000);
+    const text = cairn(['spaces', '--api', url, '--api-key', 'admin-key-0123456789']).stdout;
+    expect(text).toMatch(
+      /cairn-hash-v1\/384 .*ready .*kept current for 60 more min \(activating it is instant\)/,
+    );
     const dropped = cairn(['spaces', 'drop', 'cairn-hash-v1/384', ...as('admin-key-0123456789')]);
     expect(JSON.parse(dropped.stdout)).toMatchObject({ dropped: 'cairn-hash-v1/384', vectors: 3_020 });
     const s = await postJson(
@@ -247,6 +254,28 @@ describe('cairn reindex beside a running cairn serve', () => {
     );
     expect(s.body.degraded).toEqual([]);
     expect(s.body.hits[0].id).toBe('m17');
+  }, 120_000);
+
+  it('cairn spaces tells a replaced space past its grace period apart: behind, and how to catch it up', () => {
+    ingest(300);
+    env.CAIRN_PREVIOUS_SPACE_GRACE = '0';
+    expect(cairn(['reindex', '--embedder', 'hash:128', '--json']).code).toBe(0);
+    expect(cairn(['add', 'one more memory about the zebra plan', '--namespace', 'proj']).code).toBe(0);
+    const list = cairn(['spaces']);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toMatch(/^\* cairn-hash-v1\/128 .*321\/321 embedded$/m);
+    expect(list.stdout).toMatch(
+      /^ {2}cairn-hash-v1\/384 .*ready {2}320\/321 embedded, behind by 1 since its grace period ended \(cairn reindex --embedder \S+ catches it up\)$/m,
+    );
+    // What the note advises works: the old space catches up and is active again.
+    const spec = /--embedder (\S+) catches/.exec(list.stdout)![1]!;
+    const back = cairn(['reindex', '--embedder', spec, '--json']);
+    expect(back.code, back.stderr).toBe(0);
+    expect(JSON.parse(back.stdout)).toMatchObject({
+      space: 'cairn-hash-v1/384',
+      embedded: 321,
+      activated: true,
+    });
   }, 120_000);
 
   it('after reindex and drop the folder is the size of a fresh ingest in the new space: the old space goes back to the filesystem', () => {

@@ -587,6 +587,9 @@ class Space:
     active: bool
     state: Literal["building", "ready"]
     activate_when_ready: bool
+    current_until: int | None
+    """Until when (epoch ms) this inactive space keeps receiving new writes' vectors (the space a reindex
+    replaced, during its grace period, so activating it again is instant); None when not kept current."""
     progress: SpaceProgress
     build: SpaceBuild | None
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from cairn_client import CairnClient, CairnError, Space
 from conftest import wait_for
 
@@ -31,6 +33,10 @@ def test_spaces_reindex_activate_and_drop(client: CairnClient, ns: str) -> None:
 
     assert client.activate_space(new.id).activated == new.id
     assert client.stats().space == new.id
+    # The replaced space is kept current for its grace period, so switching back is instant.
+    replaced = next(s for s in client.spaces().spaces if s.id == active.id)
+    assert replaced.current_until is not None and replaced.current_until > time.time() * 1000
+    assert new.current_until is None
     assert client.search(ns, "memory to embed").hits  # searches go on in the new space
 
     # Back to the original space, then drop the new one (an active space may not be dropped).

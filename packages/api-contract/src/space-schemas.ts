@@ -21,6 +21,13 @@ export const SpaceSchema = z
     activate_when_ready: z
       .boolean()
       .describe('a building space the writer activates once complete and indexed'),
+    current_until: z
+      .number()
+      .int()
+      .nullable()
+      .describe(
+        'until when (epoch ms) this inactive space keeps receiving the vectors of new writes: the space a reindex replaced, during its grace period, so activating it again is instant; null when not kept current',
+      ),
     progress: z.object({
       total: z.number().int().describe('live memories'),
       embedded: z.number().int().describe('live memories with a current vector in the space'),

@@ -21,6 +21,7 @@ function spaceOut(s: SpaceView): SpaceOut {
     active: s.active,
     state: s.state,
     activate_when_ready: s.activateWhenReady,
+    current_until: s.currentUntil,
     progress: { total: s.progress.total, embedded: s.progress.embedded, failed: s.progress.failed },
     build: s.build ? { phase: s.build.phase, last_error: s.build.lastError } : null,
   };

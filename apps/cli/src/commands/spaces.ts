@@ -428,13 +428,33 @@ async function giveBackFreePages(engine: CairnEngine): Promise<number> {
   return engine.store.diskUsage().bytes;
 }
 
-/** One line of `cairn spaces`: the active space starred, progress, and rate / ETA while it builds. */
+/**
+ * What an inactive, ready space is to its user: kept current (the space a reindex replaced, in its grace
+ * period: activating it again is instant), or behind the writes since (activating it needs a catch-up).
+ */
+function standbyNote(
+  s: Pick<SpaceInfo, 'id' | 'embedder' | 'state' | 'active' | 'currentUntil'> & { progress: ProgressCounts },
+  now: number,
+): string {
+  if (s.active || s.state !== 'ready') return '';
+  const p = s.progress;
+  if (s.currentUntil !== null && s.currentUntil > now) {
+    const minutes = Math.ceil((s.currentUntil - now) / 60_000);
+    return `, kept current for ${minutes} more min (activating it is instant)`;
+  }
+  const behind = p.total - p.embedded - p.failed;
+  if (behind <= 0) return '';
+  return `, behind by ${behind} since its grace period ended (cairn reindex --embedder ${s.embedder ?? '<spec>'} catches it up)`;
+}
+
+/** One line of `cairn spaces`: the active space starred, progress, rate / ETA while it builds, a standby's state. */
 function spaceLine(
-  s: Pick<SpaceInfo, 'id' | 'embedder' | 'state' | 'active' | 'activateWhenReady'> & {
+  s: Pick<SpaceInfo, 'id' | 'embedder' | 'state' | 'active' | 'activateWhenReady' | 'currentUntil'> & {
     progress: ProgressCounts;
     rate: number | null;
     etaSeconds: number | null;
   },
+  now = Date.now(),
 ): string {
   const p = s.progress;
   const building = s.state === 'building' && !s.active;
@@ -442,7 +462,7 @@ function spaceLine(
     building && s.rate !== null
       ? ` ${s.rate}/s${s.etaSeconds === null ? '' : ` ETA ${s.etaSeconds} s`}${s.activateWhenReady ? ', activates when ready' : ''}`
       : '';
-  return `${s.active ? '*' : ' '} ${s.id}  embedder ${s.embedder ?? '?'}  ${s.state}  ${p.embedded}/${p.total} embedded${p.failed ? `, ${p.failed} failed` : ''}${rate}`;
+  return `${s.active ? '*' : ' '} ${s.id}  embedder ${s.embedder ?? '?'}  ${s.state}  ${p.embedded}/${p.total} embedded${p.failed ? `, ${p.failed} failed` : ''}${rate}${standbyNote(s, now)}`;
 }
 
 /**
@@ -487,6 +507,7 @@ async function spacesThroughApi(
       const line = spaceLine({
         ...s,
         activateWhenReady: s.activate_when_ready,
+        currentUntil: s.current_until,
         rate,
         etaSeconds: rate ? Math.ceil(left / rate) : null,
       });

@@ -33,6 +33,9 @@ export function SpacesTable({ spaces }: { spaces: SpacesResponse['spaces'] }) {
                 <td>
                   {s.state}
                   {s.activate_when_ready ? ' (activates when ready)' : ''}
+                  {!s.active && s.current_until !== null && s.current_until > Date.now()
+                    ? ` (kept current for ${Math.ceil((s.current_until - Date.now()) / 60_000)} more min: activating it is instant)`
+                    : ''}
                 </td>
                 <td>
                   <progress max={1} value={pct} aria-label={`${s.id} embedded`} />{' '}
