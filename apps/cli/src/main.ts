@@ -305,7 +305,7 @@ export function buildProgram(): Command {
       'API key for --api, one that may use every namespace (default: $CAIRN_API_KEY)',
     )
     .addOption(json())
-    .action(run(lazy(() => import('./commands/spaces.js'), 'reindexCommand')));
+    .action(run(lazy(() => import('./commands/reindex.js'), 'reindexCommand')));
 
   program
     .command('consolidate')
