@@ -176,8 +176,36 @@ describe('cairn with REDIS_URL', () => {
     const hits = JSON.parse(cairn(['search', 'token9q', '-n', 'proj', '--json']).stdout).hits;
     expect(hits[0]).toMatchObject({ id: 'm9', explain: { vecRank: 1 } });
 
+    // The replaced space stays current for its grace period: a write made after the switch reaches it
+    // too, so switching back is instant and complete.
+    const late = join(dir, 'late.jsonl');
+    writeFileSync(
+      late,
+      `${JSON.stringify({ namespace: 'proj', id: 'late', text: 'a late zebra memory' })}\n`,
+    );
+    expect(cairn(['ingest', late]).code).toBe(0);
+    const progressOf = (id: string) =>
+      JSON.parse(cairn(['spaces', 'list', '--json']).stdout).spaces.find((s: { id: string }) => s.id === id)
+        .progress.embedded;
+    await until(
+      () => progressOf('cairn-hash-v1/384'),
+      (n) => n === 201,
+      'the late write in the old space',
+    );
+    const back = cairn(['spaces', 'activate', 'cairn-hash-v1/384']);
+    expect(back.code, back.stderr).toBe(0);
+    const lateHit = JSON.parse(cairn(['search', 'late zebra', '-n', 'proj', '--json']).stdout);
+    expect(lateHit.degraded).toEqual([]);
+    expect(lateHit.hits[0]).toMatchObject({ id: 'late', explain: { vecRank: 1 } });
+    await until(
+      () => progressOf('cairn-hash-v1/768'),
+      (n) => n === 201,
+      'the late write in the new space',
+    );
+    expect(cairn(['spaces', 'activate', 'cairn-hash-v1/768']).code).toBe(0);
+
     const drop = cairn(['spaces', 'drop', 'cairn-hash-v1/384', '--json']);
-    expect(JSON.parse(drop.stdout)).toMatchObject({ dropped: 'cairn-hash-v1/384', vectors: 200 });
+    expect(JSON.parse(drop.stdout)).toMatchObject({ dropped: 'cairn-hash-v1/384', vectors: 201 });
     const active = cairn(['spaces', 'drop', 'cairn-hash-v1/768']);
     expect(active.code).not.toBe(0);
     expect(active.stderr).toMatch(/active/);
@@ -205,6 +233,37 @@ describe('cairn with REDIS_URL', () => {
     expect(hits.degraded).toEqual([]);
     expect(hits.hits[0]).toMatchObject({ id: 'm9', explain: { vecRank: 1 } });
   }, 180_000);
+
+  it('a distributed reindex whose space is dropped meanwhile stops and says so', async () => {
+    expect(cairn(['ingest', corpus(20)], { REDIS_URL: '' }).code).toBe(0);
+    // No embed worker: the reindex waits on its queue until the drop.
+    const reindex = spawn(
+      process.execPath,
+      [MAIN, 'reindex', '--embedder', 'hash:128', '--stall-timeout', '120'],
+      {
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    workers.push(reindex);
+    let stderr = '';
+    reindex.stderr!.on('data', (d) => {
+      stderr += d;
+    });
+    const exited = once(reindex, 'exit');
+    await until(
+      () => JSON.parse(cairn(['spaces', 'list', '--json']).stdout).spaces.map((s: { id: string }) => s.id),
+      (ids: string[]) => ids.includes('cairn-hash-v1/128'),
+      'the new space recorded',
+    );
+    expect(cairn(['spaces', 'drop', 'cairn-hash-v1/128']).code).toBe(0);
+    const [code] = await Promise.race([
+      exited,
+      new Promise<[null]>((r) => setTimeout(() => r([null]), 20_000)),
+    ]);
+    expect(code, stderr).toBe(2); // not found: a usage error
+    expect(stderr).toMatch(/\[NOT_FOUND\].*cairn-hash-v1\/128 was dropped during its reindex/);
+  }, 60_000);
 
   it('a distributed reindex with no embed worker stops with a reason instead of waiting forever', () => {
     expect(cairn(['ingest', corpus(20)], { REDIS_URL: '' }).code).toBe(0);

@@ -265,7 +265,12 @@ describe('cairn reindex beside a running cairn serve', () => {
     expect(list.code, list.stderr).toBe(0);
     expect(list.stdout).toMatch(/^\* cairn-hash-v1\/128 .*321\/321 embedded$/m);
     expect(list.stdout).toMatch(
-      /^ {2}cairn-hash-v1\/384 .*ready {2}320\/321 embedded, behind by 1 since its grace period ended \(cairn reindex --embedder \S+ catches it up\)$/m,
+      /^ {2}cairn-hash-v1\/384 .*ready {2}320\/321 embedded, behind by 1: not kept current \(cairn reindex --embedder \S+ catches it up\)$/m,
+    );
+    // A space filled but not activated says it is complete and how to switch, not "building 0/s".
+    expect(cairn(['reindex', '--embedder', 'hash:64', '--no-activate', '--json']).code).toBe(0);
+    expect(cairn(['spaces']).stdout).toMatch(
+      /^ {2}cairn-hash-v1\/64 .*building {2}321\/321 embedded, complete \(cairn spaces activate cairn-hash-v1\/64 switches to it\)$/m,
     );
     // What the note advises works: the old space catches up and is active again.
     const spec = /--embedder (\S+) catches/.exec(list.stdout)![1]!;

@@ -114,11 +114,16 @@ export class StageWorkerHost {
     const vectors = new Map<string, VectorIndexManager>();
     const embedders = new Map<string, { embedder: Embedder; space: EmbeddingSpace }>();
     const spaceOf = (id: string) => store?.embeddings.getSpace(id);
-    // The spaces new memories must reach: the active one, and any a reindex is filling.
-    const embedSpaces = (): SpaceRef[] =>
-      (store?.embeddings.listSpaces() ?? [])
-        .filter((s) => s.active || s.state === 'building')
+    // The spaces new memories must reach: the active one, any a reindex is filling, and the one a reindex
+    // replaced while its grace period lasts (so switching back to it is instant, as in embedded mode).
+    const embedSpaces = (): SpaceRef[] => {
+      const now = Date.now();
+      return (store?.embeddings.listSpaces() ?? [])
+        .filter(
+          (s) => s.active || s.state === 'building' || (s.currentUntil !== null && s.currentUntil > now),
+        )
         .map((s) => ({ id: s.id, embedder: specOf(s), dimensions: s.dimensions }));
+    };
     const ports: StagePorts = {};
     if (store) {
       ports.capture = { records: store, pending: store.embeddings, embedSpaces };

@@ -242,7 +242,7 @@ async function reindexHere(flags: ReindexFlags, env: CliEnv): Promise<ReindexSum
         // Built and saved before the switch: index workers and API nodes load files, not a rebuild.
         if (!flags.json) warn(`reindex ${space.id}: building its vector indexes`);
         await engine.buildSpaceIndexes(space.id);
-        activated = tryActivate(store, space.id);
+        activated = tryActivate(store, space.id, env.CAIRN_PREVIOUS_SPACE_GRACE * 1_000);
       }
       const after = read();
       const seconds = (performance.now() - t0) / 1000;
@@ -303,9 +303,11 @@ async function followBuild(
  */
 const DISTRIBUTED_MAX_MISSING = 1_000;
 
-function tryActivate(store: MemoryStore, spaceId: string): boolean {
+function tryActivate(store: MemoryStore, spaceId: string, keepPreviousMs: number): boolean {
   try {
-    store.embeddings.activate(spaceId, { maxMissing: DISTRIBUTED_MAX_MISSING });
+    // The replaced space stays current for the grace period (capture keeps embedding into it), so
+    // `cairn spaces activate <old>` switches back at once, as in embedded mode.
+    store.embeddings.activate(spaceId, { maxMissing: DISTRIBUTED_MAX_MISSING, keepPreviousMs });
     return true;
   } catch (err) {
     if (isCairnError(err) && err.data.reason === 'incomplete') return false;
@@ -338,6 +340,11 @@ async function fillThroughQueues(
     let lastMove = Date.now();
     while (!complete()) {
       await new Promise((r) => setTimeout(r, 500));
+      // Dropped meanwhile (cairn spaces drop): its jobs are refused, so it would never complete.
+      if (!store.embeddings.getSpace(spaceId))
+        throw new CairnError('NOT_FOUND', `embedding space ${spaceId} was dropped during its reindex`, {
+          field: 'space',
+        });
       const now = progressOf();
       if (now !== last) {
         last = now;

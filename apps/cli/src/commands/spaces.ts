@@ -92,7 +92,8 @@ function standbyNote(
   }
   const behind = p.total - p.embedded - p.failed;
   if (behind <= 0) return '';
-  return `, behind by ${behind} since its grace period ended (cairn reindex --embedder ${s.embedder ?? '<spec>'} catches it up)`;
+  // Its grace period ended, or it never had one (CAIRN_PREVIOUS_SPACE_GRACE=0).
+  return `, behind by ${behind}: not kept current (cairn reindex --embedder ${s.embedder ?? '<spec>'} catches it up)`;
 }
 
 /** One line of `cairn spaces`: the active space starred, progress, rate / ETA while it builds, a standby's state. */
@@ -106,10 +107,17 @@ function spaceLine(
 ): string {
   const p = s.progress;
   const building = s.state === 'building' && !s.active;
-  const rate =
-    building && s.rate !== null
-      ? ` ${s.rate}/s${s.etaSeconds === null ? '' : ` ETA ${s.etaSeconds} s`}${s.activateWhenReady ? ', activates when ready' : ''}`
-      : '';
+  const complete = p.embedded + p.failed >= p.total;
+  // A complete building space has nothing left to embed: a rate of 0/s would read as a stalled build.
+  const rate = !building
+    ? ''
+    : complete
+      ? s.activateWhenReady
+        ? ', complete: building its vector indexes, then it activates'
+        : `, complete (cairn spaces activate ${s.id} switches to it)`
+      : s.rate !== null
+        ? ` ${s.rate}/s${s.etaSeconds === null ? '' : ` ETA ${s.etaSeconds} s`}${s.activateWhenReady ? ', activates when ready' : ''}`
+        : '';
   return `${s.active ? '*' : ' '} ${s.id}  embedder ${s.embedder ?? '?'}  ${s.state}  ${p.embedded}/${p.total} embedded${p.failed ? `, ${p.failed} failed` : ''}${rate}${standbyNote(s, now)}`;
 }
 
