@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { type PrunePolicy, parseDuration, parsePrunePolicy } from '@cairn/core';
+import { CairnError, type PrunePolicy, parseDuration, parsePrunePolicy } from '@cairn/core';
 import { z } from 'zod';
 
 /** Every environment variable the CLI reads, parsed once at start-up. */
@@ -123,7 +123,8 @@ export function loadEnv(env: NodeJS.ProcessEnv = process.env): CliEnv {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new Error(`environment variable ${issue.path.join('.')}: ${issue.message}`);
+    const name = issue.path.join('.');
+    throw new CairnError('INVALID_INPUT', `environment variable ${name}: ${issue.message}`, { field: name });
   }
   return { ...parsed.data, raw: env };
 }

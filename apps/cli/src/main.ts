@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
+import { CairnError } from '@cairn/core';
 import { Command, Option } from 'commander';
 import { loadEnv } from './env.js';
 import { DEFAULT_HOOK_MAX_TOKENS, DEFAULT_HOOK_TIMEOUT_S } from './hooks/defaults.js';
@@ -19,20 +20,27 @@ const lazy =
   async (...args: never[]) =>
     (await load())[name](...args);
 
+/** `cairn hooks run`: Claude Code runs it on every event, and it always exits 0 (see its description). */
+function isHookRun(): boolean {
+  const [command, sub] = process.argv.slice(2);
+  return command === 'hooks' && sub === 'run';
+}
+
 /**
- * The environment, parsed. A Claude Code hook must never fail the agent's turn: for `cairn hooks run`, a
- * malformed variable is logged and the process exits 0 instead of 1.
+ * The environment, parsed. A malformed variable is a usage error (exit 2); a Claude Code hook must never
+ * fail the agent's turn, so for `cairn hooks run` it is logged and the process exits 0.
  */
 function loadEnvOrExit(): ReturnType<typeof loadEnv> {
   try {
     return loadEnv();
   } catch (err) {
-    const args = process.argv.slice(2);
-    if (args[0] === 'hooks' && args[1] === 'run') {
+    if (isHookRun()) {
       process.stderr.write(`cairn hooks: ${(err as Error).message}; nothing captured\n`);
       process.exit(0);
     }
-    throw err;
+    // A mistyped setting is the user's to fix: the one error shape and the usage exit code, no stack.
+    fail(err, process.argv.includes('--json'));
+    process.exit(process.exitCode);
   }
 }
 
@@ -41,7 +49,16 @@ export function buildProgram(): Command {
   const program = new Command('cairn')
     .description('Cairn: hybrid (BM25 + vector) memory for AI agents, with explained rankings')
     .showHelpAfterError()
-    .configureOutput({ writeErr: (s) => process.stderr.write(s) })
+    .configureOutput({
+      writeErr: (s) => process.stderr.write(s),
+      // A usage error (unknown command or option, missing argument) in the one error shape, exit 2.
+      outputError: (s) =>
+        fail(
+          new CairnError('INVALID_INPUT', s.replace(/^error: /, '').trim()),
+          process.argv.includes('--json'),
+        ),
+    })
+    .exitOverride((err) => process.exit(err.exitCode === 0 || isHookRun() ? 0 : 2))
     .version(
       (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
         .version,

@@ -272,6 +272,22 @@ describe('cairn with REDIS_URL', () => {
     expect(r.stderr).toMatch(/stalled at 0 memories: no embed worker is running/);
   });
 
+  it('refuses mistyped worker, dead-letters and reindex numbers before starting anything', () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['worker', '--shutdown-timeout', 'abc'], /--shutdown-timeout must be an integer/],
+      [['worker', '--reconcile-interval', '-5'], /--reconcile-interval must be an integer/],
+      [['dead-letters', '--limit', 'lots'], /--limit must be an integer/],
+      [['reindex', '--embedder', 'hash:64', '--stall-timeout', 'soon'], /--stall-timeout must be an integer/],
+      [['reindex', '--embedder', 'hash:64', '--batch-size', '0'], /--batch-size must be an integer/],
+    ];
+    for (const [args, message] of cases) {
+      const r = cairn(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(/\[INVALID_INPUT\]/);
+      expect(r.stderr).toMatch(message);
+    }
+  });
+
   it('a worker stops on SIGTERM while Redis is down, instead of waiting for it to come back', async () => {
     const own = await startRedisServer();
     try {

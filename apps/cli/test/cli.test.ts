@@ -355,6 +355,27 @@ describe('cairn search', () => {
     expect(r.code).toBe(2);
     expect(JSON.parse(r.stdout).error).toMatchObject({ code: 'INVALID_INPUT', field: 'namespace' });
   });
+
+  it('answers a usage error or a malformed setting in the one error shape, exit 2, no stack trace', () => {
+    const cases: Array<[string[], Record<string, string>, RegExp]> = [
+      [['frobnicate'], {}, /unknown command 'frobnicate'/],
+      [['search', 'x', '-n', 'p', '--bogus'], {}, /unknown option '--bogus'/],
+      [['ingest'], {}, /missing required argument 'file'/],
+      [['reindex'], {}, /required option '--embedder <spec>' not specified/],
+      [['stats'], { REDIS_URL: 'notaurl' }, /environment variable REDIS_URL: /],
+      [['stats'], { CAIRN_PREVIOUS_SPACE_GRACE: '-1' }, /environment variable CAIRN_PREVIOUS_SPACE_GRACE: /],
+    ];
+    for (const [args, env, message] of cases) {
+      const r = cairn(args, env);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(new RegExp(`^cairn: error \\[INVALID_INPUT\\]: ${message.source}`));
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    }
+    const json = cairn(['ingest', '--json']);
+    expect(JSON.parse(json.stdout).error).toMatchObject({ code: 'INVALID_INPUT' });
+    expect(cairn(['--version']).code).toBe(0);
+    expect(cairn(['search', '--help']).code).toBe(0);
+  });
 });
 
 describe('cairn get, timeline and stats', () => {

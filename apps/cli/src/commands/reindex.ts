@@ -13,6 +13,7 @@ import {
 import { type ApiTargetFlags, apiTarget } from '../api-target.js';
 import { loadDistributed } from '../distributed.js';
 import type { CliEnv } from '../env.js';
+import { integerFlag } from '../flags.js';
 import { withEngine, withQueues } from '../open-engine.js';
 import { warn, writeJson } from '../output.js';
 
@@ -195,7 +196,8 @@ function runBelowServing(): void {
 async function reindexHere(flags: ReindexFlags, env: CliEnv): Promise<ReindexSummary> {
   const distributed = Boolean(env.REDIS_URL);
   if (distributed) runBelowServing();
-  const batchSize = Math.max(1, Number.parseInt(flags.batchSize, 10) || 512);
+  const batchSize = integerFlag(flags.batchSize, 'batch-size', 1, 100_000, 'batchSize');
+  const stallSeconds = integerFlag(flags.stallTimeout, 'stall-timeout', 1, 86_400, 'stallTimeout');
   return withEngine(
     flags.dataDir,
     env,
@@ -232,7 +234,7 @@ async function reindexHere(flags: ReindexFlags, env: CliEnv): Promise<ReindexSum
                 const p = read();
                 return p.embedded + p.failed;
               },
-              Math.max(1, Number(flags.stallTimeout) || 30) * 1_000,
+              stallSeconds * 1_000,
             );
           else await followBuild(engine, space.id, flags.activate, complete);
         });

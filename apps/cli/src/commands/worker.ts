@@ -3,6 +3,7 @@ import { StageWorkerHost } from '@cairn/engine/distributed';
 import { deadLetters, retryDeadLetters, STAGE_NAMES, type StageName } from '@cairn/pipeline/distributed';
 import type { CliEnv } from '../env.js';
 import { resolveDataDir } from '../env.js';
+import { integerFlag } from '../flags.js';
 import { withQueues } from '../open-engine.js';
 import { createLogger, EXIT, writeJson } from '../output.js';
 
@@ -55,13 +56,23 @@ export async function workerCommand(flags: WorkerFlags, env: CliEnv): Promise<vo
     throw new CairnError('INVALID_INPUT', '--embed-rate must be a positive integer (jobs per second)', {
       field: 'embedRate',
     });
+  // Checked before anything starts: a mistyped value once turned the crash-recovery sweep off (NaN) or
+  // made SIGTERM exit at once without draining.
+  const reconcileSeconds = integerFlag(
+    flags.reconcileInterval,
+    'reconcile-interval',
+    0,
+    86_400,
+    'reconcileInterval',
+  );
+  const shutdownSeconds = integerFlag(flags.shutdownTimeout, 'shutdown-timeout', 0, 3_600, 'shutdownTimeout');
   const logger = createLogger(env.CAIRN_LOG_LEVEL === 'warn' ? 'info' : env.CAIRN_LOG_LEVEL);
   const host = await StageWorkerHost.start({
     dataDir: resolveDataDir(flags.dataDir, env),
     redisUrl: env.REDIS_URL!,
     stages,
     concurrency,
-    reconcileIntervalMs: Number(flags.reconcileInterval) * 1000,
+    reconcileIntervalMs: reconcileSeconds * 1000,
     // BullMQ's limiter is global to the queue: the rate holds however many workers run.
     ...(embedRate ? { embedLimiter: { max: embedRate, duration: 1_000 } } : {}),
     queue: { prefix: env.CAIRN_QUEUE_PREFIX, shards: env.CAIRN_SHARDS },
@@ -90,7 +101,7 @@ export async function workerCommand(flags: WorkerFlags, env: CliEnv): Promise<vo
       stopping = true;
       logger.info({ signal }, 'worker stopping: no new jobs, draining active ones');
       clearInterval(report);
-      const deadline = Number(flags.shutdownTimeout) * 1000;
+      const deadline = shutdownSeconds * 1000;
       // close() bounds each step that needs Redis; this is the backstop should anything else hang.
       setTimeout(() => {
         logger.error({ afterMs: deadline + FORCE_EXIT_AFTER_MS }, 'worker did not stop in time; exiting');
@@ -114,6 +125,7 @@ export async function deadLettersCommand(
   env: CliEnv,
 ): Promise<void> {
   requireRedis(env, 'cairn dead-letters');
+  const limit = integerFlag(flags.limit, 'limit', 1, 100_000);
   await withQueues(env, async (topology) => {
     if (flags.retry) {
       const n = await retryDeadLetters(topology);
@@ -121,7 +133,7 @@ export async function deadLettersCommand(
       else process.stdout.write(`retried ${n} dead-lettered jobs\n`);
       return;
     }
-    const dead = await deadLetters(topology, Number.parseInt(flags.limit, 10) || 100);
+    const dead = await deadLetters(topology, limit);
     if (flags.json) {
       writeJson({ deadLetters: dead });
       return;
