@@ -336,6 +336,17 @@ describe('cairn with REDIS_URL', () => {
     const dead = cairn(['ingest', corpus(3)], { REDIS_URL: 'redis://127.0.0.1:1' });
     expect(dead.code).not.toBe(0);
     expect(dead.stderr).toMatch(/BACKEND_UNAVAILABLE|redis/i);
+    // stats still prints what cairn.db knows, says the queue depths are unknown, and exits 1.
+    expect(cairn(['ingest', corpus(3)], { REDIS_URL: '' }).code).toBe(0);
+    const stats = cairn(['stats', '--json'], { REDIS_URL: 'redis://127.0.0.1:1' });
+    expect(stats.code).toBe(1);
+    expect(JSON.parse(stats.stdout)).toMatchObject({ namespaces: { proj: { stored: 3 } }, queues: null });
+    expect(stats.stderr).toMatch(
+      /\[BACKEND_UNAVAILABLE\]: queue depths unknown: Redis at redis:\/\/127\.0\.0\.1:1 is unreachable/,
+    );
+    const letters = cairn(['dead-letters'], { REDIS_URL: 'redis://127.0.0.1:1' });
+    expect(letters.code).toBe(1);
+    expect(letters.stderr).toMatch(/\[BACKEND_UNAVAILABLE\]: Redis at .* is unreachable/);
   });
 });
 

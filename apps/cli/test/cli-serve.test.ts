@@ -279,5 +279,11 @@ describe('cairn serve (distributed)', () => {
     });
     const tenant = await fetch(`${b.url}/v1/dead-letters`, { headers: { authorization: `Bearer ${KEY}` } });
     expect(tenant.status).toBe(403);
+
+    // Redis gone: the dead letters are unknown, and the answer names the backend (not an anonymous 500).
+    await redis.stop('SIGKILL');
+    const down = await fetch(`${b.url}/v1/dead-letters`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    expect(down.status).toBe(503);
+    expect(((await down.json()) as { error: { code: string } }).error.code).toBe('BACKEND_UNAVAILABLE');
   }, 120_000);
 });

@@ -62,6 +62,11 @@ export interface HttpServerOptions {
   };
   /** Fastify's logger. @defaultValue false */
   logger: boolean;
+  /**
+   * Told of every error answered as INTERNAL (the client sees only "internal error"), so the operator's
+   * log has what happened. @defaultValue Fastify's logger (silent unless `logger` is on)
+   */
+  onInternalError?: (err: unknown, route: string) => void;
   /** The built web explorer's folder (index.html and assets), served at /ui/; none: no explorer. */
   explorerDir?: string;
 }
@@ -150,9 +155,12 @@ export async function createHttpServer(
   app.setValidatorCompiler(() => (data) => ({ value: data }));
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
-  app.setErrorHandler((err, _req, reply) => {
+  app.setErrorHandler((err, req, reply) => {
     const e = toCairnError(err);
-    if (e.code === 'INTERNAL') app.log.error(err);
+    if (e.code === 'INTERNAL') {
+      if (o.onInternalError) o.onInternalError(err, `${req.method} ${req.routeOptions.url ?? req.url}`);
+      else app.log.error(err);
+    }
     const retryAfter = (err as { headers?: Record<string, string> }).headers?.['retry-after'];
     if (retryAfter) reply.header('retry-after', retryAfter);
     return reply.code(httpStatusOf(e.code)).type('application/json').send(errorBody(e));

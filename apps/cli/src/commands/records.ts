@@ -1,5 +1,5 @@
 import { DEFAULT_API_LIMITS } from '@cairn/api-contract';
-import { CairnError } from '@cairn/core';
+import { CairnError, isCairnError } from '@cairn/core';
 import type { EngineStats } from '@cairn/engine';
 import type { QueueCounts } from '@cairn/pipeline/distributed';
 import { loadDistributed } from '../distributed.js';
@@ -64,15 +64,24 @@ export async function timelineCommand(
 }
 
 export async function statsCommand(flags: { dataDir?: string; json?: boolean }, env: CliEnv): Promise<void> {
-  const stats: EngineStats & { queues?: Record<string, QueueCounts> } = await withEngine(
-    flags.dataDir,
-    env,
-    async (e) => e.stats(),
-    { follow: true, existing: true },
-  );
+  const stats: EngineStats & { queues?: Record<string, QueueCounts> | null; queuesError?: string } =
+    await withEngine(flags.dataDir, env, async (e) => e.stats(), { follow: true, existing: true });
+  let queuesDown: CairnError | null = null;
   if (env.REDIS_URL) {
     const { queueCounts } = await loadDistributed();
-    stats.queues = await withQueues(env, queueCounts);
+    try {
+      stats.queues = await withQueues(env, queueCounts);
+    } catch (err) {
+      // The counts come from cairn.db and stand without Redis: print them, say what is missing, exit 1.
+      if (!isCairnError(err) || err.code !== 'BACKEND_UNAVAILABLE') throw err;
+      queuesDown = err;
+      stats.queues = null;
+      stats.queuesError = err.message;
+    }
+  }
+  if (queuesDown) {
+    warn(`cairn: error [${queuesDown.code}]: queue depths unknown: ${queuesDown.message}`);
+    process.exitCode = EXIT.failure;
   }
   if (flags.json) {
     writeJson(stats);

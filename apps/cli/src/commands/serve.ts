@@ -129,6 +129,11 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
       ...(explorerDir ? { explorerDir } : {}),
       host: flags.host,
       rateLimitPerMinute: Number.parseInt(flags.rateLimit, 10),
+      onInternalError: (err, route) =>
+        logger.error(
+          { route, err: err instanceof Error ? (err.stack ?? err.message) : String(err) },
+          'internal error',
+        ),
       ...(t
         ? {
             queues: {

@@ -1,5 +1,5 @@
 import type { JobName } from './job-catalog.js';
-import type { QueueTopology } from './queue-topology.js';
+import { assertRedisReachable, type QueueTopology } from './queue-topology.js';
 
 export interface QueueCounts {
   waiting: number;
@@ -50,6 +50,8 @@ export interface DeadLetter {
  * attempts ran out. They stay in Redis until retried or purged; nothing else waits on them.
  */
 export async function deadLetters(topology: QueueTopology, limit = 100): Promise<DeadLetter[]> {
+  // Without Redis the queue reads fail with ioredis's own errors: name the backend instead.
+  await assertRedisReachable(topology.connection, topology.opts.redisUrl);
   const out: DeadLetter[] = [];
   for (const { name, queue } of topology.all()) {
     for (const j of await queue.getFailed(0, limit - 1)) {
@@ -70,6 +72,7 @@ export async function deadLetters(topology: QueueTopology, limit = 100): Promise
 
 /** Puts every dead-lettered job back in its queue; returns how many. */
 export async function retryDeadLetters(topology: QueueTopology): Promise<number> {
+  await assertRedisReachable(topology.connection, topology.opts.redisUrl);
   let n = 0;
   for (const { queue } of topology.all()) {
     const failed = await queue.getJobCountByTypes('failed');
