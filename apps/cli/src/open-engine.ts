@@ -56,8 +56,14 @@ export async function openEngine(
 ): Promise<CairnEngine> {
   const logger = createLogger(env.CAIRN_LOG_LEVEL);
   const dataDir = resolveDataDir(dataDirFlag, env);
-  // With REDIS_URL the folder is the deployment's, and may not exist before its first worker has run.
-  if (opts.existing && !env.REDIS_URL && !existsSync(join(dataDir, 'cairn.db'))) {
+  const exists = existsSync(join(dataDir, 'cairn.db'));
+  // With REDIS_URL the folder is the deployment's, and may not exist before its first process has run;
+  // once the deployment has one (recorded in Redis), a missing folder is a mistyped path, not a new one.
+  if (env.REDIS_URL && !exists) {
+    const { assertDeploymentFolder } = await loadDistributed();
+    await withQueues(env, (topology) => assertDeploymentFolder(topology, dataDir, false));
+  }
+  if (opts.existing && !env.REDIS_URL && !exists) {
     throw new CairnError(
       'NOT_FOUND',
       `no Cairn data folder at ${dataDir} (it holds no cairn.db): check --data-dir or CAIRN_DATA_DIR; a read never creates one`,

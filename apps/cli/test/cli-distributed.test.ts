@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -134,6 +134,43 @@ describe('cairn with REDIS_URL', () => {
     const [code] = await once(worker.process, 'exit');
     expect(code).toBe(0);
     expect(worker.log()).toMatch(/"graceful":true/);
+  });
+
+  it("a worker, a server or a read on another data folder than the deployment's is refused, and creates nothing", async () => {
+    startWorker(['--stages', 'capture,embed,index']);
+    expect(cairn(['ingest', corpus(5)]).code).toBe(0);
+    const run = (args: string[], dataDir: string) =>
+      spawnSync(process.execPath, [MAIN, ...args, '--data-dir', dataDir], {
+        encoding: 'utf8',
+        env: { ...process.env, ...env },
+        timeout: 30_000,
+      });
+    // A mistyped path: refused by name, and no folder appears there.
+    const typo = join(dir, 'dta');
+    for (const args of [
+      ['worker', '--stages', 'capture'],
+      ['search', 'redis', '-n', 'proj'],
+      ['serve', '--port', '0', '--no-auth'],
+    ]) {
+      const r = run(args, typo);
+      expect(r.status, `${args[0]}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(
+        /\[NOT_FOUND\]: no Cairn data folder at .*dta: this deployment \(queue prefix "t-[^"]+"\) keeps its memories in the folder first opened at .*data/,
+      );
+      expect(existsSync(typo)).toBe(false);
+    }
+    // Another, existing folder (an embedded one): a writer of this deployment refuses it.
+    expect(cairn(['ingest', corpus(3)], { REDIS_URL: '', CAIRN_DATA_DIR: join(dir, 'other') }).code).toBe(0);
+    for (const args of [
+      ['worker', '--stages', 'capture'],
+      ['serve', '--port', '0', '--no-auth'],
+    ]) {
+      const r = run(args, join(dir, 'other'));
+      expect(r.status, `${args[0]}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(/\[INVALID_INPUT\]: the data folder at .*other is not this deployment's/);
+    }
+    // The deployment's own folder still serves everything written to it.
+    await until(stats, (s) => s.namespaces.proj?.stored === 5, 'the writes stored in the deployment folder');
   });
 
   it('--wait queued returns before any worker runs; a worker started later stores everything', async () => {

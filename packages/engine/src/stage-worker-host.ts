@@ -1,4 +1,5 @@
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { ComputePool } from '@cairn/compute';
 import {
   CairnError,
@@ -10,6 +11,8 @@ import {
 } from '@cairn/core';
 import { createEmbedder, parseEmbedderSpec, resolveEmbedder } from '@cairn/embed';
 import {
+  assertDeploymentFolder,
+  bindDataFolder,
   MaintenanceJobs,
   QueueTopology,
   type QueueTopologyOptions,
@@ -99,8 +102,14 @@ export class StageWorkerHost {
     const log = opts.log ?? (() => {});
     const stages = new Set(opts.stages);
     const needsStore = stages.has('capture') || stages.has('index');
-    const store = needsStore ? new MemoryStore({ path: join(opts.dataDir, 'cairn.db') }) : null;
-    if (store) opened.store = store;
+    const dbPath = join(opts.dataDir, 'cairn.db');
+    // A mistyped --data-dir must not become a second folder that takes the deployment's writes.
+    if (needsStore) await assertDeploymentFolder(topology, opts.dataDir, existsSync(dbPath));
+    const store = needsStore ? new MemoryStore({ path: dbPath }) : null;
+    if (store) {
+      opened.store = store;
+      await bindDataFolder(topology, { id: store.folderId(), path: resolve(opts.dataDir) });
+    }
     if (store && !store.embeddings.activeSpace()) {
       // A fresh data folder: the first space is chosen here, once, as the embedded engine would.
       const spec = opts.embedderSpec ?? 'hash';

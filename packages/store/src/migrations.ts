@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { CairnError, factId } from '@cairn/core';
 import type Database from 'better-sqlite3';
 import { scopeText } from './facet-tokens.js';
@@ -567,6 +568,17 @@ export const MIGRATIONS: readonly Migration[] = [
       // any write that said it had bm25() walk its whole doclist (2–7 ms a word at a million memories, for
       // every saved word a new process met). Rows saved before stay -1 (unknown) until saved again.
       db.exec('ALTER TABLE term_postings ADD COLUMN hits INTEGER NOT NULL DEFAULT -1');
+    },
+  },
+  {
+    version: 22,
+    description: "the data folder's identity, which a distributed deployment binds its queues to",
+    up(db) {
+      // A worker started on a mistyped --data-dir once created a new folder and stored the deployment's
+      // writes there, where no server read them. The queues (a Redis prefix) now record which folder is
+      // theirs by this id (a copied folder keeps it, as it holds the same memories).
+      db.exec('CREATE TABLE folder_identity (id TEXT PRIMARY KEY, created_at INTEGER NOT NULL)');
+      db.prepare('INSERT INTO folder_identity (id, created_at) VALUES (?, ?)').run(randomUUID(), Date.now());
     },
   },
 ];

@@ -94,6 +94,11 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
         prefix: env.CAIRN_QUEUE_PREFIX,
         shards: env.CAIRN_SHARDS,
       });
+      // The folder this server reads must be the one the deployment's workers write.
+      await transport.bindDataFolder(topology, {
+        id: engine.store.folderId(),
+        path: resolveDataDir(flags.dataDir, env),
+      });
       // A request waits at most 30 s for a capture worker to store its batch, then gets a 503 (the batch
       // stays queued and will be stored).
       producer = new CaptureProducer(topology, { wait: 'stored', waitTimeoutMs: 30_000 });

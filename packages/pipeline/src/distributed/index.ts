@@ -8,6 +8,13 @@ export {
   type QueuedStatus,
 } from './capture-producer.js';
 export {
+  assertDeploymentFolder,
+  bindDataFolder,
+  boundDataFolder,
+  type DataFolderBinding,
+  dataFolderKey,
+} from './data-folder-binding.js';
+export {
   DEFAULT_EMBED_BATCHER_OPTIONS,
   EmbedBatcher,
   type EmbedBatcherOptions,
