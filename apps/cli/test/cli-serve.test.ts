@@ -143,7 +143,7 @@ describe('cairn serve (embedded)', () => {
 
 describe('cairn serve --processes (embedded)', () => {
   it('serves from several processes: writes reach the folder owner, every process sees them, SIGTERM stops all', async () => {
-    const { url, child } = await serve(['--processes', '2'], { CAIRN_API_KEYS: `${KEY}=proj` });
+    const { url, child } = await serve(['--processes', '2'], { CAIRN_API_KEYS: `${KEY}=proj;${ADMIN}=*` });
     const w = await post(`${url}/v1/memories`, {
       namespace: 'proj',
       memories: [
@@ -165,6 +165,29 @@ describe('cairn serve --processes (embedded)', () => {
     expect(del.status).toBe(200);
     const gone = await post(`${url}/v1/memories/get`, { namespace: 'proj', ids: ['p2'] });
     expect(gone.body.missing).toEqual(['p2']);
+    // A reindex asked of any process is run by the folder's owner; every process switches to the new space.
+    for (const embedder of ['hash:64', 'hash:96']) {
+      const started = await post(`${url}/v1/spaces/reindex`, { embedder }, ADMIN);
+      expect(started.status, JSON.stringify(started.body)).toBe(202);
+      expect(started.body).toMatchObject({
+        space: { id: `cairn-hash-v1/${embedder.slice(5)}` },
+        started: true,
+      });
+    }
+    const deadline = Date.now() + 60_000;
+    let active = '';
+    while (active !== 'cairn-hash-v1/96' && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      const res = await fetch(`${url}/v1/spaces`, { headers: { authorization: `Bearer ${ADMIN}` } });
+      const body = (await res.json()) as { spaces: Array<{ id: string; active: boolean }> };
+      active = body.spaces.find((x) => x.active)?.id ?? '';
+    }
+    expect(active).toBe('cairn-hash-v1/96');
+    for (let i = 0; i < 4; i++) {
+      const s = await post(`${url}/v1/search`, { namespace: 'proj', query: 'nightly export' });
+      expect(s.body.hits.map((h: { id: string }) => h.id)).toContain('p1');
+      expect(s.body.degraded).toEqual([]);
+    }
     const exited = once(child, 'exit');
     child.kill('SIGTERM');
     expect((await exited)[0]).toBe(0);

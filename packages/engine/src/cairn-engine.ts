@@ -502,7 +502,7 @@ export class CairnEngine {
     if (this.role === 'external')
       throw new CairnError(
         'WRITER_ELSEWHERE',
-        'this engine reads a distributed deployment; its reindex runs through the embed workers (cairn reindex with REDIS_URL)',
+        'this engine reads a distributed deployment, whose reindex runs through the embed workers: run cairn reindex with REDIS_URL on a machine that has the data folder (it enqueues the memories and builds the new space’s indexes); the API cannot start one',
       );
     const space = await this.spaces.request(spec, opts.activate);
     if (this.role === 'writer') {

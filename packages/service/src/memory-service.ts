@@ -53,6 +53,11 @@ export interface WriteForwarder {
     memories: unknown[],
   ): Promise<ReadonlyArray<{ index: number; status: string; id?: string; namespace?: string }>>;
   delete(namespace: string, id: string): Promise<boolean>;
+  /**
+   * Records a reindex request in the writer (`CairnEngine.requestReindex`); answers the space's id.
+   * @defaultValue none (this process's engine records it)
+   */
+  reindex?(embedder: string, activate: boolean): Promise<{ id: string; active: boolean }>;
 }
 
 export interface MemoryServiceOptions {
@@ -95,7 +100,7 @@ export class MemoryService {
 
   constructor(opts: MemoryServiceOptions) {
     this.engine = opts.engine;
-    this.spaces = new SpaceService(opts.engine, opts.deadLetters ?? null);
+    this.spaces = new SpaceService(opts.engine, opts.deadLetters ?? null, opts.forwarder ?? null);
     this.hygiene = new HygieneService(opts.engine);
     this.producer = opts.producer ?? null;
     this.forwarder = opts.forwarder ?? null;

@@ -9,6 +9,7 @@ import {
 } from '@cairn/api-contract';
 import { CairnError } from '@cairn/core';
 import type { CairnEngine, SpaceView } from '@cairn/engine';
+import type { WriteForwarder } from './memory-service.js';
 import type { NamespaceAccess } from './namespace-access.js';
 import { parseInput } from './parse-input.js';
 
@@ -37,6 +38,8 @@ export class SpaceService {
     private readonly engine: CairnEngine,
     /** Distributed mode: the queues' dead letters, newest first. @defaultValue none (embedded: no queues) */
     private readonly listDeadLetters: (() => Promise<DeadLettersResponse['dead_letters']>) | null = null,
+    /** A `serve --processes` child: the primary, which owns the data folder, records reindex requests. */
+    private readonly forwarder: Pick<WriteForwarder, 'reindex'> | null = null,
   ) {}
 
   scoped(access: NamespaceAccess): SpacesApi {
@@ -82,7 +85,9 @@ export class SpaceService {
 
   private async reindex(input: unknown): Promise<ReindexResponse> {
     const req = parseInput(ReindexRequestSchema, input);
-    const space = await this.engine.requestReindex(req.embedder, { activate: req.activate });
+    const space = this.forwarder?.reindex
+      ? await this.forwarder.reindex(req.embedder, req.activate)
+      : await this.engine.requestReindex(req.embedder, { activate: req.activate });
     const view = this.engine.listSpaces().find((s) => s.id === space.id)!;
     return { space: spaceOut(view), started: !space.active };
   }

@@ -9,7 +9,8 @@ import type { WriteForwarder } from '@cairn/service';
 
 type RequestBody =
   | { t: 'cairn-write'; memories: unknown[] }
-  | { t: 'cairn-delete'; namespace: string; memoryId: string };
+  | { t: 'cairn-delete'; namespace: string; memoryId: string }
+  | { t: 'cairn-reindex'; embedder: string; activate: boolean };
 type Request = RequestBody & { id: number };
 
 type Reply =
@@ -21,22 +22,25 @@ type Reply =
       error: { code: CairnErrorCode; message: string; field?: string };
     };
 
-/** Primary: answers the children's writes from the engine that owns the data folder. */
+/** Primary: answers the children's writes and reindex requests from the engine that owns the data folder. */
 export function answerChildWrites(engine: CairnEngine): void {
+  const answer = async (msg: Request): Promise<unknown> => {
+    if (msg.t === 'cairn-write') return engine.ingest(msg.memories).items;
+    if (msg.t === 'cairn-delete') return engine.delete(msg.namespace, msg.memoryId);
+    const space = await engine.requestReindex(msg.embedder, { activate: msg.activate });
+    return { id: space.id, active: space.active };
+  };
   cluster.on('message', (worker: Worker, msg: Request) => {
-    if (msg?.t !== 'cairn-write' && msg?.t !== 'cairn-delete') return;
-    let reply: Reply;
-    try {
-      const result =
-        msg.t === 'cairn-write'
-          ? engine.ingest(msg.memories).items
-          : engine.delete(msg.namespace, msg.memoryId);
-      reply = { t: 'cairn-reply', id: msg.id, ok: true, result };
-    } catch (err) {
-      const e = isCairnError(err) ? err : new CairnError('INTERNAL', (err as Error).message);
-      reply = { t: 'cairn-reply', id: msg.id, ok: false, error: e.toJSON() };
-    }
-    worker.send(reply);
+    if (msg?.t !== 'cairn-write' && msg?.t !== 'cairn-delete' && msg?.t !== 'cairn-reindex') return;
+    void answer(msg)
+      .then(
+        (result): Reply => ({ t: 'cairn-reply', id: msg.id, ok: true, result }),
+        (err): Reply => {
+          const e = isCairnError(err) ? err : new CairnError('INTERNAL', (err as Error).message);
+          return { t: 'cairn-reply', id: msg.id, ok: false, error: e.toJSON() };
+        },
+      )
+      .then((reply) => worker.send(reply));
   });
 }
 
@@ -71,6 +75,7 @@ export function primaryForwarder(): WriteForwarder {
   return {
     ingest: (memories) => call({ t: 'cairn-write', memories }),
     delete: (namespace, memoryId) => call({ t: 'cairn-delete', namespace, memoryId }),
+    reindex: (embedder, activate) => call({ t: 'cairn-reindex', embedder, activate }),
   };
 }
 
