@@ -90,8 +90,15 @@ export interface VectorLeg {
     filters: SearchFilters;
     limit: number;
   }): Promise<VectorLegResult>;
-  /** Stored vectors for the given keys (those without one are absent), for dedup and MMR. */
-  vectorsFor(namespace: string, keys: readonly number[]): Map<number, Float32Array>;
+  /**
+   * Stored vectors for the given keys (those without one are absent), for dedup, MMR and exact re-scoring.
+   * `keep: false` reads without keeping what it read in the leg's cache (a read of many keys met once).
+   */
+  vectorsFor(
+    namespace: string,
+    keys: readonly number[],
+    opts?: { keep?: boolean },
+  ): Map<number, Float32Array>;
 }
 
 /** One route's ranked candidates in one leg: the memories whose named field `route` matched. */

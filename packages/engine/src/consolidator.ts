@@ -82,7 +82,11 @@ export interface NeighborIndex {
     filters: Record<string, never>;
     limit: number;
   }): Promise<VectorLegResult>;
-  vectorsFor(namespace: string, keys: readonly number[]): Map<number, Float32Array>;
+  vectorsFor(
+    namespace: string,
+    keys: readonly number[],
+    opts?: { keep?: boolean },
+  ): Map<number, Float32Array>;
 }
 
 const MAX_LISTED = 100;
@@ -329,7 +333,8 @@ export class Consolidator {
         .filter((n) => n.key !== c.key && !gone.has(n.key) && n.cosine >= threshold - ANN_SLACK)
         .map((n) => n.key);
       if (close.length === 0) continue;
-      const stored = index.vectorsFor(c.namespace, close);
+      // Background reads of near neighbours: kept out of the search's vector cache.
+      const stored = index.vectorsFor(c.namespace, close, { keep: false });
       const verified = close
         .map((key) => ({ key, cosine: stored.has(key) ? cosine(c.vector, stored.get(key)!) : -1 }))
         .filter((n) => n.cosine >= threshold);

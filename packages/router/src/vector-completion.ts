@@ -44,8 +44,9 @@ export function completeVectorList(
   const fromGraph = new Set(graph.map((c) => c.key));
   const fromLexical = lexical.map((c) => c.key).filter((key) => !fromGraph.has(key));
   const keys = [...graph.slice(0, graphDepth).map((c) => c.key), ...fromLexical];
-  // Every key is of this namespace (both legs answer within it), and vectorsFor checks it again.
-  const stored = leg.vectorsFor(namespace, keys);
+  // Every key is of this namespace (both legs answer within it), and vectorsFor checks it again. Not kept
+  // in the leg's cache: most are met once, and the head the page then reads is what repeats.
+  const stored = leg.vectorsFor(namespace, keys, { keep: false });
   const scored: Array<{ key: number; cosine: number }> = [];
   for (const c of graph) {
     const v = stored.get(c.key);

@@ -164,9 +164,16 @@ export class VectorIndexManager implements VectorLeg {
 
   /**
    * The stored vectors of `keys` in `namespace` (keys without one are left out). A loaded exact matrix or
-   * delta already holds them; the rest come from the cache, then SQLite.
+   * delta already holds them; the rest come from the cache, then SQLite. `keep: false` does not put what it
+   * read from SQLite in the cache: a search's completed vector list reads ~50 vectors it mostly never meets
+   * again, and cached they evicted the heads that are read again and again, and doubled the server's full
+   * collections (each cached array lives long enough to be promoted, then dies in the old generation).
    */
-  vectorsFor(namespace: string, keys: readonly number[]): Map<number, Float32Array> {
+  vectorsFor(
+    namespace: string,
+    keys: readonly number[],
+    opts: { keep?: boolean } = {},
+  ): Map<number, Float32Array> {
     const ready = this.slots.get(namespace)?.ready;
     if (!ready) return this.opts.embeddings.byKeys(this.space.id, namespace, keys);
     const out = new Map<number, Float32Array>();
@@ -183,7 +190,7 @@ export class VectorIndexManager implements VectorLeg {
     for (const [key, v] of this.opts.embeddings.byKeys(this.space.id, namespace, missing)) {
       out.set(key, v);
       // Only graph vectors are cached: an exact namespace's are all in its matrix already.
-      if (ready.kind === 'hnsw') this.vectorCache?.set(key, { namespace, vector: v });
+      if (ready.kind === 'hnsw' && opts.keep !== false) this.vectorCache?.set(key, { namespace, vector: v });
     }
     return out;
   }

@@ -307,6 +307,36 @@ describe('VectorIndexManager: HNSW mode', () => {
     await reader.close();
   });
 
+  it('keeps in its cache what a search reads, but not what a keep: false read fetched', async () => {
+    const writer = fx.manager({ exactThreshold: 10 });
+    await writer.warm('big');
+    const reader = fx.manager({ exactThreshold: 10, role: 'reader' });
+    await reader.warm('big');
+    reader.vectorsFor('big', [keys[5]!]);
+    reader.vectorsFor('big', [keys[6]!], { keep: false });
+    // Both re-embedded by the writer; the reader has not refreshed, so only its cache can be stale.
+    const fresh = randomUnitVectors(2, DIMS, 47);
+    fx.store.write([
+      normalizeMemory({ namespace: 'big', id: 'm5', text: 'rewritten five' }, T0),
+      normalizeMemory({ namespace: 'big', id: 'm6', text: 'rewritten six' }, T0),
+    ]);
+    // In write order: m5, then m6.
+    const [p5, p6] = fx.store.embeddings.pending(fx.space.id, 10);
+    writer.apply(
+      fx.store.embeddings.put(
+        fx.space,
+        [
+          { memory: p5!, vector: fresh[0]! },
+          { memory: p6!, vector: fresh[1]! },
+        ],
+        p6!.changeSeq,
+      ),
+    );
+    expect(cosineOf(reader.vectorsFor('big', [keys[5]!]).get(keys[5]!)!, vectors[5]!)).toBeCloseTo(1, 5);
+    expect(cosineOf(reader.vectorsFor('big', [keys[6]!]).get(keys[6]!)!, fresh[1]!)).toBeCloseTo(1, 5);
+    await reader.close();
+  });
+
   it('rebuilds a deleted index file from SQLite embeddings, and logs the rebuild', async () => {
     const m1 = fx.manager({ exactThreshold: 10 });
     await m1.warm('big');
