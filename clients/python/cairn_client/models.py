@@ -536,7 +536,11 @@ class ContextResponse:
 @dataclass(frozen=True)
 class NamespaceStats:
     stored: int
+    """Live memories: neither superseded nor deleted."""
+    superseded: int
+    deleted: int
     embedded: int
+    """Live and superseded memories with a vector of their present text in the active space."""
     indexed: int
     pending: int
     failed: int

@@ -1,8 +1,18 @@
 import { z } from 'zod';
 
 export const NamespaceStatsSchema = z.object({
-  stored: z.number().int(),
-  embedded: z.number().int(),
+  stored: z.number().int().describe('live memories: neither superseded (merged, replaced) nor deleted'),
+  superseded: z
+    .number()
+    .int()
+    .describe(
+      'memories replaced by a newer one (a consolidation merge, a fact key written again, supersedes)',
+    ),
+  deleted: z.number().int().describe('tombstoned memories'),
+  embedded: z
+    .number()
+    .int()
+    .describe('live and superseded memories with a vector of their present text in the active space'),
   indexed: z.number().int(),
   pending: z.number().int(),
   failed: z.number().int(),

@@ -117,6 +117,13 @@ describe('distributed pipeline through a real Redis', () => {
     expect(dead[0]!.attempts).toBe(1);
     const reader = await d.reader();
     await eventually(() => reader.stats().namespaces['team/alpha']?.embedded === 20);
+    // An index job of a space dropped while it was in flight has nothing left to do: it completes, and is
+    // no dead letter (a `dead-letters --retry` would only fail it again).
+    const moot = await topology
+      .queue('index', 0)
+      .add('index', { space: 'dropped-model/8', shard: 0, items: [], failures: [{ key: 1, error: 'x' }] });
+    await eventually(async () => (await moot.getState()) === 'completed');
+    expect(await deadLetters(topology)).toHaveLength(1);
   });
 
   it('shares the index shards fairly between workers, and hands them back when one leaves', async () => {

@@ -136,6 +136,31 @@ describe('auth', () => {
     expect(Object.keys(r.body.namespaces).sort()).toEqual(['team/alpha', 'team/beta']);
   });
 
+  it('stats count superseded and deleted memories beside the live ones, so embedded never looks unexplained', async () => {
+    const ns = 'team/counts';
+    await call(
+      'POST',
+      '/v1/memories',
+      {
+        namespace: ns,
+        memories: [
+          { id: 'c1', text: 'the first plan' },
+          { id: 'c2', text: 'a note to delete' },
+        ],
+      },
+      KEY_ALL,
+    );
+    await call(
+      'POST',
+      '/v1/memories',
+      { namespace: ns, id: 'c3', text: 'the plan, revised', supersedes: ['c1'] },
+      KEY_ALL,
+    );
+    expect((await call('DELETE', `/v1/memories/c2?namespace=${ns}`, undefined, KEY_ALL)).status).toBe(200);
+    const stats = (await call('GET', '/v1/stats', undefined, KEY_ALL)).body.namespaces[ns];
+    expect(stats).toMatchObject({ stored: 1, superseded: 1, deleted: 1 });
+  });
+
   it('refuses to run without keys on a non-loopback address', async () => {
     await expect(
       createHttpServer({ service: new MemoryService({ engine }), keys: null, host: '0.0.0.0' }),

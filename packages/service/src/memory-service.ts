@@ -380,6 +380,8 @@ export class MemoryService {
     for (const [ns, v] of Object.entries(s.namespaces))
       namespaces[ns] = {
         stored: v.stored,
+        superseded: v.superseded,
+        deleted: v.deleted,
         embedded: v.embedded,
         indexed: v.indexed,
         pending: v.pending,

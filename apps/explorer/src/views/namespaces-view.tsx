@@ -5,9 +5,21 @@ import { href } from '../route.js';
 import { usePoll } from '../use-poll.js';
 
 const POLL_MS = 3_000;
-const COUNTS = ['stored', 'embedded', 'indexed', 'pending', 'failed', 'fields', 'fieldsEmbedded'] as const;
+const COUNTS = [
+  'stored',
+  'superseded',
+  'deleted',
+  'embedded',
+  'indexed',
+  'pending',
+  'failed',
+  'fields',
+  'fieldsEmbedded',
+] as const;
 const HEADINGS: Record<(typeof COUNTS)[number], string> = {
   stored: 'stored',
+  superseded: 'superseded',
+  deleted: 'deleted',
   embedded: 'embedded',
   indexed: 'indexed',
   pending: 'pending',

@@ -181,7 +181,10 @@ export async function processEmbed(
  */
 export async function processIndex(data: unknown, ports: IndexPorts): Promise<{ stored: number }> {
   const p = payloadOf('index', data);
-  const space = requireSpace(ports, p.space);
+  const space = ports.spaceOf(p.space);
+  // A space dropped while its jobs were in flight (`cairn spaces drop` mid-reindex): nothing is left to
+  // index into, and that is no failure, so the job completes instead of becoming a dead letter for good.
+  if (!space) return { stored: 0 };
   const items = p.items.map((it) => {
     const vector = decodeVector(it.vector);
     return {
@@ -199,13 +202,6 @@ export async function processIndex(data: unknown, ports: IndexPorts): Promise<{ 
   });
   const stored = await indexBatch({ space: p.space, items, failures: p.failures }, space, ports);
   return { stored: stored ?? 0 };
-}
-
-function requireSpace(ports: IndexPorts, spaceId: string): EmbeddingSpace {
-  const space = ports.spaceOf(spaceId);
-  if (!space)
-    throw new UnrecoverableError(`NOT_FOUND: index job for unknown or dropped embedding space ${spaceId}`);
-  return space;
 }
 
 /**
