@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startRedisServer } from '@cairn/pipeline/testing';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postJson, servedUrl, startCli } from './cli-process.js';
@@ -241,6 +242,33 @@ describe('the web explorer at /ui', () => {
     expect(consoleErrors, consoleErrors.join('\n')).toEqual([]);
     expectSameOrigin(url, from);
     await page.close();
+  });
+
+  it('distributed: the queues show their depths, and once Redis stops answering say so rather than "embedded"', async () => {
+    const redis = await startRedisServer();
+    try {
+      const child = startCli(['serve', '--port', '0', '--no-auth'], {
+        CAIRN_DATA_DIR: join(dir, 'distributed'),
+        REDIS_URL: redis.url,
+        CAIRN_QUEUE_PREFIX: 'explorer-test',
+      });
+      children.push(child);
+      const url = await servedUrl(child);
+      const page = await context.newPage();
+      await page.goto(`${url}/ui/#/ops`);
+      await until(() => page.getByTestId('queues').textContent()).toContain('capture');
+      await redis.stop('SIGKILL');
+      await until(() => page.getByTestId('queues-unknown').count(), 30_000).toBe(1);
+      // Neither stale depths nor "no dead letters": what Redis held is unknown while it is down.
+      const panel = await page.getByTestId('queues').textContent();
+      expect(panel).not.toContain('runs embedded');
+      expect(await page.getByTestId('queues').locator('table').count()).toBe(0);
+      expect(await page.getByTestId('dead-letters-none').count()).toBe(0);
+      expect(panel).toContain('BACKEND_UNAVAILABLE');
+      await page.close();
+    } finally {
+      await redis.close();
+    }
   });
 
   it('with API keys: the page loads without one, data needs one, and a key sees nothing of a namespace it was not given', async () => {

@@ -99,8 +99,17 @@ export function OperationsView({ keyEpoch }: { keyEpoch: number }) {
 
       <div class="panel" data-testid="queues">
         <h2>Pipeline queues</h2>
-        {queues.length > 0 ? (
+        {ready.data?.checks?.redis?.ok === false ? (
+          // A distributed server whose Redis does not answer: the last depths read are stale, and none is
+          // not "embedded".
+          <p class="bad" data-testid="queues-unknown">
+            Queue depths unknown: this server is distributed and Redis does not answer (
+            {ready.data.checks.redis.detail ?? 'see /readyz'}).
+          </p>
+        ) : queues.length > 0 ? (
           <QueueTable samples={queues} />
+        ) : ready.data?.checks?.redis ? (
+          <p class="muted">Waiting for the queue depths…</p>
         ) : (
           <p class="muted">
             No queues: this server runs embedded (capture, embed and index in one process, no Redis). With
@@ -135,7 +144,7 @@ export function OperationsView({ keyEpoch }: { keyEpoch: number }) {
               ))}
             </tbody>
           </table>
-        ) : dead.data?.mode === 'distributed' ? (
+        ) : dead.data?.mode === 'distributed' && !dead.error ? (
           <p class="muted" data-testid="dead-letters-none">
             No dead letters.
           </p>
