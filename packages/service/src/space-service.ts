@@ -9,9 +9,9 @@ import {
 } from '@cairn/api-contract';
 import { CairnError } from '@cairn/core';
 import type { CairnEngine, SpaceView } from '@cairn/engine';
-import type { WriteForwarder } from './memory-service.js';
 import type { NamespaceAccess } from './namespace-access.js';
 import { parseInput } from './parse-input.js';
+import type { WriteForwarder } from './write-forwarder.js';
 
 /** A space in the wire shape (snake_case, like every other response). */
 function spaceOut(s: SpaceView): SpaceOut {

@@ -1,3 +1,4 @@
+import { CairnError, isCairnError } from '@cairn/core';
 import type { JobName } from './job-catalog.js';
 import { assertRedisReachable, type QueueTopology } from './queue-topology.js';
 
@@ -50,8 +51,23 @@ export interface DeadLetter {
  * attempts ran out. They stay in Redis until retried or purged; nothing else waits on them.
  */
 export async function deadLetters(topology: QueueTopology, limit = 100): Promise<DeadLetter[]> {
-  // Without Redis the queue reads fail with ioredis's own errors: name the backend instead.
+  // Without Redis the queue reads fail with ioredis's own errors: name the backend instead, whether it was
+  // gone before the reads began (the ping) or went during them.
   await assertRedisReachable(topology.connection, topology.opts.redisUrl);
+  try {
+    return await readDeadLetters(topology, limit);
+  } catch (err) {
+    if (isCairnError(err)) throw err;
+    throw new CairnError(
+      'BACKEND_UNAVAILABLE',
+      `reading the dead letters from Redis failed: ${(err as Error).message}`,
+      { backend: 'redis' },
+      { cause: err },
+    );
+  }
+}
+
+async function readDeadLetters(topology: QueueTopology, limit: number): Promise<DeadLetter[]> {
   const out: DeadLetter[] = [];
   for (const { name, queue } of topology.all()) {
     for (const j of await queue.getFailed(0, limit - 1)) {
