@@ -537,8 +537,6 @@ class ContextResponse:
 class NamespaceStats:
     stored: int
     """Live memories: neither superseded nor deleted."""
-    superseded: int
-    deleted: int
     embedded: int
     """Live and superseded memories with a vector of their present text in the active space."""
     indexed: int
@@ -546,6 +544,9 @@ class NamespaceStats:
     failed: int
     fields: int
     fields_embedded: int = field(metadata={"wire": "fieldsEmbedded"})
+    # Defaults: a server older than this client does not send them.
+    superseded: int = 0
+    deleted: int = 0
 
 
 @dataclass(frozen=True)
@@ -591,11 +592,12 @@ class Space:
     active: bool
     state: Literal["building", "ready"]
     activate_when_ready: bool
-    current_until: int | None
-    """Until when (epoch ms) this inactive space keeps receiving new writes' vectors (the space a reindex
-    replaced, during its grace period, so activating it again is instant); None when not kept current."""
     progress: SpaceProgress
     build: SpaceBuild | None
+    current_until: int | None = None
+    """Until when (epoch ms) this inactive space keeps receiving new writes' vectors (the space a reindex
+    replaced, during its grace period, so activating it again is instant); None when not kept current (or
+    from a server older than this client)."""
 
 
 @dataclass(frozen=True)

@@ -76,6 +76,13 @@ export interface NamespaceStats {
 
 const noLog: EngineLog = () => {};
 
+/**
+ * Distributed: capture enqueues embedding for every space that must stay current, so memories written
+ * moments before an activation are already on their way to the workers. Waiting for none to be missing
+ * could wait forever under a steady stream of writes; this many in flight are tolerated.
+ */
+const DISTRIBUTED_IN_FLIGHT = 1_000;
+
 /** What a search needs of one embedding space; replaced as a whole when another space is activated. */
 interface ServingSpace {
   embedder: Embedder | null;
@@ -523,9 +530,14 @@ export class CairnEngine {
     return this.spaces.list();
   }
 
-  /** Activates a space (refused while it lacks vectors, unless `force`); every process follows within a refresh. */
+  /**
+   * Activates a space (refused while it lacks vectors, unless `force`); every process follows within a
+   * refresh. Reading a distributed deployment, up to DISTRIBUTED_IN_FLIGHT memories may still be on their
+   * way through the queues: the workers embed them into the new space as they come.
+   */
   activateSpace(spaceId: string, opts: { force?: boolean } = {}): SpaceInfo {
-    const space = this.spaces.activate(spaceId, opts.force ?? false);
+    const inFlight = this.role === 'external' ? DISTRIBUTED_IN_FLIGHT : 0;
+    const space = this.spaces.activate(spaceId, opts.force ?? false, inFlight);
     this.refreshAfterCommit();
     return space;
   }

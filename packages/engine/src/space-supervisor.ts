@@ -100,15 +100,16 @@ export class SpaceSupervisor {
   /**
    * Activates a space now (refused while it lacks vectors, unless `force`); every process follows. A
    * space kept current (the one a reindex replaced, within its grace period) may lag by the writes in
-   * flight: the writer embeds those right after the switch.
+   * flight: the writer embeds those right after the switch. `inFlight`: how many more any space may lag
+   * by (a distributed deployment's queues hold writes no process here can wait out).
    */
-  activate(spaceId: string, force: boolean): SpaceInfo {
+  activate(spaceId: string, force: boolean, inFlight = 0): SpaceInfo {
     const { store, health, opts } = this.deps;
     return health.guard(() => {
       const kept = store.embeddings.currentSpaces().some((s) => s.id === spaceId);
       return store.embeddings.activate(spaceId, {
         force,
-        maxMissing: kept ? buildBatchSize(opts) : 0,
+        maxMissing: Math.max(inFlight, kept ? buildBatchSize(opts) : 0),
         keepPreviousMs: previousSpaceGraceMs(opts),
       });
     });

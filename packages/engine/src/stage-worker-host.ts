@@ -126,12 +126,14 @@ export class StageWorkerHost {
     // The spaces new memories must reach: the active one, any a reindex is filling, and the one a reindex
     // replaced while its grace period lasts (so switching back to it is instant, as in embedded mode).
     const embedSpaces = (): SpaceRef[] => {
-      const now = Date.now();
-      return (store?.embeddings.listSpaces() ?? [])
-        .filter(
-          (s) => s.active || s.state === 'building' || (s.currentUntil !== null && s.currentUntil > now),
-        )
-        .map((s) => ({ id: s.id, embedder: specOf(s), dimensions: s.dimensions }));
+      if (!store) return [];
+      const e = store.embeddings;
+      const active = e.activeSpace();
+      return [...(active ? [active] : []), ...e.buildingSpaces(), ...e.currentSpaces()].map((s) => ({
+        id: s.id,
+        embedder: specOf(s),
+        dimensions: s.dimensions,
+      }));
     };
     const ports: StagePorts = {};
     if (store) {

@@ -252,12 +252,12 @@ export class MemoryStore implements MemorySource {
       .all(namespace) as Array<{ id: string; supersededBy: string }>;
   }
 
-  /** The highest change sequence: it moves whenever any process stores or rewrites a memory. */
   /** The data folder's identity (a random id given when its database was created; see migration 22). */
   folderId(): string {
     return (this.db.prepare('SELECT id FROM folder_identity').get() as { id: string }).id;
   }
 
+  /** The highest change sequence: it moves whenever any process stores or rewrites a memory. */
   changeSeq(): number {
     return (this.statements.get('SELECT max(change_seq) FROM memories').pluck().get() as number | null) ?? 0;
   }

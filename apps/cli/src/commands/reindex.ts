@@ -12,7 +12,7 @@ import {
 } from '@cairn/store';
 import { type ApiTargetFlags, apiTarget } from '../api-target.js';
 import { loadDistributed } from '../distributed.js';
-import type { CliEnv } from '../env.js';
+import { type CliEnv, resolveDataDir } from '../env.js';
 import { integerFlag } from '../flags.js';
 import { withEngine, withQueues } from '../open-engine.js';
 import { warn, writeJson } from '../output.js';
@@ -206,6 +206,12 @@ async function reindexHere(flags: ReindexFlags, env: CliEnv): Promise<ReindexSum
       const t0 = performance.now();
       let space: SpaceInfo;
       if (distributed) {
+        // The space is created in this folder and its memories sent to the deployment's workers: it must be
+        // the deployment's folder, or the workers would be asked to index into a space they do not have.
+        const { bindDataFolder } = await loadDistributed();
+        await withQueues(env, (topology) =>
+          bindDataFolder(topology, { id: store.folderId(), path: resolveDataDir(flags.dataDir, env) }),
+        );
         const embedder = await resolveEmbedder(flags.embedder, { env: env.raw });
         space = store.embeddings.ensureSpace(embeddingSpaceOf(embedder), {
           embedder: flags.embedder,
@@ -244,7 +250,7 @@ async function reindexHere(flags: ReindexFlags, env: CliEnv): Promise<ReindexSum
         // Built and saved before the switch: index workers and API nodes load files, not a rebuild.
         if (!flags.json) warn(`reindex ${space.id}: building its vector indexes`);
         await engine.buildSpaceIndexes(space.id);
-        activated = tryActivate(store, space.id, env.CAIRN_PREVIOUS_SPACE_GRACE * 1_000);
+        activated = tryActivate(engine, space.id);
       }
       const after = read();
       const seconds = (performance.now() - t0) / 1000;
@@ -298,18 +304,13 @@ async function followBuild(
   }
 }
 
-/**
- * Distributed: capture enqueues embedding for a building space as well as the active one, so memories
- * written while the index was built are already on their way to the workers. Waiting for none to be
- * missing could wait forever under a steady stream of writes; a batch in flight is tolerated.
- */
-const DISTRIBUTED_MAX_MISSING = 1_000;
-
-function tryActivate(store: MemoryStore, spaceId: string, keepPreviousMs: number): boolean {
+/** Activates the filled space, with the grace period for the one it replaces; false while it is incomplete. */
+function tryActivate(engine: CairnEngine, spaceId: string): boolean {
   try {
-    // The replaced space stays current for the grace period (capture keeps embedding into it), so
+    // The engine reads a distributed deployment: it tolerates the writes still in the queues
+    // (DISTRIBUTED_IN_FLIGHT), and keeps the replaced space current for CAIRN_PREVIOUS_SPACE_GRACE so
     // `cairn spaces activate <old>` switches back at once, as in embedded mode.
-    store.embeddings.activate(spaceId, { maxMissing: DISTRIBUTED_MAX_MISSING, keepPreviousMs });
+    engine.activateSpace(spaceId);
     return true;
   } catch (err) {
     if (isCairnError(err) && err.data.reason === 'incomplete') return false;

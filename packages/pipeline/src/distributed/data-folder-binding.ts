@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { CairnError } from '@cairn/core';
 import type { QueueTopology } from './queue-topology.js';
 
@@ -38,12 +39,16 @@ export async function assertDeploymentFolder(
 ): Promise<void> {
   if (exists) return;
   const bound = await boundDataFolder(topology);
-  if (bound)
-    throw new CairnError(
-      'NOT_FOUND',
-      `no Cairn data folder at ${path}: this deployment (queue prefix "${topology.opts.prefix}") keeps its memories in the folder first opened at ${bound.path}; point --data-dir or CAIRN_DATA_DIR at it (on this machine's mount)`,
-      { field: 'dataDir' },
-    );
+  if (!bound) return;
+  const where = `this deployment (queue prefix "${topology.opts.prefix}") keeps its memories in the folder first opened at ${bound.path}`;
+  const rebind = `If that folder is gone for good, delete the Redis key ${dataFolderKey(topology)} (its queued jobs belong to the old folder) and start again.`;
+  throw new CairnError(
+    'NOT_FOUND',
+    resolve(path) === bound.path
+      ? `no Cairn data folder at ${path}, though ${where}: it was deleted or its volume replaced. ${rebind}`
+      : `no Cairn data folder at ${path}: ${where}; point --data-dir or CAIRN_DATA_DIR at it (on this machine's mount). ${rebind}`,
+    { field: 'dataDir' },
+  );
 }
 
 /**
@@ -56,7 +61,8 @@ export async function bindDataFolder(
 ): Promise<DataFolderBinding> {
   const mine: DataFolderBinding = { id: folder.id, path: folder.path, since: Date.now() };
   const key = dataFolderKey(topology);
-  await topology.connection.set(key, JSON.stringify(mine), 'NX');
+  // Atomic: of two processes starting together on a new deployment, one records its folder.
+  if ((await topology.connection.set(key, JSON.stringify(mine), 'NX')) === 'OK') return mine;
   const bound = (await boundDataFolder(topology)) ?? mine;
   if (bound.id !== folder.id)
     throw new CairnError(

@@ -1,6 +1,5 @@
-import { CairnError, isCairnError } from '@cairn/core';
 import type { JobName } from './job-catalog.js';
-import { assertRedisReachable, type QueueTopology } from './queue-topology.js';
+import { type QueueTopology, whileRedisAnswers } from './queue-topology.js';
 
 export interface QueueCounts {
   waiting: number;
@@ -11,7 +10,11 @@ export interface QueueCounts {
 }
 
 /** Job counts per queue, for `cairn stats`. */
-export async function queueCounts(topology: QueueTopology): Promise<Record<string, QueueCounts>> {
+export function queueCounts(topology: QueueTopology): Promise<Record<string, QueueCounts>> {
+  return whileRedisAnswers(topology, () => countJobs(topology));
+}
+
+async function countJobs(topology: QueueTopology): Promise<Record<string, QueueCounts>> {
   const out: Record<string, QueueCounts> = {};
   for (const { queue } of topology.all()) {
     const c = await queue.getJobCounts(
@@ -50,21 +53,8 @@ export interface DeadLetter {
  * The dead-letter view: jobs that failed for good, because their payload could never succeed or their
  * attempts ran out. They stay in Redis until retried or purged; nothing else waits on them.
  */
-export async function deadLetters(topology: QueueTopology, limit = 100): Promise<DeadLetter[]> {
-  // Without Redis the queue reads fail with ioredis's own errors: name the backend instead, whether it was
-  // gone before the reads began (the ping) or went during them.
-  await assertRedisReachable(topology.connection, topology.opts.redisUrl);
-  try {
-    return await readDeadLetters(topology, limit);
-  } catch (err) {
-    if (isCairnError(err)) throw err;
-    throw new CairnError(
-      'BACKEND_UNAVAILABLE',
-      `reading the dead letters from Redis failed: ${(err as Error).message}`,
-      { backend: 'redis' },
-      { cause: err },
-    );
-  }
+export function deadLetters(topology: QueueTopology, limit = 100): Promise<DeadLetter[]> {
+  return whileRedisAnswers(topology, () => readDeadLetters(topology, limit));
 }
 
 async function readDeadLetters(topology: QueueTopology, limit: number): Promise<DeadLetter[]> {
@@ -87,8 +77,11 @@ async function readDeadLetters(topology: QueueTopology, limit: number): Promise<
 }
 
 /** Puts every dead-lettered job back in its queue; returns how many. */
-export async function retryDeadLetters(topology: QueueTopology): Promise<number> {
-  await assertRedisReachable(topology.connection, topology.opts.redisUrl);
+export function retryDeadLetters(topology: QueueTopology): Promise<number> {
+  return whileRedisAnswers(topology, () => retryAll(topology));
+}
+
+async function retryAll(topology: QueueTopology): Promise<number> {
   let n = 0;
   for (const { queue } of topology.all()) {
     const failed = await queue.getJobCountByTypes('failed');

@@ -59,9 +59,45 @@ export function redisConnection(url: string, role: 'worker' | 'producer'): Redis
   return conn;
 }
 
+const redact = (url: string) => url.replace(/\/\/[^@/]*@/, '//***@');
+
+/** Errors ioredis raises when Redis does not answer, as opposed to a failed command or a bug. */
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+]);
+
+/**
+ * Runs reads against Redis, answering BACKEND_UNAVAILABLE (naming the URL) when Redis does not answer
+ * (refused, closed, out of retries) instead of ioredis's own error, which would surface as INTERNAL. Any
+ * other error passes through as it is.
+ */
+export async function whileRedisAnswers<T>(topology: QueueTopology, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (err) {
+    const e = err as { name?: string; code?: string; message?: string };
+    const gone =
+      e?.name === 'MaxRetriesPerRequestError' ||
+      CONNECTION_CODES.has(e?.code ?? '') ||
+      /Stream isn't writeable|Connection is closed/.test(e?.message ?? '');
+    if (!gone) throw err;
+    throw new CairnError(
+      'BACKEND_UNAVAILABLE',
+      `Redis at ${redact(topology.opts.redisUrl)} is unreachable: ${e.message}`,
+      { backend: 'redis' },
+      { cause: err },
+    );
+  }
+}
+
 /** Throws BACKEND_UNAVAILABLE naming the URL when Redis does not answer a PING within `timeoutMs`. */
 export async function assertRedisReachable(conn: Redis, url: string, timeoutMs = 3_000): Promise<void> {
-  const redacted = url.replace(/\/\/[^@/]*@/, '//***@');
+  const redacted = redact(url);
   try {
     if (conn.status === 'wait') await conn.connect();
     await Promise.race([
