@@ -105,6 +105,27 @@ describe('CaptureProducer against a real Redis', () => {
     expect(regrouped.jobs.some((id) => !first.jobs.includes(id))).toBe(true);
   });
 
+  it('waiting for "stored" with no capture worker, says so every notice interval, then gives up by name', async () => {
+    const { topology } = await producer();
+    const notices: Array<[string, number]> = [];
+    const p = new CaptureProducer(topology, {
+      wait: 'stored',
+      waitTimeoutMs: 1_200,
+      waitingNoticeMs: 300,
+      onWaiting: (job, ms) => notices.push([job, ms]),
+    });
+    cleanups.push(() => p.close());
+    const err = await p.enqueue([good('w1')], NOW).catch((e: unknown) => e);
+    expect((err as CairnError).code).toBe('BACKEND_UNAVAILABLE');
+    expect(notices.length).toBeGreaterThanOrEqual(2);
+    expect(notices[0]![0]).toMatch(/^cap-/);
+    expect(notices.at(-1)![1]).toBeGreaterThan(notices[0]![1]);
+    // The notices stop with the wait.
+    const seen = notices.length;
+    await new Promise((r) => setTimeout(r, 700));
+    expect(notices.length).toBe(seen);
+  });
+
   it('answers bad memories locally and fails fast with BACKEND_UNAVAILABLE once Redis is down', async () => {
     const server = await startRedisServer();
     cleanups.push(() => server.close());

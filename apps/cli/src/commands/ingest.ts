@@ -144,6 +144,10 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
       const producer = new CaptureProducer(topology, {
         wait: flags.wait,
         batchSize: Math.min(batchSize, 1000),
+        onWaiting: (job, ms) =>
+          warn(
+            `cairn ingest: capture job ${job} not stored after ${Math.round(ms / 1000)} s: is a capture worker running (cairn worker --stages capture), and is Redis up? Still waiting (up to 300 s).`,
+          ),
       });
       try {
         await ingestFile((values) => producer.enqueue(values));

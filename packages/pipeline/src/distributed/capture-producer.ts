@@ -25,6 +25,13 @@ export interface CaptureProducerOptions {
   jobCheckIntervalMs: number;
   /** How many times a vanished job is enqueued again (capture is idempotent) before the call fails. @defaultValue 3 */
   maxRequeues: number;
+  /**
+   * Told every `waitingNoticeMs` while a job is still not stored, so a command waiting on a dead Redis or
+   * on no capture worker says so instead of looking hung. @defaultValue none
+   */
+  onWaiting?: (job: string, waitedMs: number) => void;
+  /** How often `onWaiting` is told (ms). @defaultValue 10_000 */
+  waitingNoticeMs: number;
 }
 
 export const DEFAULT_CAPTURE_PRODUCER_OPTIONS: Readonly<CaptureProducerOptions> = Object.freeze({
@@ -33,6 +40,7 @@ export const DEFAULT_CAPTURE_PRODUCER_OPTIONS: Readonly<CaptureProducerOptions> 
   waitTimeoutMs: 300_000,
   jobCheckIntervalMs: 1_000,
   maxRequeues: 3,
+  waitingNoticeMs: 10_000,
 });
 
 export type QueuedStatus = CaptureStatus | 'queued';
@@ -148,8 +156,19 @@ export class CaptureProducer {
    * nothing was stored: a worker may still be storing the batch, and a retry with the same ids is safe.
    */
   private async waitStored(first: Job): Promise<CaptureResult> {
+    const started = Date.now();
+    const notice = this.opts.onWaiting
+      ? setInterval(() => this.opts.onWaiting!(first.id!, Date.now() - started), this.opts.waitingNoticeMs)
+      : null;
+    try {
+      return await this.waitStoredOrFail(first, started + this.opts.waitTimeoutMs);
+    } finally {
+      if (notice) clearInterval(notice);
+    }
+  }
+
+  private async waitStoredOrFail(first: Job, deadline: number): Promise<CaptureResult> {
     const queue = this.topology.queue('capture');
-    const deadline = Date.now() + this.opts.waitTimeoutMs;
     let job = first;
     for (let requeues = 0; ; requeues++) {
       const control = { stopped: false };
