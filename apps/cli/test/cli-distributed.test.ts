@@ -313,6 +313,8 @@ describe('cairn with REDIS_URL', () => {
     const cases: Array<[string[], RegExp]> = [
       [['worker', '--shutdown-timeout', 'abc'], /--shutdown-timeout must be an integer/],
       [['worker', '--reconcile-interval', '-5'], /--reconcile-interval must be an integer/],
+      [['worker', '--concurrency', '2abc'], /--concurrency must be an integer in \[1, 64\]/],
+      [['worker', '--embed-rate', '0'], /--embed-rate must be an integer/],
       [['dead-letters', '--limit', 'lots'], /--limit must be an integer/],
       [['reindex', '--embedder', 'hash:64', '--stall-timeout', 'soon'], /--stall-timeout must be an integer/],
       [['reindex', '--embedder', 'hash:64', '--batch-size', '0'], /--batch-size must be an integer/],

@@ -66,7 +66,6 @@ export async function timelineCommand(
 export async function statsCommand(flags: { dataDir?: string; json?: boolean }, env: CliEnv): Promise<void> {
   const stats: EngineStats & { queues?: Record<string, QueueCounts> | null; queuesError?: string } =
     await withEngine(flags.dataDir, env, async (e) => e.stats(), { follow: true, existing: true });
-  let queuesDown: CairnError | null = null;
   if (env.REDIS_URL) {
     const { queueCounts } = await loadDistributed();
     try {
@@ -74,14 +73,11 @@ export async function statsCommand(flags: { dataDir?: string; json?: boolean }, 
     } catch (err) {
       // The counts come from cairn.db and stand without Redis: print them, say what is missing, exit 1.
       if (!isCairnError(err) || err.code !== 'BACKEND_UNAVAILABLE') throw err;
-      queuesDown = err;
       stats.queues = null;
       stats.queuesError = err.message;
+      warn(`cairn: error [${err.code}]: queue depths unknown: ${err.message}`);
+      process.exitCode = EXIT.failure;
     }
-  }
-  if (queuesDown) {
-    warn(`cairn: error [${queuesDown.code}]: queue depths unknown: ${queuesDown.message}`);
-    process.exitCode = EXIT.failure;
   }
   if (flags.json) {
     writeJson(stats);

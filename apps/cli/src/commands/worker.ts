@@ -48,16 +48,13 @@ export function parseStages(spec: string): StageName[] {
 export async function workerCommand(flags: WorkerFlags, env: CliEnv): Promise<void> {
   requireRedis(env, 'cairn worker');
   const stages = parseStages(flags.stages);
-  const concurrency = Number.parseInt(flags.concurrency, 10);
-  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64)
-    throw new CairnError('INVALID_INPUT', '--concurrency must be 1..64', { field: 'concurrency' });
-  const embedRate = flags.embedRate === undefined ? undefined : Number(flags.embedRate);
-  if (embedRate !== undefined && !(Number.isInteger(embedRate) && embedRate > 0))
-    throw new CairnError('INVALID_INPUT', '--embed-rate must be a positive integer (jobs per second)', {
-      field: 'embedRate',
-    });
-  // Checked before anything starts: a mistyped value once turned the crash-recovery sweep off (NaN) or
-  // made SIGTERM exit at once without draining.
+  // Every number is checked before anything starts: a mistyped value once turned the crash-recovery sweep
+  // off (NaN) or made SIGTERM exit at once without draining.
+  const concurrency = integerFlag(flags.concurrency, 'concurrency', 1, 64);
+  const embedRate =
+    flags.embedRate === undefined
+      ? undefined
+      : integerFlag(flags.embedRate, 'embed-rate', 1, Number.MAX_SAFE_INTEGER, 'embedRate');
   const reconcileSeconds = integerFlag(
     flags.reconcileInterval,
     'reconcile-interval',
