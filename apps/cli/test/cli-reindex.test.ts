@@ -241,6 +241,14 @@ describe('cairn reindex beside a running cairn serve', () => {
     // The replaced space stays current for its grace period (an hour by default), and says so.
     const replaced = list.find((s: { id: string }) => s.id === 'cairn-hash-v1/384');
     expect(replaced.current_until).toBeGreaterThan(Date.now() + 55 * 60_000);
+    // On the data folder beside the server, --json prints the same shape as through the API.
+    const local = JSON.parse(cairn(['spaces', '--json']).stdout).spaces;
+    expect(local.map((s: object) => Object.keys(s).sort())).toEqual(
+      list.map((s: object) => Object.keys(s).sort()),
+    );
+    expect(Object.keys(local[0]).sort()).toEqual(
+      expect.arrayContaining(['activate_when_ready', 'current_until', 'eta_seconds', 'progress', 'rate']),
+    );
     const text = cairn(['spaces', '--api', url, '--api-key', 'admin-key-0123456789']).stdout;
     expect(text).toMatch(
       /cairn-hash-v1\/384 .*ready .*kept current for 60 more min \(activating it is instant\)/,
@@ -288,7 +296,7 @@ describe('cairn reindex beside a running cairn serve', () => {
     expect(cairn(['reindex', '--embedder', 'hash:128', '--json']).code).toBe(0);
     const dropped = JSON.parse(cairn(['spaces', 'drop', 'cairn-hash-v1/384', '--json']).stdout);
     // At least the dropped vectors themselves: 384 floats each.
-    expect(dropped.freedBytes).toBeGreaterThan(6_000 * 384 * 4);
+    expect(dropped.freed_bytes).toBeGreaterThan(6_000 * 384 * 4);
     const reindexed = statSync(join(dir, 'data', 'cairn.db')).size;
     // The same memories ingested straight into a 128-d space.
     env.CAIRN_DATA_DIR = join(dir, 'fresh');

@@ -4,7 +4,7 @@ export { HygieneService } from './hygiene-service.js';
 export { headline, indexLine, renderRecord, toIndexEntry, toRecord, withinBudget } from './index-entry.js';
 export { MemoryService, type MemoryServiceOptions, searchResponseOut } from './memory-service.js';
 export { NamespaceAccess } from './namespace-access.js';
-export { SpaceService } from './space-service.js';
+export { SpaceService, spaceOut } from './space-service.js';
 export { countTokens, tokenCountKnown, tokenizerLoaded } from './token-counter.js';
 export { TokenizerThread } from './tokenizer-thread.js';
 export type { WriteForwarder } from './write-forwarder.js';

@@ -13,8 +13,8 @@ import type { NamespaceAccess } from './namespace-access.js';
 import { parseInput } from './parse-input.js';
 import type { WriteForwarder } from './write-forwarder.js';
 
-/** A space in the wire shape (snake_case, like every other response). */
-function spaceOut(s: SpaceView): SpaceOut {
+/** A space in the wire shape (snake_case, like every other response): the API's, and `cairn spaces --json`'s. */
+export function spaceOut(s: SpaceView): SpaceOut {
   return {
     id: s.id,
     embedder: s.embedder,

@@ -1,7 +1,8 @@
+import type { SpaceOut } from '@cairn/api-contract';
 import { CairnClient } from '@cairn/client';
 import { CairnError } from '@cairn/core';
 import type { CairnEngine } from '@cairn/engine';
-import type { SpaceInfo, SpaceProgress } from '@cairn/store';
+import { spaceOut } from '@cairn/service';
 import { type ApiTargetFlags, apiTarget } from '../api-target.js';
 import type { CliEnv } from '../env.js';
 import { withEngine } from '../open-engine.js';
@@ -9,8 +10,6 @@ import { writeJson } from '../output.js';
 
 // `cairn spaces`: list, activate and drop embedding spaces, on a data folder (beside its running writer)
 // or through the API. A reindex that fills a space is `cairn reindex` (reindex.ts).
-
-type ProgressCounts = Pick<SpaceProgress, 'total' | 'embedded' | 'failed'>;
 
 export async function spacesCommand(
   action: string | undefined,
@@ -31,12 +30,8 @@ export async function spacesCommand(
     flags.dataDir,
     env,
     async (engine) => {
-      if (!action || action === 'list') {
-        const spaces = await withRates(engine.listSpaces(), (id) => engine.store.embeddings.progress(id));
-        if (flags.json) return writeJson({ spaces });
-        for (const s of spaces) process.stdout.write(`${spaceLine(s)}\n`);
-        return;
-      }
+      if (!action || action === 'list')
+        return printSpaces(async () => engine.listSpaces().map(spaceOut), Boolean(flags.json));
       if (!id) throw new CairnError('INVALID_INPUT', `spaces ${action} needs a space id`, { field: 'id' });
       if (action === 'activate') {
         const s = engine.activateSpace(id, { force: Boolean(flags.force) });
@@ -47,7 +42,7 @@ export async function spacesCommand(
         const n = engine.dropSpace(id);
         const freed = before - (await giveBackFreePages(engine));
         return flags.json
-          ? writeJson({ dropped: id, vectors: n, freedBytes: freed })
+          ? writeJson({ dropped: id, vectors: n, freed_bytes: freed })
           : void process.stdout.write(
               `dropped ${id} (${n} vectors; ${(freed / 1024 / 1024).toFixed(1)} MiB given back to the filesystem)\n`,
             );
@@ -76,18 +71,41 @@ async function giveBackFreePages(engine: CairnEngine): Promise<number> {
   return engine.store.diskUsage().bytes;
 }
 
+/** A space as `cairn spaces` shows it: the API's shape, with its build's rate and ETA. */
+type ListedSpace = SpaceOut & { rate: number | null; eta_seconds: number | null };
+
+/**
+ * Lists the spaces, the same on a data folder and through the API (`--json` prints the API's shape either
+ * way). A building space gets its rate (memories a second) and ETA from two readings of its progress one
+ * second apart; that second is spent only when something is building.
+ */
+async function printSpaces(read: () => Promise<SpaceOut[]>, json: boolean): Promise<void> {
+  const first = await read();
+  const isBuilding = (s: SpaceOut) => s.state === 'building' && !s.active;
+  const building = first.some(isBuilding);
+  if (building) await new Promise((r) => setTimeout(r, 1_000));
+  const now = building ? await read() : first;
+  const spaces: ListedSpace[] = now.map((s) => {
+    const was = first.find((x) => x.id === s.id);
+    if (!isBuilding(s) || !was) return { ...s, rate: null, eta_seconds: null };
+    const p = s.progress;
+    const rate = Math.max(0, p.embedded + p.failed - was.progress.embedded - was.progress.failed);
+    const left = p.total - p.embedded - p.failed;
+    return { ...s, rate, eta_seconds: rate > 0 ? Math.ceil(left / rate) : null };
+  });
+  if (json) return writeJson({ spaces });
+  for (const s of spaces) process.stdout.write(`${spaceLine(s)}\n`);
+}
+
 /**
  * What an inactive, ready space is to its user: kept current (the space a reindex replaced, in its grace
  * period: activating it again is instant), or behind the writes since (activating it needs a catch-up).
  */
-function standbyNote(
-  s: Pick<SpaceInfo, 'id' | 'embedder' | 'state' | 'active' | 'currentUntil'> & { progress: ProgressCounts },
-  now: number,
-): string {
+function standbyNote(s: SpaceOut, now: number): string {
   if (s.active || s.state !== 'ready') return '';
   const p = s.progress;
-  if (s.currentUntil !== null && s.currentUntil > now) {
-    const minutes = Math.ceil((s.currentUntil - now) / 60_000);
+  if (s.current_until !== null && s.current_until > now) {
+    const minutes = Math.ceil((s.current_until - now) / 60_000);
     return `, kept current for ${minutes} more min (activating it is instant)`;
   }
   const behind = p.total - p.embedded - p.failed;
@@ -97,14 +115,7 @@ function standbyNote(
 }
 
 /** One line of `cairn spaces`: the active space starred, progress, rate / ETA while it builds, a standby's state. */
-function spaceLine(
-  s: Pick<SpaceInfo, 'id' | 'embedder' | 'state' | 'active' | 'activateWhenReady' | 'currentUntil'> & {
-    progress: ProgressCounts;
-    rate: number | null;
-    etaSeconds: number | null;
-  },
-  now = Date.now(),
-): string {
+function spaceLine(s: ListedSpace, now = Date.now()): string {
   const p = s.progress;
   const building = s.state === 'building' && !s.active;
   const complete = p.embedded + p.failed >= p.total;
@@ -112,32 +123,13 @@ function spaceLine(
   const rate = !building
     ? ''
     : complete
-      ? s.activateWhenReady
+      ? s.activate_when_ready
         ? ', complete: building its vector indexes, then it activates'
         : `, complete (cairn spaces activate ${s.id} switches to it)`
       : s.rate !== null
-        ? ` ${s.rate}/s${s.etaSeconds === null ? '' : ` ETA ${s.etaSeconds} s`}${s.activateWhenReady ? ', activates when ready' : ''}`
+        ? ` ${s.rate}/s${s.eta_seconds === null ? '' : ` ETA ${s.eta_seconds} s`}${s.activate_when_ready ? ', activates when ready' : ''}`
         : '';
   return `${s.active ? '*' : ' '} ${s.id}  embedder ${s.embedder ?? '?'}  ${s.state}  ${p.embedded}/${p.total} embedded${p.failed ? `, ${p.failed} failed` : ''}${rate}${standbyNote(s, now)}`;
-}
-
-/**
- * Adds each building space's rate (memories a second) and ETA, from two readings of its progress one
- * second apart; spaces not building get null. Costs that second only when something is building.
- */
-async function withRates<T extends { id: string; state: string; active: boolean; progress: SpaceProgress }>(
-  spaces: T[],
-  progress: (id: string) => SpaceProgress,
-): Promise<Array<T & { rate: number | null; etaSeconds: number | null }>> {
-  const building = spaces.filter((s) => s.state === 'building' && !s.active);
-  if (building.length > 0) await new Promise((r) => setTimeout(r, 1_000));
-  return spaces.map((s) => {
-    if (!building.includes(s)) return { ...s, rate: null, etaSeconds: null };
-    const now = progress(s.id);
-    const rate = Math.max(0, now.embedded + now.failed - s.progress.embedded - s.progress.failed);
-    const left = now.total - now.embedded - now.failed;
-    return { ...s, progress: now, rate, etaSeconds: rate > 0 ? Math.ceil(left / rate) : null };
-  });
 }
 
 /** `cairn spaces … --api URL`: the same actions through /v1/spaces (a key for every namespace). */
@@ -147,30 +139,8 @@ async function spacesThroughApi(
   id: string | undefined,
   flags: { json?: boolean; force?: boolean },
 ): Promise<void> {
-  if (!action || action === 'list') {
-    const first = await client.spaces();
-    const building = first.spaces.some((s) => s.state === 'building' && !s.active);
-    // Two readings a second apart give the rate, as `cairn spaces` on a data folder does.
-    if (building) await new Promise((r) => setTimeout(r, 1_000));
-    const now = building ? await client.spaces() : first;
-    if (flags.json) return writeJson(now);
-    for (const s of now.spaces) {
-      const was = first.spaces.find((x) => x.id === s.id)!;
-      const left = s.progress.total - s.progress.embedded - s.progress.failed;
-      const rate = building
-        ? Math.max(0, s.progress.embedded + s.progress.failed - was.progress.embedded - was.progress.failed)
-        : null;
-      const line = spaceLine({
-        ...s,
-        activateWhenReady: s.activate_when_ready,
-        currentUntil: s.current_until,
-        rate,
-        etaSeconds: rate ? Math.ceil(left / rate) : null,
-      });
-      process.stdout.write(`${line}\n`);
-    }
-    return;
-  }
+  if (!action || action === 'list')
+    return printSpaces(async () => (await client.spaces()).spaces, Boolean(flags.json));
   if (!id) throw new CairnError('INVALID_INPUT', `spaces ${action} needs a space id`, { field: 'id' });
   if (action === 'activate') {
     const r = await client.activateSpace({ space: id, force: Boolean(flags.force) });
