@@ -99,6 +99,37 @@ describe('distributed pipeline through a real Redis', () => {
     expect(host.status.embedderCalls).toBe(calls);
   });
 
+  it('a capture job run again after its commit (its worker died before the ack) writes nothing and reports what it stored', async () => {
+    const d = await deployments.create();
+    await d.workers({ stages: ['capture'] });
+    const { producer, topology } = await d.producer('stored');
+    const first = await producer.enqueue(memories(100));
+    expect(first.counts.stored).toBe(100);
+    // A later write of m0, in a job of its own.
+    const changed = {
+      ...memories(1)[0]!,
+      text: 'observation 0 changed: token0q moved to the invoices service',
+    };
+    expect((await producer.enqueue([changed])).counts.updated).toBe(1);
+    // The first job runs again as BullMQ retries one whose worker died between its commit and its ack.
+    const job = (await topology.queue('capture').getJob(first.jobs[0]!))!;
+    await job.retry('completed');
+    let again: Awaited<ReturnType<typeof topology.queue>['getJob']> | undefined;
+    await eventually(async () => {
+      again = await topology.queue('capture').getJob(first.jobs[0]!);
+      return (
+        (await again?.getState()) === 'completed' &&
+        again!.attemptsMade >= 1 &&
+        again!.processedOn! > job.processedOn!
+      );
+    });
+    expect(again!.returnvalue.counts).toMatchObject({ stored: 100, unchanged: 0 });
+    // It did not put the older text back over the write made since.
+    const reader = await d.reader();
+    expect(reader.get('team/alpha', ['m0']).memories[0]!.text).toBe(changed.text);
+    expect(reader.stats().namespaces['team/alpha']?.stored).toBe(100);
+  });
+
   it('dead-letters a job whose payload can never succeed, with its reason, and keeps going', async () => {
     const d = await deployments.create();
     await d.workers();

@@ -23,9 +23,15 @@ export interface CaptureResult {
 /**
  * The capture stage: validates and normalises each memory, then writes every valid one in a single
  * transaction. A bad item is rejected on its own and never blocks its neighbours. When this returns,
- * every item marked stored/updated/unchanged is durable.
+ * every item marked stored/updated/unchanged is durable. `receipt` names the batch for a queued job, whose
+ * retry then writes nothing and reports what the first attempt did.
  */
-export function captureBatch(sink: RecordSink, inputs: readonly unknown[], now = Date.now()): CaptureResult {
+export function captureBatch(
+  sink: RecordSink,
+  inputs: readonly unknown[],
+  now = Date.now(),
+  receipt?: string,
+): CaptureResult {
   const items: CaptureItemResult[] = [];
   const valid: Array<{ index: number; memory: NormalizedMemory }> = [];
   inputs.forEach((input, index) => {
@@ -37,7 +43,10 @@ export function captureBatch(sink: RecordSink, inputs: readonly unknown[], now =
     }
   });
   // Two copies of one id in a batch: the later one wins, as it would across two batches.
-  const written = sink.write(valid.map((v) => v.memory));
+  const written = sink.write(
+    valid.map((v) => v.memory),
+    receipt === undefined ? {} : { receipt },
+  );
   for (const [i, w] of written.entries()) {
     items.push({ index: valid[i]!.index, status: w.status, id: w.id, namespace: w.namespace });
   }

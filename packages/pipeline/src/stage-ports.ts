@@ -7,8 +7,10 @@ export type { PendingMemory, PendingRoute };
  * distributed transport can hand the same stage functions other implementations.
  */
 export interface RecordSink {
+  /** `receipt`: a queued job's name for the batch; a second write under it writes nothing (a retry). */
   write(
     batch: readonly NormalizedMemory[],
+    opts?: { receipt?: string },
   ): Array<{ id: string; namespace: string; status: 'stored' | 'updated' | 'unchanged'; key: number }>;
 }
 

@@ -84,11 +84,15 @@ export class MemoryStore implements MemorySource {
       : new MemoryWriter(this.db, withDefaults(DEFAULT_SESSION_CONTEXT_OPTIONS, opts.context ?? {}));
   }
 
-  /** Stores a batch in one transaction; durable (against process crashes) when this returns. */
-  write(batch: readonly NormalizedMemory[]): WriteResult[] {
+  /**
+   * Stores a batch in one transaction; durable (against process crashes) when this returns. With
+   * `receipt` (a queued job's name for the batch), writing it again writes nothing and answers what the
+   * first write did: a retried job is a no-op.
+   */
+  write(batch: readonly NormalizedMemory[], opts: { receipt?: string } = {}): WriteResult[] {
     if (!this.writer) throw new CairnError('STORAGE_ERROR', 'the store is open read-only');
     this.lexical.stats.forgetSamples();
-    return this.writer.write(batch);
+    return this.writer.write(batch, Date.now(), opts.receipt);
   }
 
   /** Full records by id, in the order asked; unknown ids are listed in `missing`. Counts as an access. */

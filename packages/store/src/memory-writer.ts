@@ -9,6 +9,7 @@ import {
   type SessionContextOptions,
 } from './session-context.js';
 import { storageFailure } from './storage-failure.js';
+import { WriteReceipts } from './write-receipts.js';
 
 export type WriteStatus = 'stored' | 'updated' | 'unchanged';
 
@@ -78,8 +79,9 @@ export class MemoryWriter {
   private readonly forgetMerge: Database.Statement;
   private readonly idOf: Database.Statement;
   private readonly nextSeq: Database.Statement<[], { seq: number; meta: number }>;
+  private readonly receipts: WriteReceipts;
   private readonly writeBatch: Database.Transaction<
-    (batch: readonly NormalizedMemory[], now: number) => WriteResult[]
+    (batch: readonly NormalizedMemory[], now: number, receipt: string | undefined) => WriteResult[]
   >;
 
   constructor(db: Database.Database, context: SessionContextOptions = DEFAULT_SESSION_CONTEXT_OPTIONS) {
@@ -133,19 +135,31 @@ export class MemoryWriter {
       .pluck();
     this.forgetMerge = db.prepare('DELETE FROM consolidations WHERE key = ?');
     this.idOf = db.prepare('SELECT id FROM memories WHERE key = ?').pluck();
-    this.writeBatch = db.transaction((batch: readonly NormalizedMemory[], now: number) => {
-      // Sequence numbers are taken inside the write transaction, so two processes writing one file
-      // still get distinct, increasing numbers.
-      let { seq, meta } = this.nextSeq.get()!;
-      return batch.map((m) =>
-        this.writeOne(
-          m,
-          now,
-          () => ++seq,
-          () => ++meta,
-        ),
-      );
-    });
+    this.receipts = new WriteReceipts(db);
+    this.writeBatch = db.transaction(
+      (batch: readonly NormalizedMemory[], now: number, receipt: string | undefined) => {
+        const done = receipt === undefined ? null : this.alreadyWritten(batch, receipt);
+        if (done) return done;
+        // Sequence numbers are taken inside the write transaction, so two processes writing one file
+        // still get distinct, increasing numbers.
+        let { seq, meta } = this.nextSeq.get()!;
+        const results = batch.map((m) =>
+          this.writeOne(
+            m,
+            now,
+            () => ++seq,
+            () => ++meta,
+          ),
+        );
+        if (receipt !== undefined)
+          this.receipts.record(
+            receipt,
+            results.map((r) => r.status),
+            now,
+          );
+        return results;
+      },
+    );
     const tombstone = db.prepare('UPDATE memories SET deleted_at = ?, meta_seq = ? WHERE key = ?');
     // Per space, so each delete probes the (space, key) index rather than scanning every vector.
     const dropVectors = db.prepare(
@@ -186,10 +200,14 @@ export class MemoryWriter {
     }
   }
 
-  write(batch: readonly NormalizedMemory[], now = Date.now()): WriteResult[] {
+  /**
+   * With a `receipt` (a queued job's name for this batch), a second write under the same name writes
+   * nothing and answers what the first did (see WriteReceipts).
+   */
+  write(batch: readonly NormalizedMemory[], now = Date.now(), receipt?: string): WriteResult[] {
     if (batch.length === 0) return [];
     try {
-      return this.writeBatch.immediate(batch, now);
+      return this.writeBatch.immediate(batch, now, receipt);
     } catch (err) {
       // The transaction rolled back: nothing of the batch is stored. Say why in Cairn's terms.
       throw storageFailure(err);
@@ -234,6 +252,19 @@ export class MemoryWriter {
       this.restoreMerged.run(takeMetaSeq(), k, byId);
       this.forgetMerge.run(k);
     }
+  }
+
+  /** The results of a batch written before under `receipt`, or null when it was not (or is not this batch). */
+  private alreadyWritten(batch: readonly NormalizedMemory[], receipt: string): WriteResult[] | null {
+    const statuses = this.receipts.find(receipt);
+    if (!statuses || statuses.length !== batch.length) return null;
+    const results: WriteResult[] = [];
+    for (const [i, m] of batch.entries()) {
+      const row = this.select.get(m.namespace, m.id);
+      if (!row) return null;
+      results.push({ id: m.id, namespace: m.namespace, status: statuses[i]!, key: row.key });
+    }
+    return results;
   }
 
   private writeOne(

@@ -581,6 +581,17 @@ export const MIGRATIONS: readonly Migration[] = [
       db.prepare('INSERT INTO folder_identity (id, created_at) VALUES (?, ?)').run(randomUUID(), Date.now());
     },
   },
+  {
+    version: 23,
+    description: "receipts of queued batches' writes, so that a retried capture job writes nothing twice",
+    up(db) {
+      // A capture job whose worker died after its commit ran again and counted its own memories as
+      // unchanged, and could put an older text back over a write made in between (write-receipts.ts).
+      db.exec(
+        'CREATE TABLE write_receipts (id TEXT PRIMARY KEY, statuses TEXT NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID',
+      );
+    },
+  },
 ];
 
 // The trigger bodies of migration 18, for a row named `r` (NEW or OLD). Shipped SQL: never edit these,

@@ -189,3 +189,21 @@ describe('MemoryWriter: supersedes', () => {
     expect(t.store.countLive('ns')).toBe(1);
   });
 });
+
+describe('MemoryWriter: a batch written under a receipt', () => {
+  it('written again under the same receipt, writes nothing and answers what the first write did', () => {
+    const batch = [mem({ id: 'a', text: 'first memory' }), mem({ id: 'b', text: 'second memory' })];
+    const first = t.store.write(batch, { receipt: 'cap-1@1' });
+    expect(first.map((r) => r.status)).toEqual(['stored', 'stored']);
+    // A later write changes a; the receipted batch run again must not put its older text back.
+    expect(t.store.write([mem({ id: 'a', text: 'first memory, corrected' })])[0]!.status).toBe('updated');
+    const again = t.store.write(batch, { receipt: 'cap-1@1' });
+    expect(again).toEqual(first);
+    expect(t.store.get('ns', ['a']).memories[0]!.text).toBe('first memory, corrected');
+    // Without a receipt, or under another one, the same batch is an ordinary write.
+    expect(t.store.write(batch, { receipt: 'cap-1@2' }).map((r) => r.status)).toEqual([
+      'updated',
+      'unchanged',
+    ]);
+  });
+});

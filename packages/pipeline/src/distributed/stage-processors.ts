@@ -96,15 +96,20 @@ export function embedJobsFor(space: SpaceRef, pending: readonly PendingMemory[],
 /**
  * capture: validate and store the batch (one SQLite transaction: the durability point), then enqueue
  * embedding for every accepted memory that lacks a current vector. A retry after a crash between the two
- * re-enqueues the same embed jobs (same ids), so nothing is embedded twice and nothing is skipped.
+ * writes nothing (the write's receipt, see WriteReceipts) and re-enqueues the same embed jobs (same ids),
+ * so nothing is stored or embedded twice and nothing is skipped.
  */
 export async function processCapture(
   data: unknown,
   ports: CapturePorts,
   enqueueEmbed: Enqueue<'embed'>,
+  jobId?: string,
 ): Promise<CaptureResult> {
   const p = payloadOf('capture', data);
-  const result = captureBatch(ports.records, p.memories, p.receivedAt);
+  // The job's id names its keys, not one request: a later batch of the same ids reuses it. With the time
+  // the producer received it, the receipt names this request only, and its retries find it.
+  const receipt = jobId === undefined ? undefined : `${jobId}@${p.receivedAt}`;
+  const result = captureBatch(ports.records, p.memories, p.receivedAt, receipt);
   for (const space of ports.embedSpaces()) {
     const pending = ports.pending.unembedded(space.id, result.keys);
     if (pending.length > 0) await enqueueEmbed(embedJobsFor(space, pending));

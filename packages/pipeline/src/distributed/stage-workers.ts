@@ -156,7 +156,7 @@ export class StageWorkers {
     if (stages.has('capture')) {
       const ports = this.ports.capture!;
       this.startWorker('capture', 'capture', this.opts.concurrency, (job) =>
-        processCapture(job.data, ports, this.enqueuer('embed')),
+        processCapture(job.data, ports, this.enqueuer('embed'), job.id),
       );
     }
     if (stages.has('embed')) {
