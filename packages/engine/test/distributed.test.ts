@@ -114,7 +114,7 @@ describe('distributed pipeline through a real Redis', () => {
     // The first job runs again as BullMQ retries one whose worker died between its commit and its ack.
     const job = (await topology.queue('capture').getJob(first.jobs[0]!))!;
     await job.retry('completed');
-    let again: Awaited<ReturnType<typeof topology.queue>['getJob']> | undefined;
+    let again: typeof job | undefined;
     await eventually(async () => {
       again = await topology.queue('capture').getJob(first.jobs[0]!);
       return (
