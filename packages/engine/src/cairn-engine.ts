@@ -1,34 +1,24 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ComputePool } from '@cairn/compute';
 import {
   CairnError,
   type Embedder,
-  embeddingSpaceOf,
   type KeyedMemory,
   type PrunePolicy,
   type SearchFilters,
   type SearchRequest,
   type SearchResponse,
-  searchDefaultsFor,
   withDefaults,
 } from '@cairn/core';
-import { resolveEmbedder } from '@cairn/embed';
 import { type CaptureResult, EmbeddedPipeline } from '@cairn/pipeline';
-import { HybridRouter, warmTemporalParser } from '@cairn/router';
-import {
-  damagedDatabaseError,
-  isDatabaseDamage,
-  MemoryStore,
-  type MergeRecord,
-  type SpaceInfo,
-  type TimelineResult,
-} from '@cairn/store';
-import { VectorIndexManager, workerIndexBuilder } from '@cairn/vector';
+import { type HybridRouter, warmTemporalParser } from '@cairn/router';
+import type { MemoryStore, MergeRecord, SpaceInfo, TimelineResult } from '@cairn/store';
+import type { VectorIndexManager } from '@cairn/vector';
 import { AccessTracker } from './access-tracker.js';
 import { BackgroundCheckpointer } from './background-checkpointer.js';
 import { type ConsolidationReport, Consolidator, DEFAULT_CONSOLIDATION_OPTIONS } from './consolidator.js';
 import { DataFolderLock } from './data-folder-lock.js';
+import { namedOpenFailure, openDataFolder } from './data-folder-open.js';
 import {
   BULK_WRITE_MEMORIES,
   checkpointsOf,
@@ -38,41 +28,14 @@ import {
   storeSliceOf,
   termScoringOf,
 } from './engine-options.js';
+import { countNamespaces, type EngineStats } from './namespace-stats.js';
 import { type PruneReport, prune } from './pruner.js';
+import { type ServingSpace, serveSpace } from './serving-space.js';
 import type { SpaceBuildStatus } from './space-builder.js';
 import { embedderOfSpace } from './space-embedder.js';
 import { SpaceSupervisor, type SpaceView } from './space-supervisor.js';
 import { StoreHealth } from './store-health.js';
 import { startTermScoring } from './term-scoring-thread.js';
-
-/** The shape `cairn stats --json` prints; the distributed mode adds `queues`. */
-export interface EngineStats {
-  dataDir: string;
-  space: string | null;
-  namespaces: Record<string, NamespaceStats>;
-}
-
-export interface NamespaceStats {
-  /** Live memories (neither superseded nor deleted). */
-  stored: number;
-  superseded: number;
-  deleted: number;
-  /** Memories with a vector in the active embedding space. */
-  embedded: number;
-  /**
-   * Vectors the vector leg serves for the namespace: the loaded index's size, else the saved snapshot's.
-   * A namespace with no snapshot is served exactly from its stored vectors, so then every embedded one.
-   */
-  indexed: number;
-  /** Memories stored but not yet embedded. */
-  pending: number;
-  /** Memories the embedder refused. */
-  failed: number;
-  index: string;
-  /** Named fields of the namespace's memories (multi-route recall), and how many have a vector in the active space. */
-  fields: number;
-  fieldsEmbedded: number;
-}
 
 const noLog: EngineLog = () => {};
 
@@ -82,14 +45,6 @@ const noLog: EngineLog = () => {};
  * could wait forever under a steady stream of writes; this many in flight are tolerated.
  */
 const DISTRIBUTED_IN_FLIGHT = 1_000;
-
-/** What a search needs of one embedding space; replaced as a whole when another space is activated. */
-interface ServingSpace {
-  embedder: Embedder | null;
-  space: SpaceInfo | null;
-  vectors: VectorIndexManager | null;
-  router: HybridRouter;
-}
 
 /**
  * Cairn in one process: a data folder, no Redis. Writes are captured synchronously (durable when
@@ -232,70 +187,13 @@ export class CairnEngine {
   }
 
   static async open(options: EngineOptions): Promise<CairnEngine> {
-    let opts = options;
-    let lock: DataFolderLock | null = null;
-    let readerBecause: string | null = null;
-    if ((opts.pipeline ?? 'embedded') === 'embedded') {
-      mkdirSync(opts.dataDir, { recursive: true });
-      const r = DataFolderLock.acquire(opts.dataDir);
-      if (r instanceof DataFolderLock) lock = r;
-      else {
-        const who = `process ${r.heldBy.pid} on ${r.heldBy.host} (since ${new Date(r.heldBy.since).toISOString()})`;
-        if (opts.ifWriterRunning !== 'read')
-          throw new CairnError(
-            'WRITER_ELSEWHERE',
-            `data folder ${opts.dataDir} is being written by ${who}: one embedded process writes a data folder; send writes through it (cairn serve, then the API or cairn mcp --api) or stop it`,
-            { field: 'dataDir', heldBy: r.heldBy },
-          );
-        // Store and read beside the writer; never touch its index files; take over when it is gone.
-        opts = { ...opts, pipeline: 'external' };
-        readerBecause = `data folder ${opts.dataDir} is being written by ${who}`;
-      }
-    }
-    const dbPath = join(opts.dataDir, 'cairn.db');
-    // Damage met while opening (a header or schema page overwritten) is named like damage met later.
-    const named = (err: unknown) =>
-      isDatabaseDamage(err) ? damagedDatabaseError(dbPath, [(err as Error).message], err) : err;
-    let store: MemoryStore;
+    const { opts, store, embedder, space, lock, followerBecause } = await openDataFolder(options);
     try {
-      store = new MemoryStore({
-        path: dbPath,
-        ...(opts.lexical ? { lexical: opts.lexical } : {}),
-        ...(opts.context ? { context: opts.context } : {}),
-        ...(opts.catalog !== undefined ? { catalog: opts.catalog } : {}),
-      });
-    } catch (err) {
-      lock?.release();
-      throw named(err);
-    }
-    try {
-      let embedder: Embedder | null;
-      let space: SpaceInfo | null = null;
-      if (opts.embedder !== undefined) {
-        embedder = opts.embedder;
-        if (embedder)
-          space = store.embeddings.ensureSpace(embeddingSpaceOf(embedder), {
-            state: 'ready',
-            ...(opts.vectorStorage ? { storage: opts.vectorStorage } : {}),
-          });
-      } else {
-        const active = store.embeddings.activeSpace();
-        if (active) embedder = embedderOfSpace(active, opts.env);
-        else {
-          const spec = opts.embedderSpec ?? 'hash';
-          embedder = await resolveEmbedder(spec, { env: opts.env });
-          store.embeddings.ensureSpace(embeddingSpaceOf(embedder), {
-            embedder: spec,
-            ...(opts.vectorStorage ? { storage: opts.vectorStorage } : {}),
-          });
-        }
-        space = store.embeddings.getSpace(embeddingSpaceOf(embedder).id)!;
-      }
-      return new CairnEngine(opts.dataDir, opts, store, embedder, space, lock, readerBecause);
+      return new CairnEngine(opts.dataDir, opts, store, embedder, space, lock, followerBecause);
     } catch (err) {
       store.close();
       lock?.release();
-      throw named(err);
+      throw namedOpenFailure(opts.dataDir, err);
     }
   }
 
@@ -656,34 +554,7 @@ export class CairnEngine {
 
   /** Counts per namespace; `only` limits the (per-namespace) work to the namespaces a caller may see. */
   stats(only?: (namespace: string) => boolean): EngineStats {
-    return this.health.guard(() => this.countNamespaces(only));
-  }
-
-  private countNamespaces(only?: (namespace: string) => boolean): EngineStats {
-    const namespaces: Record<string, NamespaceStats> = {};
-    const { space, vectors } = this.serving;
-    for (const ns of this.store.namespaces()) {
-      if (only && !only(ns.namespace)) continue;
-      // Current vectors (of the memories' present texts), a kept count: not a count of the space's rows.
-      const embedded = space ? this.store.embeddings.currentCount(space.id, ns.namespace) : 0;
-      const failed = space ? this.store.embeddings.failures(space.id, ns.namespace) : 0;
-      const idx = vectors?.status(ns.namespace);
-      const live = ns.live + ns.superseded;
-      const fields = this.store.routeEmbeddings.counts(space?.id ?? null, ns.namespace);
-      namespaces[ns.namespace] = {
-        stored: ns.live,
-        superseded: ns.superseded,
-        deleted: ns.deleted,
-        embedded,
-        indexed: idx?.size ?? (idx?.state === 'building' ? 0 : embedded),
-        pending: space ? Math.max(0, live - embedded - failed) : 0,
-        failed,
-        index: idx?.state ?? 'none',
-        fields: fields.fields,
-        fieldsEmbedded: fields.embedded,
-      };
-    }
-    return { dataDir: this.dataDir, space: space?.id ?? null, namespaces };
+    return this.health.guard(() => countNamespaces(this.store, this.serving, this.dataDir, only));
   }
 
   async close(): Promise<void> {
@@ -718,36 +589,14 @@ export class CairnEngine {
     space: SpaceInfo | null,
     built: VectorIndexManager | null = null,
   ): ServingSpace {
-    const opts = this.opts;
-    const vectors =
-      built ??
-      (embedder && space
-        ? new VectorIndexManager({
-            dir: join(this.dataDir, 'vectors'),
-            space,
-            embeddings: this.store.embeddings,
-            keys: this.store,
-            builder: this.pool ? workerIndexBuilder(this.pool) : undefined,
-            exactThreshold: opts.exactThreshold,
-            waitForBuild: opts.waitForIndex,
-            unbuiltSearch: opts.unbuiltSearch,
-            role: this.external ? 'reader' : 'writer',
-            hnsw: opts.hnsw,
-            buildThreads: opts.buildThreads,
-            log: this.log,
-          })
-        : null);
-    const router = new HybridRouter({
-      lexical: this.store.lexical,
-      memories: this.store,
-      vector: vectors,
-      embedder,
-      routes: this.store.routes,
-      reranker: opts.reranker ?? null,
-      completeVectorList: opts.completeVectorList ?? false,
-      defaults: searchDefaultsFor(embedder, opts.search),
-    });
-    return { embedder, space, vectors, router };
+    const deps = {
+      dataDir: this.dataDir,
+      store: this.store,
+      pool: this.pool,
+      opts: this.opts,
+      log: this.log,
+    };
+    return serveSpace(deps, embedder, space, this.external ? 'reader' : 'writer', built);
   }
 
   private every(ms: number, fn: () => void): void {

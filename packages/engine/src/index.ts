@@ -1,5 +1,5 @@
 // This file is the public API of @cairn/engine; named exports only.
-export { CairnEngine, type EngineStats, type NamespaceStats } from './cairn-engine.js';
+export { CairnEngine } from './cairn-engine.js';
 export {
   type ConsolidationOptions,
   type ConsolidationReport,
@@ -9,6 +9,7 @@ export {
 } from './consolidator.js';
 export { DataFolderLock, type LockHolder } from './data-folder-lock.js';
 export type { EngineLog, EngineOptions } from './engine-options.js';
+export type { EngineStats, NamespaceStats } from './namespace-stats.js';
 export { type PruneReport, prune } from './pruner.js';
 export type { SpaceBuildStatus } from './space-builder.js';
 export { embedderOfSpace, specOf } from './space-embedder.js';

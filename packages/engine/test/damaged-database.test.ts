@@ -43,7 +43,8 @@ function damagePages(path: string, count: number, spare: ReadonlySet<number> = n
  * The pages (1-based) SQLite reads to open the file: the schema, and the statistics `PRAGMA optimize`
  * leaves (sqlite_stat1), which it loads with the schema. Both grew past one page with the named-field tables.
  * Also the FTS5 tables' `_config` pages, which FTS5 reads when the store prepares its first statement over
- * them at open (the consolidation tables moved them where the damage landed).
+ * them at open (the consolidation tables moved them where the damage landed), and the embedding spaces, read
+ * to find the active one (the write receipts' table moved it where the damage landed).
  */
 function schemaPages(path: string): Set<number> {
   // Read after the engine closed: closing runs PRAGMA optimize, which writes the statistics.
@@ -51,7 +52,9 @@ function schemaPages(path: string): Set<number> {
   try {
     return new Set(
       db
-        .prepare("SELECT pageno FROM dbstat WHERE name LIKE 'sqlite_%' OR name LIKE '%_fts_config'")
+        .prepare(
+          "SELECT pageno FROM dbstat WHERE name LIKE 'sqlite_%' OR name LIKE '%_fts_config' OR name = 'embedding_spaces'",
+        )
         .pluck()
         .all() as number[],
     );

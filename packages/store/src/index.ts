@@ -57,7 +57,6 @@ export {
   type NamespaceCounts,
   type TimelineResult,
 } from './memory-store.js';
-export type { WriteResult, WriteStatus } from './memory-writer.js';
 export { MIGRATIONS, type Migration, migrate } from './migrations.js';
 export { DEFAULT_MMAP_BYTES, type OpenDatabaseOptions, openDatabase } from './open-database.js';
 export { RouteEmbeddings } from './route-embeddings.js';
@@ -93,3 +92,4 @@ export {
   type CheckpointResult,
   openCheckpointConnection,
 } from './wal-checkpoint.js';
+export type { WriteResult, WriteStatus } from './write-result.js';

@@ -17,12 +17,13 @@ import { allowedKeys, liveFilterSql } from './filter-sql.js';
 import { KeyCatalog, type KeyCatalogOptions } from './key-catalog.js';
 import { type LexicalOptions, LexicalSearch } from './lexical-search.js';
 import { MEMORY_COLUMNS, type MemoryRow, toMemory } from './memory-row.js';
-import { MemoryWriter, type WriteResult } from './memory-writer.js';
+import { MemoryWriter } from './memory-writer.js';
 import { openDatabase } from './open-database.js';
 import { RouteEmbeddings } from './route-embeddings.js';
 import { RouteSearch } from './route-search.js';
 import { DEFAULT_SESSION_CONTEXT_OPTIONS, type SessionContextOptions } from './session-context.js';
 import { StatementCache } from './statement-cache.js';
+import type { WriteResult } from './write-result.js';
 
 export interface MemoryStoreOptions {
   /** Path of the SQLite file. */

@@ -10,15 +10,7 @@ import {
 } from './session-context.js';
 import { storageFailure } from './storage-failure.js';
 import { WriteReceipts } from './write-receipts.js';
-
-export type WriteStatus = 'stored' | 'updated' | 'unchanged';
-
-export interface WriteResult {
-  id: string;
-  namespace: string;
-  status: WriteStatus;
-  key: number;
-}
+import type { WriteResult, WriteStatus } from './write-result.js';
 
 /** Everything a caller can change about a memory; equal fingerprints mean a re-ingest is a no-op. */
 function fingerprint(m: NormalizedMemory, ts: number): string {

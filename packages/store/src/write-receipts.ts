@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { WriteStatus } from './memory-writer.js';
+import type { WriteStatus } from './write-result.js';
 
 /** How long a receipt is kept: longer than any retry of a queued job waits (BullMQ's backoff, a worker restart). */
 export const WRITE_RECEIPT_TTL_MS = 7 * 24 * 3_600_000;

@@ -1,0 +1,99 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { CairnError, type Embedder, embeddingSpaceOf } from '@cairn/core';
+import { resolveEmbedder } from '@cairn/embed';
+import { damagedDatabaseError, isDatabaseDamage, MemoryStore, type SpaceInfo } from '@cairn/store';
+import { DataFolderLock } from './data-folder-lock.js';
+import type { EngineOptions } from './engine-options.js';
+import { embedderOfSpace } from './space-embedder.js';
+
+/** What an engine is made of once its data folder is open. */
+export interface OpenedDataFolder {
+  /** The options as the engine runs with them: `pipeline: 'external'` when it opened as a follower. */
+  opts: EngineOptions;
+  store: MemoryStore;
+  embedder: Embedder | null;
+  space: SpaceInfo | null;
+  /** The writer lock, when this process writes the folder. */
+  lock: DataFolderLock | null;
+  /** Why this process follows another writer (its pid and host), when it does. */
+  followerBecause: string | null;
+}
+
+/** Damage met while opening (a header or schema page overwritten) is named like damage met later. */
+export function namedOpenFailure(dataDir: string, err: unknown): unknown {
+  const dbPath = join(dataDir, 'cairn.db');
+  return isDatabaseDamage(err) ? damagedDatabaseError(dbPath, [(err as Error).message], err) : err;
+}
+
+/**
+ * Opens a data folder for an engine: takes the writer lock (embedded) or, when another process holds it
+ * and `ifWriterRunning` is 'read', opens as its follower; opens cairn.db, named as damaged when it is; and
+ * finds the active embedding space and its embedder (creating the first space of a new folder). Whatever
+ * it opened is closed again if a later step fails.
+ */
+export async function openDataFolder(options: EngineOptions): Promise<OpenedDataFolder> {
+  let opts = options;
+  let lock: DataFolderLock | null = null;
+  let readerBecause: string | null = null;
+  if ((opts.pipeline ?? 'embedded') === 'embedded') {
+    mkdirSync(opts.dataDir, { recursive: true });
+    const r = DataFolderLock.acquire(opts.dataDir);
+    if (r instanceof DataFolderLock) lock = r;
+    else {
+      const who = `process ${r.heldBy.pid} on ${r.heldBy.host} (since ${new Date(r.heldBy.since).toISOString()})`;
+      if (opts.ifWriterRunning !== 'read')
+        throw new CairnError(
+          'WRITER_ELSEWHERE',
+          `data folder ${opts.dataDir} is being written by ${who}: one embedded process writes a data folder; send writes through it (cairn serve, then the API or cairn mcp --api) or stop it`,
+          { field: 'dataDir', heldBy: r.heldBy },
+        );
+      // Store and read beside the writer; never touch its index files; take over when it is gone.
+      opts = { ...opts, pipeline: 'external' };
+      readerBecause = `data folder ${opts.dataDir} is being written by ${who}`;
+    }
+  }
+  const dbPath = join(opts.dataDir, 'cairn.db');
+  const named = (err: unknown) => namedOpenFailure(opts.dataDir, err);
+  let store: MemoryStore;
+  try {
+    store = new MemoryStore({
+      path: dbPath,
+      ...(opts.lexical ? { lexical: opts.lexical } : {}),
+      ...(opts.context ? { context: opts.context } : {}),
+      ...(opts.catalog !== undefined ? { catalog: opts.catalog } : {}),
+    });
+  } catch (err) {
+    lock?.release();
+    throw named(err);
+  }
+  try {
+    let embedder: Embedder | null;
+    let space: SpaceInfo | null = null;
+    if (opts.embedder !== undefined) {
+      embedder = opts.embedder;
+      if (embedder)
+        space = store.embeddings.ensureSpace(embeddingSpaceOf(embedder), {
+          state: 'ready',
+          ...(opts.vectorStorage ? { storage: opts.vectorStorage } : {}),
+        });
+    } else {
+      const active = store.embeddings.activeSpace();
+      if (active) embedder = embedderOfSpace(active, opts.env);
+      else {
+        const spec = opts.embedderSpec ?? 'hash';
+        embedder = await resolveEmbedder(spec, { env: opts.env });
+        store.embeddings.ensureSpace(embeddingSpaceOf(embedder), {
+          embedder: spec,
+          ...(opts.vectorStorage ? { storage: opts.vectorStorage } : {}),
+        });
+      }
+      space = store.embeddings.getSpace(embeddingSpaceOf(embedder).id)!;
+    }
+    return { opts, store, embedder, space, lock, followerBecause: readerBecause };
+  } catch (err) {
+    store.close();
+    lock?.release();
+    throw named(err);
+  }
+}
