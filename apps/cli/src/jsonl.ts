@@ -15,8 +15,9 @@ export const MAX_LINE_BYTES = 1_048_576;
 
 export function fileSize(path: string): number | null {
   if (path === '-') return null;
+  let stat: ReturnType<typeof statSync>;
   try {
-    return statSync(path).size;
+    stat = statSync(path);
   } catch (err) {
     throw new CairnError(
       'NOT_FOUND',
@@ -26,6 +27,11 @@ export function fileSize(path: string): number | null {
       },
     );
   }
+  if (stat.isDirectory())
+    throw new CairnError('INVALID_INPUT', `${path} is a folder: give a JSONL file (or - for stdin)`, {
+      field: 'file',
+    });
+  return stat.size;
 }
 
 /** Streams a JSONL file (or stdin for "-"), skipping blank lines, reporting bytes read for progress. */
@@ -34,9 +40,11 @@ export async function* readJsonl(path: string, onBytes?: (bytes: number) => void
   const input = path === '-' ? process.stdin : createReadStream(path, { encoding: 'utf8' });
   const rl = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
   let line = 0;
-  for await (const text of rl) {
+  for await (let text of rl) {
     line++;
     onBytes?.(Buffer.byteLength(text) + 1);
+    // A byte-order mark (editors on Windows write one) is not part of the first line's JSON.
+    if (line === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     if (text.trim() === '') continue;
     if (text.length > MAX_LINE_BYTES) {
       yield { line, error: `line is longer than ${MAX_LINE_BYTES} bytes` };

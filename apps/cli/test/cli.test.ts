@@ -251,10 +251,26 @@ describe('cairn ingest', () => {
     expect(vectors()).toBe(1500);
   });
 
-  it('fails with a clear error when the file does not exist', () => {
+  it('fails with a clear error when the file does not exist, or is a folder', () => {
     const r = cairn(['ingest', join(dir, 'missing.jsonl')]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/cannot read .*missing\.jsonl: ENOENT/);
+    for (const command of ['ingest', 'import']) {
+      const folder = cairn([command, dir]);
+      expect(folder.code, command).toBe(2);
+      expect(folder.stderr).toMatch(/\[INVALID_INPUT\]: .* is a folder: give a JSONL file/);
+    }
+  });
+
+  it('reads a file that starts with a byte-order mark', () => {
+    const file = join(dir, 'bom.jsonl');
+    writeFileSync(
+      file,
+      `\ufeff${JSON.stringify({ namespace: 'bom', id: 'b1', text: 'written by a Windows editor' })}\n`,
+    );
+    const r = cairn(['ingest', file, '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ stored: 1, rejected: 0 });
   });
 });
 
@@ -364,6 +380,8 @@ describe('cairn search', () => {
       [['reindex'], {}, /required option '--embedder <spec>' not specified/],
       [['stats'], { REDIS_URL: 'notaurl' }, /environment variable REDIS_URL: /],
       [['stats'], { CAIRN_PREVIOUS_SPACE_GRACE: '-1' }, /environment variable CAIRN_PREVIOUS_SPACE_GRACE: /],
+      [['serve', '--no-auth', '--rate-limit', 'abc'], {}, /--rate-limit must be an integer/],
+      [['serve', '--no-auth', '--rate-limit', '0'], {}, /--rate-limit must be an integer/],
     ];
     for (const [args, env, message] of cases) {
       const r = cairn(args, env);
@@ -371,6 +389,11 @@ describe('cairn search', () => {
       expect(r.stderr).toMatch(new RegExp(`^cairn: error \\[INVALID_INPUT\\]: ${message.source}`));
       expect(r.stderr).not.toMatch(/\n\s+at /);
     }
+    const keysFile = cairn(['serve'], { CAIRN_API_KEYS_FILE: join(dir, 'no-such-keys') });
+    expect(keysFile.code).toBe(2);
+    expect(keysFile.stderr).toMatch(
+      /\[NOT_FOUND\]: CAIRN_API_KEYS_FILE: cannot read .*no-such-keys \(ENOENT\)/,
+    );
     const json = cairn(['ingest', '--json']);
     expect(JSON.parse(json.stdout).error).toMatchObject({ code: 'INVALID_INPUT' });
     expect(cairn(['--version']).code).toBe(0);

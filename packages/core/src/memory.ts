@@ -75,8 +75,37 @@ function nestingDepth(value: unknown): number {
   return max;
 }
 
+/** A lone UTF-16 surrogate: not Unicode text. SQLite stores it as U+FFFD, so it would read back altered. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * The path of the first string (or object key) in `value` holding a lone surrogate, or null. Iterative, so
+ * any input is safe to walk (meta's depth is checked before this runs).
+ */
+function illFormedPath(value: unknown): string | null {
+  const stack: Array<[unknown, string]> = [[value, '']];
+  while (stack.length > 0) {
+    const [v, path] = stack.pop()!;
+    if (typeof v === 'string') {
+      if (LONE_SURROGATE.test(v)) return path;
+      continue;
+    }
+    if (v === null || typeof v !== 'object') continue;
+    for (const [k, child] of Object.entries(v)) {
+      const at = path ? `${path}.${k}` : k;
+      if (LONE_SURROGATE.test(k)) return at;
+      stack.push([child, at]);
+    }
+  }
+  return null;
+}
+
 export const MemoryInputSchema = z.strictObject({
-  id: shortText('id', L.maxIdChars).optional(),
+  // "." and ".." cannot be addressed in a URL path (clients and servers resolve them away), so a memory
+  // with such an id could be written but never read or deleted by id.
+  id: shortText('id', L.maxIdChars)
+    .refine((id) => id !== '.' && id !== '..', 'id must not be "." or "..": a URL cannot address it')
+    .optional(),
   namespace: NamespaceSchema,
   kind: shortText('kind', 64).default('observation'),
   text: z
@@ -235,6 +264,13 @@ export function normalizeMemory(input: unknown, now: number = Date.now()): Norma
   const parsed = MemoryInputSchema.safeParse(input);
   if (!parsed.success) throw zodToCairnError(parsed.error);
   const m = parsed.data;
+  const illFormed = illFormedPath(m);
+  if (illFormed !== null)
+    throw new CairnError(
+      'INVALID_INPUT',
+      `${illFormed} holds a lone UTF-16 surrogate: not valid Unicode text, it would be stored altered`,
+      { field: illFormed },
+    );
   const title = m.title?.trim() ? m.title : null;
   const hash = contentHash(m.kind, title, m.text);
   return {

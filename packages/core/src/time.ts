@@ -36,6 +36,12 @@ export function parseTimestamp(value: unknown, field = 'ts'): number {
     const [y, m, d] = [Number(ymd[1]), Number(ymd[2]), Number(ymd[3])];
     const realDay = new Date(Date.UTC(y, m - 1, d)).getUTCDate() === d && m >= 1 && m <= 12;
     if (Number.isFinite(ms) && ms >= 0 && realDay) return ms;
+    if (Number.isFinite(ms) && ms < 0 && realDay)
+      throw new CairnError(
+        'INVALID_INPUT',
+        `${field}: ${JSON.stringify(value)} is before 1970-01-01T00:00:00Z, the earliest time Cairn stores`,
+        { field },
+      );
   }
   throw new CairnError(
     'INVALID_INPUT',

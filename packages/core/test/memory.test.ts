@@ -125,6 +125,42 @@ describe('normalizeMemory: timestamps', () => {
   });
 });
 
+describe('normalizeMemory: text that could not be read back as written', () => {
+  it('refuses a lone UTF-16 surrogate anywhere, naming where (SQLite would store it as U+FFFD)', () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ id: 'col\ud800' }, 'id'],
+      [{ text: 'lone \udc00 surrogate' }, 'text'],
+      [{ title: 'x\ud800' }, 'title'],
+      [{ tags: ['ok', 'bad\ud801'] }, 'tags.1'],
+      [{ meta: { a: { b: ['\ud800'] } } }, 'meta.a.b.0'],
+      [{ meta: { 'k\ud800': 1 } }, 'meta.k\ud800'],
+      [{ fields: { facts: 'a \udfff b' } }, 'fields.facts'],
+    ];
+    for (const [extra, field] of cases) {
+      const err = cairnErrorFrom(() => normalizeMemory({ namespace: 'a', text: 'x', ...extra }, NOW));
+      expect(err.code).toBe('INVALID_INPUT');
+      expect(err.data.field).toBe(field);
+      expect(err.message).toMatch(/lone UTF-16 surrogate/);
+    }
+    // A surrogate pair (an emoji) and NUL are text.
+    expect(normalizeMemory({ namespace: 'a', id: 'x\u{1F600}', text: 'a\u0000b 😀' }, NOW).id).toBe('x😀');
+  });
+
+  it('refuses "." and ".." as ids: a URL path cannot address them', () => {
+    for (const id of ['.', '..']) {
+      const err = cairnErrorFrom(() => normalizeMemory({ namespace: 'a', id, text: 'x' }, NOW));
+      expect(err.data.field).toBe('id');
+    }
+    expect(normalizeMemory({ namespace: 'a', id: '...', text: 'x' }, NOW).id).toBe('...');
+  });
+
+  it('says a date before 1970 is too early, not that it is not a date', () => {
+    const err = cairnErrorFrom(() => normalizeMemory({ namespace: 'a', text: 'x', ts: '1800-01-01' }, NOW));
+    expect(err.data.field).toBe('ts');
+    expect(err.message).toMatch(/before 1970/);
+  });
+});
+
 describe('normalizeMemory: limits', () => {
   it('refuses text over the byte limit and names the field', () => {
     const err = cairnErrorFrom(() =>

@@ -47,8 +47,19 @@ export function parseApiKeys(spec: string, source = 'CAIRN_API_KEYS'): ApiKeys {
 export function loadApiKeys(env: { CAIRN_API_KEYS?: string; CAIRN_API_KEYS_FILE?: string }): ApiKeys | null {
   const parts: Array<[string, string]> = [];
   if (env.CAIRN_API_KEYS) parts.push([env.CAIRN_API_KEYS, 'CAIRN_API_KEYS']);
-  if (env.CAIRN_API_KEYS_FILE)
-    parts.push([readFileSync(env.CAIRN_API_KEYS_FILE, 'utf8'), env.CAIRN_API_KEYS_FILE]);
+  if (env.CAIRN_API_KEYS_FILE) {
+    let text: string;
+    try {
+      text = readFileSync(env.CAIRN_API_KEYS_FILE, 'utf8');
+    } catch (err) {
+      throw new CairnError(
+        'NOT_FOUND',
+        `CAIRN_API_KEYS_FILE: cannot read ${env.CAIRN_API_KEYS_FILE} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+        { field: 'CAIRN_API_KEYS_FILE' },
+      );
+    }
+    parts.push([text, env.CAIRN_API_KEYS_FILE]);
+  }
   if (parts.length === 0) return null;
   const all = new Map<string, NamespaceAccess>();
   for (const [spec, source] of parts) for (const [k, v] of parseApiKeys(spec, source)) all.set(k, v);

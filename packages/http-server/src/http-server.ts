@@ -45,7 +45,12 @@ import { z } from 'zod';
 import type { ApiKeys } from './api-keys.js';
 import { registerExplorer } from './explorer-static.js';
 import { ServerMetrics } from './server-metrics.js';
-import { clientErrorHandler, installBodyHandling, MAX_HEADER_BYTES } from './transport-errors.js';
+import {
+  clientErrorHandler,
+  installBodyHandling,
+  isClientAbort,
+  MAX_HEADER_BYTES,
+} from './transport-errors.js';
 
 export interface HttpServerOptions {
   service: MemoryService;
@@ -100,6 +105,8 @@ function toCairnError(err: unknown): CairnError {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new CairnError('INVALID_INPUT', 'send the body as application/json', { field: 'content-type' });
   }
+  if (isClientAbort(err))
+    return new CairnError('INVALID_INPUT', 'the client closed the connection mid-request', { field: 'body' });
   if (e instanceof SyntaxError)
     return new CairnError('INVALID_INPUT', `malformed JSON body: ${e.message}`, { field: 'body' });
   if (e.statusCode === 429) return new CairnError('RATE_LIMITED', e.message ?? 'rate limit exceeded');
@@ -107,6 +114,14 @@ function toCairnError(err: unknown): CairnError {
   if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500)
     return new CairnError('INVALID_INPUT', e.message ?? 'bad request');
   return new CairnError('INTERNAL', 'internal error');
+}
+
+/** A Host header naming this machine's loopback interface: localhost, 127.x.x.x or [::1], any port. */
+function isLoopbackHost(host: string): boolean {
+  const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d*$/, '');
+  return (
+    name.toLowerCase() === 'localhost' || name === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name)
+  );
 }
 
 const bearer = (req: FastifyRequest) => {
@@ -171,6 +186,20 @@ export async function createHttpServer(
       .send(errorBody(new CairnError('NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`))),
   );
 
+  // Without keys a server answers anyone who can reach it: that is only the local machine (see above),
+  // unless a web page's host name is rebound to 127.0.0.1 (DNS rebinding). Its requests name that host:
+  // refused, so a page the user visits cannot read or write their memories.
+  if (o.keys === null)
+    app.addHook('onRequest', async (req) => {
+      const host = req.headers.host;
+      if (host === undefined || isLoopbackHost(host)) return;
+      throw new CairnError(
+        'UNAUTHORIZED',
+        `auth is off, so only requests addressed to this machine (localhost, 127.0.0.1, [::1]) are served, not to ${JSON.stringify(host)}; set CAIRN_API_KEYS to serve other host names`,
+        { field: 'host' },
+      );
+    });
+
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';
     metrics.requests.inc({ method: req.method, route, status: reply.statusCode });
@@ -202,7 +231,12 @@ export async function createHttpServer(
     await api.register(fastifyRateLimit, {
       max: o.rateLimitPerMinute,
       timeWindow: 60_000,
-      keyGenerator: (req) => bearer(req) ?? req.ip,
+      // A known key is limited on its own; anything else (no key, a wrong one) by the client's address,
+      // so guessing a new key on every try does not get a fresh allowance each time.
+      keyGenerator: (req) => {
+        const key = bearer(req);
+        return key !== undefined && o.keys?.get(key) ? `key:${key}` : `ip:${req.ip}`;
+      },
       errorResponseBuilder: (_req, ctx) =>
         Object.assign(
           new CairnError(

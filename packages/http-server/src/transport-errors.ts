@@ -53,6 +53,17 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Socke
  * whether its length was announced (refused before routing) or it came chunked (refused once it passes the
  * limit). Malformed JSON is refused by Fastify's own parser, which guards against prototype poisoning.
  */
+/** The client closed the connection mid-request: Node's `aborted` (ECONNRESET), not a fault of the server's. */
+export function isClientAbort(err: unknown): boolean {
+  const e = err as { code?: string; message?: string } | null;
+  return e?.code === 'ECONNRESET' || e?.message === 'aborted';
+}
+
+const bodyEndedEarly = () =>
+  new CairnError('INVALID_INPUT', 'the body ended early: the client closed the connection', {
+    field: 'body',
+  });
+
 export function installBodyHandling(app: FastifyInstance, limit: number): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   const tooLarge = () =>
@@ -60,6 +71,9 @@ export function installBodyHandling(app: FastifyInstance, limit: number): void {
       field: 'body',
     });
   app.removeContentTypeParser('application/json');
+  // Fastify reads text/plain bodies as strings, which then failed as "value must be object, got string";
+  // it is what fetch() sends a JSON.stringify'd body as by default, so it gets the media-type error instead.
+  app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('application/json', (req, payload, done) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -80,10 +94,8 @@ export function installBodyHandling(app: FastifyInstance, limit: number): void {
       if (body.trim() === '') return settle(null, undefined);
       parseJson(req, body, settle);
     });
-    payload.on('close', () =>
-      settle(size > limit ? tooLarge() : new CairnError('INVALID_INPUT', 'the body ended early')),
-    );
-    payload.on('error', (err) => settle(err));
+    payload.on('close', () => settle(size > limit ? tooLarge() : bodyEndedEarly()));
+    payload.on('error', (err) => settle(isClientAbort(err) ? bodyEndedEarly() : err));
   });
   app.addHook('onRequest', async (req: FastifyRequest) => {
     const announced = Number(req.headers['content-length']);

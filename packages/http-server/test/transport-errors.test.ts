@@ -68,7 +68,7 @@ describe('transport-level errors', () => {
 
   it('answers conflicting Content-Length headers with 400 in the error shape', async () => {
     const r = await raw(
-      'POST /v1/search HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\nContent-Length: 5\r\n\r\nabcde',
+      'POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10\r\nContent-Length: 5\r\n\r\nabcde',
     );
     expect(r.status).toBe(400);
     isErrorShape(r.body);
@@ -159,6 +159,66 @@ describe('transport-level errors', () => {
       req.end();
     });
     expect(answer).toEqual({ status: 413 });
+  });
+
+  it("refuses a text/plain body (fetch's default for a string) as the wrong media type, not as a string", async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/v1/search`, {
+      method: 'POST',
+      body: JSON.stringify({ namespace: 'a', query: 'deploy' }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as ErrorShape).error).toMatchObject({
+      code: 'INVALID_INPUT',
+      field: 'content-type',
+    });
+  });
+
+  it('refuses a lone UTF-16 surrogate by field, and stores nothing', async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/v1/memories`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      // JSON's \ud800 escape: a string no UTF-8 can carry, read back as U+FFFD had it been stored.
+      body: '{"namespace":"a","id":"lone","text":"lone \\ud800 surrogate"}',
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as ErrorShape).error).toMatchObject({ code: 'INVALID_INPUT', field: 'text' });
+    expect(engine.get('a', ['lone']).missing).toEqual(['lone']);
+  });
+
+  it('without keys, serves requests addressed to this machine only (no DNS rebinding)', async () => {
+    const as = (host: string) => raw(`GET /v1/stats HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, 'LOCALHOST', `[::1]:${port}`])
+      expect((await as(host)).status, host).toBe(200);
+    for (const host of [`attacker.example:${port}`, 'localhost.attacker.example', '127.0.0.1.nip.io']) {
+      const r = await as(host);
+      expect(r.status, host).toBe(401);
+      expect(r.body.error).toMatchObject({ code: 'UNAUTHORIZED', field: 'host' });
+    }
+  });
+
+  it('a client that hangs up mid-body is not an internal error', async () => {
+    const internal: unknown[] = [];
+    const quiet = await createHttpServer({
+      service: new MemoryService({ engine }),
+      keys: null,
+      onInternalError: (err) => internal.push(err),
+    });
+    await quiet.listen({ port: 0, host: '127.0.0.1' });
+    const at = (quiet.server.address() as { port: number }).port;
+    await new Promise<void>((resolve) => {
+      const socket = connect(at, '127.0.0.1', () => {
+        socket.write(
+          'POST /v1/memories HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"namespace":"a"',
+        );
+        setTimeout(() => socket.destroy(), 200);
+      });
+      socket.on('close', () => resolve());
+    });
+    // The server reads on after the hang-up; a round trip to it shows it has.
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await fetch(`http://127.0.0.1:${at}/healthz`)).status).toBe(200);
+    await quiet.close();
+    expect(internal).toEqual([]);
   });
 
   it('refuses a timestamp with trailing junk by name, and stores nothing', async () => {

@@ -10,6 +10,7 @@ import { closeInOrder } from '../close-in-order.js';
 import { loadDistributed } from '../distributed.js';
 import type { CliEnv } from '../env.js';
 import { resolveDataDir } from '../env.js';
+import { integerFlag } from '../flags.js';
 import { readJsonl } from '../jsonl.js';
 import { openEngine } from '../open-engine.js';
 import { createLogger } from '../output.js';
@@ -56,6 +57,8 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
   const port = Number.parseInt(flags.port, 10);
   if (!Number.isInteger(port) || port < 0 || port > 65_535)
     throw new CairnError('INVALID_INPUT', '--port must be 0..65535', { field: 'port' });
+  // `abc` or `-5` once served with the rate-limit plugin's own default, and `0` refused every request.
+  const rateLimitPerMinute = integerFlag(flags.rateLimit, 'rate-limit', 1, 100_000_000, 'rateLimit');
   const keys = loadApiKeys(env.raw);
   if (keys === null && flags.auth)
     throw new CairnError(
@@ -133,7 +136,7 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
       keys,
       ...(explorerDir ? { explorerDir } : {}),
       host: flags.host,
-      rateLimitPerMinute: Number.parseInt(flags.rateLimit, 10),
+      rateLimitPerMinute,
       onInternalError: (err, route) =>
         logger.error(
           { route, err: err instanceof Error ? (err.stack ?? err.message) : String(err) },

@@ -5,7 +5,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { CairnError, type KeyedMemory } from '@cairn/core';
 import type { CliEnv } from '../env.js';
 import { integerFlag, requireNamespace } from '../flags.js';
-import { readJsonl } from '../jsonl.js';
+import { fileSize, readJsonl } from '../jsonl.js';
 import { withEngine } from '../open-engine.js';
 import { EXIT, writeJson } from '../output.js';
 
@@ -136,6 +136,7 @@ export async function importCommand(file: string, flags: ImportFlags, env: CliEn
       'cairn import restores into a data folder (embedded mode); unset REDIS_URL, import, then let the workers serve it',
       { field: 'REDIS_URL' },
     );
+  fileSize(file); // a missing file or a folder is named before a data folder is opened (or created)
   const summary = { read: 0, stored: 0, updated: 0, unchanged: 0, rejected: 0, superseding: 0, deleted: 0 };
   const rejected: Array<{ line: number; code: string; message: string }> = [];
   await withEngine(flags.dataDir, env, async (engine) => {
