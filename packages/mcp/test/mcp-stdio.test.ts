@@ -250,6 +250,19 @@ describe('cairn mcp over stdio', () => {
     expect(wrongType.isError).toBe(true);
     expect(wrongType.text).toContain('ids');
 
+    // A misspelt argument is refused by name, never dropped: the memory is not saved without its tags,
+    // and a search is not answered unfiltered.
+    const typo = await call('mem_save', { text: 'typo test memory', tag: ['important'] });
+    expect(typo.isError).toBe(true);
+    expect(typo.text).toMatch(/"tag"/);
+    const typoSearch = await call('mem_search', { query: 'typo test memory', kind: ['fact'] });
+    expect(typoSearch.isError).toBe(true);
+    expect(typoSearch.text).toMatch(/"kind"/);
+    const none = await ok('mem_search', { query: 'typo test memory' });
+    expect((none.data.hits as Array<{ title: string }>).map((h) => h.title)).not.toContain(
+      'typo test memory',
+    );
+
     const still = await ok('mem_search', { query: 'flaky checkout' });
     expect((still.data.hits as Array<{ id: string }>).map((h) => h.id)).toContain(saved.fix);
   });

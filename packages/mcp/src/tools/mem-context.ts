@@ -26,7 +26,8 @@ export function registerMemContext(server: McpServer, ctx: ToolContext): void {
         'most relevant to query, grouped by session, within max_tokens (whole items only). Call once at ' +
         'the start; then use the search workflow for specifics. ' +
         WORKFLOW,
-      inputSchema,
+      // Strict: an unknown argument (a misspelt `tag`, `kind` for `kinds`) is refused, never dropped.
+      inputSchema: z.strictObject(inputSchema),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     guarded(ctx, 'mem_context', async (args) => {

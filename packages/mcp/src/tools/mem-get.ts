@@ -21,7 +21,8 @@ export function registerMemGet(server: McpServer, ctx: ToolContext): void {
         'costly layer: call it last, only for the ids you chose; each index line said what it costs. ' +
         'Ids not found are listed as missing; past max_tokens, as omitted. ' +
         WORKFLOW,
-      inputSchema,
+      // Strict: an unknown argument (a misspelt `tag`, `kind` for `kinds`) is refused, never dropped.
+      inputSchema: z.strictObject(inputSchema),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     guarded(ctx, 'mem_get', async (args) => {

@@ -40,7 +40,8 @@ export function registerMemSave(server: McpServer, ctx: ToolContext): void {
         'key replaces the previous value of that key. Returns the id and status (stored, updated, ' +
         'unchanged or queued). ' +
         WORKFLOW,
-      inputSchema,
+      // Strict: an unknown argument (a misspelt `tag`, `kind` for `kinds`) is refused, never dropped.
+      inputSchema: z.strictObject(inputSchema),
       annotations: {
         readOnlyHint: false,
         destructiveHint: false,

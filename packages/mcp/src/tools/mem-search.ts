@@ -47,7 +47,8 @@ export function registerMemSearch(server: McpServer, ctx: ToolContext): void {
         'contain. Returns a compact index, not the ' +
         'memories: one line per hit with id, date, kind, title and its full size in tokens. Start here. ' +
         WORKFLOW,
-      inputSchema,
+      // Strict: an unknown argument (a misspelt `tag`, `kind` for `kinds`) is refused, never dropped.
+      inputSchema: z.strictObject(inputSchema),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     guarded(ctx, 'mem_search', async (args) => {

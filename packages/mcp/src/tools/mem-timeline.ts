@@ -27,7 +27,8 @@ export function registerMemTimeline(server: McpServer, ctx: ToolContext): void {
         'one, else its namespace. Same compact one-line-per-memory index as mem_search, nearest first ' +
         'under max_tokens. Give anchor (an id) or query. ' +
         WORKFLOW,
-      inputSchema,
+      // Strict: an unknown argument (a misspelt `tag`, `kind` for `kinds`) is refused, never dropped.
+      inputSchema: z.strictObject(inputSchema),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     guarded(ctx, 'mem_timeline', async (args) => {
