@@ -296,7 +296,7 @@ describe('cairn reindex beside a running cairn serve', () => {
     expect(cairn(['reindex', '--embedder', 'hash:128', '--json']).code).toBe(0);
     const dropped = JSON.parse(cairn(['spaces', 'drop', 'cairn-hash-v1/384', '--json']).stdout);
     // At least the dropped vectors themselves: 384 floats each.
-    expect(dropped.freed_bytes).toBeGreaterThan(6_000 * 384 * 4);
+    expect(dropped.freedBytes).toBeGreaterThan(6_000 * 384 * 4);
     const reindexed = statSync(join(dir, 'data', 'cairn.db')).size;
     // The same memories ingested straight into a 128-d space.
     env.CAIRN_DATA_DIR = join(dir, 'fresh');

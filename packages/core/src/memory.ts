@@ -79,8 +79,8 @@ function nestingDepth(value: unknown): number {
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
- * The path of the first string (or object key) in `value` holding a lone surrogate, or null. Iterative, so
- * any input is safe to walk (meta's depth is checked before this runs).
+ * The path of a string (or object key) in `value` holding a lone surrogate, or null when there is none.
+ * Iterative, so any input is safe to walk (meta's depth is checked before this runs).
  */
 function illFormedPath(value: unknown): string | null {
   const stack: Array<[unknown, string]> = [[value, '']];

@@ -333,7 +333,15 @@ export class CairnEngine {
   }
 
   delete(namespace: string, id: string): boolean {
-    return this.health.guard(() => this.store.delete(namespace, id));
+    const deleted = this.health.guard(() => this.store.delete(namespace, id));
+    if (deleted) this.forgetVectors(namespace, [id]);
+    return deleted;
+  }
+
+  /** Deleted memories' vectors leave the served index, so it neither returns nor counts them. */
+  private forgetVectors(namespace: string, ids: readonly string[]): void {
+    const vectors = this.serving.vectors;
+    if (vectors && ids.length > 0) vectors.forget(namespace, this.store.keysOf(namespace, ids));
   }
 
   /**
@@ -540,6 +548,7 @@ export class CairnEngine {
     // Counts still in memory must protect what they protect.
     this.access?.flush();
     const report = await this.health.guard(() => prune(this.store, policy, opts));
+    if (!report.dryRun) this.forgetVectors(report.namespace, report.pruned);
     if (report.pruned.length > 0 && !report.dryRun)
       this.log('info', 'pruning policy deleted memories', {
         namespace: report.namespace,

@@ -6,8 +6,8 @@ import type { MemoryStore, SpaceInfo } from '@cairn/store';
 import { VectorIndexManager, workerIndexBuilder } from '@cairn/vector';
 import type { EngineLog, EngineOptions } from './engine-options.js';
 
-export /** What a search needs of one embedding space; replaced as a whole when another space is activated. */
-interface ServingSpace {
+/** What a search needs of one embedding space; replaced as a whole when another space is activated. */
+export interface ServingSpace {
   embedder: Embedder | null;
   space: SpaceInfo | null;
   vectors: VectorIndexManager | null;

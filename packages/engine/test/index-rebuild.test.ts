@@ -33,6 +33,29 @@ describe('vector index rebuild', () => {
     expect(res.hits[0]?.id).toBe('m7');
   });
 
+  it('stats count what the index serves after deletes and a pruning: indexed stays equal to embedded', async () => {
+    const dir = engines.tempDir();
+    const engine = await engines.open({ exactThreshold: 20 }, dir);
+    engine.ingest(
+      Array.from({ length: 300 }, (_, i) => ({ namespace: 'bulk', id: `m${i}`, text: `note ${i} zq${i}x` })),
+    );
+    await engine.drain();
+    for (const id of ['m1', 'm2', 'm3']) expect(engine.delete('bulk', id)).toBe(true);
+    const pruned = await engine.prune({
+      namespace: 'bulk',
+      kind: 'observation',
+      cap: 290,
+      minAgeMs: 0,
+      minAccess: null,
+    });
+    expect(pruned.pruned.length).toBe(7);
+    expect(engine.stats().namespaces.bulk).toMatchObject({ stored: 290, embedded: 290, indexed: 290 });
+    // The saved file drops them too: a fresh process counts and serves the same.
+    await engine.close();
+    const fresh = await engines.open({ exactThreshold: 20, waitForIndex: false }, dir);
+    expect(fresh.stats().namespaces.bulk).toMatchObject({ embedded: 290, indexed: 290 });
+  });
+
   it('serves lexical-only, flagged degraded, while a lost index is rebuilt off-thread, then serves hybrid', async () => {
     const dir = engines.tempDir();
     const first = await engines.open({ exactThreshold: 20 }, dir);

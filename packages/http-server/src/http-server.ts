@@ -45,12 +45,7 @@ import { z } from 'zod';
 import type { ApiKeys } from './api-keys.js';
 import { registerExplorer } from './explorer-static.js';
 import { ServerMetrics } from './server-metrics.js';
-import {
-  clientErrorHandler,
-  installBodyHandling,
-  isClientAbort,
-  MAX_HEADER_BYTES,
-} from './transport-errors.js';
+import { clientErrorHandler, installBodyHandling, MAX_HEADER_BYTES } from './transport-errors.js';
 
 export interface HttpServerOptions {
   service: MemoryService;
@@ -105,8 +100,6 @@ function toCairnError(err: unknown): CairnError {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new CairnError('INVALID_INPUT', 'send the body as application/json', { field: 'content-type' });
   }
-  if (isClientAbort(err))
-    return new CairnError('INVALID_INPUT', 'the client closed the connection mid-request', { field: 'body' });
   if (e instanceof SyntaxError)
     return new CairnError('INVALID_INPUT', `malformed JSON body: ${e.message}`, { field: 'body' });
   if (e.statusCode === 429) return new CairnError('RATE_LIMITED', e.message ?? 'rate limit exceeded');
@@ -116,12 +109,21 @@ function toCairnError(err: unknown): CairnError {
   return new CairnError('INTERNAL', 'internal error');
 }
 
-/** A Host header naming this machine's loopback interface: localhost, 127.x.x.x or [::1], any port. */
+/**
+ * A Host header naming this machine's loopback interface, any port: localhost and *.localhost (which
+ * browsers resolve to loopback themselves, never through DNS), 127.x.x.x, [::1] and [::ffff:127.x.x.x].
+ */
 function isLoopbackHost(host: string): boolean {
-  const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d*$/, '');
-  return (
-    name.toLowerCase() === 'localhost' || name === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name)
-  );
+  const bracketed = host.startsWith('[');
+  const name = (bracketed ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d*$/, ''))
+    .toLowerCase()
+    .replace(/\.$/, '');
+  const v4 = /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/;
+  if (bracketed) {
+    const v6 = name.slice(1, -1);
+    return v6 === '::1' || v6 === '0:0:0:0:0:0:0:1' || (v6.startsWith('::ffff:') && v4.test(v6.slice(7)));
+  }
+  return name === 'localhost' || name.endsWith('.localhost') || v4.test(name);
 }
 
 const bearer = (req: FastifyRequest) => {
@@ -171,7 +173,12 @@ export async function createHttpServer(
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
 
   app.setErrorHandler((err, req, reply) => {
-    const e = toCairnError(err);
+    // Decided by the socket, not the error's code: an ECONNRESET from a backend (Redis, an embedder) is a
+    // fault to report, a client that hung up mid-request is not.
+    const e =
+      req.raw.aborted || req.raw.socket?.destroyed
+        ? new CairnError('INVALID_INPUT', 'the client closed the connection mid-request', { field: 'body' })
+        : toCairnError(err);
     if (e.code === 'INTERNAL') {
       if (o.onInternalError) o.onInternalError(err, `${req.method} ${req.routeOptions.url ?? req.url}`);
       else app.log.error(err);

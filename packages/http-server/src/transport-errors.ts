@@ -47,14 +47,8 @@ export function clientErrorHandler(err: Error & { code?: string }, socket: Socke
   );
 }
 
-/**
- * Bodies: an empty body sent as application/json (a DELETE from a client that always sets the header)
- * counts as no body; a body over `limit` is drained (see DRAIN_OVERSIZED_BODY_BYTES) and refused with 413,
- * whether its length was announced (refused before routing) or it came chunked (refused once it passes the
- * limit). Malformed JSON is refused by Fastify's own parser, which guards against prototype poisoning.
- */
-/** The client closed the connection mid-request: Node's `aborted` (ECONNRESET), not a fault of the server's. */
-export function isClientAbort(err: unknown): boolean {
+/** A request body's stream ended because the client closed the connection (Node's `aborted`, ECONNRESET). */
+function isClientAbort(err: unknown): boolean {
   const e = err as { code?: string; message?: string } | null;
   return e?.code === 'ECONNRESET' || e?.message === 'aborted';
 }
@@ -64,6 +58,12 @@ const bodyEndedEarly = () =>
     field: 'body',
   });
 
+/**
+ * Bodies: an empty body sent as application/json (a DELETE from a client that always sets the header)
+ * counts as no body; a body over `limit` is drained (see DRAIN_OVERSIZED_BODY_BYTES) and refused with 413,
+ * whether its length was announced (refused before routing) or it came chunked (refused once it passes the
+ * limit). Malformed JSON is refused by Fastify's own parser, which guards against prototype poisoning.
+ */
 export function installBodyHandling(app: FastifyInstance, limit: number): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   const tooLarge = () =>
@@ -71,9 +71,17 @@ export function installBodyHandling(app: FastifyInstance, limit: number): void {
       field: 'body',
     });
   app.removeContentTypeParser('application/json');
-  // Fastify reads text/plain bodies as strings, which then failed as "value must be object, got string";
-  // it is what fetch() sends a JSON.stringify'd body as by default, so it gets the media-type error instead.
+  // Fastify read text/plain bodies as strings, which then failed as "value must be object, got string";
+  // it is what fetch() sends a JSON.stringify'd body as by default, so a body sent so gets the media-type
+  // error instead. No body with the header (fetch's DELETE with body '') counts as no body, as for JSON.
   app.removeContentTypeParser('text/plain');
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_req, body, done) => {
+    if ((body as string).trim() === '') return done(null, undefined);
+    done(
+      new CairnError('INVALID_INPUT', 'send the body as application/json', { field: 'content-type' }),
+      undefined,
+    );
+  });
   app.addContentTypeParser('application/json', (req, payload, done) => {
     const chunks: Buffer[] = [];
     let size = 0;

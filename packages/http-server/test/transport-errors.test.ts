@@ -171,6 +171,13 @@ describe('transport-level errors', () => {
       code: 'INVALID_INPUT',
       field: 'content-type',
     });
+    // No body with the header (fetch's DELETE with body '') is no body, as it is for application/json.
+    engine.ingest([{ namespace: 'a', id: 'plain-gone', text: 'to be deleted' }]);
+    const del = await fetch(`http://127.0.0.1:${port}/v1/memories/plain-gone?namespace=a`, {
+      method: 'DELETE',
+      body: '',
+    });
+    expect(del.status).toBe(200);
   });
 
   it('refuses a lone UTF-16 surrogate by field, and stores nothing', async () => {
@@ -187,9 +194,22 @@ describe('transport-level errors', () => {
 
   it('without keys, serves requests addressed to this machine only (no DNS rebinding)', async () => {
     const as = (host: string) => raw(`GET /v1/stats HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
-    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, 'LOCALHOST', `[::1]:${port}`])
+    for (const host of [
+      `127.0.0.1:${port}`,
+      `localhost:${port}`,
+      'LOCALHOST',
+      'localhost.',
+      `app.localhost:${port}`,
+      `[::1]:${port}`,
+      '[::ffff:127.0.0.1]',
+    ])
       expect((await as(host)).status, host).toBe(200);
-    for (const host of [`attacker.example:${port}`, 'localhost.attacker.example', '127.0.0.1.nip.io']) {
+    for (const host of [
+      `attacker.example:${port}`,
+      'localhost.attacker.example',
+      '127.0.0.1.nip.io',
+      '[::ffff:10.0.0.1]',
+    ]) {
       const r = await as(host);
       expect(r.status, host).toBe(401);
       expect(r.body.error).toMatchObject({ code: 'UNAUTHORIZED', field: 'host' });

@@ -77,7 +77,11 @@ describe('CaptureProducer against a real Redis', () => {
     // One capture job carrying only the accepted memories, as the caller sent them.
     expect(r.jobs).toHaveLength(1);
     const job = await topology.queue('capture').getJob(r.jobs[0]!);
-    expect(job?.data).toEqual({ memories: [good('m1'), good('m2')], receivedAt: NOW });
+    expect(job?.data).toEqual({
+      memories: [good('m1'), good('m2')],
+      receivedAt: NOW,
+      requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
     expect(parsePayload('capture', job?.data).ok).toBe(true);
   });
 

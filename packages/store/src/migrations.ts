@@ -587,9 +587,11 @@ export const MIGRATIONS: readonly Migration[] = [
     up(db) {
       // A capture job whose worker died after its commit ran again and counted its own memories as
       // unchanged, and could put an older text back over a write made in between (write-receipts.ts).
-      db.exec(
-        'CREATE TABLE write_receipts (id TEXT PRIMARY KEY, statuses TEXT NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID',
-      );
+      // One row per queued batch (a single-memory HTTP write is a batch): `at` is indexed so the prune of
+      // expired receipts, inside a write transaction, reads only what it deletes.
+      db.exec(`
+        CREATE TABLE write_receipts (id TEXT PRIMARY KEY, statuses TEXT NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE INDEX write_receipts_at ON write_receipts (at);`);
     },
   },
 ];

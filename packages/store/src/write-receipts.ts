@@ -1,7 +1,11 @@
 import type Database from 'better-sqlite3';
 import type { WriteStatus } from './write-result.js';
 
-/** How long a receipt is kept: longer than any retry of a queued job waits (BullMQ's backoff, a worker restart). */
+/**
+ * How long a receipt is kept: far longer than a capture job's own retries (12 attempts, 30 s apart at most)
+ * or a worker restart. A dead-lettered job retried later than this (`cairn dead-letters --retry`) is
+ * written again as a new write: it could put back older values.
+ */
 export const WRITE_RECEIPT_TTL_MS = 7 * 24 * 3_600_000;
 
 const CODE: Readonly<Record<WriteStatus, string>> = { stored: 's', updated: 'u', unchanged: 'n' };
@@ -35,7 +39,7 @@ export class WriteReceipts {
 
   /** Records a batch's statuses; call inside the write's transaction. Expired receipts go now and then. */
   record(id: string, statuses: readonly WriteStatus[], now: number): void {
-    // A scan of a small table (a receipt per batch of up to a thousand memories), every 256th batch.
+    // An index range (see migration 23), every 256th batch.
     if (this.recorded++ % 256 === 0) this.prune.run(now - WRITE_RECEIPT_TTL_MS);
     this.insert.run(id, statuses.map((s) => CODE[s]).join(''), now);
   }

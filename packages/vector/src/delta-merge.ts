@@ -16,7 +16,7 @@ export function startDeltaMerge(
   files: GenerationFiles,
   log: LogFn,
 ): void {
-  if (state.merging || state.delta.size === 0) return;
+  if (state.merging || (state.delta.size === 0 && state.dropped.size === 0)) return;
   const keysList = [...state.delta.keyList()];
   const dims = state.delta.dimensions;
   const keys = new BigUint64Array(new SharedArrayBuffer(keysList.length * 8));
@@ -28,12 +28,14 @@ export function startDeltaMerge(
     watermark = Math.max(watermark, state.deltaSeq.get(k) ?? 0);
   });
   const merged = new Map(keysList.map((k) => [k, state.deltaSeq.get(k) ?? 0]));
+  const removeKeys = BigUint64Array.from([...state.dropped], (k) => BigInt(k));
   const base = files.currentPath(namespace);
   const generation = state.generation + 1;
   state.merging = (async () => {
     const side = await files.write(namespace, generation, watermark, {
       keys,
       vectors,
+      removeKeys,
       basePath: base,
     });
     const graph = files.view(side);
@@ -49,6 +51,8 @@ export function startDeltaMerge(
       if (!graph.contains(BigInt(k))) fresh += 1;
     }
     const replaced = state.graph;
+    // Keys deleted while the merge ran are still in the new file.
+    for (const k of state.dropped) if (!graph.contains(BigInt(k))) state.dropped.delete(k);
     Object.assign(state, {
       graph,
       graphSize: side.count,

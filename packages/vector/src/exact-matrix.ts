@@ -52,6 +52,22 @@ export class ExactMatrix {
     this.keys.push(key);
   }
 
+  /** Takes `key`'s row out (the last row moves into its place); false when it held none. */
+  remove(key: number): boolean {
+    const row = this.rowOf.get(key);
+    if (row === undefined) return false;
+    const last = this.keys.length - 1;
+    if (row !== last) {
+      const moved = this.keys[last]!;
+      this.data.copyWithin(row * this.dimensions, last * this.dimensions, (last + 1) * this.dimensions);
+      this.keys[row] = moved;
+      this.rowOf.set(moved, row);
+    }
+    this.keys.pop();
+    this.rowOf.delete(key);
+    return true;
+  }
+
   /** Top `k` by cosine, best first. */
   search(query: Float32Array, k: number): Array<{ key: number; cosine: number }> {
     const n = this.keys.length;

@@ -129,7 +129,7 @@ export class GenerationFiles {
     namespace: string,
     generation: number,
     watermark: number,
-    data: Pick<IndexBuildRequest, 'keys' | 'vectors' | 'basePath'>,
+    data: Pick<IndexBuildRequest, 'keys' | 'vectors' | 'basePath' | 'removeKeys'>,
   ): Promise<Sidecar> {
     const file = this.fileName(namespace, generation);
     const path = join(this.dir, file);

@@ -44,6 +44,8 @@ export interface IndexBuildRequest {
   basePath?: string;
   /** Memory keys, one per vector. */
   keys: BigUint64Array;
+  /** Keys to take out of the base graph (deleted memories); a merge only. */
+  removeKeys?: BigUint64Array;
   /** Row-major vectors, `keys.length × dimensions`. */
   vectors: Float32Array;
   dimensions: number;

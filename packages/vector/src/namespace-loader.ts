@@ -73,6 +73,7 @@ export class NamespaceLoader {
       deltaSeq: new Map(),
       watermark: side.watermark,
       fresh: 0,
+      dropped: new Set(),
       merging: null,
     };
     const limit = this.o.role === 'reader' ? Number.POSITIVE_INFINITY : this.o.maxCatchUp;

@@ -28,21 +28,43 @@ export interface GraphState {
   watermark: number;
   /** Delta keys absent from the graph (new memories, not updates), for the namespace's size. */
   fresh: number;
+  /**
+   * Graph keys whose memory was deleted since the graph was built: never returned, not counted, and taken
+   * out of the next merge's file.
+   */
+  dropped: Set<number>;
   merging: Promise<void> | null;
 }
 
 export type NamespaceState = ExactState | GraphState;
 
-/** How many distinct keys the namespace's index holds. */
+/** How many distinct keys the namespace's index holds (a deleted memory's vector is not held). */
 export function sizeOf(state: NamespaceState): number {
-  return state.kind === 'exact' ? state.matrix.size : state.graphSize + state.fresh;
+  return state.kind === 'exact' ? state.matrix.size : state.graphSize + state.fresh - state.dropped.size;
 }
 
 /** Whether the index holds a vector for `key` (graph or delta). */
 export function holds(state: NamespaceState, key: number): boolean {
   return state.kind === 'exact'
     ? state.matrix.has(key)
-    : state.delta.has(key) || state.graph.contains(BigInt(key)) === true;
+    : state.delta.has(key) || (!state.dropped.has(key) && state.graph.contains(BigInt(key)) === true);
+}
+
+/**
+ * Lets go of a deleted memory's vector. A graph cannot lose a node while mapped: its key is only marked
+ * (see `dropped`) until the next merge writes a file without it.
+ */
+export function dropVector(state: NamespaceState, key: number): void {
+  if (state.kind === 'exact') {
+    state.matrix.remove(key);
+    return;
+  }
+  const inGraph = state.graph.contains(BigInt(key)) === true;
+  if (state.delta.remove(key)) {
+    state.deltaSeq.delete(key);
+    if (!inGraph) state.fresh -= 1;
+  }
+  if (inGraph) state.dropped.add(key);
 }
 
 /** Takes in one stored vector (a memcpy: exact matrices and deltas, never a graph insert). */
@@ -54,6 +76,8 @@ export function applyVector(
 ): void {
   if (state.kind === 'exact') state.matrix.upsert(key, vector);
   else {
+    // Written again after a delete: its new vector is in the delta, which shadows the graph's copy.
+    state.dropped.delete(key);
     if (!state.delta.has(key) && !state.graph.contains(BigInt(key))) state.fresh += 1;
     state.delta.upsert(key, vector);
     state.deltaSeq.set(key, writeSeq);
@@ -74,8 +98,8 @@ export function nearest(
   const out: Array<{ key: number; cosine: number }> = [];
   for (let i = 0; i < m.keys.length; i++) {
     const key = Number(m.keys[i]);
-    // A key in the delta has a newer vector than the graph's copy.
-    if (!state.delta.has(key)) out.push({ key, cosine: 1 - m.distances[i]! });
+    // A key in the delta has a newer vector than the graph's copy; a dropped one has none.
+    if (!state.delta.has(key) && !state.dropped.has(key)) out.push({ key, cosine: 1 - m.distances[i]! });
   }
   if (state.delta.size > 0) {
     out.push(...state.delta.search(q, k));

@@ -102,6 +102,8 @@ export const inProcessIndexBuilder: IndexBuilder = {
         index.load(req.basePath);
         // Updated memories: drop their old vectors first (usearch refuses a duplicate key).
         for (const k of req.keys) if (index.contains(k)) index.remove(k);
+        // Deleted memories leave the graph, so the file's count is what a search can return.
+        for (const k of req.removeKeys ?? []) if (index.contains(k)) index.remove(k);
       }
       addInChunks(index, req.keys, req.vectors, req.dimensions, req.threads ?? 1);
       saveIndexAtomically(index, req.path);

@@ -1,23 +1,23 @@
-import { availableParallelism } from 'node:os';
 import {
   assertDimensions,
   type EmbeddingSpace,
   type SearchFilters,
   type VectorLeg,
   type VectorLegResult,
-  withDefaults,
 } from '@cairn/core';
 import { LRUCache } from 'lru-cache';
 import { startDeltaMerge } from './delta-merge.js';
 import { GenerationFiles } from './generation-files.js';
-import { DEFAULT_HNSW_PARAMS, type HnswParams } from './hnsw-params.js';
 import { IndexAuditor } from './index-audit.js';
 import { LoadOnWrites } from './load-on-writes.js';
 import { NamespaceLoader } from './namespace-loader.js';
-import { applyVector, type GraphState, type NamespaceState, sizeOf } from './namespace-state.js';
-import type { LogFn } from './sources.js';
-import { inProcessIndexBuilder, releaseIndex } from './usearch-index.js';
-import type { VectorIndexOptions } from './vector-index-options.js';
+import { applyVector, dropVector, type GraphState, type NamespaceState, sizeOf } from './namespace-state.js';
+import { releaseIndex } from './usearch-index.js';
+import {
+  type ResolvedVectorIndexOptions,
+  resolveVectorIndexOptions,
+  type VectorIndexOptions,
+} from './vector-index-options.js';
 import { searchLoaded, type VectorSearchContext } from './vector-search.js';
 
 interface Slot {
@@ -62,36 +62,11 @@ export class VectorIndexManager implements VectorLeg {
   private readonly searchContext: VectorSearchContext;
   /** Stored vectors by key, read from SQLite for graph namespaces (see `vectorCacheEntries`). */
   private readonly vectorCache: LRUCache<number, { namespace: string; vector: Float32Array }> | null;
-  private readonly opts: Required<Omit<VectorIndexOptions, 'hnsw' | 'log'>> & {
-    hnsw: HnswParams;
-    log: LogFn;
-  };
+  private readonly opts: ResolvedVectorIndexOptions;
 
   constructor(opts: VectorIndexOptions) {
     this.space = opts.space;
-    this.opts = {
-      ...withDefaults(
-        {
-          builder: inProcessIndexBuilder,
-          exactThreshold: 5_000,
-          mergeThreshold: 4_096,
-          maxCatchUp: 50_000,
-          loadAfterWrites: opts.mergeThreshold ?? 4_096,
-          vectorCacheEntries: 8_192,
-          waitForBuild: false,
-          unbuiltSearch: 'build' as 'build' | 'exact',
-          role: 'writer' as 'writer' | 'reader',
-          buildThreads: availableParallelism(),
-        },
-        opts,
-      ),
-      dir: opts.dir,
-      space: opts.space,
-      embeddings: opts.embeddings,
-      keys: opts.keys,
-      hnsw: withDefaults(DEFAULT_HNSW_PARAMS, opts.hnsw),
-      log: opts.log ?? (() => {}),
-    };
+    this.opts = resolveVectorIndexOptions(opts);
     this.vectorCache =
       this.opts.vectorCacheEntries > 0 ? new LRUCache({ max: this.opts.vectorCacheEntries }) : null;
     this.files = new GenerationFiles(
@@ -214,6 +189,15 @@ export class VectorIndexManager implements VectorLeg {
         this.promote(e.namespace);
       if (ready.kind === 'hnsw' && ready.delta.size >= this.opts.mergeThreshold)
         this.startMerge(e.namespace, ready);
+    }
+  }
+
+  /** Deleted memories: their vectors leave the loaded index now, and its graph file at the next merge. */
+  forget(namespace: string, keys: readonly number[]): void {
+    const ready = this.slots.get(namespace)?.ready;
+    for (const key of keys) {
+      this.vectorCache?.delete(key);
+      if (ready) dropVector(ready, key);
     }
   }
 
@@ -340,7 +324,7 @@ export class VectorIndexManager implements VectorLeg {
     const r = slot.ready;
     if (r?.kind !== 'hnsw') return;
     if (r.merging) await r.merging.catch(() => {});
-    if (r.delta.size > 0) {
+    if (r.delta.size > 0 || r.dropped.size > 0) {
       this.startMerge(ns, r);
       await r.merging?.catch(() => {});
     }

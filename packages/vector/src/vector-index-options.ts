@@ -1,6 +1,8 @@
-import type { EmbeddingSpace } from '@cairn/core';
-import type { HnswParams, IndexBuilder } from './hnsw-params.js';
+import { availableParallelism } from 'node:os';
+import { type EmbeddingSpace, withDefaults } from '@cairn/core';
+import { DEFAULT_HNSW_PARAMS, type HnswParams, type IndexBuilder } from './hnsw-params.js';
 import type { EmbeddingSource, KeyFilter, LogFn } from './sources.js';
+import { inProcessIndexBuilder } from './usearch-index.js';
 
 /** Options of a {@link VectorIndexManager}: one embedding space's vector leg. */
 export interface VectorIndexOptions {
@@ -70,4 +72,36 @@ export interface VectorIndexOptions {
    */
   buildThreads?: number;
   log?: LogFn;
+}
+
+/** The options with every default filled in. */
+export type ResolvedVectorIndexOptions = Required<Omit<VectorIndexOptions, 'hnsw' | 'log'>> & {
+  hnsw: HnswParams;
+  log: LogFn;
+};
+
+export function resolveVectorIndexOptions(opts: VectorIndexOptions): ResolvedVectorIndexOptions {
+  return {
+    ...withDefaults(
+      {
+        builder: inProcessIndexBuilder,
+        exactThreshold: 5_000,
+        mergeThreshold: 4_096,
+        maxCatchUp: 50_000,
+        loadAfterWrites: opts.mergeThreshold ?? 4_096,
+        vectorCacheEntries: 8_192,
+        waitForBuild: false,
+        unbuiltSearch: 'build' as 'build' | 'exact',
+        role: 'writer' as 'writer' | 'reader',
+        buildThreads: availableParallelism(),
+      },
+      opts,
+    ),
+    dir: opts.dir,
+    space: opts.space,
+    embeddings: opts.embeddings,
+    keys: opts.keys,
+    hnsw: withDefaults(DEFAULT_HNSW_PARAMS, opts.hnsw),
+    log: opts.log ?? (() => {}),
+  };
 }

@@ -101,6 +101,18 @@ describe('VectorIndexManager: exact mode', () => {
     expect(m.status('ns').state).toBe('exact');
   });
 
+  it('lets go of a deleted memory in an exact namespace', async () => {
+    const vs = randomUnitVectors(6, DIMS, 46);
+    const { keys } = fx.add('small', vs);
+    const m = fx.manager({ exactThreshold: 10 });
+    await m.warm('small');
+    m.forget('small', [keys[2]!, keys[5]!]);
+    expect(m.status('small')).toEqual({ state: 'exact', size: 4 });
+    const found = (await okSearch(m, 'small', vs[2]!, 6)).candidates.map((c) => c.key);
+    expect(found.sort()).toEqual([keys[0], keys[1], keys[3], keys[4]].sort());
+    expect((await okSearch(m, 'small', vs[4]!, 1)).candidates[0]?.key).toBe(keys[4]);
+  });
+
   it('applies new embeddings to a loaded namespace and ignores ones it already has', async () => {
     const m = fx.manager();
     const first = fx.add('ns', randomUnitVectors(5, DIMS, 5));
@@ -266,6 +278,29 @@ describe('VectorIndexManager: HNSW mode', () => {
     expect(m2.status('big')).toEqual({ state: 'hnsw', size: N + 5 });
     expect(fx.builder.builds).toBe(0);
     expect(rebuildWarnings()).toEqual([]);
+  });
+
+  it('lets go of a deleted memory: never returned, not counted, and out of the file after the next flush', async () => {
+    const m = fx.manager({ exactThreshold: 10 });
+    await m.warm('big');
+    // One deleted from the graph, one written since (in the delta) and deleted too.
+    const late = fx.add('big', randomUnitVectors(1, DIMS, 45), () => ({}), 'late');
+    m.apply(late.stored);
+    expect(m.status('big').size).toBe(N + 1);
+    fx.store.delete('big', 'm7');
+    fx.store.delete('big', 'late0');
+    m.forget('big', [keys[7]!, late.keys[0]!]);
+    expect(m.status('big')).toEqual({ state: 'hnsw', size: N - 1 });
+    const found = (await okSearch(m, 'big', vectors[7]!, 5)).candidates.map((c) => c.key);
+    expect(found).not.toContain(keys[7]);
+    expect(found.length).toBe(5);
+    await m.flush();
+    expect(sidecar().count).toBe(N - 1);
+    // A new process reads the count from the file, and finds what is left.
+    const m2 = fx.manager({ exactThreshold: 10 });
+    expect(m2.status('big')).toEqual({ state: 'unloaded', size: N - 1 });
+    expect((await okSearch(m2, 'big', vectors[7]!, 5)).candidates.map((c) => c.key)).not.toContain(keys[7]);
+    expect((await okSearch(m2, 'big', vectors[8]!, 1)).candidates[0]?.key).toBe(keys[8]);
   });
 
   it('re-indexes a re-embedded memory in place', async () => {

@@ -42,7 +42,7 @@ export async function spacesCommand(
         const n = engine.dropSpace(id);
         const freed = before - (await giveBackFreePages(engine));
         return flags.json
-          ? writeJson({ dropped: id, vectors: n, freed_bytes: freed })
+          ? writeJson({ dropped: id, vectors: n, freedBytes: freed })
           : void process.stdout.write(
               `dropped ${id} (${n} vectors; ${(freed / 1024 / 1024).toFixed(1)} MiB given back to the filesystem)\n`,
             );

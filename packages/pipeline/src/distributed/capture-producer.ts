@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { CairnError, normalizeMemory, withDefaults } from '@cairn/core';
 import { type Job, type Queue, QueueEvents } from 'bullmq';
 import type { CaptureItemResult, CaptureResult, CaptureStatus } from '../capture-stage.js';
@@ -130,7 +130,7 @@ export class CaptureProducer {
     const jobs = await queue.addBulk(
       batches.map((b, i) => ({
         name: 'capture',
-        data: { memories: b.map((a) => a.input), receivedAt: now },
+        data: { memories: b.map((a) => a.input), receivedAt: now, requestId: randomUUID() },
         opts: { jobId: ids[i]! },
       })),
     );

@@ -45,6 +45,12 @@ export const JOB_CATALOG = {
       memories: z.array(z.unknown()).min(1).max(MAX_CAPTURE_BATCH),
       /** When the producer accepted the batch (ms): memories without `ts` get this time, not the worker's. */
       receivedAt: z.number().int().nonnegative(),
+      /**
+       * Names this request (a random id, made once by the producer): the job's own id names only its keys,
+       * and a later request for the same ids reuses it. Its write's receipt is kept under both (see
+       * WriteReceipts); absent (an older producer), the receipt uses `receivedAt`.
+       */
+      requestId: z.string().min(1).max(64).optional(),
     }),
     // SQLite busy or a full disk clear up within seconds to minutes.
     retry: { attempts: 12, delayMs: 250, maxDelayMs: 30_000 },

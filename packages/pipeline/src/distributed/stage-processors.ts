@@ -106,9 +106,9 @@ export async function processCapture(
   jobId?: string,
 ): Promise<CaptureResult> {
   const p = payloadOf('capture', data);
-  // The job's id names its keys, not one request: a later batch of the same ids reuses it. With the time
-  // the producer received it, the receipt names this request only, and its retries find it.
-  const receipt = jobId === undefined ? undefined : `${jobId}@${p.receivedAt}`;
+  // The job's id names its keys, not one request: a later batch of the same ids reuses it. With the
+  // request's own id, the receipt names this request only, and its retries (same data) find it.
+  const receipt = jobId === undefined ? undefined : `${jobId}@${p.requestId ?? p.receivedAt}`;
   const result = captureBatch(ports.records, p.memories, p.receivedAt, receipt);
   for (const space of ports.embedSpaces()) {
     const pending = ports.pending.unembedded(space.id, result.keys);
