@@ -9,6 +9,7 @@ import {
 } from '@cairn/core';
 import type Database from 'better-sqlite3';
 import { LRUCache } from 'lru-cache';
+import { type PruningCandidate, rankForPruning, recordAccess } from './access-counts.js';
 import type { CatalogChunkReader } from './catalog-chunk.js';
 import { ConsolidationStore } from './consolidation-store.js';
 import { compact, type DiskUsage, diskUsage, reclaimFreePages } from './disk-space.js';
@@ -19,6 +20,7 @@ import { type LexicalOptions, LexicalSearch } from './lexical-search.js';
 import { MEMORY_COLUMNS, type MemoryRow, toMemory } from './memory-row.js';
 import { MemoryWriter } from './memory-writer.js';
 import { openDatabase } from './open-database.js';
+import { around, exportNamespace, listMemories } from './record-reads.js';
 import { RouteEmbeddings } from './route-embeddings.js';
 import { RouteSearch } from './route-search.js';
 import { DEFAULT_SESSION_CONTEXT_OPTIONS, type SessionContextOptions } from './session-context.js';
@@ -153,7 +155,7 @@ export class MemoryStore implements MemorySource {
     }
     const anchor = toMemory(anchorRow);
     const scope = anchor.session === null ? 'namespace' : 'session';
-    return { anchor, scope, ...this.around(namespace, anchor, before, after) };
+    return { anchor, scope, ...around(this.statements, namespace, anchor, before, after) };
   }
 
   /** The live memories just before and after a hit in its session, for search neighbour expansion. */
@@ -163,26 +165,7 @@ export class MemoryStore implements MemorySource {
     before: number,
     after: number,
   ): { before: KeyedMemory[]; after: KeyedMemory[] } {
-    return this.around(namespace, anchor, before, after);
-  }
-
-  /** Neighbours in time within the anchor's session, or its namespace when it has none; oldest first. */
-  private around(
-    namespace: string,
-    anchor: { key: number; session: string | null; ts: number },
-    before: number,
-    after: number,
-  ): { before: KeyedMemory[]; after: KeyedMemory[] } {
-    const sessionClause = anchor.session === null ? '' : 'AND m.session = @session';
-    const base = `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.namespace = @namespace ${sessionClause} AND m.deleted_at IS NULL`;
-    const params = { namespace, session: anchor.session, ts: anchor.ts, key: anchor.key };
-    const older = this.statements
-      .get(`${base} AND (m.ts, m.key) < (@ts, @key) ORDER BY m.ts DESC, m.key DESC LIMIT @n`)
-      .all({ ...params, n: Math.max(0, before) }) as MemoryRow[];
-    const newer = this.statements
-      .get(`${base} AND (m.ts, m.key) > (@ts, @key) ORDER BY m.ts ASC, m.key ASC LIMIT @n`)
-      .all({ ...params, n: Math.max(0, after) }) as MemoryRow[];
-    return { before: older.reverse().map(toMemory), after: newer.map(toMemory) };
+    return around(this.statements, namespace, anchor, before, after);
   }
 
   /**
@@ -193,33 +176,14 @@ export class MemoryStore implements MemorySource {
     return this.list(namespace, opts.kinds?.length ? { kinds: [...opts.kinds] } : {}, opts.limit);
   }
 
-  /**
-   * Browsing without a query: the live memories of a namespace that pass the filters, newest first, at
-   * most `limit`, skipping the `offset` newest (a page). Namespace-confined like every read.
-   */
+  /** Browsing without a query, newest first (see listMemories in record-reads.ts). */
   list(namespace: string, filters: SearchFilters, limit: number, offset = 0): KeyedMemory[] {
-    const where = liveFilterSql(namespace, filters);
-    return (
-      this.statements
-        .get(
-          `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE ${where.sql} ORDER BY m.ts DESC, m.key DESC LIMIT ? OFFSET ?`,
-        )
-        .all(...where.params, Math.max(0, limit), Math.max(0, offset)) as MemoryRow[]
-    ).map(toMemory);
+    return listMemories(this.statements, namespace, filters, limit, offset);
   }
 
-  /**
-   * Every memory of a namespace as stored, superseded and deleted ones included, oldest first, with when
-   * it was deleted (null: live): what an export needs to lose nothing. Streams, so a large namespace is
-   * never held in memory at once.
-   */
-  *exportNamespace(namespace: string): Generator<{ memory: KeyedMemory; deletedAt: number | null }> {
-    const rows = this.db
-      .prepare(
-        `SELECT ${MEMORY_COLUMNS}, m.deleted_at AS deletedAt FROM memories m WHERE m.namespace = ? ORDER BY m.ts, m.key`,
-      )
-      .iterate(namespace) as Iterable<MemoryRow & { deletedAt: number | null }>;
-    for (const row of rows) yield { memory: toMemory(row), deletedAt: row.deletedAt };
+  /** Every memory of a namespace as stored, deleted ones included (see exportNamespace in record-reads.ts). */
+  exportNamespace(namespace: string): Generator<{ memory: KeyedMemory; deletedAt: number | null }> {
+    return exportNamespace(this.db, namespace);
   }
 
   consolidatedInto(
@@ -290,70 +254,18 @@ export class MemoryStore implements MemorySource {
     return this.writer.deleteMany(namespace, ids);
   }
 
-  /**
-   * The live memories a pruning policy covers (its kind, its fact slot), most used first: access count,
-   * then last access (or, never accessed, the memory's own time), then newest. The policy keeps a prefix.
-   */
-  rankForPruning(
-    namespace: string,
-    cover: { kind?: string; slot?: string },
-  ): Array<{ key: number; id: string; ts: number; accessCount: number; lastAccessed: number | null }> {
-    const where = ['namespace = ?', 'superseded_by IS NULL', 'deleted_at IS NULL'];
-    const params: unknown[] = [namespace];
-    if (cover.kind !== undefined) {
-      where.push('kind = ?');
-      params.push(cover.kind);
-    }
-    if (cover.slot !== undefined) {
-      where.push("json_valid(meta) AND json_extract(meta, '$.slot') = ?");
-      params.push(cover.slot);
-    }
-    return this.db
-      .prepare(
-        `SELECT key, id, ts, access_count AS accessCount, last_accessed AS lastAccessed FROM memories
-         WHERE ${where.join(' AND ')}
-         ORDER BY access_count DESC, coalesce(last_accessed, ts) DESC, ts DESC, key DESC`,
-      )
-      .all(...params) as Array<{
-      key: number;
-      id: string;
-      ts: number;
-      accessCount: number;
-      lastAccessed: number | null;
-    }>;
+  /** See rankForPruning (access-counts.ts). */
+  rankForPruning(namespace: string, cover: { kind?: string; slot?: string }): PruningCandidate[] {
+    return rankForPruning(this.db, namespace, cover);
   }
 
-  /**
-   * Counts accesses by search (memories returned, and how often), in one transaction. The meta stamp is
-   * left alone: an access changes nothing a search filters or ranks on, and re-reading every returned
-   * record after each search would defeat the record cache.
-   */
+  /** Counts accesses by search (see recordAccess in access-counts.ts); true at once when read-only. */
   recordAccess(
     accesses: ReadonlyArray<{ namespace: string; id: string; count: number }>,
     at: number,
   ): boolean {
     if (!this.writer || accesses.length === 0) return true;
-    const bump = this.statements.get(
-      `UPDATE memories SET access_count = access_count + ?, last_accessed = max(coalesce(last_accessed, 0), ?)
-       WHERE namespace = ? AND id = ?`,
-    );
-    // Counts are a hint: never wait for another process's write lock (a follower beside a busy writer
-    // would stall its searches for up to the busy timeout). Busy now: false, and the caller keeps them.
-    const timeout = this.db.pragma('busy_timeout', { simple: true }) as number;
-    this.db.pragma('busy_timeout = 0');
-    try {
-      this.db
-        .transaction(() => {
-          for (const a of accesses) bump.run(a.count, at, a.namespace, a.id);
-        })
-        .immediate();
-      return true;
-    } catch (err) {
-      if ((err as { code?: string }).code === 'SQLITE_BUSY') return false;
-      throw err;
-    } finally {
-      this.db.pragma(`busy_timeout = ${timeout}`);
-    }
+    return recordAccess(this.db, this.statements, accesses, at);
   }
 
   /**
