@@ -465,6 +465,10 @@ describe('search and progressive disclosure', () => {
     const k = await call('POST', '/v1/search', { namespace: 'team/alpha', query: 'redis', k: 100_000 });
     expect(k.status).toBe(400);
     expect(k.body.error).toMatchObject({ code: 'INVALID_INPUT', field: 'k' });
+    // Past 2^53 too, the documented limit is what the error names, not zod's safe-integer range.
+    const huge = await call('POST', '/v1/search', { namespace: 'team/alpha', query: 'redis', k: 1e16 });
+    expect(huge.body.error).toMatchObject({ code: 'INVALID_INPUT', field: 'k' });
+    expect(huge.body.error.message).toMatch(/k must be at most 100/);
     const soup = await call('POST', '/v1/search', {
       namespace: 'team/alpha',
       query: 'NEAR( "unbalanced AND OR * ^ -- :',
