@@ -89,6 +89,12 @@ describe('transport-level errors', () => {
     expect(res.status).toBe(200);
   });
 
+  it('a DELETE without an id is a bad request naming the id, not a missing memory', async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/v1/memories/?namespace=a`, { method: 'DELETE' });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as ErrorShape).error).toMatchObject({ code: 'INVALID_INPUT', field: 'id' });
+  });
+
   it('handles a DELETE sent with content-type application/json and no body', async () => {
     engine.ingest([{ namespace: 'a', id: 'gone', text: 'to be deleted' }]);
     const res = await fetch(`http://127.0.0.1:${port}/v1/memories/gone?namespace=a`, {

@@ -182,6 +182,9 @@ export class MemoryService {
 
   async delete(access: NamespaceAccess, namespace: string, id: string) {
     access.assert(namespace);
+    // `DELETE /v1/memories/` (an id left out of the URL) is a malformed request, not a missing memory.
+    if (id === '')
+      throw new CairnError('INVALID_INPUT', 'give the id of the memory to delete', { field: 'id' });
     const deleted = this.forwarder
       ? await this.forwarder.delete(namespace, id)
       : this.engine.delete(namespace, id);
