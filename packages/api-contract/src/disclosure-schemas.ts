@@ -1,4 +1,4 @@
-import { NamespaceSchema } from '@cairn/core';
+import { DEFAULT_INPUT_LIMITS, NamespaceSchema } from '@cairn/core';
 import { z } from 'zod';
 import { DEFAULT_API_LIMITS as L } from './api-limits.js';
 import { MemoryRecordSchema } from './memory-schemas.js';
@@ -40,7 +40,7 @@ export type IndexEntry = z.infer<typeof IndexEntrySchema>;
 export const TimelineQuerySchema = z
   .strictObject({
     namespace: NamespaceSchema,
-    anchor: z.string().min(1).optional(),
+    anchor: z.string().min(1).max(DEFAULT_INPUT_LIMITS.maxIdChars).optional(),
     query: z.string().min(1).max(4_096).optional().describe('find the anchor: the best hit of this search'),
     before: z.coerce.number().max(L.maxTimelineSide).int().min(0).default(5),
     after: z.coerce.number().max(L.maxTimelineSide).int().min(0).default(5),
@@ -49,6 +49,11 @@ export const TimelineQuerySchema = z
   .refine((q) => q.anchor !== undefined || q.query !== undefined, {
     message: 'give anchor (a memory id) or query (to find one)',
     path: ['anchor'],
+  })
+  // Both was answered from the anchor, the query silently ignored.
+  .refine((q) => q.anchor === undefined || q.query === undefined, {
+    message: 'give anchor or query, not both',
+    path: ['query'],
   });
 
 export const TimelineResponseSchema = z
@@ -64,7 +69,19 @@ export const TimelineResponseSchema = z
 
 export const GetRequestSchema = z.strictObject({
   namespace: NamespaceSchema,
-  ids: z.array(z.string().min(1)).min(1).max(L.maxGetIds, `at most ${L.maxGetIds} ids`),
+  // No stored id is longer (writes refuse them), so a longer one is a mistake, not a miss to echo back.
+  ids: z
+    .array(
+      z
+        .string()
+        .min(1)
+        .max(
+          DEFAULT_INPUT_LIMITS.maxIdChars,
+          `an id is at most ${DEFAULT_INPUT_LIMITS.maxIdChars} characters`,
+        ),
+    )
+    .min(1)
+    .max(L.maxGetIds, `at most ${L.maxGetIds} ids`),
   max_tokens: MaxTokensSchema.optional(),
 });
 

@@ -538,12 +538,23 @@ describe('search and progressive disclosure', () => {
     expect(missing.status).toBe(404);
     const neither = await call('GET', '/v1/timeline?namespace=team/alpha');
     expect(neither.body.error).toMatchObject({ code: 'INVALID_INPUT', field: 'anchor' });
+    // Both: refused, rather than answered from the anchor with the query silently ignored.
+    const both = await call('GET', '/v1/timeline?namespace=team/alpha&anchor=a2&query=parseConfig');
+    expect(both.status).toBe(400);
+    expect(both.body.error).toMatchObject({ code: 'INVALID_INPUT', field: 'query' });
   });
 
   it('get returns full records within max_tokens and lists missing and omitted ids', async () => {
     const all = await call('POST', '/v1/memories/get', { namespace: 'team/alpha', ids: ['a1', 'a4', 'zzz'] });
     expect(all.body.memories.map((m: { id: string }) => m.id)).toEqual(['a1', 'a4']);
     expect(all.body.missing).toEqual(['zzz']);
+    // An id longer than any a write accepts is a mistake, named, not a miss echoed back at length.
+    const long = await call('POST', '/v1/memories/get', {
+      namespace: 'team/alpha',
+      ids: ['x'.repeat(100_000)],
+    });
+    expect(long.status).toBe(400);
+    expect(long.body.error.field).toBe('ids.0');
     expect(all.body.memories[1]).toMatchObject({
       title: 'parseConfig quirk',
       text: 'parseConfig drops unknown keys silently',
