@@ -100,7 +100,16 @@ export function installBodyHandling(app: FastifyInstance, limit: number): void {
       if (size > limit) return settle(tooLarge());
       const body = Buffer.concat(chunks).toString('utf8');
       if (body.trim() === '') return settle(null, undefined);
-      parseJson(req, body, settle);
+      parseJson(req, body, (err, value) => {
+        // Valid JSON refused for a prototype-poisoning key was reported as "not valid JSON".
+        if (err && /"(__proto__|constructor)"\s*:/.test(body))
+          return settle(
+            new CairnError('INVALID_INPUT', 'a body may not use the keys "__proto__" or "constructor"', {
+              field: 'body',
+            }),
+          );
+        settle(err, value);
+      });
     });
     payload.on('close', () => settle(size > limit ? tooLarge() : bodyEndedEarly()));
     payload.on('error', (err) => settle(isClientAbort(err) ? bodyEndedEarly() : err));

@@ -89,6 +89,18 @@ describe('transport-level errors', () => {
     expect(res.status).toBe(200);
   });
 
+  it('refuses a prototype-poisoning key by name, not as invalid JSON', async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/v1/memories`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"namespace":"a","text":"x","__proto__":{"admin":true}}',
+    });
+    expect(res.status).toBe(400);
+    const { error } = (await res.json()) as ErrorShape;
+    expect(error).toMatchObject({ code: 'INVALID_INPUT', field: 'body' });
+    expect(error.message).toMatch(/__proto__/);
+  });
+
   it('a DELETE without an id is a bad request naming the id, not a missing memory', async () => {
     const res = await fetch(`http://127.0.0.1:${port}/v1/memories/?namespace=a`, { method: 'DELETE' });
     expect(res.status).toBe(400);
