@@ -126,6 +126,27 @@ function isLoopbackHost(host: string): boolean {
   return name === 'localhost' || name.endsWith('.localhost') || v4.test(name);
 }
 
+/**
+ * Refuses query parameters a route does not take, as unknown body fields are: `/v1/stats?namespace=x`
+ * was answered for every namespace, a typo for a filter that silently filtered nothing.
+ */
+function refuseUnknownQuery(schema: unknown) {
+  const shape = (schema as { shape?: Record<string, unknown> } | undefined)?.shape;
+  const allowed = new Set(shape ? Object.keys(shape) : []);
+  return async (req: FastifyRequest) => {
+    const unknown = Object.keys((req.query as Record<string, unknown> | undefined) ?? {}).filter(
+      (k) => !allowed.has(k),
+    );
+    if (unknown.length === 0) return;
+    const takes = allowed.size > 0 ? `takes ${[...allowed].join(', ')}` : 'takes no query parameters';
+    throw new CairnError(
+      'INVALID_INPUT',
+      `unknown query parameter ${unknown.map((k) => `"${k}"`).join(', ')}: this route ${takes}`,
+      { field: unknown[0]! },
+    );
+  };
+}
+
 const bearer = (req: FastifyRequest) => {
   // The scheme is case-insensitive (RFC 9110 §11.1).
   const m = /^bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
@@ -270,6 +291,11 @@ export async function createHttpServer(
     api.addHook('onRoute', (route) => {
       const own = route.onRequest ? [route.onRequest].flat() : [];
       route.onRequest = [...own, authenticate] as typeof route.onRequest;
+      const checks = route.preValidation ? [route.preValidation].flat() : [];
+      route.preValidation = [
+        ...checks,
+        refuseUnknownQuery(route.schema?.querystring),
+      ] as typeof route.preValidation;
     });
     registerApiRoutes(api, service);
   });

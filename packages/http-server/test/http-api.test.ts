@@ -637,6 +637,20 @@ describe('operations', () => {
     expect(JSON.stringify(r.body.components.schemas)).toMatch(/max_tokens/);
   });
 
+  it('refuses query parameters a route does not take, as it refuses unknown body fields', async () => {
+    const stats = await call('GET', '/v1/stats?namespace=team/alpha');
+    expect(stats.status).toBe(400);
+    expect(stats.body.error).toMatchObject({ code: 'INVALID_INPUT', field: 'namespace' });
+    expect(stats.body.error.message).toMatch(/takes no query parameters/);
+    const search = await call('POST', '/v1/search?k=3', { namespace: 'team/alpha', query: 'redis' });
+    expect(search.body.error).toMatchObject({ code: 'INVALID_INPUT', field: 'k' });
+    const write = await call('POST', '/v1/memories?wiat=queued', { namespace: 'team/alpha', text: 'x' });
+    expect(write.body.error).toMatchObject({ code: 'INVALID_INPUT', field: 'wiat' });
+    expect(write.body.error.message).toMatch(/takes wait/);
+    // What a route does take still works.
+    expect((await call('GET', '/v1/timeline?namespace=team/alpha&anchor=a2&before=1')).status).toBe(200);
+  });
+
   it('unknown routes are 404 in the error shape', async () => {
     const r = await call('GET', '/v1/nope');
     expect(r.status).toBe(404);
