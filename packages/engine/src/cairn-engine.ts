@@ -69,6 +69,8 @@ export class CairnEngine {
   private role: 'writer' | 'follower' | 'external';
   /** The store's change sequence the writer last kicked its embed stage at (others' writes move it). */
   private seenChangeSeq = -1;
+  /** The meta sequence up to which deletes (by any process) have left the served index. */
+  private seenMetaSeq: number;
   /** The embedding spaces: reindex requests from any process, builds run by the writer. */
   private readonly spaces: SpaceSupervisor;
   /** Whether cairn.db can be trusted; every public operation goes through its guard. */
@@ -94,6 +96,7 @@ export class CairnEngine {
     private followerBecause: string | null = null,
   ) {
     this.role = opts.pipeline !== 'external' ? 'writer' : followerBecause ? 'follower' : 'external';
+    this.seenMetaSeq = store.metaSeq();
     this.log = opts.log ?? noLog;
     this.store = store;
     this.health = new StoreHealth(join(dataDir, 'cairn.db'), this.log);
@@ -338,6 +341,25 @@ export class CairnEngine {
     return deleted;
   }
 
+  /**
+   * Memories deleted since the last look, by this process or another (`cairn delete` beside a server, a
+   * follower): their vectors leave the served index too. One range of the meta_seq index a refresh.
+   */
+  private forgetOthersDeletes(): void {
+    const vectors = this.serving.vectors;
+    const top = this.store.metaSeq();
+    if (top === this.seenMetaSeq) return;
+    const byNamespace = new Map<string, number[]>();
+    if (vectors)
+      for (const { namespace, key } of this.store.deletedBetween(this.seenMetaSeq, top)) {
+        const keys = byNamespace.get(namespace) ?? [];
+        keys.push(key);
+        byNamespace.set(namespace, keys);
+      }
+    for (const [namespace, keys] of byNamespace) vectors!.forget(namespace, keys);
+    this.seenMetaSeq = top;
+  }
+
   /** Deleted memories' vectors leave the served index, so it neither returns nor counts them. */
   private forgetVectors(namespace: string, ids: readonly string[]): void {
     const vectors = this.serving.vectors;
@@ -355,6 +377,7 @@ export class CairnEngine {
       this.embedOthersWrites();
       this.spaces.supervise();
     }
+    this.forgetOthersDeletes();
     if (this.opts.embedder !== undefined) {
       if (this.external) this.serving.vectors?.refresh();
       return;

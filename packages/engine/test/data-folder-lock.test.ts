@@ -46,6 +46,12 @@ describe('one embedded writer per data folder', () => {
     writer.refresh();
     await writer.drain();
     expect(writer.stats().namespaces.ns).toMatchObject({ stored: 2, embedded: 2, pending: 0 });
+    // A delete by the follower: the writer's served index lets go of the vector on its next refresh.
+    await writer.search({ namespace: 'ns', query: 'kafka' });
+    expect(writer.stats().namespaces.ns).toMatchObject({ embedded: 2, indexed: 2 });
+    expect(follower.delete('ns', 'a')).toBe(true);
+    writer.refresh();
+    expect(writer.stats().namespaces.ns).toMatchObject({ stored: 1, embedded: 1, indexed: 1 });
   });
 
   it('a follower takes the writer role over once the writer is gone, and embeds what was stored meanwhile', async () => {

@@ -231,6 +231,22 @@ export class MemoryStore implements MemorySource {
     return (this.statements.get('SELECT max(change_seq) FROM memories').pluck().get() as number | null) ?? 0;
   }
 
+  /** Memories deleted (by any process) with a tombstone in (after, through] of meta_seq: an index range. */
+  deletedBetween(afterMetaSeq: number, throughMetaSeq: number): Array<{ namespace: string; key: number }> {
+    return this.statements
+      .get(
+        'SELECT namespace, key FROM memories WHERE meta_seq > ? AND meta_seq <= ? AND deleted_at IS NOT NULL',
+      )
+      .all(afterMetaSeq, throughMetaSeq) as Array<{ namespace: string; key: number }>;
+  }
+
+  /** The highest meta_seq: every change to a memory, a delete included, takes a new one. */
+  metaSeq(): number {
+    return (
+      (this.statements.get('SELECT max(meta_seq) AS m FROM memories').get() as { m: number | null }).m ?? 0
+    );
+  }
+
   /** Tombstones a memory: it leaves search, get and timeline at once; its vector is dropped. */
   delete(namespace: string, id: string): boolean {
     if (!this.writer) throw new CairnError('STORAGE_ERROR', 'the store is open read-only');
