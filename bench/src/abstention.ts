@@ -3,7 +3,7 @@
 // facts with the person swapped, and (b) questions of another conversation, asked of this one?
 // Reports AUROC of relevance.score, and what the default levels do at their thresholds.
 // Usage: node bench/dist/abstention.js [path/to/locomo-dev.json]
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { cliSearchResponses } from './cli-runner.js';
 import { withLocomoFolder } from './locomo.js';
@@ -41,6 +41,12 @@ export function auroc(positives: readonly number[], negatives: readonly number[]
 }
 
 function questions(path: string): Asked[] {
+  if (!existsSync(path)) {
+    console.error(
+      `LoCoMo data not found at ${path}. It is expected at ../shared/eval/locomo-dev.json beside the repo (CC BY-NC 4.0, evaluation only: never copied into this repository). Pass another path as the argument.`,
+    );
+    process.exit(2);
+  }
   const raw = JSON.parse(readFileSync(path, 'utf8')) as Array<{
     sample_id: string;
     qa: Array<{ question: string; category: number }>;

@@ -1298,7 +1298,9 @@ async function main(): Promise<void> {
       all.errors > 0 ||
       all.vectorDegraded > 0 ||
       !allFound ||
-      !allVectors ||
+      // A write its own exact search misses lacks its vector: a defect. Graph and fusion misses are the
+      // hashed vectors' recall, which ingested memories share (the control), not a misbehaving run.
+      exactMisses > 0 ||
       !pendingOk ||
       !switched ||
       run.exit !== 'code 0';

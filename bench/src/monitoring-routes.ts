@@ -23,8 +23,13 @@ const { values } = parseArgs({
     phase: { type: 'string', default: '20' },
   },
 });
-if (!values['data-dir'])
-  throw new Error('--data-dir D: a data folder made by `cairn ingest` of the synthetic corpus');
+if (!values['data-dir']) {
+  console.error(
+    'usage: node bench/dist/monitoring-routes.js --data-dir D [--clients 4] [--warmup 10] [--phase 20]\n' +
+      'D: a data folder made by `cairn ingest` of the synthetic corpus; build one with `node bench/dist/api.js --data-dir D` (the synthetic corpus: 100,000 memories stored, embedded and indexed in about 1.5 min, then its API benchmark runs; later runs reuse the folder)',
+  );
+  process.exit(2);
+}
 const CLIENTS = Number(values.clients);
 const WARMUP_MS = Number(values.warmup) * 1000;
 const PHASE_MS = Number(values.phase) * 1000;

@@ -28,7 +28,13 @@ const { values } = parseArgs({
     fetches: { type: 'string', default: '50' },
   },
 });
-if (!values['data-dir']) throw new Error('--data-dir is required (a folder `cairn ingest` wrote)');
+if (!values['data-dir']) {
+  console.error(
+    'usage: node bench/dist/vector-completion.js --data-dir D --n 100000 [--queries 200]\n' +
+      'D: a folder `cairn ingest` wrote from the synthetic corpus; build one with `node bench/dist/api.js --data-dir D` (the synthetic corpus: 100,000 memories stored, embedded and indexed in about 1.5 min, then its API benchmark runs; later runs reuse the folder)',
+  );
+  process.exit(2);
+}
 const dataDir = resolve(values['data-dir']);
 const POOL = 50;
 const K = 10;

@@ -22,8 +22,13 @@ const { values } = parseArgs({
     dims: { type: 'string', default: '256' },
   },
 });
-if (!values['data-dir'])
-  throw new Error('--data-dir D: an existing Cairn data folder (it is copied, not changed)');
+if (!values['data-dir']) {
+  console.error(
+    'usage: node bench/dist/write-stalls.js --data-dir D [--batch 512] [--slices 512,128,64] [--batches 40]\n' +
+      'D: an existing Cairn data folder (it is copied, not changed); build one with `node bench/dist/api.js --data-dir D` (the synthetic corpus: 100,000 memories stored, embedded and indexed in about 1.5 min, then its API benchmark runs; later runs reuse the folder)',
+  );
+  process.exit(2);
+}
 const BATCH = Number(values.batch);
 const BATCHES = Number(values.batches);
 const embedder = new HashingEmbedder({ dimensions: Number(values.dims) });
