@@ -51,8 +51,10 @@ export function startDeltaMerge(
       if (!graph.contains(BigInt(k))) fresh += 1;
     }
     const replaced = state.graph;
-    // Keys deleted while the merge ran are still in the new file.
+    // Keys the new file no longer holds leave `dropped`; keys deleted while the merge ran are in the file:
+    // a delta key forgotten meanwhile (gone from the delta it was merged from) is dropped now.
     for (const k of state.dropped) if (!graph.contains(BigInt(k))) state.dropped.delete(k);
+    for (const k of merged.keys()) if (!state.delta.has(k) && graph.contains(BigInt(k))) state.dropped.add(k);
     Object.assign(state, {
       graph,
       graphSize: side.count,

@@ -303,6 +303,30 @@ describe('VectorIndexManager: HNSW mode', () => {
     expect((await okSearch(m2, 'big', vectors[8]!, 1)).candidates[0]?.key).toBe(keys[8]);
   });
 
+  it('a memory deleted while the merge that holds it runs is dropped once the merge lands', async () => {
+    const m = fx.manager({ exactThreshold: 10 });
+    await m.warm('big');
+    const late = fx.add('big', randomUnitVectors(2, DIMS, 47), () => ({}), 'late');
+    m.apply(late.stored);
+    fx.builder.hold();
+    const flushed = m.flush(); // the merge takes both late vectors, then waits at the gate
+    await new Promise((r) => setTimeout(r, 20));
+    fx.store.delete('big', 'late0');
+    m.forget('big', [late.keys[0]!]);
+    expect(m.status('big').size).toBe(N + 1);
+    fx.builder.open();
+    await flushed;
+    // The new file holds late0 (it was merged from the snapshot): it stays uncounted and unreturned.
+    expect(m.status('big').size).toBe(N + 1);
+    const lateVector = randomUnitVectors(2, DIMS, 47)[0]!;
+    expect((await okSearch(m, 'big', lateVector, 5)).candidates.map((c) => c.key)).not.toContain(
+      late.keys[0],
+    );
+    expect((await okSearch(m, 'big', randomUnitVectors(2, DIMS, 47)[1]!, 1)).candidates[0]?.key).toBe(
+      late.keys[1],
+    );
+  });
+
   it('re-indexes a re-embedded memory in place', async () => {
     const m = fx.manager({ exactThreshold: 10 });
     await m.warm('big');
