@@ -5,11 +5,11 @@ import { MemoryRecordSchema } from './memory-schemas.js';
 
 export const MaxTokensSchema = z
   .number()
-  // The limit first: zod lists issues in check order, and a huge number (1e20) breaks both the limit and
-  // int's safe range; the error names the first one, which should be the documented limit.
+  // The bounds first: zod lists issues in check order, and a huge number (±1e20) breaks both a bound and
+  // int's safe range; the error names the first one, which should be the documented bound.
+  .min(1)
   .max(L.maxTokens, `max_tokens must be at most ${L.maxTokens}`)
   .int()
-  .min(1)
   .describe('token budget of this response');
 
 /** What a layer of the response cost, in tokens (o200k, as GPT-4o and most current models count). */
@@ -42,8 +42,8 @@ export const TimelineQuerySchema = z
     namespace: NamespaceSchema,
     anchor: z.string().min(1).max(DEFAULT_INPUT_LIMITS.maxIdChars).optional(),
     query: z.string().min(1).max(4_096).optional().describe('find the anchor: the best hit of this search'),
-    before: z.coerce.number().max(L.maxTimelineSide).int().min(0).default(5),
-    after: z.coerce.number().max(L.maxTimelineSide).int().min(0).default(5),
+    before: z.coerce.number().min(0).max(L.maxTimelineSide).int().default(5),
+    after: z.coerce.number().min(0).max(L.maxTimelineSide).int().default(5),
     max_tokens: z.coerce.number().pipe(MaxTokensSchema).optional(),
   })
   .refine((q) => q.anchor !== undefined || q.query !== undefined, {
@@ -99,8 +99,8 @@ export const ContextRequestSchema = z.strictObject({
   query: z.string().max(4_096).optional(),
   max_tokens: MaxTokensSchema.default(2_000),
   format: z.enum(['markdown', 'text']).default('markdown'),
-  summaries: z.number().max(20).int().min(0).default(3).describe('most recent session summaries to include'),
-  k: z.number().max(L.maxK).int().min(0).default(10).describe('memories relevant to the query'),
+  summaries: z.number().min(0).max(20).int().default(3).describe('most recent session summaries to include'),
+  k: z.number().min(0).max(L.maxK).int().default(10).describe('memories relevant to the query'),
   exclude_ids: z.array(z.string()).max(1_000).default([]).describe('already in the caller’s context'),
 });
 

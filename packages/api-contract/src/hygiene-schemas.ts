@@ -59,7 +59,7 @@ export const UndoConsolidationResponseSchema = z
 
 export const ConsolidationsQuerySchema = z.object({
   namespace: NamespaceSchema,
-  limit: z.coerce.number().max(1_000).int().min(1).default(100),
+  limit: z.coerce.number().min(1).max(1_000).int().default(100),
 });
 
 export const ConsolidationsResponseSchema = z

@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { DEFAULT_API_LIMITS as L } from './api-limits.js';
 import { IndexEntrySchema, MaxTokensSchema, TokenUsageSchema } from './disclosure-schemas.js';
 
-// The limit before int(): a huge k (1e16) is named by its limit, not by int's safe range (zod reports the first).
-const k = z.number().max(L.maxK, `k must be at most ${L.maxK}`).int().min(1);
+// The bounds before int(): a huge k (±1e16) is named by its bound, not by int's safe range (zod reports the first).
+const k = z.number().min(1).max(L.maxK, `k must be at most ${L.maxK}`).int();
 
 /** The engine's search request (query, k, filters, weights, rrfK, decay, now, explain, …) plus a budget. */
 export const SearchRequestSchema = EngineSearchRequestSchema.extend({

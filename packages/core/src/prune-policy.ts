@@ -28,7 +28,7 @@ export const PrunePolicySchema = z
     namespace: NamespaceSchema,
     slot: z.string().min(1).max(FACT_LIMITS.maxSlotChars).optional(),
     kind: z.string().min(1).max(64).optional(),
-    cap: z.number().max(10_000_000).int().min(0),
+    cap: z.number().min(0).max(10_000_000).int(),
     min_age: z.union([z.string(), z.number().nonnegative()]).optional(),
     min_access: z.number().int().min(1).optional(),
   })

@@ -247,12 +247,12 @@ export const DecaySchema = z.union([
 export const SearchRequestSchema = z.strictObject({
   namespace: NamespaceSchema,
   query: z.string().max(L.maxQueryChars, `query must be at most ${L.maxQueryChars} characters`),
-  k: z.number().max(L.maxK, `k must be at most ${L.maxK}`).int().min(1).optional(),
+  k: z.number().min(1).max(L.maxK, `k must be at most ${L.maxK}`).int().optional(),
   candidatePool: z
     .number()
-    .int()
     .min(1)
     .max(L.maxCandidatePool, `candidatePool must be at most ${L.maxCandidatePool}`)
+    .int()
     .optional(),
   weights: z
     .strictObject({
@@ -270,7 +270,7 @@ export const SearchRequestSchema = z.strictObject({
     .record(z.string().regex(ROUTE_NAME_PATTERN, 'a route is a field name'), z.number().min(0).max(100))
     .optional(),
   routeFusion: z.enum(['best', 'sum']).optional(),
-  neighbors: z.number().max(L.maxNeighbors).int().min(0).optional(),
+  neighbors: z.number().min(0).max(L.maxNeighbors).int().optional(),
   decay: DecaySchema.optional(),
   kindHalfLives: z
     .record(z.string().min(1).max(64), z.union([z.literal('off'), z.string().min(1), z.number().positive()]))
@@ -281,7 +281,7 @@ export const SearchRequestSchema = z.strictObject({
       tieBreak: z.number().min(0).max(1_000).optional(),
       intent: z.number().min(0).max(1_000).optional(),
       peerMargin: z.number().min(0).max(1).optional(),
-      peerDepth: z.number().max(10_000).int().min(0).optional(),
+      peerDepth: z.number().min(0).max(10_000).int().optional(),
     })
     .optional(),
   importanceWeight: z.number().min(0).max(1).optional(),
@@ -290,8 +290,8 @@ export const SearchRequestSchema = z.strictObject({
   mmrTagWeight: z.number().min(0).max(1).optional(),
   duplicateThreshold: z.number().min(0).max(2).optional(),
   rerank: z.enum(['auto', 'off', 'deterministic', 'model']).optional(),
-  rerankDepth: z.number().max(200).int().min(1).optional(),
-  rerankTimeoutMs: z.number().max(60_000).int().min(1).optional(),
+  rerankDepth: z.number().min(1).max(200).int().optional(),
+  rerankTimeoutMs: z.number().min(1).max(60_000).int().optional(),
   boosts: z
     .array(
       z
@@ -315,7 +315,7 @@ export const SearchRequestSchema = z.strictObject({
   filters: SearchFiltersSchema.optional(),
   explain: z.enum(['none', 'hits', 'full']).optional(),
   minCosine: z.number().min(-1).max(1).optional(),
-  offset: z.number().max(L.maxListingOffset).int().min(0).optional(),
+  offset: z.number().min(0).max(L.maxListingOffset).int().optional(),
   /**
    * A hard recency window, like claude-mem's 90 days: memories older than this before now are left out
    * (it tightens `filters.since`). A duration: `"90d"`, `"12h"`, or ms. Off unless given.

@@ -53,6 +53,16 @@ function isClientAbort(err: unknown): boolean {
   return e?.code === 'ECONNRESET' || e?.message === 'aborted';
 }
 
+/** Whether `text` parses as JSON at all (so a refusal of it was for a forbidden key, not its syntax). */
+function isPlainJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const bodyEndedEarly = () =>
   new CairnError('INVALID_INPUT', 'the body ended early: the client closed the connection', {
     field: 'body',
@@ -102,11 +112,13 @@ export function installBodyHandling(app: FastifyInstance, limit: number): void {
       if (body.trim() === '') return settle(null, undefined);
       parseJson(req, body, (err, value) => {
         // Valid JSON refused for a prototype-poisoning key was reported as "not valid JSON".
-        if (err && /"(__proto__|constructor)"\s*:/.test(body))
+        if (err && isPlainJson(body))
           return settle(
-            new CairnError('INVALID_INPUT', 'a body may not use the keys "__proto__" or "constructor"', {
-              field: 'body',
-            }),
+            new CairnError(
+              'INVALID_INPUT',
+              'a body may not use the key "__proto__", nor "constructor" holding a "prototype"',
+              { field: 'body' },
+            ),
           );
         settle(err, value);
       });

@@ -469,6 +469,9 @@ describe('search and progressive disclosure', () => {
     const huge = await call('POST', '/v1/search', { namespace: 'team/alpha', query: 'redis', k: 1e16 });
     expect(huge.body.error).toMatchObject({ code: 'INVALID_INPUT', field: 'k' });
     expect(huge.body.error.message).toMatch(/k must be at most 100/);
+    const negative = await call('POST', '/v1/search', { namespace: 'team/alpha', query: 'redis', k: -1e20 });
+    expect(negative.body.error).toMatchObject({ code: 'INVALID_INPUT', field: 'k' });
+    expect(negative.body.error.message).not.toMatch(/9007199254740991/);
     const soup = await call('POST', '/v1/search', {
       namespace: 'team/alpha',
       query: 'NEAR( "unbalanced AND OR * ^ -- :',

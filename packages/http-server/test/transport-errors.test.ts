@@ -99,6 +99,20 @@ describe('transport-level errors', () => {
     const { error } = (await res.json()) as ErrorShape;
     expect(error).toMatchObject({ code: 'INVALID_INPUT', field: 'body' });
     expect(error.message).toMatch(/__proto__/);
+    // A "constructor" key is data (only one holding a "prototype" is refused), and invalid JSON that
+    // happens to name one is still called invalid JSON.
+    const ok = await fetch(`http://127.0.0.1:${port}/v1/memories`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"namespace":"a","text":"x","meta":{"constructor":"Alice"}}',
+    });
+    expect(ok.status).toBe(201);
+    const broken = await fetch(`http://127.0.0.1:${port}/v1/memories`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"namespace":"a","text":"x","meta":{"constructor":"Alice",}}',
+    });
+    expect(((await broken.json()) as ErrorShape).error.message).toMatch(/malformed JSON/);
   });
 
   it('a DELETE without an id is a bad request naming the id, not a missing memory', async () => {

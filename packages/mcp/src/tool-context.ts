@@ -33,7 +33,7 @@ export const commonArgs = {
 };
 
 /** Whole numbers with the API's documented bounds, so the schema tells the model the limits up front. */
-export const intArg = (min: number, max: number) => z.number().max(max).int().min(min);
+export const intArg = (min: number, max: number) => z.number().min(min).max(max).int();
 
 export const maxTokensArg = intArg(1, DEFAULT_API_LIMITS.maxTokens)
   .optional()

@@ -31,6 +31,8 @@ interface Slot {
    * do not start the build either (a one-shot command's close would wait minutes for it); `warm` does.
    */
   standIn?: boolean;
+  /** Keys deleted while a build ran: the build read SQLite before, so they leave its index when it lands. */
+  forgottenWhileBuilding?: number[];
 }
 
 /**
@@ -194,11 +196,23 @@ export class VectorIndexManager implements VectorLeg {
 
   /** Deleted memories: their vectors leave the loaded index now, and its graph file at the next merge. */
   forget(namespace: string, keys: readonly number[]): void {
-    const ready = this.slots.get(namespace)?.ready;
+    const slot = this.slots.get(namespace);
+    if (slot?.building) (slot.forgottenWhileBuilding ??= []).push(...keys);
     for (const key of keys) {
       this.vectorCache?.delete(key);
-      if (ready) dropVector(ready, key);
+      if (slot?.ready) dropVector(slot.ready, key);
     }
+  }
+
+  /** A built or newly mapped index takes over the deletes its predecessor knew of and the build missed. */
+  private takeOverDrops(namespace: string, slot: Slot, before: NamespaceState | undefined): void {
+    const ready = slot.ready!;
+    const keys = [...(slot.forgottenWhileBuilding ?? []), ...(before?.kind === 'hnsw' ? before.dropped : [])];
+    slot.forgottenWhileBuilding = undefined;
+    if (keys.length === 0) return;
+    // A key written again since its delete is live, and its new vector is what the index holds.
+    const live = this.opts.keys.allowedKeys(namespace, keys, {});
+    for (const key of keys) if (!live.has(key)) dropVector(ready, key);
   }
 
   /**
@@ -269,6 +283,8 @@ export class VectorIndexManager implements VectorLeg {
         const loaded = this.loader.loadFile(namespace, true, 'scan');
         if (loaded) {
           slot.ready = loaded;
+          // The writer saved this generation before it learned of deletes this process already knows.
+          this.takeOverDrops(namespace, slot, ready);
           if (ready.kind === 'hnsw') releaseIndex(ready.graph);
           // Which vectors the writer changed since is not known here: none of the cached ones is trusted.
           this.vectorCache?.clear();
@@ -449,9 +465,11 @@ export class VectorIndexManager implements VectorLeg {
         // Vectors stored after the last catch-up page were skipped by apply() (no ready index yet):
         // pick them up in the same turn that makes the index visible, so none can slip between.
         this.loader.catchUpSync(namespace, ready);
+        const before = slot.ready;
         slot.ready = ready;
         slot.building = undefined;
         slot.standIn = false;
+        this.takeOverDrops(namespace, slot, before);
         if (ready.kind === 'hnsw' && ready.delta.size >= this.opts.mergeThreshold)
           this.startMerge(namespace, ready);
       },

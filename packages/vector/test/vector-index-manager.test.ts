@@ -327,6 +327,37 @@ describe('VectorIndexManager: HNSW mode', () => {
     );
   });
 
+  it('a memory deleted while its namespace is built leaves the built index', async () => {
+    const m = fx.manager({ exactThreshold: 10 });
+    fx.builder.hold();
+    const warming = m.warm('big');
+    await new Promise((r) => setTimeout(r, 20));
+    fx.store.delete('big', 'm7');
+    m.forget('big', [keys[7]!]);
+    fx.builder.open();
+    await warming;
+    expect(m.status('big')).toEqual({ state: 'hnsw', size: N - 1 });
+    expect((await okSearch(m, 'big', vectors[7]!, 5)).candidates.map((c) => c.key)).not.toContain(keys[7]);
+  });
+
+  it('a reader keeps the deletes it knows when it maps a generation saved before the writer knew them', async () => {
+    const writer = fx.manager({ exactThreshold: 10 });
+    await writer.warm('big');
+    const reader = fx.manager({ exactThreshold: 10, role: 'reader' });
+    await reader.warm('big');
+    fx.store.delete('big', 'm7');
+    reader.forget('big', [keys[7]!]);
+    // The writer merges a new memory before it hears of the delete: its file still holds m7.
+    const late = fx.add('big', randomUnitVectors(1, DIMS, 48), () => ({}), 'late');
+    writer.apply(late.stored);
+    await writer.flush();
+    reader.refresh();
+    expect(reader.status('big')).toEqual({ state: 'hnsw', size: N });
+    expect((await okSearch(reader, 'big', vectors[7]!, 5)).candidates.map((c) => c.key)).not.toContain(
+      keys[7],
+    );
+  });
+
   it('re-indexes a re-embedded memory in place', async () => {
     const m = fx.manager({ exactThreshold: 10 });
     await m.warm('big');
