@@ -337,33 +337,27 @@ export class CairnEngine {
 
   delete(namespace: string, id: string): boolean {
     const deleted = this.health.guard(() => this.store.delete(namespace, id));
-    if (deleted) this.forgetVectors(namespace, [id]);
+    if (deleted) this.forgetDeletes();
     return deleted;
   }
 
   /**
-   * Memories deleted since the last look, by this process or another (`cairn delete` beside a server, a
-   * follower): their vectors leave the served index too. One range of the meta_seq index a refresh.
+   * Memories deleted since the last look, by this process (at once) or another (`cairn delete` beside a
+   * server, a follower: on the next refresh): their vectors leave the served index, so it neither returns
+   * nor counts them. One range of a partial index of tombstones (migration 23).
    */
-  private forgetOthersDeletes(): void {
+  private forgetDeletes(): void {
     const vectors = this.serving.vectors;
     const top = this.store.metaSeq();
     if (top === this.seenMetaSeq) return;
     const byNamespace = new Map<string, number[]>();
-    if (vectors)
-      for (const { namespace, key } of this.store.deletedBetween(this.seenMetaSeq, top)) {
-        const keys = byNamespace.get(namespace) ?? [];
-        keys.push(key);
-        byNamespace.set(namespace, keys);
-      }
-    for (const [namespace, keys] of byNamespace) vectors!.forget(namespace, keys);
+    for (const { namespace, key } of vectors ? this.store.deletedBetween(this.seenMetaSeq, top) : []) {
+      const keys = byNamespace.get(namespace) ?? [];
+      keys.push(key);
+      byNamespace.set(namespace, keys);
+    }
+    for (const [namespace, keys] of byNamespace) vectors?.forget(namespace, keys);
     this.seenMetaSeq = top;
-  }
-
-  /** Deleted memories' vectors leave the served index, so it neither returns nor counts them. */
-  private forgetVectors(namespace: string, ids: readonly string[]): void {
-    const vectors = this.serving.vectors;
-    if (vectors && ids.length > 0) vectors.forget(namespace, this.store.keysOf(namespace, ids));
   }
 
   /**
@@ -377,7 +371,7 @@ export class CairnEngine {
       this.embedOthersWrites();
       this.spaces.supervise();
     }
-    this.forgetOthersDeletes();
+    this.forgetDeletes();
     if (this.opts.embedder !== undefined) {
       if (this.external) this.serving.vectors?.refresh();
       return;
@@ -571,7 +565,7 @@ export class CairnEngine {
     // Counts still in memory must protect what they protect.
     this.access?.flush();
     const report = await this.health.guard(() => prune(this.store, policy, opts));
-    if (!report.dryRun) this.forgetVectors(report.namespace, report.pruned);
+    if (!report.dryRun && report.pruned.length > 0) this.forgetDeletes();
     if (report.pruned.length > 0 && !report.dryRun)
       this.log('info', 'pruning policy deleted memories', {
         namespace: report.namespace,

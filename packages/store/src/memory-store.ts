@@ -254,15 +254,6 @@ export class MemoryStore implements MemorySource {
     return this.writer.delete(namespace, id);
   }
 
-  /** The store keys of these ids in a namespace, live or not (a deleted memory keeps its key); unknown ids are skipped. */
-  keysOf(namespace: string, ids: readonly string[]): number[] {
-    const select = this.statements.get('SELECT key FROM memories WHERE namespace = ? AND id = ?');
-    return ids.flatMap((id) => {
-      const row = select.get(namespace, id) as { key: number } | undefined;
-      return row === undefined ? [] : [row.key];
-    });
-  }
-
   /** Deletes several memories of one namespace in one transaction; returns the ids that were live. */
   deleteMany(namespace: string, ids: readonly string[]): string[] {
     if (!this.writer) throw new CairnError('STORAGE_ERROR', 'the store is open read-only');

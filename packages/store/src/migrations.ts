@@ -583,7 +583,8 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 23,
-    description: "receipts of queued batches' writes, so that a retried capture job writes nothing twice",
+    description:
+      "receipts of queued batches' writes, so that a retried capture job writes nothing twice; tombstones by meta_seq",
     up(db) {
       // A capture job whose worker died after its commit ran again and counted its own memories as
       // unchanged, and could put an older text back over a write made in between (write-receipts.ts).
@@ -592,6 +593,12 @@ export const MIGRATIONS: readonly Migration[] = [
       db.exec(`
         CREATE TABLE write_receipts (id TEXT PRIMARY KEY, statuses TEXT NOT NULL, at INTEGER NOT NULL) WITHOUT ROWID;
         CREATE INDEX write_receipts_at ON write_receipts (at);`);
+      // Every process's vector index lets go of memories deleted since its last look (CairnEngine's
+      // forgetDeletes): a partial index holds only tombstones, so the look reads the deletes alone, not
+      // every row written since (9 ms per 100k written rows without it).
+      db.exec(
+        'CREATE INDEX memories_deleted_by_meta_seq ON memories (meta_seq) WHERE deleted_at IS NOT NULL',
+      );
     },
   },
 ];
