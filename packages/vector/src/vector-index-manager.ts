@@ -197,7 +197,7 @@ export class VectorIndexManager implements VectorLeg {
   /** Deleted memories: their vectors leave the loaded index now, and its graph file at the next merge. */
   forget(namespace: string, keys: readonly number[]): void {
     const slot = this.slots.get(namespace);
-    if (slot?.building) (slot.forgottenWhileBuilding ??= []).push(...keys);
+    if (slot?.building) slot.forgottenWhileBuilding = [...(slot.forgottenWhileBuilding ?? []), ...keys];
     for (const key of keys) {
       this.vectorCache?.delete(key);
       if (slot?.ready) dropVector(slot.ready, key);
