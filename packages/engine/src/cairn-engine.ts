@@ -69,8 +69,6 @@ export class CairnEngine {
   private role: 'writer' | 'follower' | 'external';
   /** The store's change sequence the writer last kicked its embed stage at (others' writes move it). */
   private seenChangeSeq = -1;
-  /** The meta sequence up to which deletes (by any process) have left the served index. */
-  private seenMetaSeq: number;
   /** The embedding spaces: reindex requests from any process, builds run by the writer. */
   private readonly spaces: SpaceSupervisor;
   /** Whether cairn.db can be trusted; every public operation goes through its guard. */
@@ -96,7 +94,6 @@ export class CairnEngine {
     private followerBecause: string | null = null,
   ) {
     this.role = opts.pipeline !== 'external' ? 'writer' : followerBecause ? 'follower' : 'external';
-    this.seenMetaSeq = store.metaSeq();
     this.log = opts.log ?? noLog;
     this.store = store;
     this.health = new StoreHealth(join(dataDir, 'cairn.db'), this.log);
@@ -344,20 +341,10 @@ export class CairnEngine {
   /**
    * Memories deleted since the last look, by this process (at once) or another (`cairn delete` beside a
    * server, a follower: on the next refresh): their vectors leave the served index, so it neither returns
-   * nor counts them. One range of a partial index of tombstones (migration 23).
+   * nor counts them (see the vector package's `Tombstones`).
    */
   private forgetDeletes(): void {
-    const vectors = this.serving.vectors;
-    const top = this.store.metaSeq();
-    if (top === this.seenMetaSeq) return;
-    const byNamespace = new Map<string, number[]>();
-    for (const { namespace, key } of vectors ? this.store.deletedBetween(this.seenMetaSeq, top) : []) {
-      const keys = byNamespace.get(namespace) ?? [];
-      keys.push(key);
-      byNamespace.set(namespace, keys);
-    }
-    for (const [namespace, keys] of byNamespace) vectors?.forget(namespace, keys);
-    this.seenMetaSeq = top;
+    this.serving.vectors?.forgetDeletes();
   }
 
   /**
@@ -496,6 +483,8 @@ export class CairnEngine {
     const old = this.serving;
     // Built with loading on writes off (see spaceIndexes); serving, the writer loads on writes again.
     vectors.setLoadAfterWrites();
+    // The memories deleted while it was built (its builds dropped those they saw) leave it before it serves.
+    vectors.forgetDeletes();
     this.serving = this.serve(embedder, space, vectors);
     this.pipeline.retarget(embedder, space);
     this.log('info', 'serving the embedding space this process built', { from: old.space?.id, to: space.id });

@@ -218,7 +218,11 @@ export class StageWorkerHost {
     if (stages.has('index') && every > 0) {
       // Snapshots: deltas are merged into new index generations, so a restart maps a recent file.
       timer = setInterval(() => {
-        for (const v of vectors.values()) void v.flush();
+        // Deletes made since (by any process) leave the loaded graphs first, and with enough of them the file.
+        for (const v of vectors.values()) {
+          v.forgetDeletes();
+          void v.flush();
+        }
       }, every);
       timer.unref();
     }

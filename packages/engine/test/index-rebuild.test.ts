@@ -56,6 +56,25 @@ describe('vector index rebuild', () => {
     expect(fresh.stats().namespaces.bulk).toMatchObject({ embedded: 290, indexed: 290 });
   });
 
+  it('a memory deleted by a process that never loaded its index is not counted or served by the next one', async () => {
+    const dir = engines.tempDir();
+    const first = await engines.open({ exactThreshold: 20 }, dir);
+    first.ingest(
+      Array.from({ length: 300 }, (_, i) => ({ namespace: 'bulk', id: `m${i}`, text: `note ${i} zq${i}x` })),
+    );
+    await first.drain();
+    await first.close();
+    // `cairn delete` with no server: a one-shot process deletes and exits without loading the index.
+    const oneShot = await engines.open({ exactThreshold: 20, waitForIndex: false }, dir);
+    expect(oneShot.delete('bulk', 'm7')).toBe(true);
+    await oneShot.close();
+    const fresh = await engines.open({ exactThreshold: 20, waitForIndex: false }, dir);
+    expect(fresh.stats().namespaces.bulk).toMatchObject({ stored: 299, embedded: 299, indexed: 299 });
+    const res = await fresh.search({ namespace: 'bulk', query: 'zq7x', weights: { lexical: 0 } });
+    expect(res.hits.map((h) => h.id)).not.toContain('m7');
+    expect(fresh.stats().namespaces.bulk).toMatchObject({ embedded: 299, indexed: 299 });
+  });
+
   it('serves lexical-only, flagged degraded, while a lost index is rebuilt off-thread, then serves hybrid', async () => {
     const dir = engines.tempDir();
     const first = await engines.open({ exactThreshold: 20 }, dir);

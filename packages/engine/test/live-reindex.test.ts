@@ -68,6 +68,28 @@ describe('live reindex in the writer', () => {
     expect(last.hits.find((h) => h.id === `m${n - 2}`)!.vecRank).not.toBeNull();
   }, 120_000);
 
+  it('memories deleted while the new space is built leave its index: stats count what it serves', async () => {
+    const engine = await engines.open({ refreshIntervalMs: 50, waitForIndex: false, exactThreshold: 500 });
+    engine.ingest(corpus(8_000));
+    await engine.drain();
+    await engine.requestReindex('hash:128', { activate: true });
+    let deleted = 0;
+    while (engine.space?.id !== 'cairn-hash-v1/128') {
+      expect(engine.delete(deleted % 2 ? 'acme' : 'globex', `m${deleted}`)).toBe(true);
+      deleted += 1;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await engine.drain();
+    // Even-numbered memories are globex's, odd ones acme's.
+    for (const [ns, left] of [
+      ['globex', 4_000 - Math.ceil(deleted / 2)],
+      ['acme', 4_000 - Math.floor(deleted / 2)],
+    ] as const)
+      expect(engine.stats().namespaces[ns]).toMatchObject({ stored: left, embedded: left, indexed: left });
+    const r = await engine.search({ namespace: 'globex', query: 'note 0 about the billing', k: 10 });
+    expect(r.hits.map((h) => h.id)).not.toContain('m0');
+  }, 120_000);
+
   it('keeps the replaced space current for the grace period: switching back is instant and complete', async () => {
     const engine = await engines.open({ refreshIntervalMs: 50 });
     engine.ingest(corpus(2_000));

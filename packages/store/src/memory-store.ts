@@ -231,13 +231,22 @@ export class MemoryStore implements MemorySource {
     return (this.statements.get('SELECT max(change_seq) FROM memories').pluck().get() as number | null) ?? 0;
   }
 
-  /** Memories deleted (by any process) with a tombstone in (after, through] of meta_seq: an index range. */
-  deletedBetween(afterMetaSeq: number, throughMetaSeq: number): Array<{ namespace: string; key: number }> {
-    return this.statements
-      .get(
-        'SELECT namespace, key FROM memories WHERE meta_seq > ? AND meta_seq <= ? AND deleted_at IS NOT NULL',
-      )
-      .all(afterMetaSeq, throughMetaSeq) as Array<{ namespace: string; key: number }>;
+  /**
+   * Memories deleted (by any process) with a tombstone in (after, through] of meta_seq, of one namespace
+   * when given: an index range. A memory written again since is live, and not among them.
+   */
+  deletedBetween(
+    afterMetaSeq: number,
+    throughMetaSeq: number,
+    namespace?: string,
+  ): Array<{ namespace: string; key: number }> {
+    const sql =
+      'SELECT namespace, key FROM memories WHERE meta_seq > ? AND meta_seq <= ? AND deleted_at IS NOT NULL';
+    return (
+      namespace === undefined
+        ? this.statements.get(sql).all(afterMetaSeq, throughMetaSeq)
+        : this.statements.get(`${sql} AND namespace = ?`).all(afterMetaSeq, throughMetaSeq, namespace)
+    ) as Array<{ namespace: string; key: number }>;
   }
 
   /** The highest meta_seq: every change to a memory, a delete included, takes a new one. */

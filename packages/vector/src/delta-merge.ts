@@ -15,6 +15,8 @@ export function startDeltaMerge(
   state: GraphState,
   files: GenerationFiles,
   log: LogFn,
+  /** Deletes up to this meta_seq are in `state.dropped` (or were never in the graph): the file's claim. */
+  metaSeq: number,
 ): void {
   if (state.merging || (state.delta.size === 0 && state.dropped.size === 0)) return;
   const keysList = [...state.delta.keyList()];
@@ -32,7 +34,7 @@ export function startDeltaMerge(
   const base = files.currentPath(namespace);
   const generation = state.generation + 1;
   state.merging = (async () => {
-    const side = await files.write(namespace, generation, watermark, {
+    const side = await files.write(namespace, generation, watermark, metaSeq, {
       keys,
       vectors,
       removeKeys,

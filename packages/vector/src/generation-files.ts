@@ -36,6 +36,11 @@ export interface Sidecar {
   file: string;
   /** Highest embedding write_seq inside the graph file. */
   watermark: number;
+  /**
+   * The store's meta_seq up to which the file holds no deleted memory: keys deleted after it are dropped
+   * when the file is mapped. Absent in files saved before it was recorded (read as 0: every tombstone).
+   */
+  metaSeq?: number;
   count: number;
   /** Size of the graph file, checked before it is mapped. */
   bytes: number;
@@ -129,6 +134,7 @@ export class GenerationFiles {
     namespace: string,
     generation: number,
     watermark: number,
+    metaSeq: number,
     data: Pick<IndexBuildRequest, 'keys' | 'vectors' | 'basePath' | 'removeKeys'>,
   ): Promise<Sidecar> {
     const file = this.fileName(namespace, generation);
@@ -149,6 +155,7 @@ export class GenerationFiles {
       generation,
       file,
       watermark,
+      metaSeq,
       count,
       bytes: statSync(path).size,
     };

@@ -1,8 +1,9 @@
 import type { EmbeddingSpace } from '@cairn/core';
 import { ExactMatrix } from './exact-matrix.js';
-import { type GenerationFiles, NEVER_SAVED } from './generation-files.js';
+import { type GenerationFiles, NEVER_SAVED, type Sidecar } from './generation-files.js';
 import type { ExactState, GraphState, NamespaceState } from './namespace-state.js';
 import type { EmbeddingSource, LogFn } from './sources.js';
+import type { Tombstones } from './tombstones.js';
 import { releaseIndex } from './usearch-index.js';
 
 /** Rows copied per event-loop turn while collecting vectors for a build (about 1.5 MB of 384-d vectors: a few ms). */
@@ -11,6 +12,8 @@ const COLLECT_CHUNK = 1_000;
 export interface NamespaceLoaderOptions {
   space: EmbeddingSpace;
   embeddings: EmbeddingSource;
+  /** Deleted memories: a mapped file lets go of those deleted after it was written. */
+  tombstones: Tombstones;
   files: GenerationFiles;
   /** A reader catches up any backlog and never writes or deletes a file. */
   role: 'writer' | 'reader';
@@ -76,6 +79,9 @@ export class NamespaceLoader {
       dropped: new Set(),
       merging: null,
     };
+    // Memories deleted after the file was written, by any process, leave it now (see `dropVector`).
+    for (const key of this.o.tombstones.since(namespace, side.metaSeq ?? 0))
+      if (graph.contains(BigInt(key))) state.dropped.add(key);
     const limit = this.o.role === 'reader' ? Number.POSITIVE_INFINITY : this.o.maxCatchUp;
     if (catchUp && !this.catchUpSync(namespace, state, limit)) {
       releaseIndex(graph);
@@ -83,6 +89,36 @@ export class NamespaceLoader {
     }
     if (this.o.role === 'writer') files.removeStale(namespace, side.file);
     return state;
+  }
+
+  /** How many vectors an unloaded namespace would hold once loaded (what stats count as indexed). */
+  sizeOnLoad(namespace: string, exactThreshold: number): number {
+    const { embeddings, space, files, role } = this.o;
+    const side = files.sidecar(namespace);
+    if (!side) {
+      // No file: a load reads a small namespace (or any, as a reader) from SQLite whole, at once; a large
+      // one must be built first, and until then its searches have no vector leg: nothing is indexed.
+      const count = embeddings.count(space.id, namespace);
+      return count <= exactThreshold || role === 'reader' ? count : 0;
+    }
+    // The file plus the vectors written since it (a load catches those up), less the deleted memories it
+    // would drop.
+    const since = embeddings.countWrittenAfter(space.id, namespace, side.watermark);
+    return side.count + since - this.deadInFile(namespace, side);
+  }
+
+  /**
+   * How many of the namespace's saved graph's vectors belong to memories deleted since it was written.
+   * Maps the file only when there are such deletes.
+   */
+  private deadInFile(namespace: string, side: Sidecar): number {
+    const dead = this.o.tombstones.since(namespace, side.metaSeq ?? 0);
+    if (dead.length === 0) return 0;
+    const opened = this.o.files.open(namespace);
+    if (typeof opened === 'string') return 0;
+    const n = dead.filter((key) => opened.graph.contains(BigInt(key))).length;
+    releaseIndex(opened.graph);
+    return n;
   }
 
   /** Applies stored vectors newer than the state's watermark; false if there were more than `limit`. */
@@ -115,9 +151,12 @@ export class NamespaceLoader {
    */
   async build(namespace: string): Promise<GraphState> {
     const started = Date.now();
+    // A delete removes the memory's vectors in its own transaction: those made before this read are not
+    // collected; those made after are dropped when the file is mapped.
+    const metaSeq = this.o.tombstones.top();
     const { keys, vectors, watermark } = await this.collect(namespace);
     const generation = (this.o.files.sidecar(namespace)?.generation ?? 0) + 1;
-    await this.o.files.write(namespace, generation, watermark, { keys, vectors });
+    await this.o.files.write(namespace, generation, watermark, metaSeq, { keys, vectors });
     const loaded = this.loadFile(namespace, false);
     if (!loaded) throw new Error('the freshly built index could not be loaded');
     await this.catchUpAsync(namespace, loaded);

@@ -67,6 +67,16 @@ export function dropVector(state: NamespaceState, key: number): void {
   if (inGraph) state.dropped.add(key);
 }
 
+/**
+ * Whether a save should write a new graph file for its dropped keys alone (a delta always is). A mapped file
+ * drops the keys deleted since it was written (see `Tombstones`), so a few deletes wait for the next write:
+ * rewriting a million-vector file for one delete cost the next save as much as a thousand new vectors did.
+ * At 1% of the graph they are worth it: searches step over them, and a load replays them.
+ */
+export function dropsWorthRewriting(state: GraphState): boolean {
+  return state.dropped.size > 0 && state.dropped.size >= state.graphSize * 0.01;
+}
+
 /** Takes in one stored vector (a memcpy: exact matrices and deltas, never a graph insert). */
 export function applyVector(
   state: NamespaceState,

@@ -47,6 +47,17 @@ export interface KeyFilter {
    * so a search that meets the copy has found the absorber.
    */
   absorbersOf?(namespace: string, keys: readonly number[]): Map<number, number>;
+  /** The store's highest change number (meta_seq): every write and delete of a memory takes a new one. */
+  metaSeq?(): number;
+  /**
+   * Memories still deleted whose tombstone is in (after, through] of meta_seq, of one namespace when given.
+   * With `metaSeq`, how an index hears of deletes made by any process, whether it was loaded then or not.
+   */
+  deletedBetween?(
+    afterMetaSeq: number,
+    throughMetaSeq: number,
+    namespace?: string,
+  ): Array<{ namespace: string; key: number }>;
 }
 
 /** Structured log lines; apps wire pino or similar. */

@@ -11,7 +11,15 @@ import { GenerationFiles } from './generation-files.js';
 import { IndexAuditor } from './index-audit.js';
 import { LoadOnWrites } from './load-on-writes.js';
 import { NamespaceLoader } from './namespace-loader.js';
-import { applyVector, dropVector, type GraphState, type NamespaceState, sizeOf } from './namespace-state.js';
+import {
+  applyVector,
+  dropsWorthRewriting,
+  dropVector,
+  type GraphState,
+  type NamespaceState,
+  sizeOf,
+} from './namespace-state.js';
+import { Tombstones } from './tombstones.js';
 import { releaseIndex } from './usearch-index.js';
 import {
   type ResolvedVectorIndexOptions,
@@ -61,6 +69,7 @@ export class VectorIndexManager implements VectorLeg {
   private readonly loadOnWrites: LoadOnWrites;
   private readonly files: GenerationFiles;
   private readonly loader: NamespaceLoader;
+  private readonly tombstones: Tombstones;
   private readonly searchContext: VectorSearchContext;
   /** Stored vectors by key, read from SQLite for graph namespaces (see `vectorCacheEntries`). */
   private readonly vectorCache: LRUCache<number, { namespace: string; vector: Float32Array }> | null;
@@ -78,9 +87,11 @@ export class VectorIndexManager implements VectorLeg {
       this.opts.builder,
       this.opts.buildThreads,
     );
+    this.tombstones = new Tombstones(this.opts.keys);
     this.loader = new NamespaceLoader({
       space: this.space,
       embeddings: this.opts.embeddings,
+      tombstones: this.tombstones,
       files: this.files,
       role: this.opts.role,
       maxCatchUp: this.opts.maxCatchUp,
@@ -194,6 +205,14 @@ export class VectorIndexManager implements VectorLeg {
     }
   }
 
+  /**
+   * Memories deleted since the last look, by this process or any other: their vectors leave the loaded
+   * indexes now (see `forget`). Unloaded namespaces drop theirs when loaded (see `Tombstones`).
+   */
+  forgetDeletes(): void {
+    for (const [namespace, keys] of this.tombstones.takeNew()) this.forget(namespace, keys);
+  }
+
   /** Deleted memories: their vectors leave the loaded index now, and its graph file at the next merge. */
   forget(namespace: string, keys: readonly number[]): void {
     const slot = this.slots.get(namespace);
@@ -251,17 +270,7 @@ export class VectorIndexManager implements VectorLeg {
     const slot = this.slots.get(namespace);
     if (slot?.ready) return { state: slot.ready.kind, size: sizeOf(slot.ready) };
     if (slot?.building) return { state: 'building', size: null };
-    const side = this.files.sidecar(namespace);
-    if (!side) {
-      // No file: a load reads a small namespace (or any, as a reader) from SQLite whole, at once; a large
-      // one must be built first, and until then its searches have no vector leg: nothing is indexed.
-      const count = this.opts.embeddings.count(this.space.id, namespace);
-      const exact = count <= this.opts.exactThreshold || this.opts.role === 'reader';
-      return { state: 'unloaded', size: exact ? count : 0 };
-    }
-    // What a load would hold: the file plus the vectors written since it (it catches those up).
-    const since = this.opts.embeddings.countWrittenAfter(this.space.id, namespace, side.watermark);
-    return { state: 'unloaded', size: side.count + since };
+    return { state: 'unloaded', size: this.loader.sizeOnLoad(namespace, this.opts.exactThreshold) };
   }
 
   /**
@@ -340,7 +349,7 @@ export class VectorIndexManager implements VectorLeg {
     const r = slot.ready;
     if (r?.kind !== 'hnsw') return;
     if (r.merging) await r.merging.catch(() => {});
-    if (r.delta.size > 0 || r.dropped.size > 0) {
+    if (r.delta.size > 0 || dropsWorthRewriting(r)) {
       this.startMerge(ns, r);
       await r.merging?.catch(() => {});
     }
@@ -495,6 +504,6 @@ export class VectorIndexManager implements VectorLeg {
   /** Merges the delta into a new graph generation on the builder (a writer's job; see delta-merge.ts). */
   private startMerge(namespace: string, state: GraphState): void {
     if (this.opts.role === 'reader') return;
-    startDeltaMerge(namespace, state, this.files, this.opts.log);
+    startDeltaMerge(namespace, state, this.files, this.opts.log, this.tombstones.heardThrough);
   }
 }

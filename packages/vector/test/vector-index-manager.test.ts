@@ -37,6 +37,7 @@ function indexFile(): string {
 
 function sidecar(): {
   watermark: number;
+  metaSeq?: number;
   count: number;
   namespace: string;
   dimensions: number;
@@ -294,11 +295,17 @@ describe('VectorIndexManager: HNSW mode', () => {
     const found = (await okSearch(m, 'big', vectors[7]!, 5)).candidates.map((c) => c.key);
     expect(found).not.toContain(keys[7]);
     expect(found.length).toBe(5);
+    // One graph key of 200 is not worth a new file (a load drops it again); two, 1%, are.
+    const before = sidecar();
     await m.flush();
-    expect(sidecar().count).toBe(N - 1);
+    expect(sidecar()).toEqual(before);
+    fx.store.delete('big', 'm9');
+    m.forgetDeletes();
+    await m.flush();
+    expect(sidecar().count).toBe(N - 2);
     // A new process reads the count from the file, and finds what is left.
     const m2 = fx.manager({ exactThreshold: 10 });
-    expect(m2.status('big')).toEqual({ state: 'unloaded', size: N - 1 });
+    expect(m2.status('big')).toEqual({ state: 'unloaded', size: N - 2 });
     expect((await okSearch(m2, 'big', vectors[7]!, 5)).candidates.map((c) => c.key)).not.toContain(keys[7]);
     expect((await okSearch(m2, 'big', vectors[8]!, 1)).candidates[0]?.key).toBe(keys[8]);
   });
@@ -338,6 +345,49 @@ describe('VectorIndexManager: HNSW mode', () => {
     await warming;
     expect(m.status('big')).toEqual({ state: 'hnsw', size: N - 1 });
     expect((await okSearch(m, 'big', vectors[7]!, 5)).candidates.map((c) => c.key)).not.toContain(keys[7]);
+  });
+
+  it('a memory deleted while no process has its namespace loaded is neither counted nor kept once mapped', async () => {
+    const m = fx.manager({ exactThreshold: 10 });
+    await m.warm('big');
+    await m.close();
+    // `cairn delete` with no server: only the store hears of it; the saved file still holds the vectors.
+    fx.store.delete('big', 'm7');
+    fx.store.delete('big', 'm8');
+    const m2 = fx.manager({ exactThreshold: 10 });
+    expect(m2.status('big')).toEqual({ state: 'unloaded', size: N - 2 });
+    await m2.warm('big');
+    expect(m2.status('big')).toEqual({ state: 'hnsw', size: N - 2 });
+    expect(fx.builder.builds).toBe(1);
+    expect((await okSearch(m2, 'big', vectors[7]!, 5)).candidates.map((c) => c.key)).not.toContain(keys[7]);
+    // The next save writes a file without them, recording that it is clean of deletes up to now.
+    await m2.flush();
+    expect(sidecar().count).toBe(N - 2);
+    expect(sidecar().metaSeq).toBe(fx.store.metaSeq());
+    const m3 = fx.manager({ exactThreshold: 10 });
+    expect(m3.status('big')).toEqual({ state: 'unloaded', size: N - 2 });
+  });
+
+  it('hears of deletes made by any process since its last look, loaded namespaces at once', async () => {
+    const m = fx.manager({ exactThreshold: 10 });
+    await m.warm('big');
+    const small = fx.add('small', randomUnitVectors(5, DIMS, 49), () => ({}), 's');
+    fx.store.delete('big', 'm3');
+    fx.store.delete('big', 'm4');
+    fx.store.delete('small', 's1');
+    // A memory deleted and written again is live: its new vector stays.
+    fx.store.delete('big', 'm5');
+    const again = fx.add('big', [vectors[5]!], () => ({ id: 'm5' }));
+    expect(again.keys[0]).toBe(keys[5]);
+    m.apply(again.stored);
+    m.forgetDeletes();
+    expect(m.status('big')).toEqual({ state: 'hnsw', size: N - 2 });
+    expect((await okSearch(m, 'big', vectors[5]!, 1)).candidates[0]?.key).toBe(again.keys[0]);
+    // `small` was not loaded: it reads its vectors, the deleted one's gone, from the store.
+    expect(m.status('small')).toEqual({ state: 'unloaded', size: 4 });
+    expect(small.keys).toHaveLength(5);
+    m.forgetDeletes();
+    expect(m.status('big')).toEqual({ state: 'hnsw', size: N - 2 });
   });
 
   it('a reader keeps the deletes it knows when it maps a generation saved before the writer knew them', async () => {
