@@ -1,6 +1,7 @@
 import type { MemoryApi } from '@cairn/api-contract';
 import { NamespaceSchema, zodToCairnError } from '@cairn/core';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { answerToolCalls } from './tool-calls.js';
 import type { McpLog, ToolContext } from './tool-context.js';
 import { registerMemContext } from './tools/mem-context.js';
 import { registerMemGet } from './tools/mem-get.js';
@@ -52,10 +53,13 @@ export function createCairnMcpServer(api: MemoryApi, opts: CairnMcpServerOptions
     log: opts.log ?? (() => {}),
     namespaceNote: opts.namespaceNote,
   };
-  registerMemSearch(server, ctx);
-  registerMemTimeline(server, ctx);
-  registerMemGet(server, ctx);
-  registerMemSave(server, ctx);
-  registerMemContext(server, ctx);
+  const tools = new Map([
+    ['mem_search', registerMemSearch(server, ctx)],
+    ['mem_timeline', registerMemTimeline(server, ctx)],
+    ['mem_get', registerMemGet(server, ctx)],
+    ['mem_save', registerMemSave(server, ctx)],
+    ['mem_context', registerMemContext(server, ctx)],
+  ]);
+  answerToolCalls(server, tools);
   return server;
 }

@@ -1,4 +1,4 @@
-import { DEFAULT_API_LIMITS, type MemoryApi } from '@cairn/api-contract';
+import { MaxTokensSchema, type MemoryApi } from '@cairn/api-contract';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { asCairnError, toolError } from './tool-result.js';
@@ -32,12 +32,20 @@ export const commonArgs = {
     .describe('namespace to use instead of the server’s default (the backend checks access)'),
 };
 
-/** Whole numbers with the API's documented bounds, so the schema tells the model the limits up front. */
-export const intArg = (min: number, max: number) => z.number().min(min).max(max).int();
+/**
+ * Whole numbers with the API's documented bounds, so the schema tells the model the limits up front. With
+ * `name`, the upper bound's message is the API's own (`k must be at most 100`), so both faces say the same.
+ */
+export const intArg = (min: number, max: number, name?: string) =>
+  z
+    .number()
+    .min(min)
+    .max(max, name ? `${name} must be at most ${max}` : undefined)
+    .int();
 
-export const maxTokensArg = intArg(1, DEFAULT_API_LIMITS.maxTokens)
-  .optional()
-  .describe('token budget of the response; entries past it are left out whole and counted as omitted');
+export const maxTokensArg = MaxTokensSchema.optional().describe(
+  'token budget of the response; entries past it are left out whole and counted as omitted',
+);
 
 /**
  * A tool handler that never throws: a failure becomes a tool error the model can read and act on, and an

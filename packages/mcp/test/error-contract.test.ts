@@ -23,8 +23,20 @@ interface Case {
 }
 
 const CASES: Case[] = [
-  { name: 'k below 1', request: { query: 'x', k: 0 }, code: 'INVALID_INPUT', field: 'k' },
-  { name: 'k above the limit', request: { query: 'x', k: 5000 }, code: 'INVALID_INPUT', field: 'k' },
+  {
+    name: 'k below 1',
+    request: { query: 'x', k: 0 },
+    code: 'INVALID_INPUT',
+    field: 'k',
+    mcp: { query: 'x', k: 0 },
+  },
+  {
+    name: 'k above the limit',
+    request: { query: 'x', k: 5000 },
+    code: 'INVALID_INPUT',
+    field: 'k',
+    mcp: { query: 'x', k: 5000 },
+  },
   {
     name: 'a malformed namespace',
     request: { namespace: '-bad ns', query: 'x' },
@@ -39,7 +51,7 @@ const CASES: Case[] = [
     field: 'namespace',
     mcp: { namespace: 'secret', query: 'x' },
   },
-  { name: 'no query', request: {}, code: 'INVALID_INPUT', field: 'query' },
+  { name: 'no query', request: {}, code: 'INVALID_INPUT', field: 'query', mcp: {} },
   {
     name: 'a query over 4,096 characters',
     request: { query: 'q'.repeat(4_097) },
@@ -53,7 +65,13 @@ const CASES: Case[] = [
     code: 'INVALID_INPUT',
     field: 'weights.lexical',
   },
-  { name: 'an unknown field', request: { query: 'x', bogus: 1 }, code: 'INVALID_INPUT', field: 'bogus' },
+  {
+    name: 'an unknown field',
+    request: { query: 'x', bogus: 1 },
+    code: 'INVALID_INPUT',
+    field: 'bogus',
+    mcp: { query: 'x', bogus: 1 },
+  },
   {
     name: 'a decay that is no duration',
     request: { query: 'x', decay: 'fortnight' },
@@ -145,6 +163,8 @@ describe('one error contract across HTTP, CLI and MCP', () => {
         expect(r.isError, c.name).toBe(true);
         const text = (r.content as Array<{ text: string }>)[0]!.text;
         expect(text, `mcp: ${c.name}`).toBe(`[${http.code}] ${http.message} (field: ${http.field})`);
+        // Programs read the same error, whether the tool's schema or the backend refused the call.
+        expect(r.structuredContent, `mcp: ${c.name}`).toEqual({ error: http });
       }
     }
   });

@@ -246,18 +246,25 @@ describe('cairn mcp over stdio', () => {
     expect(halfFact.isError).toBe(true);
     expect(halfFact.text).toContain('a fact needs both slot and key');
 
+    // Refused by the tool's schema, answered in the shape every other failure has, for programs too.
     const wrongType = await call('mem_get', { ids: 'not-a-list' });
     expect(wrongType.isError).toBe(true);
-    expect(wrongType.text).toContain('ids');
+    expect(wrongType.text).toBe('[INVALID_INPUT] ids must be array, got string (field: ids)');
+    expect(wrongType.data.error).toMatchObject({ code: 'INVALID_INPUT', field: 'ids' });
+    const negative = await call('mem_timeline', { anchor: 'x', before: -5 });
+    expect(negative.data.error).toMatchObject({ code: 'INVALID_INPUT', field: 'before' });
+    const noSuchTool = await call('mem_forget', { id: 'x' });
+    expect(noSuchTool.isError).toBe(true);
+    expect(noSuchTool.data.error).toMatchObject({ code: 'INVALID_INPUT', field: 'name' });
 
     // A misspelt argument is refused by name, never dropped: the memory is not saved without its tags,
     // and a search is not answered unfiltered.
     const typo = await call('mem_save', { text: 'typo test memory', tag: ['important'] });
     expect(typo.isError).toBe(true);
-    expect(typo.text).toMatch(/"tag"/);
+    expect(typo.text).toMatch(/unknown field\(s\): tag\b/);
     const typoSearch = await call('mem_search', { query: 'typo test memory', kind: ['fact'] });
     expect(typoSearch.isError).toBe(true);
-    expect(typoSearch.text).toMatch(/"kind"/);
+    expect(typoSearch.text).toMatch(/unknown field\(s\): kind\b/);
     const none = await ok('mem_search', { query: 'typo test memory' });
     expect((none.data.hits as Array<{ title: string }>).map((h) => h.title)).not.toContain(
       'typo test memory',

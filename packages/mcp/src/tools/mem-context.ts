@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { usageLine } from '../render.js';
 import { commonArgs, guarded, maxTokensArg, namespaceOf, type ToolContext } from '../tool-context.js';
@@ -16,8 +16,8 @@ const inputSchema = {
   ...commonArgs,
 };
 
-export function registerMemContext(server: McpServer, ctx: ToolContext): void {
-  server.registerTool(
+export function registerMemContext(server: McpServer, ctx: ToolContext): RegisteredTool {
+  return server.registerTool(
     'mem_context',
     {
       title: 'Session-start memory pack',

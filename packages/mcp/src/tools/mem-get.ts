@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { renderGet } from '../render.js';
 import { commonArgs, guarded, maxTokensArg, namespaceOf, type ToolContext } from '../tool-context.js';
@@ -11,8 +11,8 @@ const inputSchema = {
   ...commonArgs,
 };
 
-export function registerMemGet(server: McpServer, ctx: ToolContext): void {
-  server.registerTool(
+export function registerMemGet(server: McpServer, ctx: ToolContext): RegisteredTool {
+  return server.registerTool(
     'mem_get',
     {
       title: 'Fetch full memories',

@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { renderWrite } from '../render.js';
 import { commonArgs, guarded, namespaceOf, type ToolContext } from '../tool-context.js';
@@ -29,8 +29,8 @@ const inputSchema = {
   ...commonArgs,
 };
 
-export function registerMemSave(server: McpServer, ctx: ToolContext): void {
-  server.registerTool(
+export function registerMemSave(server: McpServer, ctx: ToolContext): RegisteredTool {
+  return server.registerTool(
     'mem_save',
     {
       title: 'Save a memory',

@@ -1,6 +1,6 @@
 import { DEFAULT_API_LIMITS, type SearchRequestBody } from '@cairn/api-contract';
 import { DEFAULT_INPUT_LIMITS } from '@cairn/core';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { renderSearch } from '../render.js';
 import { commonArgs, guarded, intArg, maxTokensArg, namespaceOf, type ToolContext } from '../tool-context.js';
@@ -15,7 +15,7 @@ const inputSchema = {
     .describe(
       'what to look for: words, identifiers, file names, error messages, a question; empty with a filter lists what passes it, newest first',
     ),
-  k: intArg(1, DEFAULT_API_LIMITS.maxK).optional().describe('most hits to return (default 10)'),
+  k: intArg(1, DEFAULT_API_LIMITS.maxK, 'k').optional().describe('most hits to return (default 10)'),
   kinds: list('only these kinds, e.g. ["fact", "summary"] (observation, turn, summary, fact, prompt, …)'),
   sessions: list('only memories of these sessions'),
   tags: list('only memories with any of these tags'),
@@ -34,8 +34,8 @@ const inputSchema = {
   ...commonArgs,
 };
 
-export function registerMemSearch(server: McpServer, ctx: ToolContext): void {
-  server.registerTool(
+export function registerMemSearch(server: McpServer, ctx: ToolContext): RegisteredTool {
+  return server.registerTool(
     'mem_search',
     {
       title: 'Search memory (compact index)',

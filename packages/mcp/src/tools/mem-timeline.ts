@@ -1,5 +1,5 @@
 import { DEFAULT_API_LIMITS } from '@cairn/api-contract';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { renderTimeline } from '../render.js';
 import { commonArgs, guarded, intArg, maxTokensArg, namespaceOf, type ToolContext } from '../tool-context.js';
@@ -17,8 +17,8 @@ const inputSchema = {
   ...commonArgs,
 };
 
-export function registerMemTimeline(server: McpServer, ctx: ToolContext): void {
-  server.registerTool(
+export function registerMemTimeline(server: McpServer, ctx: ToolContext): RegisteredTool {
+  return server.registerTool(
     'mem_timeline',
     {
       title: 'Memories around one (compact index)',
