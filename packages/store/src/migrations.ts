@@ -601,6 +601,18 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     },
   },
+  {
+    version: 24,
+    description: "one namespace's tombstones by meta_seq",
+    up(db) {
+      // A graph file drops the keys its namespace lost since the file was written (the vector package's
+      // Tombstones), and `stats` counts them for every unloaded namespace: by namespace, that reads the
+      // namespace's own tombstones, not every tenant's since the file's meta_seq.
+      db.exec(
+        'CREATE INDEX memories_deleted_by_namespace ON memories (namespace, meta_seq) WHERE deleted_at IS NOT NULL',
+      );
+    },
+  },
 ];
 
 // The trigger bodies of migration 18, for a row named `r` (NEW or OLD). Shipped SQL: never edit these,
