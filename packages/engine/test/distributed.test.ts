@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { deadLetters, queueCounts } from '@cairn/pipeline/distributed';
 import { describe, expect, it } from 'vitest';
 import { eventually, memories, useDeployment } from './distributed-helpers.js';
@@ -155,6 +157,24 @@ describe('distributed pipeline through a real Redis', () => {
       .add('index', { space: 'dropped-model/8', shard: 0, items: [], failures: [{ key: 1, error: 'x' }] });
     await eventually(async () => (await moot.getState()) === 'completed');
     expect(await deadLetters(topology)).toHaveLength(1);
+  });
+
+  it("a delete leaves the index worker's graph file, and every process's count", async () => {
+    const d = await deployments.create();
+    await d.workers({ exactThreshold: 20, persistIntervalMs: 200 });
+    const { producer } = await d.producer('stored');
+    await producer.enqueue(memories(300, 'team/alpha'));
+    const graphs = () =>
+      readdirSync(join(d.dataDir, 'vectors'), { recursive: true, encoding: 'utf8' })
+        .filter((f) => f.endsWith('.json'))
+        .map((f) => JSON.parse(readFileSync(join(d.dataDir, 'vectors', f), 'utf8')) as { count: number });
+    await eventually(() => graphs()[0]?.count === 300);
+    const reader = await d.reader();
+    // Ten deletes (3% of the graph) from another process: the worker hears of them on its next save.
+    for (let i = 0; i < 10; i++) expect(reader.delete('team/alpha', `m${i}`)).toBe(true);
+    await eventually(() => graphs()[0]?.count === 290);
+    await eventually(() => reader.stats().namespaces['team/alpha']?.indexed === 290);
+    expect(reader.stats().namespaces['team/alpha']).toMatchObject({ stored: 290, embedded: 290 });
   });
 
   it('shares the index shards fairly between workers, and hands them back when one leaves', async () => {
