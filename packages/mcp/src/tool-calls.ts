@@ -20,7 +20,7 @@ export function answerToolCalls(server: McpServer, tools: ReadonlyMap<string, Re
     const tool = tools.get(name);
     if (!tool?.enabled)
       return toolError(
-        new CairnError('INVALID_INPUT', `no tool named "${name}"; tools: ${[...tools.keys()].join(', ')}`, {
+        new CairnError('INVALID_INPUT', `no tool named "${name}"; tools: ${enabled(tools).join(', ')}`, {
           field: 'name',
         }),
       );
@@ -28,4 +28,9 @@ export function answerToolCalls(server: McpServer, tools: ReadonlyMap<string, Re
     if (!parsed.success) return toolError(zodToCairnError(parsed.error));
     return (tool.handler as Run)(parsed.data, extra);
   });
+}
+
+/** The names of the tools a client may call now. */
+function enabled(tools: ReadonlyMap<string, RegisteredTool>): string[] {
+  return [...tools].filter(([, t]) => t.enabled).map(([n]) => n);
 }

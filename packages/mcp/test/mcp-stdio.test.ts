@@ -251,6 +251,8 @@ describe('cairn mcp over stdio', () => {
     expect(wrongType.isError).toBe(true);
     expect(wrongType.text).toBe('[INVALID_INPUT] ids must be array, got string (field: ids)');
     expect(wrongType.data.error).toMatchObject({ code: 'INVALID_INPUT', field: 'ids' });
+    const tooImportant = await call('mem_save', { text: 'x', importance: 2 });
+    expect(tooImportant.text).toBe('[INVALID_INPUT] importance must be in [0, 1] (field: importance)');
     const negative = await call('mem_timeline', { anchor: 'x', before: -5 });
     expect(negative.data.error).toMatchObject({ code: 'INVALID_INPUT', field: 'before' });
     const noSuchTool = await call('mem_forget', { id: 'x' });

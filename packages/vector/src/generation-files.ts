@@ -18,7 +18,7 @@ import {
   type IndexBuilder,
   type IndexBuildRequest,
 } from './hnsw-params.js';
-import { checkIndexFile } from './index-file-check.js';
+import { checkIndexFile, indexFileRows } from './index-file-check.js';
 import { createHnswIndex, releaseIndex } from './usearch-index.js';
 
 /** What a namespace's current graph generation is: the commit point of a build or merge. */
@@ -41,7 +41,13 @@ export interface Sidecar {
    * when the file is mapped. Absent in files saved before it was recorded (read as 0: every tombstone).
    */
   metaSeq?: number;
+  /** Vectors in the graph (what a search can return). */
   count: number;
+  /**
+   * Rows in the file's vector block: more than `count` after a merge removed keys (usearch keeps their
+   * slots). Absent in files saved before it was recorded: read as `count`.
+   */
+  rows?: number;
   /** Size of the graph file, checked before it is mapped. */
   bytes: number;
 }
@@ -93,7 +99,7 @@ export class GenerationFiles {
       return 'index file belongs to another embedding space';
     if (JSON.stringify(side.params) !== JSON.stringify(this.params)) return 'HNSW parameters changed';
     const damage = checkIndexFile(path, {
-      count: side.count,
+      rows: side.rows ?? side.count,
       dimensions: this.space.dimensions,
       bytes: side.bytes,
       bytesPerScalar: BYTES_PER_SCALAR[this.params.quantization],
@@ -157,6 +163,7 @@ export class GenerationFiles {
       watermark,
       metaSeq,
       count,
+      rows: indexFileRows(path),
       bytes: statSync(path).size,
     };
     const sidePath = this.sidecarPath(namespace);

@@ -8,7 +8,16 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
  */
 export function checkIndexFile(
   path: string,
-  expected: { count: number; dimensions: number; bytes: number; bytesPerScalar: number },
+  expected: {
+    /**
+     * Rows in the vector block: the graph's size, or more after a merge removed keys (usearch keeps a
+     * removed key's slot in the file).
+     */
+    rows: number;
+    dimensions: number;
+    bytes: number;
+    bytesPerScalar: number;
+  },
 ): string | null {
   let size: number;
   try {
@@ -24,14 +33,26 @@ export function checkIndexFile(
     const rows = head.readUInt32LE(0);
     const bytesPerRow = head.readUInt32LE(4);
     const rowBytes = expected.dimensions * expected.bytesPerScalar;
-    if (rows !== expected.count || bytesPerRow !== rowBytes) {
-      return `index file holds ${rows} rows of ${bytesPerRow} bytes, expected ${expected.count} of ${rowBytes}`;
+    if (rows !== expected.rows || bytesPerRow !== rowBytes) {
+      return `index file holds ${rows} rows of ${bytesPerRow} bytes, expected ${expected.rows} of ${rowBytes}`;
     }
     const magicAt = 8 + rows * bytesPerRow;
     const magic = Buffer.alloc(7);
     if (readSync(fd, magic, 0, 7, magicAt) !== 7 || magic.toString('latin1') !== 'usearch')
       return 'index file has no usearch header';
     return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The number of rows in a usearch index file's vector block (its first four bytes). */
+export function indexFileRows(path: string): number {
+  const fd = openSync(path, 'r');
+  try {
+    const head = Buffer.alloc(4);
+    if (readSync(fd, head, 0, 4, 0) !== 4) throw new Error(`index file ${path} is truncated`);
+    return head.readUInt32LE(0);
   } finally {
     closeSync(fd);
   }

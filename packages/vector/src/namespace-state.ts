@@ -71,7 +71,8 @@ export function dropVector(state: NamespaceState, key: number): void {
  * Whether a save should write a new graph file for its dropped keys alone (a delta always is). A mapped file
  * drops the keys deleted since it was written (see `Tombstones`), so a few deletes wait for the next write:
  * rewriting a million-vector file for one delete cost the next save as much as a thousand new vectors did.
- * At 1% of the graph they are worth it: searches step over them, and a load replays them.
+ * At 1% of the graph they are worth it: below, searches ask the graph past them (see `nearest`), and a
+ * load drops them again.
  */
 export function dropsWorthRewriting(state: GraphState): boolean {
   return state.dropped.size > 0 && state.dropped.size >= state.graphSize * 0.01;
@@ -104,12 +105,19 @@ export function nearest(
   if (k <= 0) return [];
   if (state.kind === 'exact') return state.matrix.search(vector, k);
   const q = vector.byteOffset === 0 ? vector : vector.slice();
-  const m = state.graph.search(q, Math.min(k, state.graphSize), 0);
-  const out: Array<{ key: number; cosine: number }> = [];
-  for (let i = 0; i < m.keys.length; i++) {
-    const key = Number(m.keys[i]);
-    // A key in the delta has a newer vector than the graph's copy; a dropped one has none.
-    if (!state.delta.has(key) && !state.dropped.has(key)) out.push({ key, cosine: 1 - m.distances[i]! });
+  let out: Array<{ key: number; cosine: number }> = [];
+  // Keys the graph answers with but does not serve (deleted, or with a newer vector in the delta) can fill
+  // a whole answer: a deleted cluster near the query left it empty until the file was rewritten. Ask for
+  // more, doubling, while they crowd out over a quarter of it and the graph has more to give (callers
+  // already over-fetch for the few a search loses; asking again for each would double its cost).
+  for (let ask = Math.min(k, state.graphSize); ; ask = Math.min(state.graphSize, ask * 2)) {
+    const m = state.graph.search(q, ask, 0);
+    out = [];
+    for (let i = 0; i < m.keys.length; i++) {
+      const key = Number(m.keys[i]);
+      if (!state.delta.has(key) && !state.dropped.has(key)) out.push({ key, cosine: 1 - m.distances[i]! });
+    }
+    if (out.length >= k * 0.75 || m.keys.length < ask || ask >= state.graphSize) break;
   }
   if (state.delta.size > 0) {
     out.push(...state.delta.search(q, k));

@@ -38,6 +38,7 @@ function indexFile(): string {
 function sidecar(): {
   watermark: number;
   metaSeq?: number;
+  rows?: number;
   count: number;
   namespace: string;
   dimensions: number;
@@ -366,6 +367,45 @@ describe('VectorIndexManager: HNSW mode', () => {
     expect(sidecar().metaSeq).toBe(fx.store.metaSeq());
     const m3 = fx.manager({ exactThreshold: 10 });
     expect(m3.status('big')).toEqual({ state: 'unloaded', size: N - 2 });
+  });
+
+  it('a file written by a merge that removed keys is mapped by the next process, not rebuilt', async () => {
+    const m = fx.manager({ exactThreshold: 10 });
+    await m.warm('big');
+    for (let i = 0; i < 5; i++) fx.store.delete('big', `m${i}`);
+    m.forgetDeletes();
+    await m.close();
+    expect(fx.builder.builds).toBe(2); // the build, then the merge that removed five keys
+    // usearch keeps a removed key's slot in the file: the sidecar records the rows it holds.
+    expect(sidecar()).toMatchObject({ count: N - 5, rows: N });
+    const m2 = fx.manager({ exactThreshold: 10 });
+    await m2.warm('big');
+    expect(fx.builder.builds).toBe(2);
+    expect(rebuildWarnings()).toEqual([]);
+    expect(m2.status('big')).toEqual({ state: 'hnsw', size: N - 5 });
+    // A reader maps the new generation too, rather than warning on every refresh.
+    const reader = fx.manager({ exactThreshold: 10, role: 'reader' });
+    await reader.warm('big');
+    fx.store.delete('big', 'm5');
+    fx.store.delete('big', 'm6');
+    m2.forgetDeletes();
+    await m2.flush();
+    reader.refresh();
+    expect(reader.status('big')).toEqual({ state: 'hnsw', size: N - 7 });
+    expect(rebuildWarnings()).toEqual([]);
+  });
+
+  it("counts an unloaded namespace's deleted keys in its file once, not on every stats call", async () => {
+    const m = fx.manager({ exactThreshold: 10 });
+    await m.warm('big');
+    await m.close();
+    fx.store.delete('big', 'm7');
+    const m2 = fx.manager({ exactThreshold: 10 });
+    expect(m2.status('big')).toEqual({ state: 'unloaded', size: N - 1 });
+    // The answer is kept for the same file and deletes: the file is not read again (here, it is gone).
+    rmSync(indexFile());
+    expect(m2.status('big')).toEqual({ state: 'unloaded', size: N - 1 });
+    expect(fx.warnings()).toEqual([]);
   });
 
   it('hears of deletes made by any process since its last look, loaded namespaces at once', async () => {
@@ -825,6 +865,32 @@ describe('VectorIndexManager: ANN recall against exact search', () => {
     // A bound, not a speed or an exact figure: HNSW is approximate, and usearch's batch insert leaves a few
     // nodes less reachable at random. bench/RESULTS.md has the recall at 100k (bench:peers, HNSW tuning).
     expect(found / (queries.length * 10)).toBeGreaterThanOrEqual(0.9);
+  });
+});
+
+describe('VectorIndexManager: a deleted cluster', () => {
+  it('a query near memories deleted below the rewrite threshold still gets its nearest live ones', async () => {
+    const spread = randomUnitVectors(3_000, DIMS, 31);
+    fx.add('big', spread);
+    const q = randomUnitVectors(1, DIMS, 32)[0]!;
+    // 25 near-copies of the query (under 1% of the graph): the graph's whole answer near q, once deleted.
+    const noise = randomUnitVectors(25, DIMS, 33);
+    const near = noise.map((n) => {
+      const v = q.map((x, i) => x + 0.01 * n[i]!);
+      const norm = Math.hypot(...v);
+      return v.map((x) => x / norm);
+    });
+    fx.add('big', near, () => ({}), 'near');
+    const m = fx.manager({ exactThreshold: 100 });
+    await m.warm('big');
+    for (let i = 0; i < near.length; i++) fx.store.delete('big', `near${i}`);
+    m.forgetDeletes();
+    await m.flush();
+    for (const manager of [m, fx.manager({ exactThreshold: 100 })]) {
+      const got = (await okSearch(manager, 'big', q, 10)).candidates;
+      expect(got).toHaveLength(10);
+      expect(got.every((c) => c.cosine < 0.99)).toBe(true);
+    }
   });
 });
 

@@ -1,3 +1,4 @@
+import { MemoryInputSchema } from '@cairn/core';
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { renderWrite } from '../render.js';
@@ -14,7 +15,8 @@ const inputSchema = {
   title: z.string().optional().describe('one line shown in the index (default: the first line of text)'),
   session: z.string().optional().describe('groups memories of one working session; mem_timeline follows it'),
   tags: z.array(z.string()).optional(),
-  importance: z.number().min(0).max(1).optional().describe('0–1 (default 0.5); raises or lowers its rank'),
+  // The API's own schema, so a bad value gets the message the HTTP API gives.
+  importance: MemoryInputSchema.shape.importance.describe('0–1 (default 0.5); raises or lowers its rank'),
   fields: z
     .record(z.string(), z.string())
     .optional()
