@@ -1,5 +1,6 @@
 import { assertDimensions, CairnError, type EmbeddingSpace, type PendingMemory } from '@cairn/core';
 import type Database from 'better-sqlite3';
+import { NAMESPACE_VECTORS_READER } from './namespace-vectors-reader.js';
 import { blobToVector, type VectorStorage, vectorToBlob } from './vector-blob.js';
 
 /** The share of a space's memories that may have failed to embed for it to be activated unforced. */
@@ -422,6 +423,19 @@ export class EmbeddingStore {
    * copying each BLOB. Reads in pages with `.all()`: an open SQLite cursor held across a consumer's
    * `await` would make every write on this connection fail with "connection is busy" until it ends.
    */
+  /**
+   * Where a worker thread reads a namespace's vectors itself (a graph build; see
+   * `namespace-vectors-reader.ts`): the module and what to pass it besides the limit and dimensions. Null for
+   * an in-memory database, which no other connection can open.
+   */
+  offThreadReader(
+    spaceId: string,
+    namespace: string,
+  ): { module: string; args: { path: string; spaceId: string; namespace: string } } | null {
+    if (this.db.memory) return null;
+    return { module: NAMESPACE_VECTORS_READER, args: { path: this.db.name, spaceId, namespace } };
+  }
+
   *iterate(
     spaceId: string,
     namespace: string,

@@ -1,3 +1,4 @@
+import { pathToFileURL } from 'node:url';
 import { embeddingSpaceOf, type PendingMemory } from '@cairn/core';
 import { blobToVector, vectorToBlob } from '@cairn/store';
 import fc from 'fast-check';
@@ -297,6 +298,35 @@ describe('EmbeddingStore: reading vectors', () => {
       all[1]!.key,
     ]);
     expect([...all[0]!.vector]).toEqual([all[0]!.key, 0, 0, 1]);
+  });
+
+  it('a worker reads a namespace in write order with its own connection: the newest vector of each key, up to a limit', async () => {
+    t.store.write(Array.from({ length: 2_500 }, (_, i) => mem({ id: `m${i}`, text: `text ${i}` })));
+    t.store.write([mem({ namespace: 'x', id: 'other', text: 'another namespace' })]);
+    embedAll(t.store.embeddings.pending(space.id, 5_000));
+    // m0 is written again and re-embedded: its new vector comes last in write order.
+    t.store.write([mem({ id: 'm0', text: 'text 0, rewritten' })]);
+    const [again] = t.store.embeddings.pending(space.id, 10);
+    const [last] = t.store.embeddings.put(space, [{ memory: again!, vector: vec(9, 9, 9, 9) }]);
+    const all = [...t.store.embeddings.iterate(space.id, 'ns')];
+    const reader = t.store.embeddings.offThreadReader(space.id, 'ns')!;
+    const read = (await import(pathToFileURL(reader.module).href)).default as (args: object) => {
+      keys: BigUint64Array;
+      vectors: Float32Array;
+      watermark: number;
+    };
+    const whole = read({ ...reader.args, limit: 2_500, dimensions: 4 });
+    expect(whole.keys).toHaveLength(2_500);
+    expect(new Set(whole.keys).size).toBe(2_500);
+    expect([...whole.keys].map(Number)).toEqual(all.map((e) => e.key));
+    // m0's row holds its newest vector, last in write order.
+    expect(Number(whole.keys[2_499])).toBe(rawRow(t.store, 'ns', 'm0').key);
+    expect([...whole.vectors.subarray(2_499 * 4)]).toEqual([9, 9, 9, 9]);
+    expect(whole.watermark).toBe(last!.writeSeq);
+    // Counted at the start of a build: it stops there, and says how far it read.
+    const part = read({ ...reader.args, limit: 1_000, dimensions: 4 });
+    expect([...part.keys].map(Number)).toEqual(all.slice(0, 1_000).map((e) => e.key));
+    expect(part.watermark).toBe(all[999]!.writeSeq);
   });
 
   it('orders vectors by when they were written, not by when their memories changed', () => {

@@ -141,11 +141,11 @@ export class GenerationFiles {
     generation: number,
     watermark: number,
     metaSeq: number,
-    data: Pick<IndexBuildRequest, 'keys' | 'vectors' | 'basePath' | 'removeKeys'>,
+    data: Pick<IndexBuildRequest, 'keys' | 'vectors' | 'basePath' | 'removeKeys' | 'read'>,
   ): Promise<Sidecar> {
     const file = this.fileName(namespace, generation);
     const path = join(this.dir, file);
-    const { count } = await this.builder.build({
+    const built = await this.builder.build({
       ...data,
       dimensions: this.space.dimensions,
       params: this.params,
@@ -160,9 +160,10 @@ export class GenerationFiles {
       params: this.params,
       generation,
       file,
-      watermark,
+      // A build that read its vectors itself says how far it read.
+      watermark: built.watermark ?? watermark,
       metaSeq,
-      count,
+      count: built.count,
       rows: indexFileRows(path),
       bytes: statSync(path).size,
     };

@@ -42,12 +42,17 @@ export interface IndexBuildRequest {
    * from scratch (a rebuild).
    */
   basePath?: string;
-  /** Memory keys, one per vector. */
+  /** Memory keys, one per vector (empty with `read`). */
   keys: BigUint64Array;
   /** Keys to take out of the base graph (deleted memories); a merge only. */
   removeKeys?: BigUint64Array;
-  /** Row-major vectors, `keys.length × dimensions`. */
+  /** Row-major vectors, `keys.length × dimensions` (empty with `read`). */
   vectors: Float32Array;
+  /**
+   * Read the keys and vectors where the build runs, instead of passing them (see `OffThreadRead`); the
+   * build then answers with the watermark of what it read.
+   */
+  read?: OffThreadRead;
   dimensions: number;
   params: HnswParams;
   /** Where the finished index is written (atomically: temp file, then rename). */
@@ -58,6 +63,22 @@ export interface IndexBuildRequest {
    * @defaultValue 1
    */
   threads?: number;
+}
+
+/**
+ * A module a worker thread imports to read a namespace's vectors itself (see
+ * `EmbeddingSource.offThreadReader`): its default export takes `args` and returns the keys, the vectors and
+ * the highest write_seq it read.
+ */
+export interface OffThreadRead {
+  module: string;
+  args: Record<string, unknown>;
+}
+
+/** What a build made: the graph's size, and with `read`, the watermark of the vectors it read. */
+export interface IndexBuildResult {
+  count: number;
+  watermark?: number;
 }
 
 /** Keys to look up in a saved graph file (an index audit's checklist). */
@@ -71,7 +92,7 @@ export interface GraphKeyLookup {
 
 /** Builds and saves an HNSW index file; implemented by @cairn/compute's worker pool, or in-process. */
 export interface IndexBuilder {
-  build(req: IndexBuildRequest): Promise<{ count: number }>;
+  build(req: IndexBuildRequest): Promise<IndexBuildResult>;
   /**
    * The keys of `req.keys` that the graph file does not hold, looked up where builds run: an audit's
    * `contains` checks held the serving thread for ~0.45 s at a million keys. Absent (the in-process

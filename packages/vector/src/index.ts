@@ -6,6 +6,8 @@ export {
   type HnswParams,
   type IndexBuilder,
   type IndexBuildRequest,
+  type IndexBuildResult,
+  type OffThreadRead,
 } from './hnsw-params.js';
 export type { EmbeddingSource, KeyFilter, LogFn } from './sources.js';
 export {

@@ -166,16 +166,34 @@ export class NamespaceLoader {
     // A delete removes the memory's vectors in its own transaction: those made before this read are not
     // collected; those made after are dropped when the file is mapped.
     const metaSeq = this.o.tombstones.top();
-    const { keys, vectors, watermark } = await this.collect(namespace);
+    const { embeddings, space } = this.o;
+    // Where it can, the build reads the vectors on its own thread: reading and copying them here held the
+    // serving thread for a second at 100k (see namespace-vectors-reader.ts in @cairn/store).
+    const reader = embeddings.offThreadReader?.(space.id, namespace);
+    const data = reader
+      ? {
+          keys: new BigUint64Array(0),
+          vectors: new Float32Array(0),
+          watermark: 0,
+          read: {
+            module: reader.module,
+            args: {
+              ...reader.args,
+              limit: embeddings.count(space.id, namespace),
+              dimensions: space.dimensions,
+            },
+          },
+        }
+      : await this.collect(namespace);
     const generation = (this.o.files.sidecar(namespace)?.generation ?? 0) + 1;
-    await this.o.files.write(namespace, generation, watermark, metaSeq, { keys, vectors });
+    const side = await this.o.files.write(namespace, generation, data.watermark, metaSeq, data);
     const loaded = this.loadFile(namespace, false);
     if (!loaded) throw new Error('the freshly built index could not be loaded');
     await this.catchUpAsync(namespace, loaded);
     this.o.log('info', 'vector index built', {
       namespace,
-      space: this.o.space.id,
-      vectors: keys.length,
+      space: space.id,
+      vectors: side.count,
       ms: Date.now() - started,
     });
     return loaded;

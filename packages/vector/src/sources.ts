@@ -29,6 +29,15 @@ export interface EmbeddingSource {
    * replaced, so an audit can tell that nothing was stored since it last found the index whole.
    */
   maxWriteSeq?(spaceId: string, namespace: string): number;
+  /**
+   * Where a worker thread can read the namespace's vectors itself, for a graph build that never reads them
+   * on the calling thread: a module whose default export takes `args` plus `{ limit, dimensions }` (see
+   * `OffThreadRead`). Null or absent: the build is given the vectors, read here.
+   */
+  offThreadReader?(
+    spaceId: string,
+    namespace: string,
+  ): { module: string; args: Record<string, unknown> } | null;
 }
 
 export interface KeyFilter {

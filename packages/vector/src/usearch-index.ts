@@ -2,8 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { renameSync, unlinkSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Index, MetricKind, ScalarKind } from 'usearch';
-import type { HnswParams, IndexBuilder, IndexBuildRequest } from './hnsw-params.js';
+import type {
+  HnswParams,
+  IndexBuilder,
+  IndexBuildRequest,
+  IndexBuildResult,
+  OffThreadRead,
+} from './hnsw-params.js';
 
 /** Creates an empty cosine HNSW index with the given parameters. */
 export function createHnswIndex(dimensions: number, params: HnswParams): Index {
@@ -94,20 +101,37 @@ export function releaseIndex(index: Index): void {
 }
 
 /** Builds (or merges into a copy of `basePath`) on the calling thread. Used when no worker pool is wired. */
+/** Runs an off-thread reader where the build runs (see `OffThreadRead`). */
+async function readOffThread(
+  read: OffThreadRead,
+): Promise<{ keys: BigUint64Array; vectors: Float32Array; watermark: number }> {
+  const reader = (await import(pathToFileURL(read.module).href)) as {
+    default: (args: Record<string, unknown>) => {
+      keys: BigUint64Array;
+      vectors: Float32Array;
+      watermark: number;
+    };
+  };
+  return reader.default(read.args);
+}
+
 export const inProcessIndexBuilder: IndexBuilder = {
-  async build(req: IndexBuildRequest) {
+  async build(req: IndexBuildRequest): Promise<IndexBuildResult> {
+    let { keys, vectors } = req;
+    let watermark: number | undefined;
+    if (req.read) ({ keys, vectors, watermark } = await readOffThread(req.read));
     const index = createHnswIndex(req.dimensions, req.params);
     try {
       if (req.basePath) {
         index.load(req.basePath);
         // Updated memories: drop their old vectors first (usearch refuses a duplicate key).
-        for (const k of req.keys) if (index.contains(k)) index.remove(k);
+        for (const k of keys) if (index.contains(k)) index.remove(k);
         // Deleted memories leave the graph, so the file's count is what a search can return.
         for (const k of req.removeKeys ?? []) if (index.contains(k)) index.remove(k);
       }
-      addInChunks(index, req.keys, req.vectors, req.dimensions, req.threads ?? 1);
+      addInChunks(index, keys, vectors, req.dimensions, req.threads ?? 1);
       saveIndexAtomically(index, req.path);
-      return { count: index.size() };
+      return { count: index.size(), ...(watermark !== undefined ? { watermark } : {}) };
     } finally {
       releaseIndex(index);
     }

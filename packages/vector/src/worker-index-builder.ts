@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import type { GraphKeyLookup, IndexBuilder, IndexBuildRequest } from './hnsw-params.js';
+import type { GraphKeyLookup, IndexBuilder, IndexBuildRequest, IndexBuildResult } from './hnsw-params.js';
 
 /** Anything that runs a task module on a worker thread, such as @cairn/compute's ComputePool. */
 export interface TaskRunner {
@@ -18,7 +18,7 @@ export const GRAPH_LOOKUP_TASK_FILE = fileURLToPath(new URL('../dist/graph-looku
 /** An IndexBuilder that builds on a worker thread; the shared buffers in the request are not copied. */
 export function workerIndexBuilder(runner: TaskRunner): IndexBuilder {
   return {
-    build: (req: IndexBuildRequest) => runner.run<{ count: number }>(BUILD_TASK_FILE, req),
+    build: (req: IndexBuildRequest) => runner.run<IndexBuildResult>(BUILD_TASK_FILE, req),
     keysMissingFromFile: (req: GraphKeyLookup) => runner.run<number[]>(GRAPH_LOOKUP_TASK_FILE, req),
   };
 }

@@ -8,6 +8,7 @@ import { MemoryStore, type StoredEmbedding } from '@cairn/store';
 import {
   type IndexBuilder,
   type IndexBuildRequest,
+  type IndexBuildResult,
   inProcessIndexBuilder,
   type LogFn,
   type TaskRunner,
@@ -87,7 +88,7 @@ export class CountingBuilder implements IndexBuilder {
     this.gate = null;
   }
 
-  async build(req: IndexBuildRequest): Promise<{ count: number }> {
+  async build(req: IndexBuildRequest): Promise<IndexBuildResult> {
     this.builds++;
     this.bufferBytes.push(req.keys.buffer.byteLength + req.vectors.buffer.byteLength);
     if (this.gate) await this.gate;

@@ -732,6 +732,17 @@ describe('VectorIndexManager: HNSW mode', () => {
     expect(fx.builder.builds).toBe(2);
   });
 
+  it('a build reads its vectors where it runs: the calling thread hands it none', async () => {
+    const wide = randomUnitVectors(2_500, DIMS, 95);
+    const { keys: wideKeys } = fx.add('wide', wide);
+    const m = fx.manager({ exactThreshold: 10 });
+    await m.warm('wide');
+    expect(fx.builder.bufferBytes).toEqual([0]);
+    expect(m.status('wide')).toEqual({ state: 'hnsw', size: 2_500 });
+    expect(sidecar().watermark).toBe(fx.store.embeddings.maxWriteSeq(fx.space.id, 'wide'));
+    expect((await okSearch(m, 'wide', wide[123]!, 1)).candidates[0]?.key).toBe(wideKeys[123]);
+  });
+
   it('builds from the vectors counted at its start, and catches up the ones stored while it reads them', async () => {
     // Vectors stored between the build's reads, as a live reindex's writes are: the build must neither
     // grow its buffers for them (a stall of the serving thread at 100k) nor lose them.
@@ -742,6 +753,8 @@ describe('VectorIndexManager: HNSW mode', () => {
     const store = fx.store.embeddings;
     // The real store; its reads store 20 more vectors after the 1,000th row they hand out, once.
     const embeddings = Object.create(store) as typeof store;
+    // The reads on the calling thread (a store a worker cannot open; see the reader's own test in @cairn/store).
+    embeddings.offThreadReader = () => null;
     embeddings.iterate = function* (space, namespace, after) {
       let n = 0;
       for (const e of store.iterate(space, namespace, after)) {
@@ -773,6 +786,7 @@ describe('VectorIndexManager: HNSW mode', () => {
     // After 1,000 rows: m0 (read) gets a new vector, so it comes again at the end in write order, and the
     // last memory (not read yet) is deleted, so the count taken at the start is not reached before it.
     const embeddings = Object.create(store) as typeof store;
+    embeddings.offThreadReader = () => null;
     let done = false;
     embeddings.iterate = function* (space, namespace, after) {
       let n = 0;
