@@ -82,6 +82,15 @@ export interface NeighborIndex {
     filters: Record<string, never>;
     limit: number;
   }): Promise<VectorLegResult>;
+  /**
+   * Many vectors' nearest live keys at once, the graph searched where builds run (the compute pool); null
+   * where it cannot be (an exact namespace, no pool): then `searchVector`, one memory at a time.
+   */
+  nearestOffThread?(
+    namespace: string,
+    vectors: readonly Float32Array[],
+    k: number,
+  ): Promise<Array<Array<{ key: number; cosine: number }>> | null>;
   vectorsFor(
     namespace: string,
     keys: readonly number[],
@@ -315,21 +324,26 @@ export class Consolidator {
     const out: Array<{ pair: MergePair; record: MergeRecord }> = [];
     const { threshold, neighbors } = this.opts;
     const skip = new Set(this.opts.skipKinds);
+    const found = await this.neighborsOffThread(index, candidates, neighbors + 1);
     for (const c of candidates) {
       if (gone.has(c.key)) continue;
       await turns.maybeYield();
-      const res = await index.searchVector({
-        namespace: c.namespace,
-        vector: c.vector,
-        filters: {},
-        limit: neighbors + 1,
-      });
-      if (res.status !== 'ok')
-        return {
-          pairs: out,
-          unavailable: { namespace: c.namespace, writeSeq: c.writeSeq, reason: res.reason },
-        };
-      const close = res.candidates
+      let neighborsOfC = found.get(c.key);
+      if (!neighborsOfC) {
+        const res = await index.searchVector({
+          namespace: c.namespace,
+          vector: c.vector,
+          filters: {},
+          limit: neighbors + 1,
+        });
+        if (res.status !== 'ok')
+          return {
+            pairs: out,
+            unavailable: { namespace: c.namespace, writeSeq: c.writeSeq, reason: res.reason },
+          };
+        neighborsOfC = res.candidates;
+      }
+      const close = neighborsOfC
         .filter((n) => n.key !== c.key && !gone.has(n.key) && n.cosine >= threshold - ANN_SLACK)
         .map((n) => n.key);
       if (close.length === 0) continue;
@@ -367,6 +381,36 @@ export class Consolidator {
       }
     }
     return { pairs: out };
+  }
+
+  /**
+   * The batch's neighbours, namespace by namespace, searched where builds run when the index can (a pool
+   * and a graph): 100k searches one by one on this thread held a distributed worker's for ~16 s of native
+   * code after a bulk ingest, or took turns with the embedded writer's queries. By memory key; a memory
+   * left out is searched one at a time (see nearPairs).
+   */
+  private async neighborsOffThread(
+    index: NeighborIndex,
+    candidates: ReadonlyArray<{ key: number; namespace: string; vector: Float32Array }>,
+    k: number,
+  ): Promise<Map<number, Array<{ key: number; cosine: number }>>> {
+    const found = new Map<number, Array<{ key: number; cosine: number }>>();
+    if (!index.nearestOffThread) return found;
+    const byNamespace = new Map<string, Array<{ key: number; vector: Float32Array }>>();
+    for (const c of candidates) {
+      const group = byNamespace.get(c.namespace);
+      if (group) group.push(c);
+      else byNamespace.set(c.namespace, [c]);
+    }
+    for (const [namespace, group] of byNamespace) {
+      const lists = await index.nearestOffThread(
+        namespace,
+        group.map((c) => c.vector),
+        k,
+      );
+      if (lists) for (const [i, c] of group.entries()) found.set(c.key, lists[i]!);
+    }
+    return found;
   }
 }
 

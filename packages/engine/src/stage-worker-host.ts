@@ -205,7 +205,7 @@ export class StageWorkerHost {
     // Hygiene runs beside the index stage: it needs the data folder and a view of the vector index. Started
     // before the stage workers, so that a failure here leaves nothing running.
     const hygiene =
-      store && stages.has('index') ? await WorkerHygiene.start(store, topology, opts, log) : null;
+      store && stages.has('index') ? await WorkerHygiene.start(store, topology, pool, opts, log) : null;
     const workers = new StageWorkers(topology, ports, { ...opts, stages: [...stages] }, log);
     try {
       await workers.start();
@@ -278,6 +278,7 @@ class WorkerHygiene {
   static async start(
     store: MemoryStore,
     topology: QueueTopology,
+    pool: ComputePool | null,
     opts: StageWorkerHostOptions,
     log: EngineLog,
   ): Promise<WorkerHygiene> {
@@ -292,6 +293,8 @@ class WorkerHygiene {
           space,
           embeddings: store.embeddings,
           keys: store,
+          // A reader builds nothing: the pool searches its graph files for the consolidation's batches.
+          builder: pool ? workerIndexBuilder(pool) : undefined,
           exactThreshold: opts.exactThreshold,
           waitForBuild: true,
           role: 'reader',

@@ -1,5 +1,6 @@
 import { HashingEmbedder } from '@cairn/embed';
-import { describe, expect, it } from 'vitest';
+import { VectorIndexManager } from '@cairn/vector';
+import { describe, expect, it, vi } from 'vitest';
 import { DAY, useEngines } from './helpers.js';
 
 const engines = useEngines();
@@ -132,6 +133,33 @@ describe('consolidation merges near-duplicates into the newer memory', () => {
 
     const lexical = await engines.open({ embedder: null });
     expect((await lexical.consolidate()).skipped).toMatch(/no vector leg/);
+  });
+
+  it('in a namespace with a graph, the neighbours are searched on the compute pool, none on the serving thread', async () => {
+    const engine = await engines.open({ consolidation: { intervalMs: 0 }, exactThreshold: 100 });
+    engine.ingest(background(400));
+    engine.ingest([
+      { namespace: 'a', id: 'nearOld', kind: 'observation', text: NEAR_A, ts: T + 2 * DAY },
+      { namespace: 'a', id: 'nearNew', kind: 'observation', text: NEAR_B, ts: T + 3 * DAY },
+      { namespace: 'a', id: 'apart', kind: 'observation', text: NEAR_C, ts: T + 4 * DAY },
+    ]);
+    await engine.drain();
+    expect(engine.stats().namespaces.a!.index).toBe('hnsw');
+    const here = vi.spyOn(VectorIndexManager.prototype, 'searchVector');
+    const pooled = vi.spyOn(VectorIndexManager.prototype, 'nearestOffThread');
+    try {
+      const run = await engine.consolidate();
+      expect(run).toMatchObject({ scanned: 403, merged: 1, near: 1, exact: 0 });
+      expect(engine.consolidations('a', 10)).toEqual([
+        expect.objectContaining({ id: 'nearOld', into: 'nearNew', undoneAt: null }),
+      ]);
+      expect(here).not.toHaveBeenCalled();
+      expect(pooled).toHaveBeenCalled();
+      for (const r of pooled.mock.results) await expect(r.value).resolves.not.toBeNull();
+    } finally {
+      here.mockRestore();
+      pooled.mockRestore();
+    }
   });
 
   it('never merges texts of the same words in another order or with a negation, though their cosine is 1', async () => {

@@ -90,6 +90,29 @@ export interface GraphKeyLookup {
   keys: Float64Array;
 }
 
+/**
+ * Many vectors' nearest neighbours in a saved graph file, searched where builds run: a background job's batch
+ * (the consolidation's near-duplicate pass), whose searches would otherwise take turns with queries on the
+ * serving thread.
+ */
+export interface GraphNeighborQuery {
+  /** The graph file, mapped read-only for the search. */
+  path: string;
+  dimensions: number;
+  params: HnswParams;
+  /** Row-major query vectors, `n × dimensions`. */
+  vectors: Float32Array;
+  /** Neighbours asked per query. */
+  k: number;
+}
+
+/** Query `i`'s neighbours are rows `[i·k, i·k + counts[i])` of `keys` and `cosines`, nearest first. */
+export interface GraphNeighbors {
+  keys: Float64Array;
+  cosines: Float32Array;
+  counts: Uint32Array;
+}
+
 /** Builds and saves an HNSW index file; implemented by @cairn/compute's worker pool, or in-process. */
 export interface IndexBuilder {
   build(req: IndexBuildRequest): Promise<IndexBuildResult>;
@@ -99,4 +122,9 @@ export interface IndexBuilder {
    * builder): audits look keys up in the mapped graph on the calling thread.
    */
   keysMissingFromFile?(req: GraphKeyLookup): Promise<number[]>;
+  /**
+   * Many vectors' neighbours in a graph file, searched where builds run. Absent (the in-process builder):
+   * background jobs search the mapped graph on the calling thread, one vector at a time.
+   */
+  nearestInFile?(req: GraphNeighborQuery): Promise<GraphNeighbors>;
 }

@@ -3,6 +3,8 @@ export { ExactMatrix } from './exact-matrix.js';
 export {
   DEFAULT_HNSW_PARAMS,
   type GraphKeyLookup,
+  type GraphNeighborQuery,
+  type GraphNeighbors,
   type HnswParams,
   type IndexBuilder,
   type IndexBuildRequest,
@@ -22,6 +24,7 @@ export type { VectorIndexOptions } from './vector-index-options.js';
 export {
   BUILD_TASK_FILE,
   GRAPH_LOOKUP_TASK_FILE,
+  GRAPH_NEIGHBORS_TASK_FILE,
   type TaskRunner,
   workerIndexBuilder,
 } from './worker-index-builder.js';

@@ -115,10 +115,56 @@ export function nearest(
     out = [];
     for (let i = 0; i < m.keys.length; i++) {
       const key = Number(m.keys[i]);
-      if (!state.delta.has(key) && !state.dropped.has(key)) out.push({ key, cosine: 1 - m.distances[i]! });
+      if (serves(state, key)) out.push({ key, cosine: 1 - m.distances[i]! });
     }
-    if (out.length >= k * 0.75 || m.keys.length < ask || ask >= state.graphSize) break;
+    if (!crowdedOut(state, out.length, m.keys.length, ask, k)) break;
   }
+  return withDelta(state, q, out, k);
+}
+
+/**
+ * `nearest` over an answer the graph's file gave elsewhere (see `IndexBuilder.nearestInFile`), asked for
+ * `k` (or the whole graph): rows `[from, from + count)` of `keys` and `cosines`. Null where `nearest` would
+ * ask the graph again (keys it does not serve crowd the answer out): the caller asks here.
+ */
+export function nearestFromAnswer(
+  state: GraphState,
+  vector: Float32Array,
+  k: number,
+  answer: { keys: Float64Array; cosines: Float32Array; from: number; count: number },
+): Array<{ key: number; cosine: number }> | null {
+  const out: Array<{ key: number; cosine: number }> = [];
+  for (let i = answer.from; i < answer.from + answer.count; i++) {
+    const key = answer.keys[i]!;
+    if (serves(state, key)) out.push({ key, cosine: answer.cosines[i]! });
+  }
+  if (crowdedOut(state, out.length, answer.count, Math.min(k, state.graphSize), k)) return null;
+  return withDelta(state, vector.byteOffset === 0 ? vector : vector.slice(), out, k);
+}
+
+/** Whether the index serves a key its graph answered with: not deleted, and no newer vector in the delta. */
+function serves(state: GraphState, key: number): boolean {
+  return !state.delta.has(key) && !state.dropped.has(key);
+}
+
+/** Over a quarter of an answer of `answered` (asked: `ask`) not served, and the graph has more to give. */
+function crowdedOut(
+  state: GraphState,
+  servedCount: number,
+  answered: number,
+  ask: number,
+  k: number,
+): boolean {
+  return servedCount < k * 0.75 && answered >= ask && ask < state.graphSize;
+}
+
+/** The graph's served part (nearest first) with the delta's nearest merged in, cut to `k`. */
+function withDelta(
+  state: GraphState,
+  q: Float32Array,
+  out: Array<{ key: number; cosine: number }>,
+  k: number,
+): Array<{ key: number; cosine: number }> {
   if (state.delta.size > 0) {
     out.push(...state.delta.search(q, k));
     out.sort((a, b) => b.cosine - a.cosine);

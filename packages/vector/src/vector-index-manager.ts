@@ -8,9 +8,11 @@ import {
 import { LRUCache } from 'lru-cache';
 import { startDeltaMerge } from './delta-merge.js';
 import { GenerationFiles } from './generation-files.js';
+import { GraphFileQueries } from './graph-file-queries.js';
 import { IndexAuditor } from './index-audit.js';
 import { LoadOnWrites } from './load-on-writes.js';
 import { NamespaceLoader } from './namespace-loader.js';
+import { RETRY_BUILD_AFTER_MS, type Slot } from './namespace-slot.js';
 import {
   applyVector,
   dropsWorthRewriting,
@@ -19,6 +21,7 @@ import {
   type NamespaceState,
   sizeOf,
 } from './namespace-state.js';
+import { nearestOffThread } from './neighbor-batch.js';
 import { Tombstones } from './tombstones.js';
 import { releaseIndex } from './usearch-index.js';
 import {
@@ -27,28 +30,6 @@ import {
   type VectorIndexOptions,
 } from './vector-index-options.js';
 import { searchLoaded, type VectorSearchContext } from './vector-search.js';
-
-interface Slot {
-  ready?: NamespaceState;
-  building?: Promise<NamespaceState>;
-  error?: Error;
-  /** When the last build failed (ms): an exact namespace that outgrew its matrix waits before retrying. */
-  failedAt?: number;
-  /**
-   * The exact matrix stands in for a graph this process did not build (`unbuiltSearch: 'exact'`): writes
-   * do not start the build either (a one-shot command's close would wait minutes for it); `warm` does.
-   */
-  standIn?: boolean;
-  /** Keys deleted while a build ran: the build read SQLite before, so they leave its index when it lands. */
-  forgottenWhileBuilding?: number[];
-}
-
-/**
- * After a failed build, an exact namespace is promoted again no sooner than this (ms): retrying on every
- * applied batch queued dozens of doomed builds on the pool while the cause (a pool that could not start a
- * thread) lasted.
- */
-const RETRY_BUILD_AFTER_MS = 30_000;
 
 /**
  * The vector leg: one index per namespace and embedding space, loaded lazily. Small namespaces are held as
@@ -68,6 +49,7 @@ export class VectorIndexManager implements VectorLeg {
   private readonly auditor: IndexAuditor;
   private readonly loadOnWrites: LoadOnWrites;
   private readonly files: GenerationFiles;
+  private readonly fileQueries: GraphFileQueries;
   private readonly loader: NamespaceLoader;
   private readonly tombstones: Tombstones;
   private readonly searchContext: VectorSearchContext;
@@ -87,6 +69,7 @@ export class VectorIndexManager implements VectorLeg {
       this.opts.builder,
       this.opts.buildThreads,
     );
+    this.fileQueries = new GraphFileQueries(this.files, this.space, this.opts.hnsw, this.opts.builder);
     this.tombstones = new Tombstones(this.opts.keys);
     this.loader = new NamespaceLoader({
       space: this.space,
@@ -103,7 +86,7 @@ export class VectorIndexManager implements VectorLeg {
       embeddings: this.opts.embeddings,
       current: (namespace) => this.slots.get(namespace)?.ready,
       add: (state, key, vector) => this.applyOne(state, key, state.watermark, vector),
-      inFile: this.lookupInFile(),
+      inFile: this.fileQueries.keysMissing,
       log: this.opts.log,
     });
     this.loadOnWrites = new LoadOnWrites(this.opts.role === 'writer' ? this.opts.loadAfterWrites : Infinity, {
@@ -118,19 +101,6 @@ export class VectorIndexManager implements VectorLeg {
       keys: this.opts.keys,
       vectorsFor: (namespace, keys) => this.vectorsFor(namespace, keys),
     };
-  }
-
-  /** An audit's look-up of a graph's keys in its file, where the builder runs (when it can). */
-  private lookupInFile() {
-    const { builder, hnsw } = this.opts;
-    if (!builder.keysMissingFromFile) return undefined;
-    return (namespace: string, state: GraphState, keys: Float64Array) =>
-      builder.keysMissingFromFile!({
-        path: this.files.pathOf(namespace, state.generation),
-        dimensions: this.space.dimensions,
-        params: hnsw,
-        keys,
-      });
   }
 
   /** The folder of one embedding space's index files under `dir` (for deleting a dropped space's files). */
@@ -148,6 +118,25 @@ export class VectorIndexManager implements VectorLeg {
     const ready = await this.acquire(req.namespace, this.opts.waitForBuild, this.opts.unbuiltSearch);
     if (!ready.ok) return { status: 'unavailable', reason: ready.reason };
     return searchLoaded(ready.value, req, this.searchContext);
+  }
+
+  /**
+   * Each vector's `k` nearest live keys in `namespace`, its graph searched where builds run (see
+   * `neighbor-batch.ts`): for background jobs' batches. Null when that cannot be (an exact namespace, an
+   * index not loaded, no pool): the caller uses `searchVector`, one at a time.
+   */
+  async nearestOffThread(
+    namespace: string,
+    vectors: readonly Float32Array[],
+    k: number,
+  ): Promise<Array<Array<{ key: number; cosine: number }>> | null> {
+    const searchFile = this.fileQueries.searcher(namespace);
+    if (!searchFile) return null;
+    for (const v of vectors) assertDimensions(v, this.space, 'query vector');
+    const ready = await this.acquire(namespace, this.opts.waitForBuild, this.opts.unbuiltSearch);
+    if (!ready.ok) return null;
+    const current = () => this.slots.get(namespace)?.ready;
+    return nearestOffThread({ current, searchFile, keys: this.opts.keys }, namespace, vectors, k);
   }
 
   /**

@@ -1,5 +1,12 @@
 import { fileURLToPath } from 'node:url';
-import type { GraphKeyLookup, IndexBuilder, IndexBuildRequest, IndexBuildResult } from './hnsw-params.js';
+import type {
+  GraphKeyLookup,
+  GraphNeighborQuery,
+  GraphNeighbors,
+  IndexBuilder,
+  IndexBuildRequest,
+  IndexBuildResult,
+} from './hnsw-params.js';
 
 /** Anything that runs a task module on a worker thread, such as @cairn/compute's ComputePool. */
 export interface TaskRunner {
@@ -15,10 +22,16 @@ export const BUILD_TASK_FILE = fileURLToPath(new URL('../dist/build-task.js', im
 /** The compiled task file that looks keys up in a graph file (see `IndexBuilder.keysMissingFromFile`). */
 export const GRAPH_LOOKUP_TASK_FILE = fileURLToPath(new URL('../dist/graph-lookup-task.js', import.meta.url));
 
+/** The compiled task file that searches a graph file for many vectors (see `IndexBuilder.nearestInFile`). */
+export const GRAPH_NEIGHBORS_TASK_FILE = fileURLToPath(
+  new URL('../dist/graph-neighbors-task.js', import.meta.url),
+);
+
 /** An IndexBuilder that builds on a worker thread; the shared buffers in the request are not copied. */
 export function workerIndexBuilder(runner: TaskRunner): IndexBuilder {
   return {
     build: (req: IndexBuildRequest) => runner.run<IndexBuildResult>(BUILD_TASK_FILE, req),
     keysMissingFromFile: (req: GraphKeyLookup) => runner.run<number[]>(GRAPH_LOOKUP_TASK_FILE, req),
+    nearestInFile: (req: GraphNeighborQuery) => runner.run<GraphNeighbors>(GRAPH_NEIGHBORS_TASK_FILE, req),
   };
 }

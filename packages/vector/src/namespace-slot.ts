@@ -1,0 +1,24 @@
+import type { NamespaceState } from './namespace-state.js';
+
+/** Where one namespace's index stands in a VectorIndexManager: ready, being built, or failed. */
+export interface Slot {
+  ready?: NamespaceState;
+  building?: Promise<NamespaceState>;
+  error?: Error;
+  /** When the last build failed (ms): an exact namespace that outgrew its matrix waits before retrying. */
+  failedAt?: number;
+  /**
+   * The exact matrix stands in for a graph this process did not build (`unbuiltSearch: 'exact'`): writes
+   * do not start the build either (a one-shot command's close would wait minutes for it); `warm` does.
+   */
+  standIn?: boolean;
+  /** Keys deleted while a build ran: the build read SQLite before, so they leave its index when it lands. */
+  forgottenWhileBuilding?: number[];
+}
+
+/**
+ * After a failed build, an exact namespace is promoted again no sooner than this (ms): retrying on every
+ * applied batch queued dozens of doomed builds on the pool while the cause (a pool that could not start a
+ * thread) lasted.
+ */
+export const RETRY_BUILD_AFTER_MS = 30_000;
