@@ -9,6 +9,7 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { ClosedLoopSearches, quantile, untilReady } from './closed-loop-searches.js';
 import { gitRevision } from './git-revision.js';
 import { CLI_SCRIPT, leftovers, ServeProcess } from './serve-process.js';
 import { generateCorpus } from './synthetic-corpus.js';
@@ -34,10 +35,6 @@ const CLIENTS = Number(values.clients);
 const WARMUP_MS = Number(values.warmup) * 1000;
 const PHASE_MS = Number(values.phase) * 1000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.floor(p * s.length))]! : Number.NaN;
-};
 
 const corpus = generateCorpus({ mainDocs: 100_000, seed: 42 });
 const bodies = makeQueries(
@@ -54,40 +51,12 @@ async function measure(cli: string): Promise<string[]> {
   const server = new ServeProcess({ dataDir: work, cli, progress: (msg) => console.error(msg) });
   try {
     const base = await server.url;
-    // Listening comes before ready (the engine opens its indexes): measure a server that answers.
-    for (
-      let i = 0;
-      !(await fetch(`${base}/readyz`).then(
-        (r) => r.ok,
-        () => false,
-      ));
-      i++
-    ) {
-      if (i > 600) throw new Error(`${cli} serve did not become ready\n${server.tail()}`);
-      await sleep(200);
-    }
-    let phase: 'warm' | 'quiet' | 'polled' = 'warm';
-    const lat = { warm: [] as number[], quiet: [] as number[], polled: [] as number[] };
-    let stop = false;
-    let next = 0;
-    const lane = async () => {
-      while (!stop) {
-        const t = performance.now();
-        const res = await fetch(`${base}/v1/search`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: bodies[next++ % bodies.length],
-        });
-        await res.text();
-        if (res.status !== 200) throw new Error(`search answered ${res.status}`);
-        lat[phase].push(performance.now() - t);
-      }
-    };
-    const lanes = Array.from({ length: CLIENTS }, lane);
+    await untilReady(base, server, `${cli} serve`);
+    const searches = new ClosedLoopSearches(base, bodies, CLIENTS);
     await sleep(WARMUP_MS);
-    phase = 'quiet';
+    searches.phase = 'quiet';
     await sleep(PHASE_MS);
-    phase = 'polled';
+    searches.phase = 'polled';
     const routes: Record<string, number[]> = { '/v1/spaces': [], '/v1/stats': [] };
     const t0 = performance.now();
     while (performance.now() - t0 < PHASE_MS) {
@@ -98,15 +67,14 @@ async function measure(cli: string): Promise<string[]> {
       }
       await sleep(1000);
     }
-    stop = true;
-    await Promise.all(lanes);
-    const rows = (['quiet', 'polled'] as const).map(
-      (p) =>
-        `| ${cli} | searches, ${p === 'quiet' ? 'nothing polled' : 'routes polled 1/s'} | ${(lat[p].length / (PHASE_MS / 1000)).toFixed(0)}/s | ${pct(lat[p], 0.5).toFixed(1)} | ${pct(lat[p], 0.99).toFixed(1)} |`,
-    );
+    await searches.stop();
+    const rows = (['quiet', 'polled'] as const).map((p) => {
+      const s = searches.summary(p, PHASE_MS / 1000);
+      return `| ${cli} | searches, ${p === 'quiet' ? 'nothing polled' : 'routes polled 1/s'} | ${s.rate.toFixed(0)}/s | ${s.p50.toFixed(1)} | ${s.p99.toFixed(1)} |`;
+    });
     for (const [path, xs] of Object.entries(routes))
       rows.push(
-        `| ${cli} | GET ${path} | ${xs.length} calls | ${pct(xs, 0.5).toFixed(1)} | max ${Math.max(...xs).toFixed(1)} |`,
+        `| ${cli} | GET ${path} | ${xs.length} calls | ${quantile(xs, 0.5).toFixed(1)} | max ${Math.max(...xs).toFixed(1)} |`,
       );
     return rows;
   } finally {
