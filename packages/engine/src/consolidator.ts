@@ -83,14 +83,15 @@ export interface NeighborIndex {
     limit: number;
   }): Promise<VectorLegResult>;
   /**
-   * Many vectors' nearest live keys at once, the graph searched where builds run (the compute pool); null
-   * where it cannot be (an exact namespace, no pool): then `searchVector`, one memory at a time.
+   * Many vectors' nearest live keys at once, the graph searched where builds run (the compute pool); null,
+   * as a whole or for one vector, where it cannot be (an exact namespace, no pool, dead copies crowding an
+   * answer): then `searchVector`, one memory at a time.
    */
   nearestOffThread?(
     namespace: string,
     vectors: readonly Float32Array[],
     k: number,
-  ): Promise<Array<Array<{ key: number; cosine: number }>> | null>;
+  ): Promise<Array<Array<{ key: number; cosine: number }> | null> | null>;
   vectorsFor(
     namespace: string,
     keys: readonly number[],
@@ -408,7 +409,8 @@ export class Consolidator {
         group.map((c) => c.vector),
         k,
       );
-      if (lists) for (const [i, c] of group.entries()) found.set(c.key, lists[i]!);
+      if (!lists) continue;
+      for (const [i, c] of group.entries()) if (lists[i]) found.set(c.key, lists[i]!);
     }
     return found;
   }

@@ -162,6 +162,32 @@ describe('consolidation merges near-duplicates into the newer memory', () => {
     }
   });
 
+  it('after a dup storm was merged, a near copy finds the live memory behind the dead copies in a graph', async () => {
+    const engine = await engines.open({ consolidation: { intervalMs: 0 }, exactThreshold: 100 });
+    engine.ingest(background(400));
+    engine.ingest(
+      Array.from({ length: 300 }, (_, i) => ({
+        namespace: 'a',
+        id: `storm${i}`,
+        kind: 'observation',
+        text: STORM,
+        ts: T + DAY + i * 1000,
+      })),
+    );
+    await engine.drain();
+    expect(await engine.consolidate()).toMatchObject({ merged: 299, exact: 299 });
+    // Another text with nearly the same vector: its nearest neighbours are 299 dead copies and one live one.
+    engine.ingest([
+      { namespace: 'a', id: 'stormNewer', kind: 'observation', text: `${STORM}.`, ts: T + 9 * DAY },
+    ]);
+    await engine.drain();
+    const run = await engine.consolidate();
+    expect(run).toMatchObject({ merged: 1, near: 1 });
+    expect(engine.consolidations('a', 400)).toContainEqual(
+      expect.objectContaining({ id: 'storm299', into: 'stormNewer', undoneAt: null }),
+    );
+  });
+
   it('never merges texts of the same words in another order or with a negation, though their cosine is 1', async () => {
     const engine = await engines.open({ consolidation: { intervalMs: 0 } });
     const pairs = [

@@ -1,6 +1,7 @@
 // Worker-thread entry: many vectors' nearest neighbours in a saved graph file, for a background job (the
 // consolidation's near-duplicate pass), so its thousands of native searches run beside the serving thread
 // rather than on it.
+import { statSync } from 'node:fs';
 import type { Index } from 'usearch';
 import type { GraphNeighborQuery, GraphNeighbors } from './hnsw-params.js';
 import { createHnswIndex, releaseIndex } from './usearch-index.js';
@@ -8,14 +9,17 @@ import { createHnswIndex, releaseIndex } from './usearch-index.js';
 /**
  * The file this thread mapped last, kept for the next batch: a pass over a 100k catch-up asks for one file
  * 200 times, and mapping it each time cost 30–45 ms (a quarter of a batch's searches), while each
- * discarded index kept ~5 MB of native memory until V8 collected its wrapper (a worker's RSS reached
- * 1.5 GB). Graph files are immutable, so a path names one content; a new path (the next generation) lets
- * the old mapping go, so at most one file per thread stays mapped after it is deleted.
+ * discarded index kept native memory until V8 collected its wrapper (a worker's RSS reached 1.5 GB). It is
+ * known by its path and the file's identity (inode, size, change time): a path can name another file later
+ * (a space dropped and built again starts at generation 1; a save renames a new file over the name). A
+ * new file lets the old mapping go, so at most one deleted file per thread stays mapped.
  */
-let mapped: { path: string; graph: Index } | null = null;
+let mapped: { path: string; identity: string; graph: Index } | null = null;
 
 function graphAt(req: GraphNeighborQuery): Index {
-  if (mapped?.path === req.path) return mapped.graph;
+  const st = statSync(req.path);
+  const identity = `${st.ino}:${st.size}:${st.ctimeMs}`;
+  if (mapped?.path === req.path && mapped.identity === identity) return mapped.graph;
   if (mapped) releaseIndex(mapped.graph);
   mapped = null;
   const graph = createHnswIndex(req.dimensions, req.params);
@@ -25,7 +29,7 @@ function graphAt(req: GraphNeighborQuery): Index {
     releaseIndex(graph);
     throw err;
   }
-  mapped = { path: req.path, graph };
+  mapped = { path: req.path, identity, graph };
   return graph;
 }
 

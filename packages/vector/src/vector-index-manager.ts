@@ -120,23 +120,25 @@ export class VectorIndexManager implements VectorLeg {
     return searchLoaded(ready.value, req, this.searchContext);
   }
 
-  /**
-   * Each vector's `k` nearest live keys in `namespace`, its graph searched where builds run (see
-   * `neighbor-batch.ts`): for background jobs' batches. Null when that cannot be (an exact namespace, an
-   * index not loaded, no pool): the caller uses `searchVector`, one at a time.
-   */
+  /** Background jobs' batched searches, a graph's on the pool (`neighbor-batch.ts`); null: `searchVector`. */
   async nearestOffThread(
     namespace: string,
     vectors: readonly Float32Array[],
     k: number,
-  ): Promise<Array<Array<{ key: number; cosine: number }>> | null> {
+  ): Promise<Array<Array<{ key: number; cosine: number }> | null> | null> {
     const searchFile = this.fileQueries.searcher(namespace);
     if (!searchFile) return null;
     for (const v of vectors) assertDimensions(v, this.space, 'query vector');
     const ready = await this.acquire(namespace, this.opts.waitForBuild, this.opts.unbuiltSearch);
     if (!ready.ok) return null;
     const current = () => this.slots.get(namespace)?.ready;
-    return nearestOffThread({ current, searchFile, keys: this.opts.keys }, namespace, vectors, k);
+    const ask = () => nearestOffThread({ current, searchFile, keys: this.opts.keys }, namespace, vectors, k);
+    return ask().catch(() => {
+      // A reader's generation is deleted once the writer has published the next: map that one, ask again.
+      if (this.opts.role !== 'reader') return null;
+      this.refresh();
+      return ask().catch(() => null);
+    });
   }
 
   /**

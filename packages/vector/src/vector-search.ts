@@ -79,7 +79,7 @@ export function searchLoaded(
       raw.map((r) => r.key),
       {},
     );
-    if (live.size < Math.min(req.limit, raw.length) && fetch < size) {
+    if (crowdedByDead(raw, live, req.limit) && fetch < size) {
       fetch = idx.kind === 'exact' ? size : Math.min(size, fetch * WIDE_OVERSAMPLE);
       raw = nearest(idx, req.vector, fetch);
       live = ctx.keys.allowedKeys(
@@ -88,20 +88,12 @@ export function searchLoaded(
         {},
       );
     }
-    // An HNSW graph holding hundreds of identical vectors may not reach the live one at all; a dead copy
-    // found stands for the memory it was merged into.
-    const dead = raw.filter((r) => !live.has(r.key)).map((r) => r.key);
-    const absorbers = dead.length > 0 ? ctx.keys.absorbersOf?.(req.namespace, dead) : undefined;
-    const candidates: VectorCandidate[] = [];
-    const taken = new Set<number>();
-    for (const r of raw) {
-      const key = live.has(r.key) ? r.key : absorbers?.get(r.key);
-      if (key === undefined || taken.has(key)) continue;
-      taken.add(key);
-      candidates.push({ key, cosine: r.cosine, rank: candidates.length + 1 });
-      if (candidates.length >= req.limit) break;
-    }
-    return { status: 'ok', candidates, exact: idx.kind === 'exact' };
+    const absorbers = absorbersAmong(ctx.keys, req.namespace, raw, live);
+    return {
+      status: 'ok',
+      candidates: liveCandidates(raw, live, absorbers, req.limit),
+      exact: idx.kind === 'exact',
+    };
   }
   let allowed = ctx.keys.allowedKeys(
     req.namespace,
@@ -150,4 +142,49 @@ function exactOver(
   const matrix = new ExactMatrix(ctx.dimensions, keys.length);
   for (const [k, v] of ctx.vectorsFor(namespace, keys)) matrix.upsert(k, v);
   return matrix.search(vector, limit);
+}
+
+/** Dead keys (deleted or merged) left fewer live ones than the page needs: a search widens. */
+export function crowdedByDead(
+  raw: ReadonlyArray<{ key: number }>,
+  live: ReadonlySet<number>,
+  limit: number,
+): boolean {
+  let n = 0;
+  for (const r of raw) if (live.has(r.key)) n++;
+  return n < Math.min(limit, raw.length);
+}
+
+/** The memories the dead keys among `raw` were merged into (consolidation), by dead key. */
+export function absorbersAmong(
+  keys: KeyFilter,
+  namespace: string,
+  raw: ReadonlyArray<{ key: number }>,
+  live: ReadonlySet<number>,
+): Map<number, number> | undefined {
+  const dead = raw.filter((r) => !live.has(r.key)).map((r) => r.key);
+  return dead.length > 0 ? keys.absorbersOf?.(namespace, dead) : undefined;
+}
+
+/**
+ * An unfiltered answer's candidates: live keys, and a dead copy standing for the memory it was merged into
+ * (an HNSW graph holding hundreds of identical vectors may not reach the live one at all), each once, the
+ * first `limit`.
+ */
+export function liveCandidates(
+  raw: ReadonlyArray<{ key: number; cosine: number }>,
+  live: ReadonlySet<number>,
+  absorbers: ReadonlyMap<number, number> | undefined,
+  limit: number,
+): VectorCandidate[] {
+  const candidates: VectorCandidate[] = [];
+  const taken = new Set<number>();
+  for (const r of raw) {
+    const key = live.has(r.key) ? r.key : absorbers?.get(r.key);
+    if (key === undefined || taken.has(key)) continue;
+    taken.add(key);
+    candidates.push({ key, cosine: r.cosine, rank: candidates.length + 1 });
+    if (candidates.length >= limit) break;
+  }
+  return candidates;
 }

@@ -1,5 +1,15 @@
-import { GRAPH_NEIGHBORS_TASK_FILE, type VectorIndexManager, workerIndexBuilder } from '@cairn/vector';
+import { join } from 'node:path';
+import {
+  addInChunks,
+  createHnswIndex,
+  DEFAULT_HNSW_PARAMS,
+  GRAPH_NEIGHBORS_TASK_FILE,
+  saveIndexAtomically,
+  type VectorIndexManager,
+  workerIndexBuilder,
+} from '@cairn/vector';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import nearestInFile from '../src/graph-neighbors-task.js';
 import { DIMS, randomUnitVectors, singleThreadIndexBuilder, ThreadRunner, VectorFixture } from './helpers.js';
 
 /**
@@ -45,7 +55,7 @@ describe('VectorIndexManager.nearestOffThread', () => {
     const lists = await m.nearestOffThread('big', queries, 9);
     expect(runner.files).toContain(GRAPH_NEIGHBORS_TASK_FILE);
     expect(lists).not.toBeNull();
-    const keysOf = lists!.map((l) => l.map((n) => n.key));
+    const keysOf = lists!.map((l) => l!.map((n) => n.key));
     expect(keysOf).toEqual(await servedHere(m, 'big', queries, 9));
     // Deleted memories never come back, the delta's vectors are found by themselves, and the memory
     // written again is found by its new vector, not its old one.
@@ -56,7 +66,7 @@ describe('VectorIndexManager.nearestOffThread', () => {
     expect(lists![52]![0]!.cosine).toBeCloseTo(1, 5);
     // Each list is nearest first, with the cosines the serving thread computes.
     for (const l of lists!)
-      for (let i = 1; i < l.length; i++) expect(l[i]!.cosine).toBeLessThanOrEqual(l[i - 1]!.cosine);
+      for (let i = 1; i < l!.length; i++) expect(l![i]!.cosine).toBeLessThanOrEqual(l![i - 1]!.cosine);
   });
 
   it('leaves the search to the caller where it cannot run off the thread: an exact namespace, no pool', async () => {
@@ -109,5 +119,60 @@ describe('VectorIndexManager.nearestOffThread', () => {
     release();
     const lists = await asked;
     for (const [i, key] of late.keys.entries()) expect(lists![i]![0]!.key).toBe(key);
+  });
+
+  it('a reader whose mapped generation the writer deleted maps the next one and answers from the pool', async () => {
+    const runner = new ThreadRunner();
+    const vectors = randomUnitVectors(200, DIMS, 91);
+    fx.add('big', vectors);
+    const writer = fx.manager({ exactThreshold: 10, mergeThreshold: 5 });
+    await writer.warm('big');
+    await writer.flush();
+    const reader = fx.manager({ exactThreshold: 10, role: 'reader', builder: workerIndexBuilder(runner) });
+    await reader.warm('big');
+    // Two generations later the reader's file is gone from disk (the writer keeps only the newest).
+    for (const seed of [92, 93]) {
+      writer.apply(fx.add('big', randomUnitVectors(6, DIMS, seed), () => ({}), `w${seed}-`).stored);
+      await writer.flush();
+    }
+    const late = randomUnitVectors(6, DIMS, 93);
+    const lists = await reader.nearestOffThread('big', late, 3);
+    expect(lists).not.toBeNull();
+    expect(lists!.every((l) => l !== null)).toBe(true);
+    const stored = fx.store.embeddings.byKeys(
+      fx.space.id,
+      'big',
+      lists!.map((l) => l![0]!.key),
+    );
+    for (const [i, l] of lists!.entries()) expect(stored.get(l![0]!.key)).toEqual(late[i]);
+    expect(runner.files.filter((f) => f === GRAPH_NEIGHBORS_TASK_FILE).length).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('the pool task that searches a graph file', () => {
+  it('never answers from a file it mapped before when another file takes the same name', () => {
+    const path = join(fx.dir, 'ns.g1.usearch');
+    const save = (seed: number) => {
+      const index = createHnswIndex(DIMS, DEFAULT_HNSW_PARAMS);
+      const vs = randomUnitVectors(50, DIMS, seed);
+      const packed = new Float32Array(50 * DIMS);
+      for (const [i, v] of vs.entries()) packed.set(v, i * DIMS);
+      addInChunks(
+        index,
+        BigUint64Array.from(vs, (_, i) => BigInt(seed * 1000 + i)),
+        packed,
+        DIMS,
+      );
+      saveIndexAtomically(index, path);
+      return vs;
+    };
+    const ask = (q: Float32Array) =>
+      nearestInFile({ path, dimensions: DIMS, params: DEFAULT_HNSW_PARAMS, vectors: q.slice(), k: 1 })
+        .keys[0];
+    const a = save(1);
+    expect(ask(a[3]!)).toBe(1003);
+    expect(ask(a[4]!)).toBe(1004);
+    const b = save(2);
+    expect(ask(b[3]!)).toBe(2003);
   });
 });
