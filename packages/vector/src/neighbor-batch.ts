@@ -74,8 +74,6 @@ export async function nearestOffThread(
   );
   const absorbers = absorbersAmong(deps.keys, namespace, all, live);
   return lists.map((raw) =>
-    crowdedByDead(raw, live, k) && fetch < size
-      ? null
-      : liveCandidates(raw, live, absorbers, k).map(({ key, cosine }) => ({ key, cosine })),
+    crowdedByDead(raw, live, k) && fetch < size ? null : liveCandidates(raw, live, absorbers, k),
   );
 }
