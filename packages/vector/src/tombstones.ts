@@ -3,9 +3,9 @@ import type { KeyFilter } from './sources.js';
 /**
  * How an index hears of deleted memories, whichever process deleted them: the store's tombstones after a
  * meta_seq, one range of a partial index (migrations 23 and 24: all of them, and one namespace's). A
- * process follows them from a cursor (`takeNew`); a graph file records the meta_seq up to which it is clean of them, so mapping it drops the keys deleted
- * after (`since`), even those deleted while no process had the namespace loaded (`cairn delete` with no
- * server). A store that cannot tell (no `metaSeq`) reports no deletes: searches still drop dead keys.
+ * process follows them from a cursor (`takeNew`); a graph file records the meta_seq up to which it is
+ * clean of them, so mapping it drops the keys deleted after (`since`), even those deleted while no process
+ * had the namespace loaded (`cairn delete` with no server). A store that cannot tell (no `metaSeq`) reports no deletes: searches still drop dead keys.
  */
 export class Tombstones {
   private seen: number;
