@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { codeParts, type NormalizedMemory } from '@cairn/core';
 import type Database from 'better-sqlite3';
 import { scopeText } from './facet-tokens.js';
+import { PendingLexicalIndex } from './pending-lexical-index.js';
 import { RouteWriter } from './route-writer.js';
 import {
   DEFAULT_SESSION_CONTEXT_OPTIONS,
@@ -56,6 +57,8 @@ export class MemoryWriter {
   >;
   private readonly context: SessionContext;
   private readonly routes: RouteWriter;
+  /** New rows' lexical index entries, written at the end of their batch. */
+  private readonly lexical: PendingLexicalIndex;
   private readonly deleteOne: Database.Transaction<(namespace: string, id: string, now: number) => boolean>;
   private readonly deleteBatch: Database.Transaction<
     (namespace: string, ids: readonly string[], now: number) => string[]
@@ -77,8 +80,9 @@ export class MemoryWriter {
   >;
 
   constructor(db: Database.Database, context: SessionContextOptions = DEFAULT_SESSION_CONTEXT_OPTIONS) {
-    this.context = new SessionContext(db, context);
-    this.routes = new RouteWriter(db);
+    this.lexical = new PendingLexicalIndex(db);
+    this.context = new SessionContext(db, context, this.lexical);
+    this.routes = new RouteWriter(db, this.lexical);
     this.select = db.prepare(
       'SELECT key, ts, session, content_hash, fingerprint, deleted_at, context FROM memories WHERE namespace = ? AND id = ?',
     );
@@ -132,6 +136,8 @@ export class MemoryWriter {
       (batch: readonly NormalizedMemory[], now: number, receipt: string | undefined) => {
         const done = receipt === undefined ? null : this.alreadyWritten(batch, receipt);
         if (done) return done;
+        // Whatever a rolled-back batch left pending never reached the file.
+        this.lexical.discard();
         // Sequence numbers are taken inside the write transaction, so two processes writing one file
         // still get distinct, increasing numbers.
         let { seq, meta } = this.nextSeq.get()!;
@@ -143,6 +149,7 @@ export class MemoryWriter {
             () => ++meta,
           ),
         );
+        this.lexical.flush();
         if (receipt !== undefined)
           this.receipts.record(
             receipt,
@@ -292,10 +299,20 @@ export class MemoryWriter {
       key = Number(
         this.insert.run({ ...row, context, seq: takeSeq(), metaSeq: takeMetaSeq() }).lastInsertRowid,
       );
+      this.lexical.memoryInserted(key, {
+        title: m.title,
+        text: m.text,
+        parts: row.parts,
+        scope: row.scope,
+        context,
+      });
       this.routes.write(key, m.namespace, m.fields);
       status = 'stored';
     } else {
       key = existing.key;
+      // Its update's trigger takes its words out of the index: they must be in it (an insert earlier in
+      // this batch).
+      this.lexical.settleMemory(key);
       const context = this.context.contextFor({ ...m, ts, key });
       const fieldsChanged = this.routes.write(key, m.namespace, m.fields);
       // New words to match, its own, its context's or its fields', take a new change_seq: caches of scored

@@ -613,6 +613,26 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     },
   },
+  {
+    version: 25,
+    description: 'new rows enter the lexical indexes at the end of their write batch, not row by row',
+    up(db) {
+      // A Cairn writer indexes the rows it inserts itself, once per batch (PendingLexicalIndex: FTS5 wrote
+      // a segment per row under the triggers). Its connections define cairn_writer_indexes_fts(); a build
+      // older than this schema does not, so its inserts fail loudly ("no such function") rather than store
+      // rows no search can find. Updates and deletes keep their triggers.
+      db.exec(`
+        DROP TRIGGER memories_fts_ai;
+        CREATE TRIGGER memories_fts_ai AFTER INSERT ON memories WHEN NOT cairn_writer_indexes_fts() BEGIN
+          INSERT INTO memories_fts (rowid, title, text, parts, scope, context)
+          VALUES (new.key, new.title, new.text, new.parts, new.scope, new.context);
+        END;
+        DROP TRIGGER routes_fts_ai;
+        CREATE TRIGGER routes_fts_ai AFTER INSERT ON memory_routes WHEN NOT cairn_writer_indexes_fts() BEGIN
+          INSERT INTO routes_fts (rowid, text, scope) VALUES (new.id, new.text, new.scope);
+        END;`);
+    },
+  },
 ];
 
 // The trigger bodies of migration 18, for a row named `r` (NEW or OLD). Shipped SQL: never edit these,

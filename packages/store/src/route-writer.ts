@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type Database from 'better-sqlite3';
+import type { PendingLexicalIndex } from './pending-lexical-index.js';
 import { scopeToken } from './scope-token.js';
 
 /** The FTS token of a route name, confining a route's MATCH inside FTS5 (hex: names hold `_`). */
@@ -18,7 +19,11 @@ export class RouteWriter {
   private readonly remove: Database.Statement<[number]>;
   private readonly removeAll: Database.Statement<[number]>;
 
-  constructor(db: Database.Database) {
+  constructor(
+    db: Database.Database,
+    /** Where new routes' index entries wait for the end of the batch (the writer's). */
+    private readonly lexical: PendingLexicalIndex,
+  ) {
     this.stored = db.prepare('SELECT id, route, text FROM memory_routes WHERE key = ?');
     this.insert = db.prepare(
       'INSERT INTO memory_routes (key, namespace, route, text, scope) VALUES (?, ?, ?, ?, ?)',
@@ -37,13 +42,17 @@ export class RouteWriter {
     for (const row of current) {
       if (fields[row.route] === row.text) kept.add(row.route);
       else {
+        // The removal's trigger takes the route's words out of the index: they must be in it.
+        this.lexical.settleRoutes(key);
         this.remove.run(row.id);
         changed = true;
       }
     }
     for (const route of names) {
       if (kept.has(route)) continue;
-      this.insert.run(key, namespace, route, fields[route], `${scopeToken(namespace)} ${routeToken(route)}`);
+      const scope = `${scopeToken(namespace)} ${routeToken(route)}`;
+      const id = Number(this.insert.run(key, namespace, route, fields[route], scope).lastInsertRowid);
+      this.lexical.routeInserted(id, key, fields[route]!, scope);
       changed = true;
     }
     return changed;
@@ -51,6 +60,7 @@ export class RouteWriter {
 
   /** A deleted memory says nothing, in any route. */
   drop(key: number): void {
+    this.lexical.settleRoutes(key);
     this.removeAll.run(key);
   }
 }

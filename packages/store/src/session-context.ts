@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import type { PendingLexicalIndex } from './pending-lexical-index.js';
 
 /** Which memories are indexed with the words of the memories around them in their session. */
 export interface SessionContextOptions {
@@ -59,6 +60,7 @@ export class SessionContext {
   constructor(
     db: Database.Database,
     private readonly opts: SessionContextOptions = DEFAULT_SESSION_CONTEXT_OPTIONS,
+    private readonly lexical?: PendingLexicalIndex,
   ) {
     this.kinds = new Set(opts.kinds);
     // Every neighbour is one step along the (namespace, session, ts, key) index.
@@ -101,6 +103,7 @@ export class SessionContext {
     if (!next) return;
     const context = this.contextFor({ ...next, namespace: place.namespace, session: place.session });
     if ((this.current.get(next.key) as string) === context) return;
+    this.lexical?.settleMemory(next.key);
     this.set.run(context, takeSeq(), takeMetaSeq(), next.key);
   }
 }
