@@ -136,20 +136,19 @@ export class MemoryWriter {
       (batch: readonly NormalizedMemory[], now: number, receipt: string | undefined) => {
         const done = receipt === undefined ? null : this.alreadyWritten(batch, receipt);
         if (done) return done;
-        // Whatever a rolled-back batch left pending never reached the file.
-        this.lexical.discard();
         // Sequence numbers are taken inside the write transaction, so two processes writing one file
         // still get distinct, increasing numbers.
         let { seq, meta } = this.nextSeq.get()!;
-        const results = batch.map((m) =>
-          this.writeOne(
-            m,
-            now,
-            () => ++seq,
-            () => ++meta,
+        const results = this.lexical.during(() =>
+          batch.map((m) =>
+            this.writeOne(
+              m,
+              now,
+              () => ++seq,
+              () => ++meta,
+            ),
           ),
         );
-        this.lexical.flush();
         if (receipt !== undefined)
           this.receipts.record(
             receipt,

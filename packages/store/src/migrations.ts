@@ -617,10 +617,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 25,
     description: 'new rows enter the lexical indexes at the end of their write batch, not row by row',
     up(db) {
-      // A Cairn writer indexes the rows it inserts itself, once per batch (PendingLexicalIndex: FTS5 wrote
-      // a segment per row under the triggers). Its connections define cairn_writer_indexes_fts(); a build
-      // older than this schema does not, so its inserts fail loudly ("no such function") rather than store
-      // rows no search can find. Updates and deletes keep their triggers.
+      // A Cairn writer indexes the rows a batch inserts itself, at the batch's end (PendingLexicalIndex: FTS5
+      // wrote a segment per row under the triggers); cairn_writer_indexes_fts(), which it defines on its
+      // connection, is 1 only during its batches. A connection without the function (the sqlite3 shell)
+      // fails its insert loudly rather than store a row no search can find. Updates and deletes keep
+      // their triggers.
       db.exec(`
         DROP TRIGGER memories_fts_ai;
         CREATE TRIGGER memories_fts_ai AFTER INSERT ON memories WHEN NOT cairn_writer_indexes_fts() BEGIN

@@ -52,8 +52,6 @@ export function openDatabase(path: string, opts: OpenDatabaseOptions = {}): Data
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
     db.pragma('temp_store = MEMORY');
-    // This connection's writers index the rows they insert themselves (see migration 25).
-    db.function('cairn_writer_indexes_fts', { deterministic: true }, () => 1);
     withBusyRetry(() => migrate(db), opts.busyTimeoutMs ?? 5000);
   }
   return db;
