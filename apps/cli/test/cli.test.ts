@@ -102,6 +102,20 @@ describe('cairn ingest', () => {
     expect(got.memories.map((m: { id: string }) => m.id).sort()).toEqual(['a1', 'a2']);
   });
 
+  it('shows the wait for vectors and saved indexes after the last line, ending with all of them in', () => {
+    const many = Array.from({ length: 40 }, (_, i) => ({
+      namespace: 'proj',
+      id: `m${i}`,
+      text: `memory number ${i}`,
+    }));
+    const r = cairn(['ingest', file('many.jsonl', [...memories, ...many]), '--progress']);
+    expect(r.code).toBe(0);
+    // The index bar's last frame: every memory that needs a vector has one, and none waits for a merge.
+    const frames = r.stderr.split(/[\r\n]+/).filter((l) => l.startsWith('index'));
+    expect(frames.at(-1)).toMatch(/100% \| 44\/44 embedded \| 0 vectors to merge/);
+    expect(r.stdout).toMatch(/all embedded and indexed/);
+  });
+
   it('reports bad lines by number and reason, stores every good line, and exits 3', () => {
     const p = file('in.jsonl', [
       memories[0],

@@ -33,12 +33,15 @@ export function startDeltaMerge(
   const removeKeys = BigUint64Array.from([...state.dropped], (k) => BigInt(k));
   const base = files.currentPath(namespace);
   const generation = state.generation + 1;
+  const added = new Int32Array(new SharedArrayBuffer(4));
+  state.mergeAdded = added;
   state.merging = (async () => {
     const side = await files.write(namespace, generation, watermark, metaSeq, {
       keys,
       vectors,
       removeKeys,
       basePath: base,
+      added,
     });
     const graph = files.view(side);
     // Keep delta entries that changed after the merge snapshot was taken.

@@ -141,7 +141,7 @@ export class GenerationFiles {
     generation: number,
     watermark: number,
     metaSeq: number,
-    data: Pick<IndexBuildRequest, 'keys' | 'vectors' | 'basePath' | 'removeKeys' | 'read'>,
+    data: Pick<IndexBuildRequest, 'keys' | 'vectors' | 'basePath' | 'removeKeys' | 'read' | 'added'>,
   ): Promise<Sidecar> {
     const file = this.fileName(namespace, generation);
     const path = join(this.dir, file);

@@ -63,6 +63,11 @@ export interface IndexBuildRequest {
    * @defaultValue 1
    */
   threads?: number;
+  /**
+   * A counter (a SharedArrayBuffer's Int32Array, element 0) the build raises as its inserts go in, so the
+   * thread that asked can tell how far a long merge has come (`cairn ingest`'s wait for its index).
+   */
+  added?: Int32Array;
 }
 
 /**

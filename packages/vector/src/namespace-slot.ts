@@ -1,4 +1,13 @@
-import type { NamespaceState } from './namespace-state.js';
+import { type NamespaceState, sizeOf } from './namespace-state.js';
+
+/**
+ * What `VectorIndexManager.status` says of a namespace's index: its state, and how many vectors it serves
+ * (for an unloaded one, its saved file's).
+ */
+export interface IndexStatus {
+  state: 'unloaded' | 'building' | 'exact' | 'hnsw';
+  size: number | null;
+}
 
 /** Where one namespace's index stands in a VectorIndexManager: ready, being built, or failed. */
 export interface Slot {
@@ -14,6 +23,13 @@ export interface Slot {
   standIn?: boolean;
   /** Keys deleted while a build ran: the build read SQLite before, so they leave its index when it lands. */
   forgottenWhileBuilding?: number[];
+}
+
+/** The status of a namespace's slot; `sizeOnLoad` answers for one not loaded. */
+export function slotStatus(slot: Slot | undefined, sizeOnLoad: () => number | null): IndexStatus {
+  if (slot?.ready) return { state: slot.ready.kind, size: sizeOf(slot.ready) };
+  if (slot?.building) return { state: 'building', size: null };
+  return { state: 'unloaded', size: sizeOnLoad() };
 }
 
 /**

@@ -34,9 +34,23 @@ export interface GraphState {
    */
   dropped: Set<number>;
   merging: Promise<void> | null;
+  /** How many of the delta's vectors the merge in flight has put in its new graph so far. */
+  mergeAdded?: Int32Array;
 }
 
 export type NamespaceState = ExactState | GraphState;
+
+/**
+ * Vectors not yet in a saved graph file: the delta, less what the merge in flight has added to its new
+ * graph so far (none for an exact namespace).
+ */
+export function unmergedOf(state: NamespaceState | undefined): number {
+  if (state?.kind !== 'hnsw') return 0;
+  return Math.max(
+    0,
+    state.delta.size - (state.merging && state.mergeAdded ? Atomics.load(state.mergeAdded, 0) : 0),
+  );
+}
 
 /** How many distinct keys the namespace's index holds (a deleted memory's vector is not held). */
 export function sizeOf(state: NamespaceState): number {

@@ -46,6 +46,8 @@ export function addInChunks(
   dimensions: number,
   threads = 1,
   chunk = 8192,
+  /** Raised to the count added after each chunk (see `IndexBuildRequest.added`). */
+  added?: Int32Array,
 ): void {
   // No more than the machine's cores: past them nothing is gained, and usearch sizes its per-thread
   // contexts by the cores when it loads a graph, so a merge into a loaded graph whose removed keys left
@@ -59,6 +61,7 @@ export function addInChunks(
     // slice (a copy), not subarray: native code must see offset-0 buffers.
     index.add(keys.slice(i, end), vectors.slice(i * dimensions, end * dimensions), single ? 1 : threads);
     i = end;
+    if (added) Atomics.store(added, 0, i);
   }
 }
 
@@ -129,7 +132,7 @@ export const inProcessIndexBuilder: IndexBuilder = {
         // Deleted memories leave the graph, so the file's count is what a search can return.
         for (const k of req.removeKeys ?? []) if (index.contains(k)) index.remove(k);
       }
-      addInChunks(index, keys, vectors, req.dimensions, req.threads ?? 1);
+      addInChunks(index, keys, vectors, req.dimensions, req.threads ?? 1, undefined, req.added);
       saveIndexAtomically(index, req.path);
       return { count: index.size(), ...(watermark !== undefined ? { watermark } : {}) };
     } finally {

@@ -12,7 +12,7 @@ import { GraphFileQueries } from './graph-file-queries.js';
 import { IndexAuditor } from './index-audit.js';
 import { LoadOnWrites } from './load-on-writes.js';
 import { NamespaceLoader } from './namespace-loader.js';
-import { RETRY_BUILD_AFTER_MS, type Slot } from './namespace-slot.js';
+import { type IndexStatus, RETRY_BUILD_AFTER_MS, type Slot, slotStatus } from './namespace-slot.js';
 import {
   applyVector,
   dropsWorthRewriting,
@@ -20,6 +20,7 @@ import {
   type GraphState,
   type NamespaceState,
   sizeOf,
+  unmergedOf,
 } from './namespace-state.js';
 import { nearestOffThread } from './neighbor-batch.js';
 import { Tombstones } from './tombstones.js';
@@ -256,12 +257,14 @@ export class VectorIndexManager implements VectorLeg {
     }
   }
 
+  /** Vectors of the namespace not yet in a saved graph file (`unmergedOf`); 0 when not loaded. */
+  unmerged = (namespace: string): number => unmergedOf(this.slots.get(namespace)?.ready);
+
   /** Per-namespace index state, for stats. */
-  status(namespace: string): { state: 'unloaded' | 'building' | 'exact' | 'hnsw'; size: number | null } {
-    const slot = this.slots.get(namespace);
-    if (slot?.ready) return { state: slot.ready.kind, size: sizeOf(slot.ready) };
-    if (slot?.building) return { state: 'building', size: null };
-    return { state: 'unloaded', size: this.loader.sizeOnLoad(namespace, this.opts.exactThreshold) };
+  status(namespace: string): IndexStatus {
+    return slotStatus(this.slots.get(namespace), () =>
+      this.loader.sizeOnLoad(namespace, this.opts.exactThreshold),
+    );
   }
 
   /**

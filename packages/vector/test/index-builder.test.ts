@@ -73,6 +73,27 @@ describe('inProcessIndexBuilder', () => {
     expect(readdirSync(dir)).toEqual(['ns.usearch']);
   });
 
+  it("raises the request's counter of added vectors as its inserts go in", async () => {
+    const n = 300;
+    const added = new Int32Array(new SharedArrayBuffer(4));
+    const keys = new BigUint64Array(new SharedArrayBuffer(n * 8));
+    const vectors = new Float32Array(new SharedArrayBuffer(n * DIMS * 4));
+    randomUnitVectors(n, DIMS, 5).forEach((v, i) => {
+      keys[i] = BigInt(i + 1);
+      vectors.set(v, i * DIMS);
+    });
+    const path = join(dir, 'counted.usearch');
+    await inProcessIndexBuilder.build({
+      keys,
+      vectors,
+      dimensions: DIMS,
+      params: DEFAULT_HNSW_PARAMS,
+      path,
+      added,
+    });
+    expect(Atomics.load(added, 0)).toBe(n);
+  });
+
   it('builds an empty index for an empty request', async () => {
     const path = join(dir, 'empty.usearch');
     const res = await inProcessIndexBuilder.build({

@@ -169,6 +169,27 @@ describe('VectorIndexManager: exact mode', () => {
     expect(lazy.status('other').state).toBe('unloaded');
   });
 
+  it('says how many vectors are not yet in a saved graph, less what the merge in flight has added', async () => {
+    const m = fx.manager({ exactThreshold: 10, mergeThreshold: 1_000, loadAfterWrites: 8 });
+    m.apply(fx.add('bulk', randomUnitVectors(27, DIMS, 80)).stored);
+    await m.flush();
+    expect(m.status('bulk')).toEqual({ state: 'hnsw', size: 27 });
+    expect(m.unmerged('bulk')).toBe(0);
+    m.apply(fx.add('bulk', randomUnitVectors(20, DIMS, 81), () => ({}), 'n').stored);
+    expect(m.unmerged('bulk')).toBe(20);
+    fx.builder.hold();
+    const merging = m.flush();
+    await new Promise((r) => setTimeout(r, 20));
+    // The merge has taken the delta but added nothing yet: all 20 still wait.
+    expect(fx.builder.builds).toBeGreaterThanOrEqual(2);
+    expect(m.unmerged('bulk')).toBe(20);
+    fx.builder.open();
+    await merging;
+    expect(m.unmerged('bulk')).toBe(0);
+    expect(m.status('bulk')).toEqual({ state: 'hnsw', size: 47 });
+    expect(m.unmerged('never-loaded')).toBe(0);
+  });
+
   it('returns stored vectors for keys of one namespace', () => {
     const vectors = randomUnitVectors(3, DIMS, 8);
     const { keys } = fx.add('ns', vectors);

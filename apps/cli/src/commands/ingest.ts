@@ -3,6 +3,7 @@ import { SingleBar } from 'cli-progress';
 import { loadDistributed } from '../distributed.js';
 import type { CliEnv } from '../env.js';
 import { integerFlag } from '../flags.js';
+import { withIndexProgress } from '../index-progress.js';
 import { fileSize, readJsonl } from '../jsonl.js';
 import { withEngine, withQueues } from '../open-engine.js';
 import { EXIT, warn, writeJson } from '../output.js';
@@ -160,7 +161,8 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
       await ingestFile(async (values) => engine.ingest(values, { embed: flags.embed }));
       if (flags.embed) {
         // Stored memories are already durable and searchable lexically; this waits for their vectors.
-        await engine.drain(5, { scoreCommonWords: true });
+        const drain = () => engine.drain(5, { scoreCommonWords: true });
+        await (showBar ? withIndexProgress(engine, drain) : drain());
         summary.embedded = true;
       }
     });
