@@ -17,7 +17,13 @@ import { parseArgs } from 'node:util';
 import { dot, l2Normalize } from '@cairn/core';
 import { HashingEmbedder } from '@cairn/embed';
 import { blobToVector, MemoryStore } from '@cairn/store';
-import { createHnswIndex, DEFAULT_HNSW_PARAMS, ExactMatrix, type HnswParams } from '@cairn/vector';
+import {
+  createHnswIndex,
+  DEFAULT_HNSW_PARAMS,
+  ExactMatrix,
+  type HnswParams,
+  viewIndexFile,
+} from '@cairn/vector';
 import { seededRandom } from './seeded-random.js';
 import { generateCorpus } from './synthetic-corpus.js';
 import { makeQueries } from './synthetic-queries.js';
@@ -114,7 +120,7 @@ function measureSavedGraph(path: string): void {
   const rows: string[] = [];
   for (const ef of values.efs.split(',').map(Number)) {
     const index = createHnswIndex(d, { ...DEFAULT_HNSW_PARAMS, expansionSearch: ef });
-    index.view(path);
+    viewIndexFile(index, path);
     const samples: number[] = [];
     let found10 = 0;
     let found10Rescored = 0;
@@ -197,7 +203,7 @@ for (const config of values.configs.split(',')) {
   built.save(path);
   for (const ef of values.efs.split(',').map(Number)) {
     const index = createHnswIndex(d, { ...params, expansionSearch: ef });
-    index.view(path);
+    viewIndexFile(index, path);
     let recall10 = 0;
     let recallK = 0;
     let ms = 0;

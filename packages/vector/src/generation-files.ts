@@ -19,7 +19,7 @@ import {
   type IndexBuildRequest,
 } from './hnsw-params.js';
 import { checkIndexFile, indexFileRows } from './index-file-check.js';
-import { createHnswIndex, releaseIndex } from './usearch-index.js';
+import { createHnswIndex, releaseIndex, viewIndexFile } from './usearch-index.js';
 
 /** What a namespace's current graph generation is: the commit point of a build or merge. */
 /** Why a namespace has no file to load when none was ever saved: a first build, not a repair. */
@@ -107,7 +107,7 @@ export class GenerationFiles {
     if (damage) return damage;
     const graph = createHnswIndex(this.space.dimensions, this.params);
     try {
-      graph.view(path);
+      viewIndexFile(graph, path);
     } catch (err) {
       return `index file unreadable (${(err as Error).message})`;
     }
@@ -121,7 +121,7 @@ export class GenerationFiles {
   /** Maps a generation just written (its sidecar is already current). */
   view(side: Sidecar): Index {
     const graph = createHnswIndex(this.space.dimensions, this.params);
-    graph.view(join(this.dir, side.file));
+    viewIndexFile(graph, join(this.dir, side.file));
     return graph;
   }
 

@@ -2,7 +2,7 @@
 // `contains` checks run beside the serving thread rather than on it. The file is mapped read-only for the
 // call and let go after it; graph files are immutable, and one deleted meanwhile stays readable while mapped.
 import type { GraphKeyLookup } from './hnsw-params.js';
-import { createHnswIndex, releaseIndex } from './usearch-index.js';
+import { createHnswIndex, releaseIndex, viewIndexFile } from './usearch-index.js';
 
 /** Keys checked per native call: the keys are converted to BigInt a block at a time. */
 const BLOCK = 65_536;
@@ -10,7 +10,7 @@ const BLOCK = 65_536;
 export default function keysMissingFromFile(req: GraphKeyLookup): number[] {
   const graph = createHnswIndex(req.dimensions, req.params);
   try {
-    graph.view(req.path);
+    viewIndexFile(graph, req.path);
     const missing: number[] = [];
     for (let at = 0; at < req.keys.length; at += BLOCK) {
       const block = req.keys.subarray(at, at + BLOCK);

@@ -4,7 +4,7 @@
 import { statSync } from 'node:fs';
 import type { Index } from 'usearch';
 import type { GraphNeighborQuery, GraphNeighbors } from './hnsw-params.js';
-import { createHnswIndex, releaseIndex } from './usearch-index.js';
+import { createHnswIndex, releaseIndex, viewIndexFile } from './usearch-index.js';
 
 /**
  * The file this thread mapped last, kept for the next batch: a pass over a 100k catch-up asks for one file
@@ -24,7 +24,7 @@ function graphAt(req: GraphNeighborQuery): Index {
   mapped = null;
   const graph = createHnswIndex(req.dimensions, req.params);
   try {
-    graph.view(req.path);
+    viewIndexFile(graph, req.path);
   } catch (err) {
     releaseIndex(graph);
     throw err;

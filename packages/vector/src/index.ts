@@ -18,6 +18,7 @@ export {
   inProcessIndexBuilder,
   SEQUENTIAL_PREFIX,
   saveIndexAtomically,
+  viewIndexFile,
 } from './usearch-index.js';
 export { VectorIndexManager } from './vector-index-manager.js';
 export type { VectorIndexOptions } from './vector-index-options.js';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { renameSync, unlinkSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, renameSync, unlinkSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -23,6 +23,32 @@ export function createHnswIndex(dimensions: number, params: HnswParams): Index {
     expansion_search: params.expansionSearch,
     multi: false,
   });
+}
+
+/**
+ * Maps an index file read-only (`Index.view`) without letting usearch open the path itself. usearch 2.26
+ * closes descriptor 0 when a view's open, stat or map fails (`memory_mapped_file_t` closes the descriptor it
+ * never set): a graph file deleted just before its view (a reader mapping a generation the writer replaced)
+ * took the process's stdin, then whatever file or pipe was given descriptor 0 next; a test process died in
+ * libuv (`uv__close: Assertion fd > STDERR_FILENO`). Here the file is opened first, so a missing one throws
+ * with its name, an empty one is refused, and usearch maps the descriptor already open (through /proc/self/fd
+ * or /dev/fd, which reach the file even if its name is gone meanwhile).
+ */
+export function viewIndexFile(index: Index, path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    // mmap refuses a zero-length file, and usearch would close descriptor 0 after that failure too.
+    if (fstatSync(fd).size === 0) throw new Error(`index file ${path} is empty`);
+    const byDescriptor =
+      process.platform === 'linux'
+        ? `/proc/self/fd/${fd}`
+        : process.platform === 'win32'
+          ? path
+          : `/dev/fd/${fd}`;
+    index.view(byDescriptor);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
@@ -91,7 +117,7 @@ export function releaseIndex(index: Index): void {
   const path = join(tmpdir(), `cairn-release-${process.pid}-${randomUUID()}.usearch`);
   try {
     createHnswIndex(1, EMPTY_PARAMS).save(path);
-    index.view(path);
+    viewIndexFile(index, path);
   } catch {
     // Only memory is at stake: the wrapper's collection still frees it eventually.
   } finally {
