@@ -11,17 +11,20 @@ export interface IndexProgress {
   unmerged: number;
 }
 
-/** Reads the engine's kept counts and index states: a few indexed queries per namespace, no scan. */
+/**
+ * Reads kept counts (one row per namespace) and, for each namespace, the loaded index's delta or, for an
+ * unloaded namespace that needs a graph, its saved file's count: no scan, whatever the corpus.
+ */
 export function indexProgress(engine: CairnEngine): IndexProgress {
-  const out: IndexProgress = { total: 0, embedded: 0, unmerged: 0 };
-  for (const [namespace, s] of Object.entries(engine.stats().namespaces)) {
-    out.total += s.stored + s.superseded - s.failed;
-    out.embedded += s.embedded;
-    const vectors = engine.vectors;
-    out.unmerged +=
-      vectors?.status(namespace).state === 'building' ? s.embedded : (vectors?.unmerged(namespace) ?? 0);
-  }
-  return out;
+  const space = engine.space;
+  if (!space) return { total: 0, embedded: 0, unmerged: 0 };
+  const p = engine.store.embeddings.progress(space.id);
+  let unmerged = 0;
+  const vectors = engine.vectors;
+  if (vectors)
+    for (const [namespace, stored] of engine.store.embeddings.currentCounts(space.id))
+      unmerged += vectors.unmerged(namespace, stored);
+  return { total: p.total - p.failed, embedded: p.embedded, unmerged };
 }
 
 /**
@@ -42,8 +45,10 @@ export async function withIndexProgress<T>(engine: CairnEngine, work: () => Prom
   const frame = () => {
     try {
       const p = indexProgress(engine);
+      // Nothing to embed (an empty file, or every memory refused) is done, not 0%.
+      if (p.total === 0) return { total: 1, done: 1, payload: { embedded: 0, need: 0, unmerged: 0 } };
       return {
-        total: Math.max(p.total, 1),
+        total: p.total,
         done: Math.min(Math.max(0, p.embedded - p.unmerged), p.total),
         payload: { embedded: p.embedded, need: p.total, unmerged: p.unmerged },
       };
@@ -53,17 +58,25 @@ export async function withIndexProgress<T>(engine: CairnEngine, work: () => Prom
   };
   const first = frame() ?? { total: 1, done: 0, payload: { embedded: 0, need: 0, unmerged: 0 } };
   bar.start(first.total, first.done, first.payload);
+  // A sample waits at least four times what the last one cost, so the bar never slows the drain it shows.
+  let timer: NodeJS.Timeout | undefined;
   const update = () => {
+    const t0 = performance.now();
     const f = frame();
-    if (!f) return;
-    bar.setTotal(f.total);
-    bar.update(f.done, f.payload);
+    if (f) {
+      bar.setTotal(f.total);
+      bar.update(f.done, f.payload);
+    }
+    return performance.now() - t0;
   };
-  const timer = setInterval(update, 500);
+  const tick = () => {
+    timer = setTimeout(tick, Math.max(500, 4 * update()));
+  };
+  timer = setTimeout(tick, 500);
   try {
     return await work();
   } finally {
-    clearInterval(timer);
+    clearTimeout(timer);
     // Its last line says where the wait ended: everything in saved graphs, unless the drain failed.
     update();
     bar.stop();

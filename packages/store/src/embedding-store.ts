@@ -155,6 +155,14 @@ export class EmbeddingStore {
     return { space: spaceId, ...r };
   }
 
+  /** Every namespace's current vectors in the space (kept counts: one read of a small table). */
+  currentCounts(spaceId: string): Map<string, number> {
+    const rows = this.db
+      .prepare('SELECT namespace, current FROM space_vectors WHERE space = ?')
+      .all(spaceId) as Array<{ namespace: string; current: number }>;
+    return new Map(rows.map((r) => [r.namespace, r.current]));
+  }
+
   /** Vectors of the space that are current for the namespace's live memories (a kept count). */
   currentCount(spaceId: string, namespace: string): number {
     return (this.db

@@ -115,9 +115,18 @@ export class IndexAuditor {
        * lacks (see `IndexBuilder.keysMissingFromFile`); absent: looked up in the mapped graph here.
        */
       inFile?: (namespace: string, state: GraphState, keys: Float64Array) => Promise<number[]>;
+      /** Told after an audit added vectors to the namespace's index. */
+      added?: (namespace: string) => void;
       log: LogFn;
     },
   ) {}
+
+  /** `audit` in the background: a failure is logged (the store may have closed; the periodic audit retries). */
+  auditSoon(namespace: string): void {
+    this.audit(namespace).catch((err: Error) => {
+      this.deps.log('warn', 'vector index audit failed', { namespace, error: err.message });
+    });
+  }
 
   /** Audits `namespace`'s loaded index and adds what it lacks; returns how many vectors were added. */
   async audit(namespace: string): Promise<number> {
@@ -178,6 +187,7 @@ export class IndexAuditor {
       space: space.id,
       added: lacking.length,
     });
+    this.deps.added?.(namespace);
     return lacking.length;
   }
 }

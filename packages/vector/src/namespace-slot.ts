@@ -1,4 +1,4 @@
-import { type NamespaceState, sizeOf } from './namespace-state.js';
+import { type NamespaceState, sizeOf, unmergedOf } from './namespace-state.js';
 
 /**
  * What `VectorIndexManager.status` says of a namespace's index: its state, and how many vectors it serves
@@ -30,6 +30,23 @@ export function slotStatus(slot: Slot | undefined, sizeOnLoad: () => number | nu
   if (slot?.ready) return { state: slot.ready.kind, size: sizeOf(slot.ready) };
   if (slot?.building) return { state: 'building', size: null };
   return { state: 'unloaded', size: sizeOnLoad() };
+}
+
+/**
+ * How many of a namespace's `stored` vectors are not yet in a saved graph file: all while its graph builds;
+ * a loaded one's delta (`unmergedOf`); none for one small enough to be searched exactly; else what its saved
+ * file (`savedCount`, null when there is none) does not hold.
+ */
+export function slotUnmerged(
+  slot: Slot | undefined,
+  stored: number,
+  exactThreshold: number,
+  savedCount: () => number | null,
+): number {
+  if (slot?.building) return stored;
+  if (slot?.ready) return unmergedOf(slot.ready);
+  if (stored <= exactThreshold) return 0;
+  return Math.max(0, stored - (savedCount() ?? 0));
 }
 
 /**

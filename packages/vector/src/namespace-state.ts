@@ -42,14 +42,14 @@ export type NamespaceState = ExactState | GraphState;
 
 /**
  * Vectors not yet in a saved graph file: the delta, less what the merge in flight has added to its new
- * graph so far (none for an exact namespace).
+ * graph so far (none for an exact namespace). At least one while a merge runs: its counter reaches the
+ * delta's size before the new file is saved and mapped.
  */
-export function unmergedOf(state: NamespaceState | undefined): number {
-  if (state?.kind !== 'hnsw') return 0;
-  return Math.max(
-    0,
-    state.delta.size - (state.merging && state.mergeAdded ? Atomics.load(state.mergeAdded, 0) : 0),
-  );
+export function unmergedOf(state: NamespaceState): number {
+  if (state.kind !== 'hnsw') return 0;
+  if (!state.merging) return state.delta.size;
+  const added = state.mergeAdded ? Atomics.load(state.mergeAdded, 0) : 0;
+  return Math.max(1, state.delta.size - added);
 }
 
 /** How many distinct keys the namespace's index holds (a deleted memory's vector is not held). */

@@ -12,7 +12,13 @@ import { GraphFileQueries } from './graph-file-queries.js';
 import { IndexAuditor } from './index-audit.js';
 import { LoadOnWrites } from './load-on-writes.js';
 import { NamespaceLoader } from './namespace-loader.js';
-import { type IndexStatus, RETRY_BUILD_AFTER_MS, type Slot, slotStatus } from './namespace-slot.js';
+import {
+  type IndexStatus,
+  RETRY_BUILD_AFTER_MS,
+  type Slot,
+  slotStatus,
+  slotUnmerged,
+} from './namespace-slot.js';
 import {
   applyVector,
   dropsWorthRewriting,
@@ -20,7 +26,6 @@ import {
   type GraphState,
   type NamespaceState,
   sizeOf,
-  unmergedOf,
 } from './namespace-state.js';
 import { nearestOffThread } from './neighbor-batch.js';
 import { Tombstones } from './tombstones.js';
@@ -88,6 +93,12 @@ export class VectorIndexManager implements VectorLeg {
       current: (namespace) => this.slots.get(namespace)?.ready,
       add: (state, key, vector) => this.applyOne(state, key, state.watermark, vector),
       inFile: this.fileQueries.keysMissing,
+      // A writer merges the additions into its next generation.
+      added: (namespace) => {
+        const ready = this.slots.get(namespace)?.ready;
+        const due = ready?.kind === 'hnsw' && ready.delta.size >= this.opts.mergeThreshold;
+        if (due && this.opts.role === 'writer') this.startMerge(namespace, ready);
+      },
       log: this.opts.log,
     });
     this.loadOnWrites = new LoadOnWrites(this.opts.role === 'writer' ? this.opts.loadAfterWrites : Infinity, {
@@ -257,8 +268,11 @@ export class VectorIndexManager implements VectorLeg {
     }
   }
 
-  /** Vectors of the namespace not yet in a saved graph file (`unmergedOf`); 0 when not loaded. */
-  unmerged = (namespace: string): number => unmergedOf(this.slots.get(namespace)?.ready);
+  /** Of the namespace's `stored` vectors, how many are not yet in a saved graph file (`slotUnmerged`). */
+  unmerged(namespace: string, stored: number): number {
+    const saved = () => this.files.sidecar(namespace)?.count ?? null;
+    return slotUnmerged(this.slots.get(namespace), stored, this.opts.exactThreshold, saved);
+  }
 
   /** Per-namespace index state, for stats. */
   status(namespace: string): IndexStatus {
@@ -306,28 +320,7 @@ export class VectorIndexManager implements VectorLeg {
    */
   async audit(): Promise<number> {
     let added = 0;
-    for (const namespace of [...this.slots.keys()]) added += await this.auditNamespace(namespace);
-    return added;
-  }
-
-  private auditSoon(namespace: string): void {
-    this.auditNamespace(namespace).catch((err: Error) => {
-      // The store may have closed meanwhile; the periodic audit tries again.
-      this.opts.log('warn', 'vector index audit failed', { namespace, error: err.message });
-    });
-  }
-
-  private async auditNamespace(namespace: string): Promise<number> {
-    const added = await this.auditor.audit(namespace);
-    const ready = this.slots.get(namespace)?.ready;
-    // A writer merges the additions into its next generation.
-    if (
-      added > 0 &&
-      this.opts.role === 'writer' &&
-      ready?.kind === 'hnsw' &&
-      ready.delta.size >= this.opts.mergeThreshold
-    )
-      this.startMerge(namespace, ready);
+    for (const namespace of [...this.slots.keys()]) added += await this.auditor.audit(namespace);
     return added;
   }
 
@@ -439,7 +432,7 @@ export class VectorIndexManager implements VectorLeg {
     if (loaded) {
       slot.ready = loaded;
       // A file is trusted for what its watermark covers; check that claim off the query's path.
-      setImmediate(() => this.auditSoon(namespace));
+      setImmediate(() => this.auditor.auditSoon(namespace));
       if (loaded.kind === 'hnsw' && loaded.delta.size >= this.opts.mergeThreshold)
         this.startMerge(namespace, loaded);
       return;

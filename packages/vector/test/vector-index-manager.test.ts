@@ -170,24 +170,30 @@ describe('VectorIndexManager: exact mode', () => {
   });
 
   it('says how many vectors are not yet in a saved graph, less what the merge in flight has added', async () => {
-    const m = fx.manager({ exactThreshold: 10, mergeThreshold: 1_000, loadAfterWrites: 8 });
-    m.apply(fx.add('bulk', randomUnitVectors(27, DIMS, 80)).stored);
+    const m = fx.manager({ exactThreshold: 10, mergeThreshold: 1_000, loadAfterWrites: 1_000 });
+    const first = fx.add('bulk', randomUnitVectors(27, DIMS, 80));
+    // Not loaded, more than an exact search serves, no saved file: all of it waits.
+    expect(m.unmerged('bulk', 27)).toBe(27);
+    // Small enough to be searched exactly: nothing to wait for.
+    expect(m.unmerged('small', 9)).toBe(0);
+    m.apply(first.stored);
+    await m.warm('bulk');
     await m.flush();
     expect(m.status('bulk')).toEqual({ state: 'hnsw', size: 27 });
-    expect(m.unmerged('bulk')).toBe(0);
+    expect(m.unmerged('bulk', 27)).toBe(0);
+    // Another process's view of it, not loaded: what its saved file lacks.
+    expect(fx.manager({ exactThreshold: 10 }).unmerged('bulk', 40)).toBe(13);
     m.apply(fx.add('bulk', randomUnitVectors(20, DIMS, 81), () => ({}), 'n').stored);
-    expect(m.unmerged('bulk')).toBe(20);
+    expect(m.unmerged('bulk', 47)).toBe(20);
     fx.builder.hold();
     const merging = m.flush();
     await new Promise((r) => setTimeout(r, 20));
     // The merge has taken the delta but added nothing yet: all 20 still wait.
-    expect(fx.builder.builds).toBeGreaterThanOrEqual(2);
-    expect(m.unmerged('bulk')).toBe(20);
+    expect(m.unmerged('bulk', 47)).toBe(20);
     fx.builder.open();
     await merging;
-    expect(m.unmerged('bulk')).toBe(0);
+    expect(m.unmerged('bulk', 47)).toBe(0);
     expect(m.status('bulk')).toEqual({ state: 'hnsw', size: 47 });
-    expect(m.unmerged('never-loaded')).toBe(0);
   });
 
   it('returns stored vectors for keys of one namespace', () => {
