@@ -81,7 +81,7 @@ export class MemoryWriter {
 
   constructor(db: Database.Database, context: SessionContextOptions = DEFAULT_SESSION_CONTEXT_OPTIONS) {
     this.lexical = new PendingLexicalIndex(db);
-    this.context = new SessionContext(db, context, this.lexical);
+    this.context = new SessionContext(db, this.lexical, context);
     this.routes = new RouteWriter(db, this.lexical);
     this.select = db.prepare(
       'SELECT key, ts, session, content_hash, fingerprint, deleted_at, context FROM memories WHERE namespace = ? AND id = ?',

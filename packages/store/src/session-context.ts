@@ -59,8 +59,9 @@ export class SessionContext {
 
   constructor(
     db: Database.Database,
+    /** The writer's pending index entries, settled before a neighbour's row is rewritten. */
+    private readonly lexical: PendingLexicalIndex,
     private readonly opts: SessionContextOptions = DEFAULT_SESSION_CONTEXT_OPTIONS,
-    private readonly lexical?: PendingLexicalIndex,
   ) {
     this.kinds = new Set(opts.kinds);
     // Every neighbour is one step along the (namespace, session, ts, key) index.
@@ -103,7 +104,7 @@ export class SessionContext {
     if (!next) return;
     const context = this.contextFor({ ...next, namespace: place.namespace, session: place.session });
     if ((this.current.get(next.key) as string) === context) return;
-    this.lexical?.settleMemory(next.key);
+    this.lexical.settleMemory(next.key);
     this.set.run(context, takeSeq(), takeMetaSeq(), next.key);
   }
 }

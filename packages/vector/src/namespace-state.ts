@@ -49,7 +49,8 @@ export function unmergedOf(state: NamespaceState): number {
   if (state.kind !== 'hnsw') return 0;
   if (!state.merging) return state.delta.size;
   const added = state.mergeAdded ? Atomics.load(state.mergeAdded, 0) : 0;
-  return Math.max(1, state.delta.size - added);
+  // A merge that only takes deleted memories' keys out of the file has nothing waiting.
+  return state.delta.size === 0 ? 0 : Math.max(1, state.delta.size - added);
 }
 
 /** How many distinct keys the namespace's index holds (a deleted memory's vector is not held). */
