@@ -6,6 +6,9 @@ import { damagedDatabaseError, type IntegrityReport, isDatabaseDamage } from '@c
 /** Compiled through `../dist/` so the task runs from `src/` (tests) and `dist/` alike. */
 const QUICK_CHECK_TASK = fileURLToPath(new URL('../dist/tasks/quick-check.js', import.meta.url));
 
+/** How long `close` waits for the check's thread to open its connection before terminating it anyway. */
+const CLOSE_WAIT_MS = 10_000;
+
 type Log = (level: 'debug' | 'info' | 'warn' | 'error', msg: string, data?: Record<string, unknown>) => void;
 
 /** Whether cairn.db can be trusted, as far as this process knows. */
@@ -32,6 +35,8 @@ export interface StoreHealthStatus {
 export class StoreHealth {
   private current: StoreHealthStatus = { state: 'unchecked', problems: [] };
   private worker: Worker | null = null;
+  /** Settles once the check's thread has opened its connection (or ended): it may be terminated then. */
+  private terminable: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly path: string,
@@ -54,7 +59,13 @@ export class StoreHealth {
       this.worker = worker;
       // The check must not keep a process alive that is otherwise done.
       worker.unref();
-      worker.once('message', (report: IntegrityReport) => {
+      let markTerminable = () => {};
+      this.terminable = new Promise<void>((r) => {
+        markTerminable = r;
+      });
+      worker.once('exit', () => markTerminable());
+      worker.on('message', (report: IntegrityReport | 'opened') => {
+        if (report === 'opened') return markTerminable();
         if (this.current.state !== 'damaged') {
           this.current = {
             state: report.ok ? 'ok' : 'damaged',
@@ -107,8 +118,25 @@ export class StoreHealth {
     return damagedDatabaseError(this.path, this.current.problems, err);
   }
 
+  /**
+   * Stops the check. Not while its thread loads its modules or opens its connection: a thread terminated
+   * inside better-sqlite3's open aborts the whole process (V8's "ToLocalChecked Empty MaybeLocal", from
+   * `Database::JS_new`: an engine closed right after opening lost a test process so). It waits for that,
+   * up to CLOSE_WAIT_MS; terminating the check itself, inside PRAGMA quick_check, is safe.
+   */
   async close(): Promise<void> {
-    await this.worker?.terminate();
+    const worker = this.worker;
     this.worker = null;
+    if (!worker) return;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((r) => {
+      timer = setTimeout(r, CLOSE_WAIT_MS);
+    });
+    try {
+      await Promise.race([this.terminable, deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+    await worker.terminate();
   }
 }

@@ -18,7 +18,8 @@ if (process.platform === 'linux') {
 const { path } = workerData as { path: string };
 let report: IntegrityReport;
 try {
-  report = checkDatabaseFile(path, 'quick');
+  // Said once the connection is open: from then on the thread may be terminated (see StoreHealth.close).
+  report = checkDatabaseFile(path, 'quick', undefined, () => parentPort?.postMessage('opened'));
 } catch (err) {
   // Not damage (say, a permission error): still a reason not to trust the file, said as such.
   report = { ok: false, depth: 'quick', problems: [(err as Error).message], ms: 0 };
