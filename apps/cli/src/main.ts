@@ -1,8 +1,10 @@
 #!/usr/bin/env node
+import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
 import { CairnError } from '@cairn/core';
 import { Command, Option } from 'commander';
-import { loadEnv } from './env.js';
+import { apiTarget } from './api-target.js';
+import { type CliEnv, loadEnv } from './env.js';
 import { DEFAULT_HOOK_MAX_TOKENS, DEFAULT_HOOK_TIMEOUT_S } from './hooks/defaults.js';
 import { fail } from './output.js';
 
@@ -44,6 +46,30 @@ function loadEnvOrExit(): ReturnType<typeof loadEnv> {
   }
 }
 
+/**
+ * Whether the command about to run counts tokens once it has opened the folder: a one-query `search
+ * --json` (each hit's count), and the long-lived engines of `mcp` and `serve` (a server that supervises
+ * `--processes` children searches nothing itself). Their tokenizer thread is started before their modules
+ * load (see TokenizerThread.startEarly).
+ */
+function countsTokens(command: Command, env: CliEnv): boolean {
+  const o = command.opts();
+  switch (command.name()) {
+    case 'search':
+      return Boolean(o.json) && o.queries === undefined && command.args.length > 0;
+    case 'mcp':
+      try {
+        return apiTarget(o, env) === null;
+      } catch {
+        return false; // the command names the mistake itself
+      }
+    case 'serve':
+      return cluster.isWorker || Number(o.processes) <= 1;
+    default:
+      return false;
+  }
+}
+
 export function buildProgram(): Command {
   const env = loadEnvOrExit();
   const program = new Command('cairn')
@@ -64,6 +90,10 @@ export function buildProgram(): Command {
         .version,
       '-V, --version',
     );
+  program.hook('preAction', async (_program, command) => {
+    if (countsTokens(command, env))
+      (await import('@cairn/service/tokenizer-thread')).TokenizerThread.startEarly();
+  });
   const dataDir = () => new Option('--data-dir <dir>', 'data folder (default: $CAIRN_DATA_DIR or ./.cairn)');
   const json = () => new Option('--json', 'print JSON on stdout (logs stay on stderr)');
   const run =

@@ -289,6 +289,20 @@ describe('cairn ingest', () => {
 });
 
 describe('cairn search', () => {
+  it('exits on a usage error found after its tokenizer thread was started early', () => {
+    cairn(['ingest', file('in.jsonl', memories)]);
+    // `search QUERY --json` starts the thread before its command loads; the missing namespace is found
+    // after that, and the thread, never taken, must not keep the process alive.
+    const r = spawnSync(process.execPath, [MAIN, 'search', 'redis timeout', '--json'], {
+      encoding: 'utf8',
+      env: { ...process.env, CAIRN_DATA_DIR: join(dir, 'data') },
+      timeout: 20_000,
+    });
+    expect(r.error).toBeUndefined();
+    expect(r.status).toBe(2);
+    expect(JSON.parse(r.stdout).error).toMatchObject({ code: 'INVALID_INPUT', field: 'namespace' });
+  });
+
   it('prints only JSON on stdout with --json, in the HTTP shape: each hit explained under explain', () => {
     cairn(['ingest', file('in.jsonl', memories)]);
     const r = cairn(['search', 'redis timeout', '--namespace', 'proj', '--json', '--decay', 'off']);

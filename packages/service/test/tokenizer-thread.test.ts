@@ -10,6 +10,7 @@ import {
   tokenCountKnown,
   tokenizerLoaded,
 } from '@cairn/service';
+import { TokenizerThread as EarlyEntry } from '@cairn/service/tokenizer-thread';
 import { countTokens as o200k } from 'gpt-tokenizer';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -25,6 +26,18 @@ describe('TokenizerThread', () => {
     dirs.push(dir);
     return CairnEngine.open({ dataDir: dir, waitForIndex: true, persistIntervalMs: 0, refreshIntervalMs: 0 });
   };
+
+  it('hands the thread started early (by its own entry, as the CLI does) to the first start(), once', async () => {
+    expect(EarlyEntry).toBe(TokenizerThread);
+    EarlyEntry.startEarly();
+    EarlyEntry.startEarly(); // a second early start keeps the first thread
+    const early = TokenizerThread.start();
+    const next = TokenizerThread.start();
+    expect(next).not.toBe(early);
+    await Promise.all([early.ready(), next.ready()]);
+    expect(early.isLoaded && next.isLoaded).toBe(true);
+    await Promise.all([early.close(), next.close()]);
+  });
 
   it("counts a search answer's texts on its own thread: the answer is the same, and this thread never loads the tables", async () => {
     const engine = await openEngine();

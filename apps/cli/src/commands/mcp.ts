@@ -75,7 +75,7 @@ async function localBackend(dataDir: string | undefined, env: CliEnv): Promise<B
   // The hits' token counts are made on a thread of their own, as in `cairn serve`: started first, its
   // tables load while the engine opens, where an agent's first search loaded them on this thread (the
   // call took 0.4–0.6 s at 100k memories).
-  const tokenizer = new TokenizerThread();
+  const tokenizer = TokenizerThread.start();
   try {
     const engine = await openEngine(dataDir, env, { serving: true, follow: true });
     const backend = await localMemoryApi(engine, env, { saveWaitMs: SAVE_WAIT_MS, tokenizer });

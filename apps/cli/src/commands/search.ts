@@ -121,7 +121,7 @@ export async function searchCommand(
     throw new CairnError('INVALID_INPUT', 'give a query, or --queries <file.jsonl>', { field: 'query' });
   const req = requestFromFlags(query, flags);
   // The JSON answer carries each hit's token count: the tokenizer loads on the other core meanwhile.
-  const tokenizer = flags.json ? new TokenizerThread() : null;
+  const tokenizer = flags.json ? TokenizerThread.start() : null;
   const res = await withEngine(
     flags.dataDir,
     env,

@@ -76,7 +76,7 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
   // The hits' token counts are made on a thread of their own (see TokenizerThread). Started first, its
   // tables load on the other core while the engine opens: started after, they were still loading when
   // the first search came, which waited 0.3 s for them.
-  const tokenizer = new TokenizerThread();
+  const tokenizer = TokenizerThread.start();
   let engine: CairnEngine;
   try {
     // A child of `--processes` reads the folder its primary writes; it never writes index files.
