@@ -37,7 +37,9 @@ export interface OpenEngineOptions {
    * The command asks one question and exits (`cairn search "…"`): no key catalog, whose load would cost
    * it more than the one search saves (see the engine's `catalog`), and a namespace whose graph file is
    * missing is searched exactly instead of built first (the engine's `unbuiltSearch`: a build held one
-   * question for 390 s at a million memories). A batch (`--queries`) builds: it amortises the graph.
+   * question for 390 s at a million memories), and a graph file it maps is not audited (the audit never
+   * served the answer; at 100k it cost a quarter of the command). A batch (`--queries`) builds: it
+   * amortises the graph.
    * @defaultValue false
    */
   oneQuery?: boolean;
@@ -77,7 +79,9 @@ export async function openEngine(
     pipeline: env.REDIS_URL || opts.reader ? 'external' : 'embedded',
     ifWriterRunning: opts.follow ? 'read' : 'fail',
     ...(opts.embedBatchSize ? { embedBatchSize: opts.embedBatchSize } : {}),
-    ...(opts.oneQuery ? { catalog: false as const, unbuiltSearch: 'exact' as const } : {}),
+    ...(opts.oneQuery
+      ? { catalog: false as const, unbuiltSearch: 'exact' as const, auditOnLoad: false }
+      : {}),
     previousSpaceGraceMs: env.CAIRN_PREVIOUS_SPACE_GRACE * 1_000,
     // Hygiene schedules run in long-lived writers only; a one-shot command runs them when asked.
     consolidation:

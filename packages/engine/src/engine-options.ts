@@ -129,6 +129,12 @@ export interface EngineOptions {
    * memories a build held the first answer for 390 s. @defaultValue 'build'
    */
   unbuiltSearch?: 'build' | 'exact';
+  /**
+   * Audit a namespace's saved graph in the background once a search has mapped it (see the vector
+   * package's `auditOnLoad`); a one-question `cairn search` turns it off: the audit never serves its answer.
+   * @defaultValue true
+   */
+  auditOnLoad?: boolean;
   /** Build HNSW graphs on piscina worker threads. @defaultValue true */
   useWorkerThreads?: boolean;
   /**

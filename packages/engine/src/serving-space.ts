@@ -46,6 +46,7 @@ export function serveSpace(
           exactThreshold: opts.exactThreshold,
           waitForBuild: opts.waitForIndex,
           unbuiltSearch: opts.unbuiltSearch,
+          auditOnLoad: opts.auditOnLoad,
           role,
           hnsw: opts.hnsw,
           buildThreads: opts.buildThreads,

@@ -432,7 +432,7 @@ export class VectorIndexManager implements VectorLeg {
     if (loaded) {
       slot.ready = loaded;
       // A file is trusted for what its watermark covers; check that claim off the query's path.
-      setImmediate(() => this.auditor.auditSoon(namespace));
+      if (this.opts.auditOnLoad) setImmediate(() => this.auditor.auditSoon(namespace));
       if (loaded.kind === 'hnsw' && loaded.delta.size >= this.opts.mergeThreshold)
         this.startMerge(namespace, loaded);
       return;

@@ -56,6 +56,15 @@ export interface VectorIndexOptions {
    */
   unbuiltSearch?: 'build' | 'exact';
   /**
+   * Whether a graph file mapped by a search is then audited in the background: its stored keys read and
+   * looked up in the graph on the builder, and what it lacks added (an index worker's lost job leaves such
+   * holes). `false` for a process that asks one question and exits: the audit never serves its answer (the
+   * search does not wait for it), and it cost a one-shot `cairn search` at 100k memories about a quarter
+   * of its wall time (a pool thread started for the look-up, and the close waiting for it). Periodic audits
+   * (`VectorIndexManager.audit`) and every other process still repair. @defaultValue true
+   */
+  auditOnLoad?: boolean;
+  /**
    * `'writer'` owns the index files: it builds, merges and deletes them. `'reader'` never writes a file: it
    * maps the files a writer (a `cairn worker` holding the shard) publishes, scans newer vectors exactly,
    * and picks up new generations and vectors on {@link VectorIndexManager.refresh}. Exactly one writer
@@ -92,6 +101,7 @@ export function resolveVectorIndexOptions(opts: VectorIndexOptions): ResolvedVec
         vectorCacheEntries: 8_192,
         waitForBuild: false,
         unbuiltSearch: 'build' as 'build' | 'exact',
+        auditOnLoad: true,
         role: 'writer' as 'writer' | 'reader',
         buildThreads: availableParallelism(),
       },

@@ -1,6 +1,11 @@
 import { normalizeMemory, type PendingMemory } from '@cairn/core';
 import type { StoredEmbedding } from '@cairn/store';
-import { GRAPH_LOOKUP_TASK_FILE, type VectorIndexManager, workerIndexBuilder } from '@cairn/vector';
+import {
+  GRAPH_LOOKUP_TASK_FILE,
+  type IndexBuilder,
+  type VectorIndexManager,
+  workerIndexBuilder,
+} from '@cairn/vector';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { AUDIT_RECHECK_MS } from '../src/index-audit.js';
 import { DIMS, randomUnitVectors, T0, ThreadRunner, VectorFixture } from './helpers.js';
@@ -44,6 +49,27 @@ async function missingFrom(m: VectorIndexManager, namespace: string, vectors: Ma
     if (res.candidates[0]?.key !== key) missing.push(key);
   }
   return missing;
+}
+
+/**
+ * 120 vectors stored in 'ns', of which a saved graph holds 80 and its catch-up finds 20 more: the other 20
+ * are below the file's watermark and not in it (the damage an old ordering left).
+ */
+async function saveGraphLackingTwenty(builder: {
+  builder?: IndexBuilder;
+}): Promise<Map<number, Float32Array>> {
+  const pending = writeMemories('ns', 120);
+  const vectors = new Map(pending.map((p, i) => [p.key, randomUnitVectors(120, DIMS, 9)[i]!]));
+  const writer = fx.manager({ exactThreshold: 10, ...builder });
+  writer.apply(put(pending.slice(0, 80), vectors));
+  await writer.warm('ns');
+  await writer.close();
+  const lost = put(pending.slice(80, 100), vectors);
+  fx.store.db
+    .prepare(`UPDATE embeddings SET write_seq = 1 WHERE key IN (${lost.map((l) => l.key).join(',')})`)
+    .run();
+  put(pending.slice(100), vectors);
+  return vectors;
 }
 
 describe('VectorIndexManager: vectors stored out of change order', () => {
@@ -145,18 +171,7 @@ describe('VectorIndexManager: vectors stored out of change order', () => {
     it(`an audit adds the vectors a saved graph lacks (a file from a version that dropped them), looked up ${where}`, async () => {
       const runner = where === 'on the serving thread' ? null : new ThreadRunner();
       const builder = runner ? { builder: workerIndexBuilder(runner) } : {};
-      const pending = writeMemories('ns', 120);
-      const vectors = new Map(pending.map((p, i) => [p.key, randomUnitVectors(120, DIMS, 9)[i]!]));
-      const writer = fx.manager({ exactThreshold: 10, ...builder });
-      writer.apply(put(pending.slice(0, 80), vectors));
-      await writer.warm('ns');
-      await writer.close();
-      // The damage the old ordering left: vectors stored, but below the file's watermark and not in it.
-      const lost = put(pending.slice(80, 100), vectors);
-      fx.store.db
-        .prepare(`UPDATE embeddings SET write_seq = 1 WHERE key IN (${lost.map((l) => l.key).join(',')})`)
-        .run();
-      put(pending.slice(100), vectors);
+      const vectors = await saveGraphLackingTwenty(builder);
       const next = fx.manager({ exactThreshold: 10, waitForBuild: false, ...builder });
       // Stats tell the truth before anything is loaded: the file plus what a load catches up, not 120.
       expect(next.status('ns')).toEqual({ state: 'unloaded', size: 100 });
@@ -177,4 +192,22 @@ describe('VectorIndexManager: vectors stored out of change order', () => {
       const after = fx.manager({ exactThreshold: 10 });
       expect(after.status('ns')).toEqual({ state: 'unloaded', size: 120 });
     });
+  it('a process that turns auditOnLoad off maps a graph without auditing it, and can still audit on demand', async () => {
+    const runner = new ThreadRunner();
+    const vectors = await saveGraphLackingTwenty({ builder: workerIndexBuilder(runner) });
+    const oneShot = fx.manager({
+      exactThreshold: 10,
+      waitForBuild: false,
+      auditOnLoad: false,
+      builder: workerIndexBuilder(runner),
+    });
+    await oneShot.warm('ns');
+    // Long enough for the background audit the default runs (the test above waits for it the same way).
+    for (let i = 0; i < 30; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(oneShot.status('ns').size).toBe(100);
+    expect(runner.files).not.toContain(GRAPH_LOOKUP_TASK_FILE);
+    expect((await missingFrom(oneShot, 'ns', vectors)).length).toBe(20);
+    expect(await oneShot.audit()).toBe(20);
+    expect(await missingFrom(oneShot, 'ns', vectors)).toEqual([]);
+  });
 });
