@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { CairnError, withDefaults } from '@cairn/core';
+import { CairnError, settleWithin, withDefaults } from '@cairn/core';
 import { Piscina } from 'piscina';
 
 export interface ComputePoolOptions {
@@ -91,15 +91,7 @@ export class ComputePool {
   async close(): Promise<void> {
     // piscina's destroy() leaves the pool usable (a later run() would start threads again), so refuse here.
     this.closed = true;
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, this.closeWaitMs);
-    });
-    try {
-      await Promise.race([Promise.allSettled([...this.inFlight]), deadline]);
-    } finally {
-      clearTimeout(timer);
-    }
+    await settleWithin(Promise.allSettled([...this.inFlight]), this.closeWaitMs);
     await this.pool.destroy();
   }
 }

@@ -8,6 +8,7 @@ import {
   type SearchFilters,
   type SearchRequest,
   type SearchResponse,
+  settleWithin,
   withDefaults,
 } from '@cairn/core';
 import { type CaptureResult, EmbeddedPipeline } from '@cairn/pipeline';
@@ -249,21 +250,13 @@ export class CairnEngine {
    * the load failed (logged where it started); searches are answered either way.
    */
   async whenWarm(timeoutMs = 5_000): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<false>((r) => {
-      timer = setTimeout(() => r(false), timeoutMs);
-    });
     // Never a rejection: a damaged file (its pages met by the load) is the integrity check's to report,
     // and a server must still start to say so.
-    const loaded = (async () => {
-      await this.store.warmCatalog();
-      return this.store.catalogState().serving;
-    })().catch(() => false);
-    try {
-      return await Promise.race([loaded, deadline]);
-    } finally {
-      clearTimeout(timer);
-    }
+    let serving = false;
+    const loaded = this.store.warmCatalog().then(() => {
+      serving = this.store.catalogState().serving;
+    });
+    return (await settleWithin(loaded, timeoutMs)) && serving;
   }
 
   /**

@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { workerExecArgv } from '@cairn/compute';
+import { settleWithin } from '@cairn/core';
 import { damagedDatabaseError, type IntegrityReport, isDatabaseDamage } from '@cairn/store';
 
 /** Compiled through `../dist/` so the task runs from `src/` (tests) and `dist/` alike. */
@@ -128,15 +129,7 @@ export class StoreHealth {
     const worker = this.worker;
     this.worker = null;
     if (!worker) return;
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<void>((r) => {
-      timer = setTimeout(r, CLOSE_WAIT_MS);
-    });
-    try {
-      await Promise.race([this.terminable, deadline]);
-    } finally {
-      clearTimeout(timer);
-    }
+    await settleWithin(this.terminable, CLOSE_WAIT_MS);
     await worker.terminate();
   }
 }

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { SearchResponse } from '@cairn/core';
+import { type SearchResponse, settleWithin } from '@cairn/core';
 import { type Headed, indexLine, renderRecord, toIndexEntry } from './index-entry.js';
 import { primeTokenCounts, tokenCountKnown } from './token-counter.js';
 
@@ -90,14 +90,7 @@ export class TokenizerThread {
    * after it, so its first searches do not wait for the load (0.3 s on a busy machine).
    */
   async ready(timeoutMs = 10_000): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      this.loaded,
-      new Promise((r) => {
-        timer = setTimeout(r, timeoutMs);
-      }),
-    ]);
-    clearTimeout(timer);
+    await settleWithin(this.loaded, timeoutMs);
   }
 
   /** Counts `texts` on the thread and hands the counts to `countTokens`. */

@@ -1,7 +1,7 @@
+import { settleWithin } from '@cairn/core';
 import { type Job, Queue, Worker } from 'bullmq';
 import type { QueueTopology } from './queue-topology.js';
 import { redisConnection } from './queue-topology.js';
-import { settleWithin } from './settle-within.js';
 
 /** The scheduled hygiene jobs of a distributed deployment (the embedded writer runs the same on timers). */
 export type MaintenanceJobName = 'consolidate' | 'prune';

@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
-import { CairnError, withDefaults } from '@cairn/core';
+import { CairnError, settleWithin, withDefaults } from '@cairn/core';
 import { Queue, type QueueOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import { CAPPED_BACKOFF, JOB_CATALOG, type JobName } from './job-catalog.js';
-import { settleWithin } from './settle-within.js';
 
 export interface QueueTopologyOptions {
   /** Redis URL, e.g. `redis://127.0.0.1:6379/0`. */

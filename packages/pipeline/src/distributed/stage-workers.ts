@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { CairnError, isCairnError, withDefaults } from '@cairn/core';
+import { CairnError, isCairnError, settleWithin, withDefaults } from '@cairn/core';
 import { type Job, type Processor, Worker, type WorkerOptions } from 'bullmq';
 import type { PendingSource } from '../stage-ports.js';
 import { DEFAULT_EMBED_BATCHER_OPTIONS, EmbedBatcher, type EmbedBatcherOptions } from './embed-batcher.js';
@@ -11,7 +11,6 @@ import {
 import { CAPPED_BACKOFF, type JobInput, type JobName, retryDelay } from './job-catalog.js';
 import { type QueueTopology, queueName, redisConnection, shardOf } from './queue-topology.js';
 import { requeueEmbeds } from './requeue-embeds.js';
-import { settleWithin } from './settle-within.js';
 import { Lease } from './shard-lease.js';
 import {
   type CapturePorts,

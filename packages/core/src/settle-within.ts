@@ -1,7 +1,8 @@
 /**
  * Waits for `work` at most `ms`: true if it settled (either way) in time, false if not. Never rejects.
- * Shutdown steps that talk to Redis use it: while Redis is down, ioredis queues commands until it comes
- * back, so an unbounded `await` made a worker ignore SIGTERM for as long as the outage lasted.
+ * For shutdown steps that must not hang a process: while Redis is down, ioredis queues commands until it
+ * comes back, so an unbounded `await` made a worker ignore SIGTERM for as long as the outage lasted; a
+ * thread's close waits for it to reach a point where terminating it is safe, but not forever.
  */
 export async function settleWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
