@@ -1,8 +1,22 @@
+import { createRequire } from 'node:module';
 import { isQueryStopWord, MS_PER_DAY, NO_TEMPORAL_INTENT, type TemporalIntent, tokenize } from '@cairn/core';
 import type { ParsedResult } from 'chrono-node';
-// English only: the package's main entry loads every locale, about 0.3 s of a one-shot CLI command's start,
-// and its `parse` is the English casual parser anyway.
-import * as chrono from 'chrono-node/en';
+
+type ChronoEn = typeof import('chrono-node/en');
+let chrono: ChronoEn | null = null;
+
+/**
+ * chrono's English parsers, loaded by the first query that may name a time. English only: the package's
+ * main entry loads every locale (about 0.3 s of a one-shot command's start), and its `parse` is the English
+ * casual parser anyway. Loaded on first use because even the English entry costs 0.1–0.2 s of module
+ * loading, which a one-shot `cairn search` whose question names no time (most do not) never needs; a
+ * long-lived engine loads it while it opens (warmTemporalParser). A synchronous require (of the package's
+ * CommonJS build) keeps the detection synchronous for its callers.
+ */
+function chronoEn(): ChronoEn {
+  chrono ??= createRequire(import.meta.url)('chrono-node/en') as ChronoEn;
+  return chrono;
+}
 
 /**
  * Words that ask for the latest or current state. Kept short on purpose: each is a cue in everyday agent
@@ -89,7 +103,7 @@ export function temporalParserWarm(): boolean {
 function namedWindow(query: string, nowMs: number): TemporalIntent | null {
   let parsed: ParsedResult[] = [];
   try {
-    if (MAY_NAME_A_TIME.test(query)) parsed = chrono.parse(query, new Date(nowMs));
+    if (MAY_NAME_A_TIME.test(query)) parsed = chronoEn().parse(query, new Date(nowMs));
   } catch {
     // chrono has no documented failure, but a query is arbitrary text: no window rather than a failed search.
     parsed = [];

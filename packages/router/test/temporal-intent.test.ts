@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { MS_PER_DAY } from '@cairn/core';
 import { describe, expect, it } from 'vitest';
 import { detectTemporalIntent, queriesOf, withoutTemporalCue } from '../src/index.js';
@@ -76,6 +78,35 @@ describe('detectTemporalIntent', () => {
       kind: 'window',
       since: day(2026, 11, 24),
       until: day(2026, 11, 24) + MS_PER_DAY,
+    });
+  });
+});
+
+describe('the date parser', () => {
+  it('is loaded by the first query that may name a time, not before', () => {
+    // A process of its own: this file's tests have loaded it already, and the built router is what a
+    // one-shot command imports.
+    const router = fileURLToPath(new URL('../dist/index.js', import.meta.url));
+    const script = `
+      import { createRequire } from 'node:module';
+      import { detectTemporalIntent } from ${JSON.stringify(router)};
+      const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((k) => k.includes('chrono-node'));
+      const before = loaded();
+      const plain = detectTemporalIntent('which database does the billing service use?', Date.now());
+      const afterPlain = loaded();
+      const dated = detectTemporalIntent('what did we deploy yesterday?', Date.now());
+      console.log(JSON.stringify({ before, afterPlain, plain: plain.kind, dated: dated.kind, after: loaded() }));`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({
+      before: false,
+      afterPlain: false,
+      plain: 'none',
+      dated: 'window',
+      after: true,
     });
   });
 });
