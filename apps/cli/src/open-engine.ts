@@ -7,7 +7,7 @@ import type { QueueTopology } from '@cairn/pipeline/distributed';
 import { loadDistributed } from './distributed.js';
 import type { CliEnv } from './env.js';
 import { resolveDataDir } from './env.js';
-import { createLogger } from './output.js';
+import { createLogger } from './logger.js';
 
 export interface OpenEngineOptions {
   /**

@@ -1,14 +1,9 @@
 import { CairnError, type CairnErrorCode } from '@cairn/core';
-import { pino } from 'pino';
 
 /**
- * stdout carries only results (JSON with --json); logs, progress and warnings go to stderr, so
- * `cairn search --json | jq` always parses.
+ * stdout carries only results (JSON with --json); logs (see logger.ts), progress and warnings go to
+ * stderr, so `cairn search --json | jq` always parses.
  */
-export function createLogger(level: string) {
-  return pino({ level, base: undefined }, pino.destination(2));
-}
-
 export function writeJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
 }

@@ -4,8 +4,8 @@ import { apiTarget } from '../api-target.js';
 import { closeInOrder } from '../close-in-order.js';
 import type { CliEnv } from '../env.js';
 import { localMemoryApi } from '../local-memory-api.js';
+import { createLogger } from '../logger.js';
 import { openEngine } from '../open-engine.js';
-import { createLogger } from '../output.js';
 import { projectNamespace } from '../project-namespace.js';
 
 export interface McpFlags {

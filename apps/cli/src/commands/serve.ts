@@ -12,8 +12,8 @@ import type { CliEnv } from '../env.js';
 import { resolveDataDir } from '../env.js';
 import { integerFlag } from '../flags.js';
 import { readJsonl } from '../jsonl.js';
+import { createLogger } from '../logger.js';
 import { openEngine } from '../open-engine.js';
-import { createLogger } from '../output.js';
 import { SAMPLE_CORPUS } from './demo.js';
 import { answerChildWrites, primaryForwarder, startChildren } from './serve-cluster.js';
 

@@ -4,8 +4,9 @@ import { deadLetters, retryDeadLetters, STAGE_NAMES, type StageName } from '@cai
 import type { CliEnv } from '../env.js';
 import { resolveDataDir } from '../env.js';
 import { integerFlag } from '../flags.js';
+import { createLogger } from '../logger.js';
 import { withQueues } from '../open-engine.js';
-import { createLogger, EXIT, writeJson } from '../output.js';
+import { EXIT, writeJson } from '../output.js';
 
 /** After the shutdown deadline, how long the rest of the stop may take before the process exits anyway (ms). */
 const FORCE_EXIT_AFTER_MS = 10_000;
