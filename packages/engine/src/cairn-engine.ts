@@ -253,9 +253,11 @@ export class CairnEngine {
     // Never a rejection: a damaged file (its pages met by the load) is the integrity check's to report,
     // and a server must still start to say so.
     let serving = false;
-    const loaded = this.store.warmCatalog().then(() => {
+    // An async body, so a throw before the catalog's first await is a rejection here too.
+    const loaded = (async () => {
+      await this.store.warmCatalog();
       serving = this.store.catalogState().serving;
-    });
+    })();
     return (await settleWithin(loaded, timeoutMs)) && serving;
   }
 
