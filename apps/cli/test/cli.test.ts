@@ -288,6 +288,42 @@ describe('cairn ingest', () => {
   });
 });
 
+describe('a data folder whose open fails', () => {
+  it('serve and mcp name the damage and exit, leaving no thread behind', () => {
+    const many = Array.from({ length: 2_000 }, (_, i) => ({
+      namespace: 'proj',
+      id: `n${i}`,
+      text: `note ${i}`,
+    }));
+    expect(cairn(['ingest', file('many.jsonl', many)]).code).toBe(0);
+    const path = join(dir, 'data', 'cairn.db');
+    const store = new MemoryStore({ path, readonly: true });
+    const pages = store.db
+      .prepare("SELECT pageno FROM dbstat WHERE name = 'memories_meta_seq'")
+      .pluck()
+      .all() as number[];
+    store.close();
+    const fd = openSync(path, 'r+');
+    for (const p of pages) writeSync(fd, Buffer.alloc(4096, 0xab), 0, 4096, (p - 1) * 4096);
+    closeSync(fd);
+    // The engine's open reads that index; threads it had started kept both processes alive after the error.
+    for (const args of [
+      ['serve', '--no-auth', '--port', '0'],
+      ['mcp', '--data-dir', join(dir, 'data')],
+    ]) {
+      const r = spawnSync(process.execPath, [MAIN, ...args], {
+        encoding: 'utf8',
+        env: { ...process.env, CAIRN_DATA_DIR: join(dir, 'data') },
+        input: '',
+        timeout: 30_000,
+      });
+      expect(r.error, `${args[0]} did not exit`).toBeUndefined();
+      expect(r.status).toBe(1);
+      expect(r.stderr).toMatch(/\[STORAGE_ERROR\]: .*cairn\.db is damaged/);
+    }
+  });
+});
+
 describe('cairn search', () => {
   it('exits on a usage error found after its tokenizer thread was started early', () => {
     cairn(['ingest', file('in.jsonl', memories)]);

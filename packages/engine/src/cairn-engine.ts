@@ -99,11 +99,9 @@ export class CairnEngine {
     this.store = store;
     this.health = new StoreHealth(join(dataDir, 'cairn.db'), this.log);
     const refreshEvery = opts.refreshIntervalMs ?? 1_000;
-    if (checkpointsOf(opts) === 'background') this.checkpointInBackground();
+    // Starts no thread until a task runs: the steps below that read the file (a damaged one throws there)
+    // must leave nothing running that would keep a process alive after the failed open.
     this.pool = embedder && (opts.useWorkerThreads ?? true) ? new ComputePool() : null;
-    if (termScoringOf(opts) === 'worker') {
-      this.termPool = startTermScoring(store, dataDir, this.log, () => this.closed);
-    }
     // chrono's first two parses cost 0.15–0.4 s (see warmTemporalParser). A long-lived engine pays them
     // while it opens, before anyone can search it: paid a turn after opening, they landed in a server's
     // first searches, or in the first search of an engine searched as soon as it opened.
@@ -136,6 +134,12 @@ export class CairnEngine {
         routes: this.store.routeEmbeddings,
       },
     );
+    // Threads start once nothing above can throw: started first, a damaged file's failed open left them
+    // running, and `cairn serve` printed its error and never exited.
+    if (checkpointsOf(opts) === 'background') this.checkpointInBackground();
+    if (termScoringOf(opts) === 'worker') {
+      this.termPool = startTermScoring(store, dataDir, this.log, () => this.closed);
+    }
     if ((opts.integrityCheck ?? (isLongLived(opts) ? 'background' : 'off')) === 'background')
       void this.health.check();
     if (refreshEvery > 0) {

@@ -1,5 +1,5 @@
+import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import { workerExecArgv } from '@cairn/compute';
 import { settleWithin } from '@cairn/core';
 import { damagedDatabaseError, type IntegrityReport, isDatabaseDamage } from '@cairn/store';
@@ -7,7 +7,7 @@ import { damagedDatabaseError, type IntegrityReport, isDatabaseDamage } from '@c
 /** Compiled through `../dist/` so the task runs from `src/` (tests) and `dist/` alike. */
 const QUICK_CHECK_TASK = fileURLToPath(new URL('../dist/tasks/quick-check.js', import.meta.url));
 
-/** How long `close` waits for the check's thread to open its connection before terminating it anyway. */
+/** How long `close` waits for the killed check to exit. */
 const CLOSE_WAIT_MS = 10_000;
 
 type Log = (level: 'debug' | 'info' | 'warn' | 'error', msg: string, data?: Record<string, unknown>) => void;
@@ -35,9 +35,9 @@ export interface StoreHealthStatus {
  */
 export class StoreHealth {
   private current: StoreHealthStatus = { state: 'unchecked', problems: [] };
-  private worker: Worker | null = null;
-  /** Settles once the check's thread has opened its connection (or ended): it may be terminated then. */
-  private terminable: Promise<void> = Promise.resolve();
+  private child: ChildProcess | null = null;
+  /** Settles once the check's process has exited. */
+  private exited: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly path: string,
@@ -48,25 +48,36 @@ export class StoreHealth {
     return { ...this.current, problems: [...this.current.problems] };
   }
 
-  /** Starts the background quick check; resolves with its report (or null if it could not run). */
+  /**
+   * Starts the background quick check; resolves with its report (or null if it could not run). It runs in a
+   * process of its own, not a thread: a thread terminated while better-sqlite3 is inside a call (opening the
+   * file, or throwing the check's verdict on a damaged one) aborts the whole process (V8's "ToLocalChecked
+   * Empty MaybeLocal"; a server stopped during its first check on a damaged file died so 2 times in 3), and
+   * a check of a large file cannot be interrupted. A process can be killed at any point.
+   */
   check(): Promise<IntegrityReport | null> {
     if (this.current.state === 'damaged') return Promise.resolve(null);
     this.current = { state: 'checking', problems: [] };
     return new Promise((resolve) => {
-      const worker = new Worker(QUICK_CHECK_TASK, {
-        workerData: { path: this.path },
-        execArgv: workerExecArgv(process.execArgv),
-      });
-      this.worker = worker;
+      let child: ChildProcess;
+      try {
+        child = fork(QUICK_CHECK_TASK, [this.path], {
+          execArgv: workerExecArgv(process.execArgv),
+          stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+        });
+      } catch (err) {
+        this.current = { state: 'unchecked', problems: [] };
+        this.log('warn', 'database integrity check could not run', { error: (err as Error).message });
+        return resolve(null);
+      }
+      this.child = child;
       // The check must not keep a process alive that is otherwise done.
-      worker.unref();
-      let markTerminable = () => {};
-      this.terminable = new Promise<void>((r) => {
-        markTerminable = r;
-      });
-      worker.once('exit', () => markTerminable());
-      worker.on('message', (report: IntegrityReport | 'opened') => {
-        if (report === 'opened') return markTerminable();
+      child.unref();
+      child.channel?.unref();
+      // 'close', not 'exit': it comes after the IPC channel has delivered every message.
+      this.exited = new Promise<void>((r) => child.once('close', () => r()));
+      child.once('message', (message) => {
+        const report = message as IntegrityReport;
         if (this.current.state !== 'damaged') {
           this.current = {
             state: report.ok ? 'ok' : 'damaged',
@@ -79,14 +90,15 @@ export class StoreHealth {
         else this.log('error', 'database is damaged', { path: this.path, problems: report.problems });
         resolve(report);
       });
-      worker.once('error', (err) => {
+      child.once('error', (err) => {
         // Not a verdict on the file: say so and serve as before.
         if (this.current.state === 'checking') this.current = { state: 'unchecked', problems: [] };
         this.log('warn', 'database integrity check could not run', { error: err.message });
         resolve(null);
       });
-      worker.once('exit', () => {
-        if (this.worker === worker) this.worker = null;
+      child.once('close', () => {
+        if (this.child === child) this.child = null;
+        if (this.current.state === 'checking') this.current = { state: 'unchecked', problems: [] };
         resolve(null);
       });
     });
@@ -119,17 +131,12 @@ export class StoreHealth {
     return damagedDatabaseError(this.path, this.current.problems, err);
   }
 
-  /**
-   * Stops the check. Not while its thread loads its modules or opens its connection: a thread terminated
-   * inside better-sqlite3's open aborts the whole process (V8's "ToLocalChecked Empty MaybeLocal", from
-   * `Database::JS_new`: an engine closed right after opening lost a test process so). It waits for that,
-   * up to CLOSE_WAIT_MS; terminating the check itself, inside PRAGMA quick_check, is safe.
-   */
+  /** Stops the check, if it still runs: its process is killed, and waited for (at most CLOSE_WAIT_MS). */
   async close(): Promise<void> {
-    const worker = this.worker;
-    this.worker = null;
-    if (!worker) return;
-    await settleWithin(this.terminable, CLOSE_WAIT_MS);
-    await worker.terminate();
+    const child = this.child;
+    this.child = null;
+    if (!child) return;
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await settleWithin(this.exited, CLOSE_WAIT_MS);
   }
 }

@@ -103,6 +103,39 @@ describe('a damaged cairn.db', () => {
     }
   });
 
+  it("a server's warm-up on a damaged index answers false, and an engine closed during its check stops it safely", async () => {
+    const dir = engines.tempDir();
+    const first = await engines.open({}, dir);
+    first.ingest(memories(3_000));
+    await first.drain();
+    await first.close();
+    const path = join(dir, 'cairn.db');
+    const db = openDatabase(path, { readonly: true });
+    const pages = db
+      .prepare("SELECT pageno FROM dbstat WHERE name = 'memories_meta_seq'")
+      .pluck()
+      .all() as number[];
+    db.close();
+    const fd = openSync(path, 'r+');
+    for (const p of pages) writeSync(fd, Buffer.alloc(4096, 0xab), 0, 4096, (p - 1) * 4096);
+    closeSync(fd);
+    // No vector leg, whose deletes' look-up reads the same index at open (a failed open: the CLI's tests).
+    // The key catalog's first read (before its first await) meets the damage: a false, not a rejection.
+    const lexicalOnly = { embedder: null, refreshIntervalMs: 1_000, persistIntervalMs: 0 };
+    const engine = await engines.open(lexicalOnly, dir);
+    expect(await engine.whenWarm(2_000)).toBe(false);
+    await engine.close();
+    // Closed at once, while the check opens the file or reports the damage: the check runs where it can be
+    // killed at any point (a thread terminated inside better-sqlite3 aborted this whole process).
+    for (let i = 0; i < 4; i++) {
+      const e = await engines.open(lexicalOnly, dir);
+      await new Promise((r) => setTimeout(r, i * 150));
+      await e.close();
+    }
+    const last = await engines.open(lexicalOnly, dir);
+    await eventually(() => last.health.status.state === 'damaged');
+  });
+
   it('a healthy database passes the check and serves as before', async () => {
     const engine = await engines.open({ refreshIntervalMs: 1_000, persistIntervalMs: 0 });
     engine.ingest(memories(50));

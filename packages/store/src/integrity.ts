@@ -87,18 +87,11 @@ export function damagedDatabaseError(path: string, problems: readonly string[], 
 /**
  * Checks a database file on a connection of its own (read-only, no memory map: a damaged page is read,
  * never mapped). A file SQLite cannot even open as a database is reported as damage, not thrown.
- * `opened` is called once the connection is open, before the check itself.
  */
-export function checkDatabaseFile(
-  path: string,
-  depth: 'quick' | 'full',
-  maxProblems = 20,
-  opened?: () => void,
-): IntegrityReport {
+export function checkDatabaseFile(path: string, depth: 'quick' | 'full', maxProblems = 20): IntegrityReport {
   const started = Date.now();
   try {
     const db = openDatabase(path, { readonly: true, mmapBytes: 0 });
-    opened?.();
     try {
       return checkIntegrity(db, depth, maxProblems);
     } finally {
