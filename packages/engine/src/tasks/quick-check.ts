@@ -23,4 +23,8 @@ try {
   // Not damage (say, a permission error): still a reason not to trust the file, said as such.
   report = { ok: false, depth: 'quick', problems: [(err as Error).message], ms: 0 };
 }
-process.send?.(report, () => process.disconnect());
+// The server may have gone while the check ran (its channel closed): the verdict then has no reader.
+if (process.connected)
+  process.send?.(report, () => {
+    if (process.connected) process.disconnect();
+  });
