@@ -254,10 +254,9 @@ export class CairnEngine {
    * the load failed (logged where it started); searches are answered either way.
    */
   async whenWarm(timeoutMs = 5_000): Promise<boolean> {
-    // Never a rejection: a damaged file (its pages met by the load) is the integrity check's to report,
-    // and a server must still start to say so.
+    // Never a rejection: a damaged file (its pages met by the load, even before its first await: hence the
+    // async body) is the integrity check's to report, and a server must still start to say so.
     let serving = false;
-    // An async body, so a throw before the catalog's first await is a rejection here too.
     const loaded = (async () => {
       await this.store.warmCatalog();
       serving = this.store.catalogState().serving;
