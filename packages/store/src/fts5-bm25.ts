@@ -13,6 +13,8 @@ const MAX_LOCAL_ROWS = 2_000;
 
 /** A single word, quoted: what the lexical leg's MATCH is for one word, neither confined nor filtered. */
 const ONE_WORD = /^"[\p{L}\p{N}_]+"$/u;
+/** A phrase of words, quoted: the lexical leg's MATCH for a path's or an identifier's parts ("map job cache"). */
+const PHRASE = /^"[\p{L}\p{N}_]+(?: [\p{L}\p{N}_]+)+"$/u;
 
 /** The five column weights of `bm25(memories_fts, w0, …, w4)`, or null for any other call. */
 export function bm25Weights(bm25: string): number[] | null {
@@ -25,9 +27,33 @@ export function bm25Weights(bm25: string): number[] | null {
   return weights.every(Number.isFinite) ? weights : null;
 }
 
-/** One word with five plain weights: a term whose new matches can be scored here, given its count of rows. */
-export function isPlainWord(term: { match: string; bm25: string }): boolean {
-  return bm25Weights(term.bm25) !== null && ONE_WORD.test(term.match);
+/**
+ * A term whose new matches can be scored here, given its count of rows: one word, or a phrase whose matches
+ * highlight() marks as bm25() counts them (see `markedOncePerMatch`), with five plain weights.
+ */
+export function isPlainTerm(term: { match: string; bm25: string }): boolean {
+  return bm25Weights(term.bm25) !== null && markedOncePerMatch(term.match);
+}
+
+/**
+ * Whether highlight() opens one mark per match of `match` in a column, as bm25() counts its matches. A
+ * word's matches never overlap. A phrase's overlap only where a later word has the stem of its first ("test
+ * tests" in "test test test": bm25() counts two, highlight() merges them into one mark), and Porter's stems
+ * keep a word's first two letters (a word of one letter aside: "ies" stems to "i"), so a phrase of words
+ * of two letters or more whose first two letters all differ is marked once per match. Case and diacritics
+ * are folded as the tokenizer folds them. Repeated words ("src api src") are left to bm25().
+ */
+function markedOncePerMatch(match: string): boolean {
+  if (ONE_WORD.test(match)) return true;
+  if (!PHRASE.test(match)) return false;
+  const words = match.slice(1, -1).split(' ');
+  const heads = new Set<string>();
+  for (const w of words) {
+    const folded = w.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();
+    if (folded.length < 2 || heads.has(folded.slice(0, 2))) return false;
+    heads.add(folded.slice(0, 2));
+  }
+  return true;
 }
 
 /** SQLite's varints, one after another: big-endian, seven bits a byte, the ninth byte whole. */
@@ -80,10 +106,10 @@ function saturation(freq: number, length: number, avgdl: number): number {
 }
 
 /**
- * A single word's matches above `after`, newest first, with each one's weighted frequency as bm25() adds it
- * up (highlight() of its weighted columns: instances in column order, as FTS5's poslist holds them), those
- * above `upTo` only counted. Null when the term is not one word with five plain weights, or has more than
- * `cap` matches there.
+ * A plain word's or phrase's matches above `after` (see `isPlainTerm`), newest first, with each one's
+ * weighted frequency as bm25() adds it up (highlight() of its weighted columns: instances in column order,
+ * as FTS5's poslist holds them), those above `upTo` only counted. Null for any other term, or one with
+ * more than `cap` matches there.
  */
 function newMatchFrequencies(
   statements: StatementCache,
@@ -93,7 +119,7 @@ function newMatchFrequencies(
   cap: number,
 ): { found: Array<{ key: number; freq: number }>; above: number } | null {
   const weights = bm25Weights(term.bm25);
-  if (!weights || !ONE_WORD.test(term.match)) return null;
+  if (!weights || !markedOncePerMatch(term.match)) return null;
   const columns = weights.flatMap((w, c) => (w === 0 ? [] : [c]));
   // The column's own value beside its highlight: the marker is counted in both, so a text that holds it
   // already changes nothing.
@@ -126,17 +152,17 @@ function newMatchFrequencies(
 }
 
 /**
- * A single word's matches above `after` and up to `upTo`, scored as FTS5's bm25() scores them, ascending by
- * key, without bm25()'s first step: it walks the word's whole doclist to count the documents holding it,
- * for the idf (12–20 ms for the commonest kept words at a million memories, on every search after a write
- * that says the word). Here that count is `knownHits` (the matches up to `after`, which the caller holds
+ * A plain term's matches (see `isPlainTerm`) above `after` and up to `upTo`, scored as FTS5's bm25() scores
+ * them, ascending by key, without bm25()'s first step: it walks the term's whole doclist to count the
+ * documents holding it, for the idf (12–20 ms for the commonest kept words at a million memories, on every
+ * search after a write that says the word; for a phrase of common words, such as a path's parts, it walks
+ * their positions too). Here that count is `knownHits` (the matches up to `after`, which the caller holds
  * exactly) plus the new ones; each row's weighted frequency comes from highlight(), its length from the
  * docsize table, the corpus's row count and average length from FTS5's averages record, and the
  * arithmetic is bm25()'s (fts5_aux.c), in its order. Scores agree with FTS5's to within an ulp (its C `log`
  * and V8's `Math.log` may round the idf apart).
  *
- * Null when the term is not one word with five plain weights, or has too many new matches: the caller
- * then has FTS5 score them.
+ * Null when the term is not plain, or has too many new matches: the caller then has FTS5 score them.
  */
 export function scoreNewMatchesLocally(
   statements: StatementCache,
@@ -174,11 +200,11 @@ function scoreLocally(
 }
 
 /**
- * How many rows held a single word when FTS5 gave `score` to its match `key` (the newest above `after`):
+ * How many rows held a plain term when FTS5 gave `score` to its match `key` (the newest above `after`):
  * the document count behind the idf, read back from one score, so that a caller that had FTS5 score a
- * word's new matches once need not have its whole doclist walked again on the next. Null when it cannot
- * be told exactly (not one plain word, an idf clamped by FTS5 for a word in most rows, or a result that
- * is not within a hundredth of a whole number).
+ * term's new matches once need not have its whole doclist walked again on the next. Null when it cannot
+ * be told exactly (not a plain term, an idf clamped by FTS5 for a word in most rows, or a result that is
+ * not within a hundredth of a whole number).
  */
 export function documentsBehindScore(
   statements: StatementCache,
@@ -211,13 +237,13 @@ function countBehindScore(
 }
 
 /**
- * How many rows hold a single word up to `maxKey` (every namespace, as FTS5 counts them for the idf), for a
- * word whose newest match at or below `maxKey` FTS5 just gave `score` in the same read transaction (call
+ * How many rows hold a plain term up to `maxKey` (every namespace, as FTS5 counts them for the idf), for a
+ * term whose newest match at or below `maxKey` FTS5 just gave `score` in the same read transaction (call
  * inside `StatementCache.snapshot`): read back from that score, or, when FTS5 clamped the idf (a word in
  * most rows), counted (a walk of the doclist: 24–43 ms for such a word at a million memories, paid once,
  * where the term is scored, beside a scoring that cost as much). Known, it lets every later new match of
- * the word be scored without bm25()'s walk (`scoreNewMatchesLocally`), in this process and, saved with the
- * term's postings, in every later one. -1 when not one plain word with five plain weights.
+ * the term be scored without bm25()'s walk (`scoreNewMatchesLocally`), in this process and, saved with the
+ * term's postings, in every later one. -1 when not a plain term.
  */
 export function wordRowsUpTo(
   statements: StatementCache,
@@ -225,7 +251,7 @@ export function wordRowsUpTo(
   newest: readonly [number, number],
   maxKey: number,
 ): number {
-  if (!isPlainWord(term)) return -1;
+  if (!isPlainTerm(term)) return -1;
   const count = readingShadowTables(() => {
     // Rows above the caller's view (written since by another thread or process) count in FTS5's idf.
     let above = 0;

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { isPlainWord } from './fts5-bm25.js';
+import { isPlainTerm } from './fts5-bm25.js';
 import { readNewMatches } from './new-matches.js';
 import { append, indexOf, type Postings } from './postings.js';
 import type { SavedTermPostings } from './saved-term-postings.js';
@@ -370,10 +370,10 @@ export class TermPostingsCache {
     if (!this.disk || this.opts.saveFromMatches <= 0 || this.seq < 0) return undefined;
     const saved = this.disk.load(keyOf(t));
     if (!saved || saved.maxPerTerm !== this.opts.maxPerTerm || saved.seq > this.seq) return undefined;
-    // Saved by a build before migration 21 without the word's count of rows: a writer scores it once more
-    // (on a term thread when it has one) and saves it with the count, so that no later process walks the
-    // word's doclist on its first search after a write.
-    if (saved.hits < 0 && this.disk.writable && saved.keys.length >= saved.maxPerTerm && isPlainWord(t))
+    // Saved without the term's count of rows (a word by a build before migration 21, a phrase by one before
+    // phrases were scored here): a writer scores it once more (on a term thread when it has one) and saves
+    // it with the count, so that no later process walks the term's doclist on its first search after a write.
+    if (saved.hits < 0 && this.disk.writable && saved.keys.length >= saved.maxPerTerm && isPlainTerm(t))
       return undefined;
     const budget = Math.max(this.rowsAtReset, saved.corpusRows) * MAX_DRIFT;
     const added = Math.max(0, this.maxKey - saved.watermark);
@@ -427,13 +427,13 @@ export class TermPostingsCache {
   /**
    * Whether a term can be saved again as it now is and load as the same postings: no rewrites pending (a
    * saved row has no patches); a load infers a cut from the length (`fromScored`), so a term held whole
-   * must still be under the cap; and a plain word cut at the cap needs its count (a writer scores such a
-   * word anew rather than load it without one).
+   * must still be under the cap; and a plain term cut at the cap needs its count (a writer scores such a
+   * term anew rather than load it without one).
    */
   private resavable(t: TermQuery, p: Postings): boolean {
     if (p.patch.size > 0) return false;
     if (p.truncatedBelow === 0) return p.length < this.opts.maxPerTerm;
-    return p.hits >= 0 || !isPlainWord(t);
+    return p.hits >= 0 || !isPlainTerm(t);
   }
 
   /** Saves a term just scored, when common enough to be worth a load (a writer only; never waits). */

@@ -20,8 +20,8 @@ export interface ScoredMatches {
   scores: Float64Array;
   /**
    * Rows holding the term up to the request's `maxKey`, every namespace (what FTS5 counts for its idf); -1
-   * when not known (a phrase or a confined match past `maxPerTerm`). Equal to the matches' count when they
-   * are all there.
+   * when not known (past `maxPerTerm`, a term that is not plain: see `isPlainTerm`). Equal to the matches'
+   * count when they are all there.
    */
   hits: number;
 }

@@ -77,12 +77,64 @@ describe('scoreNewMatchesLocally', () => {
     expect(Math.abs((local![0]![1] - expected) / expected)).toBeLessThanOrEqual(ULPS);
   });
 
-  it('leaves to FTS5 a phrase, a confined or column-filtered match, and other bm25 calls', () => {
+  it("gives a phrase's new matches FTS5's own bm25: a path's or an identifier's parts, in any column", () => {
+    const old = [];
+    for (let i = 0; i < 200; i++)
+      old.push(
+        mem({ id: `old-${i}`, text: i % 4 === 0 ? `map job cache ${i}` : `map the job to a cache ${i}` }),
+      );
+    t.store.write(old);
+    const after = maxKey();
+    t.store.write([
+      mem({ id: 'n1', text: 'fix mapJobCache' }),
+      mem({ id: 'n2', text: 'map job cache, map job cache and again map job cache: three times' }),
+      mem({
+        id: 'n3',
+        title: 'Map job cache',
+        text: 'said in the title, and here: map_job cache no, map job cache yes',
+      }),
+      mem({ id: 'n4', text: 'mapping jobs caching: the stems match the phrase too' }),
+      mem({ id: 'n5', text: 'map job, then cache: not the phrase' }),
+      mem({ id: 'n6', text: 'see packages/api/src/auth/index-limit.ts and packages api src auth' }),
+    ]);
+    const upTo = maxKey();
+    const statements = new StatementCache(t.store.db);
+    for (const match of ['"map job cache"', '"packages api src auth index limit ts"', '"api src"']) {
+      const local = scoreNewMatchesLocally(
+        statements,
+        { match, bm25: BM25 },
+        after,
+        upTo,
+        matchesUpTo(match, after),
+      );
+      const fts5 = fts5Scores(match, after);
+      expect(local, match).not.toBeNull();
+      expect(fts5.size, match).toBeGreaterThan(0);
+      expect(local!.map(([key]) => key)).toEqual([...fts5.keys()].sort((a, b) => a - b));
+      for (const [key, score] of local!) {
+        const expected = fts5.get(key)!;
+        expect(Math.abs((score - expected) / expected)).toBeLessThanOrEqual(ULPS);
+      }
+    }
+  });
+
+  it('leaves to FTS5 a phrase whose matches can overlap, where highlight() would merge two into one', () => {
+    // bm25() counts "test tests" twice in "test test test" (both stem to "test"); highlight() marks once.
+    t.store.write([mem({ id: 'a', text: 'test test test' }), mem({ id: 'b', text: 'src api src api src' })]);
+    const statements = new StatementCache(t.store.db);
+    const score = (match: string) => scoreNewMatchesLocally(statements, { match, bm25: BM25 }, 0, 99, 0);
+    expect(score('"test tests"')).toBeNull();
+    expect(score('"src api src"')).toBeNull();
+    // A word of one letter may share a stem with a longer one ("ies" stems to "i").
+    expect(score('"i ies"')).toBeNull();
+    expect(score('"test src"')).toEqual([]);
+  });
+
+  it('leaves to FTS5 a confined or column-filtered match, and other bm25 calls', () => {
     t.store.write([mem({ id: 'a', text: 'omega alpha' })]);
     const statements = new StatementCache(t.store.db);
     const score = (match: string, bm25 = BM25) =>
       scoreNewMatchesLocally(statements, { match, bm25 }, 0, 99, 0);
-    expect(score('"omega alpha"')).toBeNull();
     expect(score('scope : "ns_x" AND ("omega")')).toBeNull();
     expect(score('{title text parts} : "omega"')).toBeNull();
     expect(score('"omega"', 'bm25(memories_fts)')).toBeNull();
@@ -146,10 +198,15 @@ describe('documentsBehindScore', () => {
     expect(
       documentsBehindScore(statements, { match: '"filler"', bm25: BM25 }, ...newest('"filler"')),
     ).toBeNull();
-    // Not a plain word: unknown.
-    expect(wordRowsUpTo(statements, { match: '"omega filler"', bm25: BM25 }, newest('"omega"'), upTo)).toBe(
-      -1,
+    // A phrase: read back from its newest score as a word's count is.
+    const phrase = { match: '"omega filler"', bm25: BM25 };
+    expect(statements.snapshot(() => wordRowsUpTo(statements, phrase, newest(phrase.match), upTo))).toBe(
+      matchesUpTo(phrase.match, upTo),
     );
+    // A phrase whose matches may overlap is not plain: unknown.
+    expect(
+      wordRowsUpTo(statements, { match: '"filler fillers"', bm25: BM25 }, newest('"filler"'), upTo),
+    ).toBe(-1);
   });
 });
 
@@ -187,6 +244,39 @@ describe('TermPostingsCache: new matches of a cached word', () => {
         expect(check(after)).toBe(1);
       }
       expect(store.lexical.postings.size).toMatchObject({ newScoredHere: 3, newScoredByFts5: 0 });
+    } finally {
+      store.close();
+    }
+  });
+
+  it("a phrase past maxPerTerm knows its count from its scoring: an identifier's new matches are scored here", () => {
+    t.cleanup();
+    t = openTempStore('cairn-fts5-bm25-');
+    const store = new MemoryStore({ path: `${t.dir}/capped.db`, lexical: { postings: { maxPerTerm: 20 } } });
+    try {
+      store.write(
+        Array.from({ length: 120 }, (_, i) => mem({ id: `m${i}`, text: `fix map job cache ${i}` })),
+      );
+      store.write(Array.from({ length: 300 }, (_, i) => mem({ id: `o${i}`, text: `map other job ${i}` })));
+      // The query names the identifier: its plan holds the phrase of its parts.
+      const search = () =>
+        store.lexical.searchLexical({ namespace: 'ns', query: 'mapJobCache', filters: {}, limit: 1_000 });
+      search();
+      const top = () => store.db.prepare('SELECT max(key) FROM memories').pluck().get() as number;
+      for (const text of ['map job cache', 'a note: mapJobCache, map job cache']) {
+        const after = top();
+        store.write([mem({ id: text, text })]);
+        const expected = store.db
+          .prepare('SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? AND rowid > ?')
+          .pluck()
+          .all('"map job cache"', after) as number[];
+        expect(expected).toHaveLength(1);
+        const key = expected[0]!;
+        expect(search().candidates.some((c) => c.key === key)).toBe(true);
+      }
+      // Both phrase and word: every new match was scored from highlight(), none by bm25()'s walk.
+      expect(store.lexical.postings.size).toMatchObject({ newScoredByFts5: 0 });
+      expect(store.lexical.postings.size.newScoredHere).toBeGreaterThanOrEqual(2);
     } finally {
       store.close();
     }
