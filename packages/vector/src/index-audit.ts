@@ -158,7 +158,10 @@ export class IndexAuditor {
         inFile && ready.kind === 'hnsw' ? (keys) => inFile(namespace, ready, keys) : undefined,
       );
     } catch (err) {
-      if (!inFile || !isCurrent()) throw err;
+      // Let go of meanwhile (a close, a release, a reload): its file may be gone, as `findMissingVectors`
+      // would have returned null had the failure not come first; what holds the namespace now is audited.
+      if (!isCurrent()) return 0;
+      if (!inFile) throw err;
       // A merge mapped a new file meanwhile (the old one may be gone): the next audit checks the new one.
       if (ready.kind === 'hnsw' && auditBase(ready) !== base) return 0;
       // A look-up that failed off the thread (the pool closing, a thread that could not start): here.

@@ -7,8 +7,16 @@ import {
   workerIndexBuilder,
 } from '@cairn/vector';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import keysMissingFromFile from '../src/graph-lookup-task.js';
 import { AUDIT_RECHECK_MS } from '../src/index-audit.js';
-import { DIMS, randomUnitVectors, T0, ThreadRunner, VectorFixture } from './helpers.js';
+import {
+  DIMS,
+  randomUnitVectors,
+  singleThreadIndexBuilder,
+  T0,
+  ThreadRunner,
+  VectorFixture,
+} from './helpers.js';
 
 /**
  * Distributed embed workers finish batches in any order: a batch of older memories (lower change_seq) can
@@ -192,6 +200,38 @@ describe('VectorIndexManager: vectors stored out of change order', () => {
       const after = fx.manager({ exactThreshold: 10 });
       expect(after.status('ns')).toEqual({ state: 'unloaded', size: 120 });
     });
+  it('an audit of an index the manager let go of meanwhile ends quietly, its graph file deleted or not', async () => {
+    // `cairn ingest` warned "vector index audit failed: ENOENT": the audit after its graph's load looked
+    // keys up in the file on a pool thread while the close merged the delta and deleted that file.
+    const saved = fx.manager({ exactThreshold: 10 });
+    saved.apply(fx.add('ns', randomUnitVectors(60, DIMS, 90)).stored);
+    await saved.warm('ns');
+    await saved.close();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let lookups = 0;
+    const builder: IndexBuilder = {
+      build: (req) => singleThreadIndexBuilder.build(req),
+      keysMissingFromFile: async (req) => {
+        lookups++;
+        await gate;
+        return keysMissingFromFile(req);
+      },
+    };
+    const m = fx.manager({ exactThreshold: 10, waitForBuild: false, builder });
+    await m.warm('ns');
+    for (let i = 0; i < 200 && lookups === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(lookups).toBe(1);
+    // New vectors: the close merges them into the next generation and deletes the file being looked in.
+    m.apply(fx.add('ns', randomUnitVectors(5, DIMS, 91), () => ({}), 'n').stored);
+    await m.close();
+    release();
+    for (let i = 0; i < 20; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(fx.warnings().map((w) => w.msg)).not.toContain('vector index audit failed');
+  });
+
   it('a process that turns auditOnLoad off maps a graph without auditing it, and can still audit on demand', async () => {
     const runner = new ThreadRunner();
     const vectors = await saveGraphLackingTwenty({ builder: workerIndexBuilder(runner) });
