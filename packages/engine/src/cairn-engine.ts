@@ -265,11 +265,13 @@ export class CairnEngine {
   }
 
   /**
-   * Waits until every stored memory is embedded and indexed, persists the vector indexes and compacts the
-   * lexical index. Call it after a bulk ingest; a serving process never needs to.
-   * @param opts.scoreCommonWords Also score and save each namespace's common words (see
-   * `MemoryStore.warmCommonWords`), on this thread while the pool builds the vector indexes, so the first
-   * searches of the next process load them instead of scoring them. `cairn ingest` asks for it.
+   * Waits until every stored memory is embedded and indexed, persists the vector indexes and, when this
+   * process wrote enough for it to matter, compacts the lexical index (see `MemoryStore.upkeepAfterBulkWrite`).
+   * Call it after a bulk ingest; a serving process never needs to.
+   * @param opts.scoreCommonWords Also score and save the common words of each namespace this process wrote
+   * a tenth or more of (see `MemoryStore.warmCommonWords`), on this thread while the pool builds the vector
+   * indexes, so the first searches of the next process load them instead of scoring them. `cairn ingest`
+   * asks for it.
    */
   async drain(maxFailures?: number, opts: { scoreCommonWords?: boolean } = {}): Promise<void> {
     if (this.external) return;
@@ -284,8 +286,7 @@ export class CairnEngine {
       await vectors.flush();
     })();
     try {
-      await this.store.compactLexicalIndex();
-      if (opts.scoreCommonWords) await this.store.warmCommonWords();
+      await this.store.upkeepAfterBulkWrite({ scoreCommonWords: opts.scoreCommonWords ?? false });
     } finally {
       await indexing;
     }

@@ -17,6 +17,7 @@ import { EmbeddingStore } from './embedding-store.js';
 import { allowedKeys, liveFilterSql } from './filter-sql.js';
 import { KeyCatalog, type KeyCatalogOptions } from './key-catalog.js';
 import { type LexicalOptions, LexicalSearch } from './lexical-search.js';
+import { LexicalUpkeep } from './lexical-upkeep.js';
 import { MEMORY_COLUMNS, type MemoryRow, toMemory } from './memory-row.js';
 import { MemoryWriter } from './memory-writer.js';
 import { openDatabase } from './open-database.js';
@@ -72,6 +73,8 @@ export class MemoryStore implements MemorySource {
   private readonly catalog: KeyCatalog | null;
   /** Records read for search pages, with the `meta_seq` they were read at. */
   private readonly records = new LRUCache<number, { stamp: number; memory: KeyedMemory }>({ max: 4_096 });
+  /** A writer's upkeep of the lexical index, sized to what this process wrote; null when read-only. */
+  private readonly upkeep: LexicalUpkeep | null;
 
   constructor(opts: MemoryStoreOptions) {
     this.db = openDatabase(opts.path, { readonly: opts.readonly ?? false });
@@ -85,6 +88,7 @@ export class MemoryStore implements MemorySource {
     this.writer = opts.readonly
       ? null
       : new MemoryWriter(this.db, withDefaults(DEFAULT_SESSION_CONTEXT_OPTIONS, opts.context ?? {}));
+    this.upkeep = opts.readonly ? null : new LexicalUpkeep(this.db, this.lexical);
   }
 
   /**
@@ -95,7 +99,9 @@ export class MemoryStore implements MemorySource {
   write(batch: readonly NormalizedMemory[], opts: { receipt?: string } = {}): WriteResult[] {
     if (!this.writer) throw new CairnError('STORAGE_ERROR', 'the store is open read-only');
     this.lexical.stats.forgetSamples();
-    return this.writer.write(batch, Date.now(), opts.receipt);
+    const results = this.writer.write(batch, Date.now(), opts.receipt);
+    this.upkeep?.recordWrites(results);
+    return results;
   }
 
   /** Full records by id, in the order asked; unknown ids are listed in `missing`. Counts as an access. */
@@ -400,39 +406,21 @@ export class MemoryStore implements MemorySource {
       .all() as NamespaceCounts[];
   }
 
-  /**
-   * Scores every namespace's common words ahead of any search and saves them (see
-   * `LexicalSearch.warmCommonWords`); a writer only. Returns the terms scored.
-   */
-  async warmCommonWords(): Promise<number> {
-    if (!this.writer) return 0;
-    let n = 0;
-    for (const ns of this.namespaces()) n += await this.lexical.warmCommonWords(ns.namespace);
-    return n;
+  /** Scores every namespace's common words, or those of `only` (see `LexicalUpkeep.warmCommonWords`). */
+  warmCommonWords(only?: readonly string[]): Promise<number> {
+    return this.upkeep?.warmCommonWords(only) ?? Promise.resolve(0);
   }
 
-  /**
-   * Merges the FTS5 index's segments, a bounded number of pages per step with the event loop free between
-   * steps. A bulk ingest leaves many small segments, and every query reads each one: merging after it
-   * made lexical queries ~20% faster at 100k memories (bench/RESULTS.md). Returns the steps taken.
-   */
-  async compactLexicalIndex(pagesPerStep = 2000): Promise<number> {
-    if (!this.writer) return 0;
-    let steps = 0;
-    // The named fields' index too: a bulk ingest of memories with fields leaves it as fragmented.
-    for (const table of ['memories_fts', 'routes_fts']) {
-      const merge = this.db.prepare(`INSERT INTO ${table} (${table}, rank) VALUES ('merge', ?)`);
-      const changes = this.db.prepare('SELECT total_changes()').pluck();
-      for (;;) {
-        steps++;
-        const before = changes.get() as number;
-        // A negative page count merges even levels with few segments, i.e. works toward a single segment.
-        merge.run(-pagesPerStep);
-        if ((changes.get() as number) - before < 2) break;
-        await new Promise((r) => setImmediate(r));
-      }
-    }
-    return steps;
+  /** The lexical index's upkeep after a bulk write, sized to it (see `LexicalUpkeep.afterBulkWrite`). */
+  upkeepAfterBulkWrite(
+    opts: { scoreCommonWords?: boolean } = {},
+  ): Promise<{ merged: boolean; scored: string[] }> {
+    return this.upkeep?.afterBulkWrite(opts) ?? Promise.resolve({ merged: false, scored: [] });
+  }
+
+  /** Merges the FTS5 index's segments (see `LexicalUpkeep.compact`). Returns the steps taken. */
+  compactLexicalIndex(pagesPerStep?: number): Promise<number> {
+    return this.upkeep?.compact(pagesPerStep) ?? Promise.resolve(0);
   }
 
   /**

@@ -260,3 +260,54 @@ describe('warmCommonWords: the common words scored ahead of any search', () => {
     expect(savedRows(t.store)).toBe(0);
   });
 });
+
+describe('upkeepAfterBulkWrite: sized to what the process wrote', () => {
+  /** Steps a full merge takes now: 2 (one per FTS5 table) when nothing is left to merge. */
+  const mergeSteps = async (store: MemoryStore) => store.compactLexicalIndex(50);
+
+  it('merges and scores after a bulk write; after a small one into a large folder, neither', async () => {
+    // A first ingest: every row is this process's.
+    writeCorpus(t.store, 400, 11);
+    expect(await t.store.upkeepAfterBulkWrite({ scoreCommonWords: true })).toEqual({
+      merged: true,
+      scored: ['ns'],
+    });
+    const saved = savedRows(t.store);
+    expect(saved).toBeGreaterThanOrEqual(3);
+    expect(await mergeSteps(t.store)).toBe(2);
+    // The next process adds 5% in small batches: a few segments and saved words that still load.
+    const next = another();
+    for (let b = 0; b < 4; b++) writeCorpus(next, 5, 20 + b, 1_000 + b * 5);
+    expect(await next.upkeepAfterBulkWrite({ scoreCommonWords: true })).toEqual({
+      merged: false,
+      scored: [],
+    });
+    expect(savedRows(next)).toBe(saved);
+    expect(await mergeSteps(next)).toBeGreaterThan(2);
+    // Loaded, not scored again, by a third process's first search.
+    const third = another();
+    ranking(third, 'alpha beta gamma');
+    expect(third.lexical.postings.size).toMatchObject({ loaded: 3, saved: 0 });
+  });
+
+  it("counts each namespace's share apart: a new namespace beside a large one has its words scored", async () => {
+    writeCorpus(t.store, 400, 12);
+    await t.store.upkeepAfterBulkWrite({ scoreCommonWords: true });
+    const next = another();
+    next.write(
+      Array.from({ length: 30 }, (_, i) =>
+        mem({ id: `o${i}`, namespace: 'other', text: `omega ${i % 2 ? 'sigma' : 'tau'} note ${i}` }),
+      ),
+    );
+    // 30 of 430 rows: no merge; but all of "other"'s rows are new, so its words are scored.
+    expect(await next.upkeepAfterBulkWrite({ scoreCommonWords: true })).toEqual({
+      merged: false,
+      scored: ['other'],
+    });
+    // Counted again from zero: a second call has nothing to do.
+    expect(await next.upkeepAfterBulkWrite({ scoreCommonWords: true })).toEqual({
+      merged: false,
+      scored: [],
+    });
+  });
+});
