@@ -51,6 +51,7 @@ export {
   type KeyCatalogOptions,
 } from './key-catalog.js';
 export { DEFAULT_LEXICAL_OPTIONS, type LexicalOptions, LexicalSearch } from './lexical-search.js';
+export type { UpkeepReport } from './lexical-upkeep.js';
 export {
   MemoryStore,
   type MemoryStoreOptions,

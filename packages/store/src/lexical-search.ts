@@ -229,12 +229,14 @@ export class LexicalSearch implements LexicalLeg {
    * the postings cache, and saved on disk by a writer (see TermPostingsCache). `cairn ingest` runs it while
    * the vector index builds, so the first searches of any later process load common words instead of
    * scoring them (10–41 ms each at a million memories). Candidates come from the words of the newest
-   * `sampleRows` memories, their frequency scaled to the namespace; each is then checked against the index.
-   * Yields to the event loop between words. Returns the words scored.
+   * `sampleRows` memories, their frequency scaled to the namespace (or, with `minSampleMatches`, those said
+   * by that many of the sample); each is then checked against the index. A word saved already is loaded,
+   * brought up to date and saved again when that many new matches were appended to it. Yields to the
+   * event loop between words. Returns the words scored.
    */
   async warmCommonWords(
     namespace: string,
-    opts: { minMatches?: number; sampleRows?: number; maxWords?: number } = {},
+    opts: { minMatches?: number; sampleRows?: number; maxWords?: number; minSampleMatches?: number } = {},
   ): Promise<number> {
     const minMatches = opts.minMatches ?? this.postings.saveFromMatches;
     if (minMatches <= 0) return 0;
@@ -257,8 +259,9 @@ export class LexicalSearch implements LexicalLeg {
       }
       for (const w of seen) df.set(w, (df.get(w) ?? 0) + 1);
     }
-    // Half the threshold: the sample's estimate is rough, and the index settles it below.
-    const need = (minMatches / 2) * (texts.length / nsRows);
+    // Half the threshold: the sample's estimate is rough, and the index settles it below. A caller that
+    // samples the rows it just wrote asks instead for the words said by that many of them.
+    const need = opts.minSampleMatches ?? (minMatches / 2) * (texts.length / nsRows);
     const words = [...df]
       .filter(([w, n]) => n >= need && !isQueryStopWord(w))
       .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))

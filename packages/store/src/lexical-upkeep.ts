@@ -1,7 +1,18 @@
 import type Database from 'better-sqlite3';
 import type { LexicalSearch } from './lexical-search.js';
+import { RESAVE_AFTER_NEW_MATCHES } from './term-postings.js';
 import type { WriteResult } from './write-result.js';
 import { WrittenRows } from './written-rows.js';
+
+/** What `LexicalUpkeep.afterBulkWrite` did. */
+export interface UpkeepReport {
+  /** FTS5's segments were merged. */
+  merged: boolean;
+  /** Namespaces whose common words were all scored and saved. */
+  scored: string[];
+  /** Namespaces whose most said words in the rows written were brought up to date and saved again. */
+  refreshed: string[];
+}
 
 /**
  * A writer's upkeep of the lexical index after a bulk write: merging FTS5's segments and scoring each
@@ -22,25 +33,43 @@ export class LexicalUpkeep {
   }
 
   /**
-   * After a bulk write (`cairn ingest`), sized to it: FTS5's segments are merged when this process wrote a
-   * tenth of the store's rows or more since the last merge, and with `scoreCommonWords` each namespace it
-   * wrote as large a share of has its common words scored and saved. A smaller write leaves a few small
-   * segments (FTS5's automerge bounds them) and saved words that still load (their drift budget is the
-   * same tenth). Several small writes that add up to more leave a stale saved word to be scored on its first
-   * search, by a writer, which saves it again. Returns what was done.
+   * After a bulk write (`cairn ingest`), sized to it. FTS5's segments are merged when this process wrote a
+   * tenth of the store's rows or more since the last merge; a smaller write leaves a few small segments,
+   * which FTS5's automerge bounds. With `scoreCommonWords`, a namespace's common words are scored and saved
+   * when this process wrote a tenth of its rows, and every namespace's when the saved words no longer load
+   * cleanly (`TermPostingsCache.savedLoadClean`: past their drift budget, the same tenth, or older rows
+   * rewritten since, as a write into an existing session rewrites its neighbours' context). Otherwise only
+   * the words said by so many of the rows written that every later process would score those new matches
+   * on its first search (RESAVE_AFTER_NEW_MATCHES; past 2,000, bm25()'s walk of the whole doclist) are
+   * brought up to date and saved again. Returns what was done.
    */
-  async afterBulkWrite(opts: { scoreCommonWords?: boolean }): Promise<{ merged: boolean; scored: string[] }> {
+  async afterBulkWrite(opts: { scoreCommonWords?: boolean }): Promise<UpkeepReport> {
     const rows = this.db.prepare('SELECT namespace, rows FROM namespace_rows WHERE rows > 0').all() as Array<{
       namespace: string;
       rows: number;
     }>;
     const merged = this.written.mergeDue(rows.reduce((n, r) => n + r.rows, 0));
     if (merged) await this.compact();
+    // Saved words that no longer load cleanly (rows rewritten since, whoever wrote them) are every
+    // namespace's: all are scored again, as after a bulk write.
+    const stale = opts.scoreCommonWords === true && !this.lexical.postings.savedLoadClean();
     const scored = opts.scoreCommonWords
-      ? rows.filter((r) => this.written.scoringDue(r.namespace, r.rows)).map((r) => r.namespace)
+      ? rows.filter((r) => stale || this.written.scoringDue(r.namespace, r.rows)).map((r) => r.namespace)
       : [];
     if (scored.length > 0) await this.warmCommonWords(scored);
-    return { merged, scored };
+    const refreshed: string[] = [];
+    if (opts.scoreCommonWords)
+      for (const { namespace } of rows) {
+        const written = this.written.since(namespace);
+        if (written < RESAVE_AFTER_NEW_MATCHES) continue;
+        await this.lexical.warmCommonWords(namespace, {
+          sampleRows: written,
+          minSampleMatches: RESAVE_AFTER_NEW_MATCHES,
+        });
+        this.written.scored(namespace);
+        refreshed.push(namespace);
+      }
+    return { merged, scored, refreshed };
   }
 
   /**

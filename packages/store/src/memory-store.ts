@@ -17,7 +17,7 @@ import { EmbeddingStore } from './embedding-store.js';
 import { allowedKeys, liveFilterSql } from './filter-sql.js';
 import { KeyCatalog, type KeyCatalogOptions } from './key-catalog.js';
 import { type LexicalOptions, LexicalSearch } from './lexical-search.js';
-import { LexicalUpkeep } from './lexical-upkeep.js';
+import { LexicalUpkeep, type UpkeepReport } from './lexical-upkeep.js';
 import { MEMORY_COLUMNS, type MemoryRow, toMemory } from './memory-row.js';
 import { MemoryWriter } from './memory-writer.js';
 import { openDatabase } from './open-database.js';
@@ -412,10 +412,8 @@ export class MemoryStore implements MemorySource {
   }
 
   /** The lexical index's upkeep after a bulk write, sized to it (see `LexicalUpkeep.afterBulkWrite`). */
-  upkeepAfterBulkWrite(
-    opts: { scoreCommonWords?: boolean } = {},
-  ): Promise<{ merged: boolean; scored: string[] }> {
-    return this.upkeep?.afterBulkWrite(opts) ?? Promise.resolve({ merged: false, scored: [] });
+  upkeepAfterBulkWrite(opts: { scoreCommonWords?: boolean } = {}): Promise<UpkeepReport> {
+    return this.upkeep?.afterBulkWrite(opts) ?? Promise.resolve({ merged: false, scored: [], refreshed: [] });
   }
 
   /** Merges the FTS5 index's segments (see `LexicalUpkeep.compact`). Returns the steps taken. */

@@ -78,6 +78,18 @@ export class SavedTermPostings {
       | undefined;
   }
 
+  /** When the most recently saved term was saved: its change sequence, top key and the corpus's rows then. */
+  newest(): { seq: number; watermark: number; corpusRows: number } | undefined {
+    try {
+      return this.statements
+        .get('SELECT seq, watermark, corpus_rows AS corpusRows FROM term_postings ORDER BY seq DESC LIMIT 1')
+        .get() as { seq: number; watermark: number; corpusRows: number } | undefined;
+    } catch {
+      // Before migration 20: nothing saved.
+      return undefined;
+    }
+  }
+
   /**
    * Saves a term's postings, or does nothing: never on a read-only connection, never for keys beyond u32,
    * and never waiting: with busy_timeout 0, a save that finds the database locked (another process writing)

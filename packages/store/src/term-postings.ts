@@ -64,7 +64,7 @@ export const DEFAULT_TERM_POSTINGS_OPTIONS: Readonly<TermPostingsOptions> = Obje
  * every restart grow dearer with each write since the ingest. At 10 writes a second this saves ~0.2 rows
  * a second, each a blob of ~12 bytes a match.
  */
-const RESAVE_AFTER_NEW_MATCHES = 1_000;
+export const RESAVE_AFTER_NEW_MATCHES = 1_000;
 
 /**
  * The cache starts over once rows added or rewritten since it last did pass this share of the corpus:
@@ -355,6 +355,31 @@ export class TermPostingsCache {
     if (p.savedLength >= 0 && p.length - p.savedLength >= RESAVE_AFTER_NEW_MATCHES && this.resavable(t, p))
       this.save(cacheKey, p);
     return p;
+  }
+
+  /**
+   * Whether the terms saved last would load as they were saved, with nothing to patch (see `loadSaved`):
+   * what was added since within the drift budget, and no memory at or below their top key rewritten since
+   * (a write into an existing session rewrites its neighbours' context; each rewrite is re-scored per term
+   * at load and leaves the term's count unknown). A writer's upkeep after a small write scores the common
+   * words again only when they would not. True when nothing is saved, or saving is off.
+   */
+  savedLoadClean(): boolean {
+    if (!this.disk || this.opts.saveFromMatches <= 0) return true;
+    const newest = this.disk.newest();
+    if (!newest) return true;
+    const maxKey = (this.statements.get('SELECT max(key) FROM memories').pluck().get() as number | null) ?? 0;
+    const rows = this.statements
+      .get('SELECT coalesce(sum(rows), 0) FROM namespace_rows')
+      .pluck()
+      .get() as number;
+    const budget = Math.max(rows, newest.corpusRows) * MAX_DRIFT;
+    if (maxKey - newest.watermark > budget || Math.abs(rows - newest.corpusRows) > budget) return false;
+    const rewritten = this.statements
+      .get('SELECT 1 FROM memories WHERE change_seq > ? AND key <= ? LIMIT 1')
+      .pluck()
+      .get(newest.seq, newest.watermark);
+    return rewritten === undefined;
   }
 
   /**

@@ -36,8 +36,13 @@ export class WrittenRows {
 
   /** Whether the rows written to `namespace` since its words were scored reach the bulk share of `rows`. */
   scoringDue(namespace: string, rows: number): boolean {
-    const n = this.sinceScored.get(namespace) ?? 0;
+    const n = this.since(namespace);
     return n > 0 && n >= rows * BULK_WRITE_SHARE;
+  }
+
+  /** Rows written to `namespace` since its words were scored. */
+  since(namespace: string): number {
+    return this.sinceScored.get(namespace) ?? 0;
   }
 
   scored(namespace: string): void {

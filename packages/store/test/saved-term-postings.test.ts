@@ -1,7 +1,7 @@
 import { MemoryStore, type MemoryStoreOptions } from '@cairn/store';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mem, openTempStore, type TempStore } from './helpers.js';
+import { mem, openTempStore, T0, type TempStore } from './helpers.js';
 
 // Saving starts at 20 matches here, so a corpus of a few hundred memories has common words to save.
 const SAVING: Omit<MemoryStoreOptions, 'path'> = { lexical: { postings: { saveFromMatches: 20 } } };
@@ -271,6 +271,7 @@ describe('upkeepAfterBulkWrite: sized to what the process wrote', () => {
     expect(await t.store.upkeepAfterBulkWrite({ scoreCommonWords: true })).toEqual({
       merged: true,
       scored: ['ns'],
+      refreshed: [],
     });
     const saved = savedRows(t.store);
     expect(saved).toBeGreaterThanOrEqual(3);
@@ -281,6 +282,7 @@ describe('upkeepAfterBulkWrite: sized to what the process wrote', () => {
     expect(await next.upkeepAfterBulkWrite({ scoreCommonWords: true })).toEqual({
       merged: false,
       scored: [],
+      refreshed: [],
     });
     expect(savedRows(next)).toBe(saved);
     expect(await mergeSteps(next)).toBeGreaterThan(2);
@@ -288,6 +290,47 @@ describe('upkeepAfterBulkWrite: sized to what the process wrote', () => {
     const third = another();
     ranking(third, 'alpha beta gamma');
     expect(third.lexical.postings.size).toMatchObject({ loaded: 3, saved: 0 });
+  });
+
+  it('saves again the words a small write said so often that later processes would score their new matches', async () => {
+    writeCorpus(t.store, 20_000, 13);
+    await t.store.upkeepAfterBulkWrite({ scoreCommonWords: true });
+    // 6% of the namespace: below the bulk share, but "alpha" alone gains over 1,000 new matches.
+    const next = another();
+    writeCorpus(next, 1_200, 14, 20_000);
+    expect(await next.upkeepAfterBulkWrite({ scoreCommonWords: true })).toEqual({
+      merged: false,
+      scored: [],
+      refreshed: ['ns'],
+    });
+    // A later process loads the saved words with nothing new to score.
+    const third = another();
+    const got = ranking(third, 'alpha');
+    expect(third.lexical.postings.size).toMatchObject({ loaded: 1, newScoredHere: 0, newScoredByFts5: 0 });
+    expect(got).toEqual(ranking(next, 'alpha'));
+  });
+
+  it('scores the common words again when a small write rewrote older rows, as a bulk write does', async () => {
+    writeCorpus(t.store, 400, 15);
+    t.store.write(
+      Array.from({ length: 5 }, (_, i) =>
+        mem({ id: `s${i}`, kind: 'turn', session: 'S', ts: T0 + i * 60_000, text: `alpha turn ${i}` }),
+      ),
+    );
+    await t.store.upkeepAfterBulkWrite({ scoreCommonWords: true });
+    const next = another();
+    // A turn of session S said between two others: the next one's context is rewritten.
+    next.write([
+      mem({ id: 's5', kind: 'turn', session: 'S', ts: T0 + 30_000, text: 'alpha beta turn between' }),
+    ]);
+    expect(await next.upkeepAfterBulkWrite({ scoreCommonWords: true })).toEqual({
+      merged: false,
+      scored: ['ns'],
+      refreshed: [],
+    });
+    const third = another();
+    expect(ranking(third, 'alpha beta')).toEqual(ranking(next, 'alpha beta'));
+    expect(third.lexical.postings.size).toMatchObject({ loaded: 2 });
   });
 
   it("counts each namespace's share apart: a new namespace beside a large one has its words scored", async () => {
@@ -303,11 +346,13 @@ describe('upkeepAfterBulkWrite: sized to what the process wrote', () => {
     expect(await next.upkeepAfterBulkWrite({ scoreCommonWords: true })).toEqual({
       merged: false,
       scored: ['other'],
+      refreshed: [],
     });
     // Counted again from zero: a second call has nothing to do.
     expect(await next.upkeepAfterBulkWrite({ scoreCommonWords: true })).toEqual({
       merged: false,
       scored: [],
+      refreshed: [],
     });
   });
 });
