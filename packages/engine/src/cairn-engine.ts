@@ -268,8 +268,8 @@ export class CairnEngine {
    * Waits until every stored memory is embedded and indexed, persists the vector indexes and, when this
    * process wrote enough for it to matter, compacts the lexical index (see `MemoryStore.upkeepAfterBulkWrite`).
    * Call it after a bulk ingest; a serving process never needs to.
-   * @param opts.scoreCommonWords Also score and save the common words of each namespace this process wrote
-   * a tenth or more of (see `MemoryStore.warmCommonWords`), on this thread while the pool builds the vector
+   * @param opts.scoreCommonWords Also score and save the common words where the write made the saved ones
+   * stale (see `MemoryStore.upkeepAfterBulkWrite`), on this thread while the pool builds the vector
    * indexes, so the first searches of the next process load them instead of scoring them. `cairn ingest`
    * asks for it.
    */
