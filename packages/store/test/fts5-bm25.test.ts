@@ -1,4 +1,5 @@
 import { MemoryStore, StatementCache } from '@cairn/store';
+import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bm25Weights, documentsBehindScore, scoreNewMatchesLocally, wordRowsUpTo } from '../src/fts5-bm25.js';
 import { mem, openTempStore, type TempStore } from './helpers.js';
@@ -116,6 +117,53 @@ describe('scoreNewMatchesLocally', () => {
         expect(Math.abs((score - expected) / expected)).toBeLessThanOrEqual(ULPS);
       }
     }
+  });
+
+  it("property: a phrase scored here gets FTS5's bm25 for every new match, whatever its words share", () => {
+    // Words whose stems collide or share letters ("test", "tests", "testing"; "map", "mapping"): a phrase the
+    // rule takes must never be one whose matches overlap.
+    const VOCAB = [
+      'test',
+      'tests',
+      'testing',
+      'tea',
+      'team',
+      'map',
+      'maps',
+      'mapping',
+      'job',
+      'cache',
+      'src',
+      'api',
+    ];
+    const word = fc.constantFrom(...VOCAB);
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(word, { minLength: 1, maxLength: 12 }), { minLength: 5, maxLength: 25 }),
+        fc.array(word, { minLength: 2, maxLength: 3 }),
+        (texts, phrase) => {
+          t.cleanup();
+          t = openTempStore('cairn-fts5-bm25-');
+          t.store.write(texts.slice(0, 3).map((w, i) => mem({ id: `o${i}`, text: w.join(' ') })));
+          const after = maxKey();
+          t.store.write(texts.slice(3).map((w, i) => mem({ id: `n${i}`, text: w.join(' ') })));
+          const match = `"${phrase.join(' ')}"`;
+          const local = scoreNewMatchesLocally(
+            new StatementCache(t.store.db),
+            { match, bm25: BM25 },
+            after,
+            maxKey(),
+            matchesUpTo(match, after),
+          );
+          if (local === null) return;
+          const fts5 = fts5Scores(match, after);
+          expect(local.map(([key]) => key)).toEqual([...fts5.keys()].sort((a, b) => a - b));
+          for (const [key, score] of local)
+            expect(Math.abs((score - fts5.get(key)!) / fts5.get(key)!)).toBeLessThanOrEqual(ULPS);
+        },
+      ),
+      { numRuns: 150 },
+    );
   });
 
   it('leaves to FTS5 a phrase whose matches can overlap, where highlight() would merge two into one', () => {
