@@ -179,18 +179,25 @@ export class IndexAuditor {
         fullAt: since < 0 ? startedAt : last!.fullAt,
       });
     if (!lacking || lacking.length === 0) return 0;
+    // What is added, not what was found lacking: a memory deleted since its key was read has no vector
+    // left to add.
+    let added = 0;
     for (let i = 0; i < lacking.length; i += AUDIT_CHUNK) {
       const chunk = lacking.slice(i, i + AUDIT_CHUNK);
       // At the current watermark: these are older writes, and the watermark must not move past any
       // vector not yet read.
-      for (const [key, v] of embeddings.byKeys(space.id, namespace, chunk)) this.deps.add(ready, key, v);
+      for (const [key, v] of embeddings.byKeys(space.id, namespace, chunk)) {
+        this.deps.add(ready, key, v);
+        added++;
+      }
     }
+    if (added === 0) return 0;
     this.deps.log('warn', 'vector index lacked stored vectors; added them', {
       namespace,
       space: space.id,
-      added: lacking.length,
+      added,
     });
     this.deps.added?.(namespace);
-    return lacking.length;
+    return added;
   }
 }

@@ -200,6 +200,33 @@ describe('VectorIndexManager: vectors stored out of change order', () => {
       const after = fx.manager({ exactThreshold: 10 });
       expect(after.status('ns')).toEqual({ state: 'unloaded', size: 120 });
     });
+  it('an audit counts what it added: memories deleted while their keys were looked up are not', async () => {
+    await saveGraphLackingTwenty({});
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    let lookups = 0;
+    const builder: IndexBuilder = {
+      build: (req) => singleThreadIndexBuilder.build(req),
+      keysMissingFromFile: async (req) => {
+        lookups++;
+        await gate;
+        return keysMissingFromFile(req);
+      },
+    };
+    const m = fx.manager({ exactThreshold: 10, waitForBuild: false, builder, auditOnLoad: false });
+    await m.warm('ns');
+    const audit = m.audit();
+    for (let i = 0; i < 200 && lookups === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    // Five of the twenty the file lacks (m80 … m99) are deleted while their keys are looked up.
+    for (let i = 80; i < 85; i++) expect(fx.store.delete('ns', `m${i}`)).toBe(true);
+    release();
+    expect(await audit).toBe(15);
+    const repaired = fx.warnings().filter((w) => w.msg === 'vector index lacked stored vectors; added them');
+    expect(repaired.map((w) => w.data?.added)).toEqual([15]);
+  });
+
   it('an audit of an index the manager let go of meanwhile ends quietly, its graph file deleted or not', async () => {
     // `cairn ingest` warned "vector index audit failed: ENOENT": the audit after its graph's load looked
     // keys up in the file on a pool thread while the close merged the delta and deleted that file.
