@@ -373,8 +373,8 @@ export class TermPostingsCache {
       .get('SELECT coalesce(sum(rows), 0) FROM namespace_rows')
       .pluck()
       .get() as number;
-    const budget = Math.max(rows, newest.corpusRows) * MAX_DRIFT;
-    if (maxKey - newest.watermark > budget || Math.abs(rows - newest.corpusRows) > budget) return false;
+    const budget = savedDriftBudget(rows, newest.corpusRows);
+    if (budget === null || maxKey - newest.watermark > budget) return false;
     const rewritten = this.statements
       .get('SELECT 1 FROM memories WHERE change_seq > ? AND key <= ? LIMIT 1')
       .pluck()
@@ -400,9 +400,9 @@ export class TermPostingsCache {
     // it with the count, so that no later process walks the term's doclist on its first search after a write.
     if (saved.hits < 0 && this.disk.writable && saved.keys.length >= saved.maxPerTerm && isPlainTerm(t))
       return undefined;
-    const budget = Math.max(this.rowsAtReset, saved.corpusRows) * MAX_DRIFT;
+    const budget = savedDriftBudget(this.rowsAtReset, saved.corpusRows);
     const added = Math.max(0, this.maxKey - saved.watermark);
-    if (added > budget || Math.abs(this.rowsAtReset - saved.corpusRows) > budget) return undefined;
+    if (budget === null || added > budget) return undefined;
     const rewrites = this.statements
       .get('SELECT key, change_seq AS seq FROM memories WHERE change_seq > ? AND key <= ? LIMIT ?')
       .all(saved.seq, saved.watermark, this.opts.maxPendingUpdates + 1) as Array<{
@@ -509,6 +509,15 @@ export class TermPostingsCache {
       savedLength: -1,
     };
   }
+}
+
+/**
+ * How many rows added or rewritten since a term was saved its saved copy tolerates (MAX_DRIFT of the corpus,
+ * as the cache itself does); null when the corpus changed size by more than that since.
+ */
+function savedDriftBudget(rowsNow: number, savedCorpusRows: number): number | null {
+  const budget = Math.max(rowsNow, savedCorpusRows) * MAX_DRIFT;
+  return Math.abs(rowsNow - savedCorpusRows) > budget ? null : budget;
 }
 
 /** The cache's identity of a term: the bm25 call and the rendered MATCH. */
