@@ -47,6 +47,9 @@ const noLog: EngineLog = () => {};
  */
 const DISTRIBUTED_IN_FLIGHT = 1_000;
 
+/** A warming engine maps the saved vector graphs of at most this many of its largest namespaces. */
+const WARM_GRAPHS = 64;
+
 /**
  * Cairn in one process: a data folder, no Redis. Writes are captured synchronously (durable when
  * `ingest` returns); embedding and vector indexing follow on the same event loop, and HNSW builds run on
@@ -250,8 +253,9 @@ export class CairnEngine {
    * at full speed: the key catalog (0.8 s at 100k memories, 6–7 s at a million), read on a term thread
    * while searches are answered from SQLite. A server awaits it before it listens: traffic from its first
    * second met the load beside the integrity check and made the first ten seconds' p99 0.4–1.2 s at 50
-   * searches/s (bench/RESULTS.md, 2026-11-29). Resolves true once loaded, false at the deadline or when
-   * the load failed (logged where it started); searches are answered either way.
+   * searches/s (bench/RESULTS.md, 2026-11-29). Meanwhile the largest namespaces' saved vector graphs are
+   * mapped (see `VectorIndexManager.mapSaved`). Resolves true once the catalog is loaded, false at the
+   * deadline or when the load failed (logged where it started); searches are answered either way.
    */
   async whenWarm(timeoutMs = 5_000): Promise<boolean> {
     // Never a rejection: a damaged file (its pages met by the load, even before its first await: hence the
@@ -261,7 +265,18 @@ export class CairnEngine {
       await this.store.warmCatalog();
       serving = this.store.catalogState().serving;
     })();
-    return (await settleWithin(loaded, timeoutMs)) && serving;
+    const mapped = (async () => {
+      const vectors = this.serving.vectors;
+      if (!vectors) return;
+      const largest = this.store
+        .namespaces()
+        .sort((a, b) => b.live - a.live)
+        .slice(0, WARM_GRAPHS)
+        .map((n) => n.namespace);
+      await vectors.mapSaved(largest);
+    })();
+    const [catalog] = await Promise.all([settleWithin(loaded, timeoutMs), settleWithin(mapped, timeoutMs)]);
+    return catalog && serving;
   }
 
   /**

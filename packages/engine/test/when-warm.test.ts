@@ -31,4 +31,33 @@ describe('CairnEngine.whenWarm', () => {
     expect(await engine.whenWarm(60_000)).toBe(false);
     expect((await engine.search({ namespace: 'p', query: 'billing', k: 3 })).hits.length).toBe(3);
   });
+
+  it('maps the saved vector graphs before the first search, and leaves a namespace without one to its first search', async () => {
+    const dir = engines.tempDir();
+    const writer = await engines.open({ exactThreshold: 20 }, dir);
+    writer.ingest([
+      ...Array.from({ length: 300 }, (_, i) => ({
+        namespace: 'big',
+        id: `b${i}`,
+        text: `note ${i} zq${i}x`,
+      })),
+      ...Array.from({ length: 10 }, (_, i) => ({
+        namespace: 'small',
+        id: `s${i}`,
+        text: `memo ${i} yq${i}x`,
+      })),
+    ]);
+    await writer.drain();
+    await writer.close();
+
+    const engine = await engines.open({ exactThreshold: 20, waitForIndex: false }, dir);
+    expect(engine.vectors!.status('big').state).toBe('unloaded');
+    await engine.whenWarm();
+    expect(engine.vectors!.status('big')).toEqual({ state: 'hnsw', size: 300 });
+    // A namespace searched exactly has no file: it loads when first searched, as before.
+    expect(engine.vectors!.status('small').state).toBe('unloaded');
+    const res = await engine.search({ namespace: 'big', query: 'zq7x', weights: { lexical: 0 } });
+    expect(res.degraded).toEqual([]);
+    expect(res.hits[0]?.id).toBe('b7');
+  });
 });

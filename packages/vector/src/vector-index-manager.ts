@@ -5,7 +5,6 @@ import {
   type VectorLeg,
   type VectorLegResult,
 } from '@cairn/core';
-import { LRUCache } from 'lru-cache';
 import { startDeltaMerge } from './delta-merge.js';
 import { GenerationFiles } from './generation-files.js';
 import { GraphFileQueries } from './graph-file-queries.js';
@@ -28,6 +27,7 @@ import {
   sizeOf,
 } from './namespace-state.js';
 import { nearestOffThread } from './neighbor-batch.js';
+import { StoredVectors } from './stored-vectors.js';
 import { Tombstones } from './tombstones.js';
 import { releaseIndex } from './usearch-index.js';
 import {
@@ -47,7 +47,8 @@ import { searchLoaded, type VectorSearchContext } from './vector-search.js';
  * merged, audited, released) and the writes that feed it. The steps live beside it: `vector-search.ts`
  * answers a query over a loaded namespace, `namespace-loader.ts` loads and builds, `delta-merge.ts` merges
  * a delta into a new generation, `index-audit.ts` finds and adds stored vectors an index lacks,
- * `load-on-writes.ts` starts a writer's loads while a bulk ingest stores.
+ * `load-on-writes.ts` starts a writer's loads while a bulk ingest stores, `stored-vectors.ts` reads stored
+ * vectors by key.
  */
 export class VectorIndexManager implements VectorLeg {
   readonly space: EmbeddingSpace;
@@ -59,15 +60,13 @@ export class VectorIndexManager implements VectorLeg {
   private readonly loader: NamespaceLoader;
   private readonly tombstones: Tombstones;
   private readonly searchContext: VectorSearchContext;
-  /** Stored vectors by key, read from SQLite for graph namespaces (see `vectorCacheEntries`). */
-  private readonly vectorCache: LRUCache<number, { namespace: string; vector: Float32Array }> | null;
+  private readonly stored: StoredVectors;
   private readonly opts: ResolvedVectorIndexOptions;
 
   constructor(opts: VectorIndexOptions) {
     this.space = opts.space;
     this.opts = resolveVectorIndexOptions(opts);
-    this.vectorCache =
-      this.opts.vectorCacheEntries > 0 ? new LRUCache({ max: this.opts.vectorCacheEntries }) : null;
+    this.stored = new StoredVectors(this.opts.embeddings, this.space, this.opts.vectorCacheEntries);
     this.files = new GenerationFiles(
       this.opts.dir,
       this.space,
@@ -153,37 +152,13 @@ export class VectorIndexManager implements VectorLeg {
     });
   }
 
-  /**
-   * The stored vectors of `keys` in `namespace` (keys without one are left out). A loaded exact matrix or
-   * delta already holds them; the rest come from the cache, then SQLite. `keep: false` does not put what it
-   * read from SQLite in the cache: a search's completed vector list reads ~50 vectors it mostly never meets
-   * again, and cached they evicted the heads that are read again and again, and doubled the server's full
-   * collections (each cached array lives long enough to be promoted, then dies in the old generation).
-   */
+  /** The stored vectors of `keys` in `namespace` (keys without one are left out); see `StoredVectors.read`. */
   vectorsFor(
     namespace: string,
     keys: readonly number[],
     opts: { keep?: boolean } = {},
   ): Map<number, Float32Array> {
-    const ready = this.slots.get(namespace)?.ready;
-    if (!ready) return this.opts.embeddings.byKeys(this.space.id, namespace, keys);
-    const out = new Map<number, Float32Array>();
-    const missing: number[] = [];
-    const held = ready.kind === 'exact' ? ready.matrix : ready.delta;
-    for (const key of keys) {
-      // The namespace is checked, as SQLite's lookup does: a foreign key gets nothing, cached or not.
-      const cached = this.vectorCache?.get(key);
-      const v = held.get(key) ?? (cached?.namespace === namespace ? cached.vector : undefined);
-      if (v) out.set(key, v);
-      else missing.push(key);
-    }
-    if (missing.length === 0) return out;
-    for (const [key, v] of this.opts.embeddings.byKeys(this.space.id, namespace, missing)) {
-      out.set(key, v);
-      // Only graph vectors are cached: an exact namespace's are all in its matrix already.
-      if (ready.kind === 'hnsw' && opts.keep !== false) this.vectorCache?.set(key, { namespace, vector: v });
-    }
-    return out;
+    return this.stored.read(namespace, keys, this.slots.get(namespace)?.ready, opts);
   }
 
   /**
@@ -194,7 +169,7 @@ export class VectorIndexManager implements VectorLeg {
     entries: ReadonlyArray<{ namespace: string; key: number; writeSeq: number; vector: Float32Array }>,
   ): void {
     for (const e of entries) {
-      this.vectorCache?.delete(e.key);
+      this.stored.forget(e.key);
       const slot = this.slots.get(e.namespace);
       if (!slot) this.loadOnWrites.note(e.namespace);
       const ready = slot?.ready;
@@ -221,7 +196,7 @@ export class VectorIndexManager implements VectorLeg {
     const slot = this.slots.get(namespace);
     if (slot?.building) slot.forgottenWhileBuilding = [...(slot.forgottenWhileBuilding ?? []), ...keys];
     for (const key of keys) {
-      this.vectorCache?.delete(key);
+      this.stored.forget(key);
       if (slot?.ready) dropVector(slot.ready, key);
     }
   }
@@ -268,6 +243,18 @@ export class VectorIndexManager implements VectorLeg {
     }
   }
 
+  /**
+   * Maps the saved graphs of `namespaces` not loaded yet, one a turn, so their first searches do not pay
+   * for it (a new server's first search at a million: 0.35 s); one without a saved graph loads when searched.
+   */
+  async mapSaved(namespaces: Iterable<string>): Promise<void> {
+    for (const namespace of namespaces) {
+      if (this.slots.has(namespace) || !this.files.sidecar(namespace)) continue;
+      await this.acquire(namespace, false);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
   /** Of the namespace's `stored` vectors, how many are not yet in a saved graph file (`slotUnmerged`). */
   unmerged(namespace: string, stored: number): number {
     const saved = () => this.files.sidecar(namespace)?.count ?? null;
@@ -304,7 +291,7 @@ export class VectorIndexManager implements VectorLeg {
           this.takeOverDrops(namespace, slot, ready);
           if (ready.kind === 'hnsw') releaseIndex(ready.graph);
           // Which vectors the writer changed since is not known here: none of the cached ones is trusted.
-          this.vectorCache?.clear();
+          this.stored.clear();
           continue;
         }
       }
@@ -373,7 +360,7 @@ export class VectorIndexManager implements VectorLeg {
   }
 
   private applyOne(state: NamespaceState, key: number, writeSeq: number, vector: Float32Array): void {
-    this.vectorCache?.delete(key);
+    this.stored.forget(key);
     applyVector(state, key, writeSeq, vector);
   }
 
