@@ -521,7 +521,7 @@ export class CairnEngine {
     if (!vectors) return;
     try {
       await vectors.audit();
-      if (!this.external) await vectors.flush();
+      if (!this.external) await vectors.persistDue();
     } catch (err) {
       this.log('warn', 'vector index upkeep failed; the next round tries again', {
         error: (err as Error).message,

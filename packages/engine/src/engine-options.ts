@@ -155,9 +155,10 @@ export interface EngineOptions {
    */
   previousSpaceGraceMs?: number;
   /**
-   * Merge pending vector deltas into their HNSW graph files this often (ms), after checking that each
-   * loaded index holds every stored vector (an audit that repairs holes); 0 disables the timer (drain()
-   * and close() still merge). An `'external'` engine only audits. @defaultValue 30_000
+   * Check this often (ms) that each loaded index holds every stored vector (an audit that repairs holes),
+   * then merge the vector deltas worth a new graph generation (a thirty-second of their graph, or deletes
+   * worth rewriting it for: see `VectorIndexManager.persistDue`); 0 disables the timer. drain() and close()
+   * merge every delta. An `'external'` engine only audits. @defaultValue 30_000
    */
   persistIntervalMs?: number;
   /**

@@ -216,12 +216,12 @@ export class StageWorkerHost {
     let timer: NodeJS.Timeout | null = null;
     const every = opts.persistIntervalMs ?? 30_000;
     if (stages.has('index') && every > 0) {
-      // Snapshots: deltas are merged into new index generations, so a restart maps a recent file.
+      // Snapshots: deltas worth it are merged into new index generations, so a restart maps a recent file.
       timer = setInterval(() => {
         // Deletes made since (by any process) leave the loaded graphs first, and with enough of them the file.
         for (const v of vectors.values()) {
           v.forgetDeletes();
-          void v.flush();
+          void v.persistDue();
         }
       }, every);
       timer.unref();

@@ -71,7 +71,7 @@ export function startDeltaMerge(
     });
     // Searches are synchronous: none can be inside the old graph now.
     releaseIndex(replaced);
-    files.removeStale(namespace, side.file);
+    await files.removeStale(namespace, side.file);
   })()
     .catch((err: Error) => {
       log('error', 'vector index merge failed; the delta keeps serving', {

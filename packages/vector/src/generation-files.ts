@@ -1,14 +1,6 @@
 import { createHash } from 'node:crypto';
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { EmbeddingSpace } from '@cairn/core';
 import type { Index } from 'usearch';
@@ -152,6 +144,9 @@ export class GenerationFiles {
       path,
       threads: this.buildThreads,
     });
+    // The file system's work here is off the serving thread: right after a large file is written, a
+    // metadata call (a stat, a rename, an unlink) can wait on the journal for 100 ms and more.
+    const [rows, stats] = await Promise.all([indexFileRows(path), stat(path)]);
     const side: Sidecar = {
       format: 2,
       space: this.space.id,
@@ -164,27 +159,31 @@ export class GenerationFiles {
       watermark: built.watermark ?? watermark,
       metaSeq,
       count: built.count,
-      rows: indexFileRows(path),
-      bytes: statSync(path).size,
+      rows,
+      bytes: stats.size,
     };
     const sidePath = this.sidecarPath(namespace);
-    writeFileSync(`${sidePath}.tmp`, JSON.stringify(side));
-    renameSync(`${sidePath}.tmp`, sidePath);
+    await writeFile(`${sidePath}.tmp`, JSON.stringify(side));
+    await rename(`${sidePath}.tmp`, sidePath);
     return side;
   }
 
-  /** Deletes graph files of a namespace other than the current one (old generations, crash leftovers). */
-  removeStale(namespace: string, current: string): void {
+  /**
+   * Deletes a namespace's graph files older than the current one (old generations, and leftovers of a crash
+   * mid-save), off the serving thread (see `write`). A newer generation's file is left alone: a merge may be
+   * writing it. Never fails.
+   */
+  async removeStale(namespace: string, current: string): Promise<void> {
     const stem = this.fileStem(namespace);
-    for (const f of readdirSync(this.dir)) {
-      if (f.startsWith(`${stem}.g`) && f !== current && !f.endsWith('.json')) {
-        try {
-          unlinkSync(join(this.dir, f));
-        } catch {
-          // Already gone: nothing to do.
-        }
-      }
-    }
+    const currentGeneration = generationOf(current, stem);
+    if (currentGeneration === null) return;
+    const names = await readdir(this.dir).catch(() => [] as string[]);
+    const stale = names.filter((f) => {
+      const g = generationOf(f, stem);
+      return f !== current && g !== null && g <= currentGeneration;
+    });
+    // Already gone: nothing to do.
+    await Promise.all(stale.map((f) => unlink(join(this.dir, f)).catch(() => undefined)));
   }
 
   private fileStem(namespace: string): string {
@@ -214,4 +213,11 @@ export class GenerationFiles {
     }
     return 'sidecar missing or unreadable';
   }
+}
+
+/** The generation a graph file of `stem` holds (`stem.gN.usearch`, or its temporary `….tmp-PID`); null otherwise. */
+function generationOf(file: string, stem: string): number | null {
+  if (!file.startsWith(`${stem}.g`) || file.endsWith('.json')) return null;
+  const m = /^\.g(\d+)\.usearch(?:\.tmp-\d+)?$/.exec(file.slice(stem.length));
+  return m ? Number(m[1]) : null;
 }

@@ -1,4 +1,5 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 
 /**
  * Checks that a usearch index file is whole before usearch reads it: usearch 2.26's `Index.load` spins
@@ -47,13 +48,14 @@ export function checkIndexFile(
 }
 
 /** The number of rows in a usearch index file's vector block (its first four bytes). */
-export function indexFileRows(path: string): number {
-  const fd = openSync(path, 'r');
+export async function indexFileRows(path: string): Promise<number> {
+  const file = await open(path, 'r');
   try {
     const head = Buffer.alloc(4);
-    if (readSync(fd, head, 0, 4, 0) !== 4) throw new Error(`index file ${path} is truncated`);
+    const { bytesRead } = await file.read(head, 0, 4, 0);
+    if (bytesRead !== 4) throw new Error(`index file ${path} is truncated`);
     return head.readUInt32LE(0);
   } finally {
-    closeSync(fd);
+    await file.close();
   }
 }

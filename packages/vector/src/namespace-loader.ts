@@ -90,7 +90,7 @@ export class NamespaceLoader {
       releaseIndex(graph);
       return why(`more than ${this.o.maxCatchUp} vectors newer than the saved file`);
     }
-    if (this.o.role === 'writer') files.removeStale(namespace, side.file);
+    if (this.o.role === 'writer') void files.removeStale(namespace, side.file);
     return state;
   }
 

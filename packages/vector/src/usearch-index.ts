@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { closeSync, fstatSync, openSync, renameSync, unlinkSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, renameSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { threadId } from 'node:worker_threads';
 import { Index, MetricKind, ScalarKind } from 'usearch';
 import type {
   HnswParams,
@@ -104,7 +105,7 @@ export function saveIndexAtomically(index: Index, path: string): void {
  * holds: a build worker, whose JS heap hardly grows, kept every merged graph (tens of MB each) for
  * minutes, and the serving thread kept every replaced generation mapped, its file deleted but its disk
  * space held. `view()` resets the index (freeing graph, lookups and mapping) before mapping the file it
- * is given, so viewing an empty index releases nearly everything; the empty file is unlinked at once.
+ * is given, so viewing an empty index releases nearly everything.
  */
 const EMPTY_PARAMS: HnswParams = {
   connectivity: 2,
@@ -113,19 +114,27 @@ const EMPTY_PARAMS: HnswParams = {
   quantization: 'f32',
 };
 
+/**
+ * The empty index file a thread's releases view: written once, not per release. A release follows a merge,
+ * whose 530 MB file (at a million vectors) was just written: a temporary file saved and unlinked then
+ * waited on the filesystem's journal, holding the serving thread 100–150 ms (a CPU profile under writes).
+ */
+let emptyIndexFile: string | null = null;
+
+function emptyIndex(): string {
+  if (emptyIndexFile && existsSync(emptyIndexFile)) return emptyIndexFile;
+  const path = join(tmpdir(), `cairn-release-${process.pid}-${threadId}-${randomUUID()}.usearch`);
+  createHnswIndex(1, EMPTY_PARAMS).save(path);
+  if (!emptyIndexFile) process.once('exit', () => rmSync(emptyIndexFile ?? path, { force: true }));
+  emptyIndexFile = path;
+  return path;
+}
+
 export function releaseIndex(index: Index): void {
-  const path = join(tmpdir(), `cairn-release-${process.pid}-${randomUUID()}.usearch`);
   try {
-    createHnswIndex(1, EMPTY_PARAMS).save(path);
-    viewIndexFile(index, path);
+    viewIndexFile(index, emptyIndex());
   } catch {
     // Only memory is at stake: the wrapper's collection still frees it eventually.
-  } finally {
-    try {
-      unlinkSync(path);
-    } catch {
-      // Never written.
-    }
   }
 }
 

@@ -25,6 +25,7 @@ import {
   type GraphState,
   type NamespaceState,
   sizeOf,
+  worthMerging,
 } from './namespace-state.js';
 import { nearestOffThread } from './neighbor-batch.js';
 import { StoredVectors } from './stored-vectors.js';
@@ -316,6 +317,18 @@ export class VectorIndexManager implements VectorLeg {
     if (this.opts.role === 'reader') return;
     await Promise.allSettled([...this.slots.values()].map((s) => s.building).filter(Boolean));
     for (const [ns, slot] of this.slots) await this.save(ns, slot);
+  }
+
+  /**
+   * The periodic upkeep's merges (see `worthMerging`), waited for; `flush` (a drain, a close) merges every
+   * pending delta.
+   */
+  async persistDue(): Promise<void> {
+    if (this.opts.role === 'reader') return;
+    for (const [ns, slot] of this.slots) {
+      const r = slot.ready;
+      if (r?.kind === 'hnsw' && !r.merging && worthMerging(r)) await this.save(ns, slot);
+    }
   }
 
   /** Merges a namespace's pending delta into a new graph generation and waits for it (HNSW only). */

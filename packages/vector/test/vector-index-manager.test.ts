@@ -309,6 +309,55 @@ describe('VectorIndexManager: HNSW mode', () => {
     expect(rebuildWarnings()).toEqual([]);
   });
 
+  it('the periodic upkeep merges a delta once it is a thirty-second of its graph; flush merges any', async () => {
+    const m = fx.manager({ exactThreshold: 10 });
+    await m.warm('big');
+    const generation = () => Number(/\.g(\d+)\.usearch$/.exec(indexFile())![1]);
+    expect(generation()).toBe(1);
+    const fresh = randomUnitVectors(8, DIMS, 45);
+    // 6 of 200 (under 200 / 32): searched from the delta, and caught up by the next load, not rewritten.
+    const six = fx.add('big', fresh.slice(0, 6), () => ({}), 'six');
+    m.apply(six.stored);
+    await m.persistDue();
+    expect(generation()).toBe(1);
+    expect((await okSearch(m, 'big', fresh[3]!)).candidates[0]?.key).toBe(six.keys[3]);
+    const fresh2 = fx.manager({ exactThreshold: 10 });
+    expect(fresh2.status('big')).toEqual({ state: 'unloaded', size: N + 6 });
+    expect((await okSearch(fresh2, 'big', fresh[5]!)).candidates[0]?.key).toBe(six.keys[5]);
+    // Two more: 8 of 200, a new generation.
+    m.apply(fx.add('big', fresh.slice(6), () => ({}), 'two').stored);
+    await m.persistDue();
+    expect(generation()).toBe(2);
+    expect(sidecar().count).toBe(N + 8);
+    // A drain or a close merges whatever is pending.
+    m.apply(fx.add('big', randomUnitVectors(1, DIMS, 46), () => ({}), 'one').stored);
+    await m.persistDue();
+    expect(generation()).toBe(2);
+    await m.flush();
+    expect(generation()).toBe(3);
+    expect(sidecar().count).toBe(N + 9);
+  });
+
+  it('a merge deletes older generations and their leftovers, never a newer generation being written', async () => {
+    const m = fx.manager({ exactThreshold: 10 });
+    await m.warm('big');
+    const first = indexFiles().find((f) => f.endsWith('.usearch'))!;
+    const stem = first.replace(/\.g\d+\.usearch$/, '');
+    // A crash's leftover of this generation, and a later generation's file mid-save (another merge's).
+    writeFileSync(join(fx.indexDir, `${first}.tmp-999`), 'partial');
+    writeFileSync(join(fx.indexDir, `${stem}.g9.usearch.tmp-999`), 'being written');
+    // Another namespace's file whose name shares the prefix is not this namespace's.
+    writeFileSync(join(fx.indexDir, `${stem}x.g1.usearch`), 'not ours');
+    m.apply(fx.add('big', randomUnitVectors(3, DIMS, 44), () => ({}), 'late').stored);
+    await m.flush();
+    const all = readdirSync(fx.indexDir, { recursive: true, encoding: 'utf8' }).filter((f) =>
+      f.includes('.'),
+    );
+    expect(all.sort()).toEqual(
+      [`${stem}.g2.usearch`, `${stem}.json`, `${stem}.g9.usearch.tmp-999`, `${stem}x.g1.usearch`].sort(),
+    );
+  });
+
   it('lets go of a deleted memory: never returned, not counted, and out of the file after the next flush', async () => {
     const m = fx.manager({ exactThreshold: 10 });
     await m.warm('big');

@@ -1,8 +1,10 @@
-import { fstatSync, mkdtempSync, openSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { fstatSync, mkdtempSync, openSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { threadId } from 'node:worker_threads';
 import { createHnswIndex, DEFAULT_HNSW_PARAMS, viewIndexFile } from '@cairn/vector';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { releaseIndex } from '../src/usearch-index.js';
 import { DIMS, randomUnitVectors } from './helpers.js';
 
 let dir: string;
@@ -49,5 +51,27 @@ describe('viewIndexFile', () => {
     expect(() => viewIndexFile(index, empty)).toThrow(/empty\.usearch is empty/);
     // usearch 2.26's own view of either closes descriptor 0 (what stood in it then answers EBADF).
     expect(stdinIdentity()).toBe(before);
+  });
+});
+
+describe('releaseIndex', () => {
+  it('frees a mapped graph through one empty file per thread, not a file saved and deleted per release', () => {
+    const releaseFiles = () =>
+      readdirSync(tmpdir()).filter((f) => f.startsWith(`cairn-release-${process.pid}-${threadId}-`));
+    const path = join(dir, 'g.usearch');
+    const index = createHnswIndex(DIMS, DEFAULT_HNSW_PARAMS);
+    randomUnitVectors(50, DIMS, 4).forEach((v, i) => {
+      index.add(BigInt(i + 1), v);
+    });
+    index.save(path);
+    for (let i = 0; i < 5; i++) {
+      const viewed = createHnswIndex(DIMS, DEFAULT_HNSW_PARAMS);
+      viewIndexFile(viewed, path);
+      expect(viewed.size()).toBe(50);
+      releaseIndex(viewed);
+      // Released: the wrapper now holds the empty graph, not the mapping.
+      expect(viewed.size()).toBe(0);
+      expect(releaseFiles()).toHaveLength(1);
+    }
   });
 });
