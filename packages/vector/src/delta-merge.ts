@@ -2,7 +2,7 @@ import { ExactMatrix } from './exact-matrix.js';
 import type { GenerationFiles } from './generation-files.js';
 import type { GraphState } from './namespace-state.js';
 import type { LogFn } from './sources.js';
-import { releaseIndex } from './usearch-index.js';
+import { releaseIndexSoon } from './usearch-index.js';
 
 /**
  * Merges a graph namespace's delta into a new graph generation on the builder, and sets `state.merging`
@@ -70,7 +70,7 @@ export function startDeltaMerge(
       fresh,
     });
     // Searches are synchronous: none can be inside the old graph now.
-    releaseIndex(replaced);
+    await releaseIndexSoon(replaced);
     await files.removeStale(namespace, side.file);
   })()
     .catch((err: Error) => {

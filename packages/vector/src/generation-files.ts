@@ -11,7 +11,7 @@ import {
   type IndexBuildRequest,
 } from './hnsw-params.js';
 import { checkIndexFile, indexFileRows } from './index-file-check.js';
-import { createHnswIndex, releaseIndex, viewIndexFile } from './usearch-index.js';
+import { createHnswIndex, releaseIndexSoon, viewIndexFile } from './usearch-index.js';
 
 /** What a namespace's current graph generation is: the commit point of a build or merge. */
 /** Why a namespace has no file to load when none was ever saved: a first build, not a repair. */
@@ -104,7 +104,7 @@ export class GenerationFiles {
       return `index file unreadable (${(err as Error).message})`;
     }
     if (graph.size() !== side.count) {
-      releaseIndex(graph);
+      void releaseIndexSoon(graph);
       return 'index file does not match its sidecar';
     }
     return { graph, side };

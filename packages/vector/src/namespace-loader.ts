@@ -4,7 +4,7 @@ import { type GenerationFiles, NEVER_SAVED, type Sidecar } from './generation-fi
 import type { ExactState, GraphState, NamespaceState } from './namespace-state.js';
 import type { EmbeddingSource, LogFn } from './sources.js';
 import type { Tombstones } from './tombstones.js';
-import { releaseIndex } from './usearch-index.js';
+import { releaseIndexSoon } from './usearch-index.js';
 
 /** Rows copied per event-loop turn while collecting vectors for a build (about 1.5 MB of 384-d vectors: a few ms). */
 const COLLECT_CHUNK = 1_000;
@@ -87,7 +87,7 @@ export class NamespaceLoader {
       if (graph.contains(BigInt(key))) state.dropped.add(key);
     const limit = this.o.role === 'reader' ? Number.POSITIVE_INFINITY : this.o.maxCatchUp;
     if (catchUp && !this.catchUpSync(namespace, state, limit)) {
-      releaseIndex(graph);
+      void releaseIndexSoon(graph);
       return why(`more than ${this.o.maxCatchUp} vectors newer than the saved file`);
     }
     if (this.o.role === 'writer') void files.removeStale(namespace, side.file);
@@ -127,7 +127,7 @@ export class NamespaceLoader {
       this.o.log('warn', 'vector index file unusable: a load rebuilds it', { namespace, reason: opened });
     else {
       n = dead.filter((key) => opened.graph.contains(BigInt(key))).length;
-      releaseIndex(opened.graph);
+      void releaseIndexSoon(opened.graph);
     }
     this.deadCounts.set(namespace, { file: side.file, keys: dead, dead: n });
     return n;

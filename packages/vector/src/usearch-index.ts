@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { closeSync, existsSync, fstatSync, openSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -114,27 +115,56 @@ const EMPTY_PARAMS: HnswParams = {
   quantization: 'f32',
 };
 
-/**
- * The empty index file a thread's releases view: written once, not per release. A release follows a merge,
- * whose 530 MB file (at a million vectors) was just written: a temporary file saved and unlinked then
- * waited on the filesystem's journal, holding the serving thread 100–150 ms (a CPU profile under writes).
- */
-let emptyIndexFile: string | null = null;
+/** An empty index file's bytes, saved by this usearch once per thread (see `releaseIndex`). */
+let emptyIndexBytes: Buffer | null = null;
 
-function emptyIndex(): string {
-  if (emptyIndexFile && existsSync(emptyIndexFile)) return emptyIndexFile;
-  const path = join(tmpdir(), `cairn-release-${process.pid}-${threadId}-${randomUUID()}.usearch`);
-  createHnswIndex(1, EMPTY_PARAMS).save(path);
-  if (!emptyIndexFile) process.once('exit', () => rmSync(emptyIndexFile ?? path, { force: true }));
-  emptyIndexFile = path;
-  return path;
+/**
+ * The bytes a release writes: read once per thread from an empty index usearch saves. A manager reads them
+ * when it starts, so that no release pays for the save on the serving thread.
+ */
+export function emptyIndexFileBytes(): Buffer {
+  if (emptyIndexBytes) return emptyIndexBytes;
+  const path = releaseFilePath();
+  try {
+    createHnswIndex(1, EMPTY_PARAMS).save(path);
+    emptyIndexBytes = readFileSync(path);
+  } finally {
+    rmSync(path, { force: true });
+  }
+  return emptyIndexBytes;
+}
+
+function releaseFilePath(): string {
+  return join(tmpdir(), `cairn-release-${process.pid}-${threadId}-${randomUUID()}.usearch`);
 }
 
 export function releaseIndex(index: Index): void {
+  const path = releaseFilePath();
   try {
-    viewIndexFile(index, emptyIndex());
+    writeFileSync(path, emptyIndexFileBytes());
+    viewIndexFile(index, path);
   } catch {
     // Only memory is at stake: the wrapper's collection still frees it eventually.
+  } finally {
+    rmSync(path, { force: true });
+  }
+}
+
+/**
+ * `releaseIndex` for the serving thread: the empty file is written and deleted off it. A release follows a
+ * merge, whose 530 MB file (at a million vectors) was just written, and a file saved and unlinked
+ * synchronously then waited on the filesystem's journal, holding the serving thread 100–150 ms (a CPU
+ * profile under writes). Only the view is synchronous. Never rejects.
+ */
+export async function releaseIndexSoon(index: Index): Promise<void> {
+  const path = releaseFilePath();
+  try {
+    await writeFile(path, emptyIndexFileBytes());
+    viewIndexFile(index, path);
+  } catch {
+    // As in releaseIndex.
+  } finally {
+    await rm(path, { force: true }).catch(() => undefined);
   }
 }
 

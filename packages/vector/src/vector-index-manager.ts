@@ -30,7 +30,7 @@ import {
 import { nearestOffThread } from './neighbor-batch.js';
 import { StoredVectors } from './stored-vectors.js';
 import { Tombstones } from './tombstones.js';
-import { releaseIndex } from './usearch-index.js';
+import { emptyIndexFileBytes, releaseIndexSoon } from './usearch-index.js';
 import {
   type ResolvedVectorIndexOptions,
   resolveVectorIndexOptions,
@@ -68,6 +68,8 @@ export class VectorIndexManager implements VectorLeg {
     this.space = opts.space;
     this.opts = resolveVectorIndexOptions(opts);
     this.stored = new StoredVectors(this.opts.embeddings, this.space, this.opts.vectorCacheEntries);
+    // Read now, so that no release after a merge saves the empty file on this thread (see releaseIndexSoon).
+    emptyIndexFileBytes();
     this.files = new GenerationFiles(
       this.opts.dir,
       this.space,
@@ -290,7 +292,7 @@ export class VectorIndexManager implements VectorLeg {
           slot.ready = loaded;
           // The writer saved this generation before it learned of deletes this process already knows.
           this.takeOverDrops(namespace, slot, ready);
-          if (ready.kind === 'hnsw') releaseIndex(ready.graph);
+          if (ready.kind === 'hnsw') void releaseIndexSoon(ready.graph);
           // Which vectors the writer changed since is not known here: none of the cached ones is trusted.
           this.stored.clear();
           continue;
@@ -344,17 +346,19 @@ export class VectorIndexManager implements VectorLeg {
 
   async close(): Promise<void> {
     await this.flush();
-    for (const slot of this.slots.values()) this.dispose(slot);
+    const released = [...this.slots.values()].map((slot) => this.dispose(slot));
     this.slots.clear();
     this.loadOnWrites.clear();
+    // A release's empty file is deleted when it is done: a process that exits before would leave it behind.
+    await Promise.all(released);
   }
 
-  /** Frees a forgotten slot's graph once no merge is using it (see {@link releaseIndex}). */
-  private dispose(slot: Slot): void {
+  /** Frees a forgotten slot's graph once no merge is using it (see {@link releaseIndexSoon}). */
+  private async dispose(slot: Slot): Promise<void> {
     const ready = slot.ready;
     if (ready?.kind !== 'hnsw') return;
-    if (ready.merging) void ready.merging.finally(() => releaseIndex(ready.graph));
-    else releaseIndex(ready.graph);
+    if (ready.merging) await ready.merging.catch(() => undefined);
+    await releaseIndexSoon(ready.graph);
   }
 
   /**
@@ -368,7 +372,7 @@ export class VectorIndexManager implements VectorLeg {
     for (const [ns, slot] of mine) {
       if (save && this.opts.role !== 'reader') await this.save(ns, slot);
       this.slots.delete(ns);
-      this.dispose(slot);
+      await this.dispose(slot);
     }
   }
 
