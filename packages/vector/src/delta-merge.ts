@@ -68,6 +68,9 @@ export function startDeltaMerge(
       delta,
       deltaSeq,
       fresh,
+      // The new delta's entries are in no merge yet: the finished merge's count no longer applies while
+      // the old file is let go of below.
+      mergeAdded: undefined,
     });
     // Searches are synchronous: none can be inside the old graph now.
     await releaseIndexSoon(replaced);

@@ -169,9 +169,9 @@ export class GenerationFiles {
   }
 
   /**
-   * Deletes a namespace's graph files older than the current one (old generations, and leftovers of a crash
-   * mid-save), off the serving thread (see `write`). A newer generation's file is left alone: a merge may be
-   * writing it. Never fails.
+   * Deletes a namespace's graph files other than the current one (old generations, a file orphaned when its
+   * sidecar was lost, leftovers of a crash mid-save), off the serving thread (see `write`). A newer
+   * generation's temporary file is left alone: a merge may be saving it. Never fails.
    */
   async removeStale(namespace: string, current: string): Promise<void> {
     const stem = this.fileStem(namespace);
@@ -180,7 +180,7 @@ export class GenerationFiles {
     const names = await readdir(this.dir).catch(() => [] as string[]);
     const stale = names.filter((f) => {
       const g = generationOf(f, stem);
-      return f !== current && g !== null && g <= currentGeneration;
+      return f !== current && g !== null && (g <= currentGeneration || !f.includes('.tmp-'));
     });
     // Already gone: nothing to do.
     await Promise.all(stale.map((f) => unlink(join(this.dir, f)).catch(() => undefined)));

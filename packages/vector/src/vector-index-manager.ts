@@ -5,9 +5,9 @@ import {
   type VectorLeg,
   type VectorLegResult,
 } from '@cairn/core';
-import { startDeltaMerge } from './delta-merge.js';
 import { GenerationFiles } from './generation-files.js';
 import { GraphFileQueries } from './graph-file-queries.js';
+import { GraphPersistence } from './graph-persistence.js';
 import { IndexAuditor } from './index-audit.js';
 import { LoadOnWrites } from './load-on-writes.js';
 import { NamespaceLoader } from './namespace-loader.js';
@@ -18,15 +18,7 @@ import {
   slotStatus,
   slotUnmerged,
 } from './namespace-slot.js';
-import {
-  applyVector,
-  dropsWorthRewriting,
-  dropVector,
-  type GraphState,
-  type NamespaceState,
-  sizeOf,
-  worthMerging,
-} from './namespace-state.js';
+import { applyVector, dropVector, type NamespaceState, sizeOf } from './namespace-state.js';
 import { nearestOffThread } from './neighbor-batch.js';
 import { StoredVectors } from './stored-vectors.js';
 import { Tombstones } from './tombstones.js';
@@ -49,11 +41,13 @@ import { searchLoaded, type VectorSearchContext } from './vector-search.js';
  * answers a query over a loaded namespace, `namespace-loader.ts` loads and builds, `delta-merge.ts` merges
  * a delta into a new generation, `index-audit.ts` finds and adds stored vectors an index lacks,
  * `load-on-writes.ts` starts a writer's loads while a bulk ingest stores, `stored-vectors.ts` reads stored
- * vectors by key.
+ * vectors by key, `graph-persistence.ts` merges deltas into files and lets graphs go.
  */
 export class VectorIndexManager implements VectorLeg {
   readonly space: EmbeddingSpace;
   private readonly slots = new Map<string, Slot>();
+  /** Set by `close`: a warm-up still mapping files stops. */
+  private closed = false;
   private readonly auditor: IndexAuditor;
   private readonly loadOnWrites: LoadOnWrites;
   private readonly files: GenerationFiles;
@@ -62,6 +56,7 @@ export class VectorIndexManager implements VectorLeg {
   private readonly tombstones: Tombstones;
   private readonly searchContext: VectorSearchContext;
   private readonly stored: StoredVectors;
+  private readonly persistence: GraphPersistence;
   private readonly opts: ResolvedVectorIndexOptions;
 
   constructor(opts: VectorIndexOptions) {
@@ -79,6 +74,12 @@ export class VectorIndexManager implements VectorLeg {
     );
     this.fileQueries = new GraphFileQueries(this.files, this.space, this.opts.hnsw, this.opts.builder);
     this.tombstones = new Tombstones(this.opts.keys);
+    this.persistence = new GraphPersistence(this.slots, {
+      files: this.files,
+      tombstones: this.tombstones,
+      role: this.opts.role,
+      log: this.opts.log,
+    });
     this.loader = new NamespaceLoader({
       space: this.space,
       embeddings: this.opts.embeddings,
@@ -99,13 +100,12 @@ export class VectorIndexManager implements VectorLeg {
       added: (namespace) => {
         const ready = this.slots.get(namespace)?.ready;
         const due = ready?.kind === 'hnsw' && ready.delta.size >= this.opts.mergeThreshold;
-        if (due && this.opts.role === 'writer') this.startMerge(namespace, ready);
+        if (due && this.opts.role === 'writer') this.persistence.startMerge(namespace, ready);
       },
       log: this.opts.log,
     });
     this.loadOnWrites = new LoadOnWrites(this.opts.role === 'writer' ? this.opts.loadAfterWrites : Infinity, {
-      isSmall: (namespace) =>
-        this.opts.embeddings.count(this.space.id, namespace) <= this.opts.exactThreshold,
+      isSmall: (namespace) => this.isSmall(namespace),
       load: (namespace) =>
         this.acquire(namespace, false).then((r) => (r.ok ? r.value : this.slots.get(namespace)?.building)),
       log: this.opts.log,
@@ -182,7 +182,7 @@ export class VectorIndexManager implements VectorLeg {
       if (ready.kind === 'exact' && ready.matrix.size > this.opts.exactThreshold * 1.25 && !slot.standIn)
         this.promote(e.namespace);
       if (ready.kind === 'hnsw' && ready.delta.size >= this.opts.mergeThreshold)
-        this.startMerge(e.namespace, ready);
+        this.persistence.startMerge(e.namespace, ready);
     }
   }
 
@@ -248,12 +248,15 @@ export class VectorIndexManager implements VectorLeg {
 
   /**
    * Maps the saved graphs of `namespaces` not loaded yet, one a turn, so their first searches do not pay
-   * for it (a new server's first search at a million: 0.35 s); one without a saved graph loads when searched.
+   * for it (a new server's first search at a million: 0.35 s). Nothing else: a namespace without a usable
+   * saved graph (none, stale, or searched exactly) loads, or builds, when first searched.
    */
   async mapSaved(namespaces: Iterable<string>): Promise<void> {
     for (const namespace of namespaces) {
+      if (this.closed) return;
       if (this.slots.has(namespace) || !this.files.sidecar(namespace)) continue;
-      await this.acquire(namespace, false);
+      const slot: Slot = {};
+      if (!this.isSmall(namespace) && this.mapFile(namespace, slot, 'scan')) this.slots.set(namespace, slot);
       await new Promise((resolve) => setImmediate(resolve));
     }
   }
@@ -315,50 +318,22 @@ export class VectorIndexManager implements VectorLeg {
   }
 
   /** Merges every pending delta into its graph file and waits for builds and merges under way. */
-  async flush(): Promise<void> {
-    if (this.opts.role === 'reader') return;
-    await Promise.allSettled([...this.slots.values()].map((s) => s.building).filter(Boolean));
-    for (const [ns, slot] of this.slots) await this.save(ns, slot);
+  flush(): Promise<void> {
+    return this.persistence.flush();
   }
 
-  /**
-   * The periodic upkeep's merges (see `worthMerging`), waited for; `flush` (a drain, a close) merges every
-   * pending delta.
-   */
-  async persistDue(): Promise<void> {
-    if (this.opts.role === 'reader') return;
-    for (const [ns, slot] of this.slots) {
-      const r = slot.ready;
-      if (r?.kind === 'hnsw' && !r.merging && worthMerging(r)) await this.save(ns, slot);
-    }
-  }
-
-  /** Merges a namespace's pending delta into a new graph generation and waits for it (HNSW only). */
-  private async save(ns: string, slot: Slot): Promise<void> {
-    const r = slot.ready;
-    if (r?.kind !== 'hnsw') return;
-    if (r.merging) await r.merging.catch(() => {});
-    if (r.delta.size > 0 || dropsWorthRewriting(r)) {
-      this.startMerge(ns, r);
-      await r.merging?.catch(() => {});
-    }
+  /** The periodic upkeep's merges (see `worthMerging`); `flush` (a drain, a close) merges every delta. */
+  persistDue(): Promise<void> {
+    return this.persistence.persistDue();
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     await this.flush();
-    const released = [...this.slots.values()].map((slot) => this.dispose(slot));
+    const released = [...this.slots.values()].map((slot) => this.persistence.dispose(slot));
     this.slots.clear();
     this.loadOnWrites.clear();
-    // A release's empty file is deleted when it is done: a process that exits before would leave it behind.
     await Promise.all(released);
-  }
-
-  /** Frees a forgotten slot's graph once no merge is using it (see {@link releaseIndexSoon}). */
-  private async dispose(slot: Slot): Promise<void> {
-    const ready = slot.ready;
-    if (ready?.kind !== 'hnsw') return;
-    if (ready.merging) await ready.merging.catch(() => undefined);
-    await releaseIndexSoon(ready.graph);
   }
 
   /**
@@ -370,9 +345,9 @@ export class VectorIndexManager implements VectorLeg {
     const mine = [...this.slots.entries()].filter(([ns]) => namespaces(ns));
     await Promise.allSettled(mine.map(([, s]) => s.building).filter(Boolean));
     for (const [ns, slot] of mine) {
-      if (save && this.opts.role !== 'reader') await this.save(ns, slot);
+      if (save) await this.persistence.save(ns, slot);
       this.slots.delete(ns);
-      await this.dispose(slot);
+      await this.persistence.dispose(slot);
     }
   }
 
@@ -422,25 +397,14 @@ export class VectorIndexManager implements VectorLeg {
   }
 
   private startLoad(namespace: string, slot: Slot, unbuilt: 'build' | 'exact'): void {
-    // Only whether the namespace is small matters here: a cold search at 1M spent 0.17 s counting it whole.
-    const { embeddings } = this.opts;
-    const count = embeddings.countUpTo
-      ? embeddings.countUpTo(this.space.id, namespace, this.opts.exactThreshold + 1)
-      : embeddings.count(this.space.id, namespace);
+    const count = this.countUpToExact(namespace);
     if (count <= this.opts.exactThreshold) {
       slot.ready = this.loader.loadExact(namespace, count);
       return;
     }
+    const { embeddings } = this.opts;
     const scan = this.opts.role === 'reader' || unbuilt === 'exact';
-    const loaded = this.loader.loadFile(namespace, true, scan ? 'scan' : 'build');
-    if (loaded) {
-      slot.ready = loaded;
-      // A file is trusted for what its watermark covers; check that claim off the query's path.
-      if (this.opts.auditOnLoad) setImmediate(() => this.auditor.auditSoon(namespace));
-      if (loaded.kind === 'hnsw' && loaded.delta.size >= this.opts.mergeThreshold)
-        this.startMerge(namespace, loaded);
-      return;
-    }
+    if (this.mapFile(namespace, slot, scan ? 'scan' : 'build')) return;
     // A reader never writes a file: until the writer publishes a graph it serves this namespace exactly
     // (sized by its whole count: `count` above stopped at the threshold). So does a one-shot search.
     if (scan) {
@@ -457,6 +421,34 @@ export class VectorIndexManager implements VectorLeg {
     } else this.runBuild(namespace, slot);
   }
 
+  /**
+   * The namespace's vectors, counted no further than one past `exactThreshold`: only whether it is small
+   * matters to a load (a cold search at 1M spent 0.17 s counting it whole).
+   */
+  private countUpToExact(namespace: string): number {
+    const { embeddings, exactThreshold } = this.opts;
+    return (
+      embeddings.countUpTo?.(this.space.id, namespace, exactThreshold + 1) ??
+      embeddings.count(this.space.id, namespace)
+    );
+  }
+
+  private isSmall(namespace: string): boolean {
+    return this.countUpToExact(namespace) <= this.opts.exactThreshold;
+  }
+
+  /** Maps the namespace's saved file into `slot`; false when it has no usable one (the loader logs why). */
+  private mapFile(namespace: string, slot: Slot, otherwise: 'scan' | 'build'): boolean {
+    const loaded = this.loader.loadFile(namespace, true, otherwise);
+    if (!loaded) return false;
+    slot.ready = loaded;
+    // A file is trusted for what its watermark covers; check that claim off the query's path.
+    if (this.opts.auditOnLoad) setImmediate(() => this.auditor.auditSoon(namespace));
+    if (loaded.kind === 'hnsw' && loaded.delta.size >= this.opts.mergeThreshold)
+      this.persistence.startMerge(namespace, loaded);
+    return true;
+  }
+
   /** Rebuilds a namespace's graph from SQLite on the builder, then maps it. Searches meanwhile are degraded. */
   private runBuild(namespace: string, slot: Slot): void {
     slot.building = this.loader.build(namespace);
@@ -471,7 +463,7 @@ export class VectorIndexManager implements VectorLeg {
         slot.standIn = false;
         this.takeOverDrops(namespace, slot, before);
         if (ready.kind === 'hnsw' && ready.delta.size >= this.opts.mergeThreshold)
-          this.startMerge(namespace, ready);
+          this.persistence.startMerge(namespace, ready);
       },
       (err: Error) => {
         slot.error = err;
@@ -490,11 +482,5 @@ export class VectorIndexManager implements VectorLeg {
     const current = slot.ready;
     this.runBuild(namespace, slot);
     slot.ready = current;
-  }
-
-  /** Merges the delta into a new graph generation on the builder (a writer's job; see delta-merge.ts). */
-  private startMerge(namespace: string, state: GraphState): void {
-    if (this.opts.role === 'reader') return;
-    startDeltaMerge(namespace, state, this.files, this.opts.log, this.tombstones.heardThrough);
   }
 }

@@ -338,7 +338,44 @@ describe('VectorIndexManager: HNSW mode', () => {
     expect(sidecar().count).toBe(N + 9);
   });
 
-  it('a merge deletes older generations and their leftovers, never a newer generation being written', async () => {
+  it('mapSaved maps saved graphs and nothing else, and stops once the manager is closed', async () => {
+    fx.add('big2', randomUnitVectors(60, DIMS, 47));
+    fx.add('big3', randomUnitVectors(60, DIMS, 48));
+    fx.add('small', randomUnitVectors(5, DIMS, 49));
+    const m1 = fx.manager({ exactThreshold: 10 });
+    for (const ns of ['big', 'big2', 'big3', 'small']) await m1.warm(ns);
+    await m1.close();
+    fx.builder.builds = 0;
+
+    const m2 = fx.manager({ exactThreshold: 10 });
+    await m2.mapSaved(['big', 'big2', 'small']);
+    expect(m2.status('big').state).toBe('hnsw');
+    expect(m2.status('big2').state).toBe('hnsw');
+    // A small namespace has no file: it loads when searched, as a namespace not asked for does.
+    expect(m2.status('small').state).toBe('unloaded');
+    expect(m2.status('big3').state).toBe('unloaded');
+    await m2.close();
+
+    // A file it cannot use is left to the first search (which rebuilds it), not built at start.
+    const changed = fx.manager({ exactThreshold: 10, hnsw: { connectivity: 8 } });
+    await changed.mapSaved(['big']);
+    expect(changed.status('big').state).toBe('unloaded');
+    expect(fx.builder.builds).toBe(0);
+    await changed.close();
+
+    // Closed meanwhile (a server stopped while it starts): nothing is mapped into the closed manager.
+    const m3 = fx.manager({ exactThreshold: 10 });
+    const mapping = m3.mapSaved(['big', 'big2', 'big3']);
+    await m3.close();
+    await mapping;
+    expect(['big', 'big2', 'big3'].map((ns) => m3.status(ns).state)).toEqual([
+      'unloaded',
+      'unloaded',
+      'unloaded',
+    ]);
+  });
+
+  it('a merge deletes other generations and leftovers, never a newer generation being written', async () => {
     const m = fx.manager({ exactThreshold: 10 });
     await m.warm('big');
     const first = indexFiles().find((f) => f.endsWith('.usearch'))!;
@@ -346,6 +383,8 @@ describe('VectorIndexManager: HNSW mode', () => {
     // A crash's leftover of this generation, and a later generation's file mid-save (another merge's).
     writeFileSync(join(fx.indexDir, `${first}.tmp-999`), 'partial');
     writeFileSync(join(fx.indexDir, `${stem}.g9.usearch.tmp-999`), 'being written');
+    // A whole file of a generation its sidecar never named (a sidecar lost, the numbering restarted).
+    writeFileSync(join(fx.indexDir, `${stem}.g7.usearch`), 'orphaned');
     // Another namespace's file whose name shares the prefix is not this namespace's.
     writeFileSync(join(fx.indexDir, `${stem}x.g1.usearch`), 'not ours');
     m.apply(fx.add('big', randomUnitVectors(3, DIMS, 44), () => ({}), 'late').stored);
