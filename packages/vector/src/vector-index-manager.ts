@@ -64,7 +64,12 @@ export class VectorIndexManager implements VectorLeg {
     this.opts = resolveVectorIndexOptions(opts);
     this.stored = new StoredVectors(this.opts.embeddings, this.space, this.opts.vectorCacheEntries);
     // Read now, so that no release after a merge saves the empty file on this thread (see releaseIndexSoon).
-    emptyIndexFileBytes();
+    // A temporary folder that refuses it costs only memory, as a failed release does: it must not stop the open.
+    try {
+      emptyIndexFileBytes();
+    } catch {
+      // Each release tries again, and frees nothing early when it cannot.
+    }
     this.files = new GenerationFiles(
       this.opts.dir,
       this.space,
