@@ -74,7 +74,7 @@ export function startDeltaMerge(
     });
     // Searches are synchronous: none can be inside the old graph now.
     await releaseIndexSoon(replaced);
-    await files.removeStale(namespace, side.file);
+    await files.removeStale(namespace, side.file, true);
   })()
     .catch((err: Error) => {
       log('error', 'vector index merge failed; the delta keeps serving', {

@@ -169,18 +169,21 @@ export class GenerationFiles {
   }
 
   /**
-   * Deletes a namespace's graph files other than the current one (old generations, a file orphaned when its
-   * sidecar was lost, leftovers of a crash mid-save), off the serving thread (see `write`). A newer
-   * generation's temporary file is left alone: a merge may be saving it. Never fails.
+   * Deletes a namespace's graph files other than the current one, off the serving thread (see `write`): older
+   * generations and leftovers of a crash mid-save; with `orphans`, also a newer generation's whole file (left
+   * when a lost sidecar restarted the numbering). A newer generation's temporary file is always left alone,
+   * and without `orphans` its whole file too: a merge may be saving it, or committing it. Only the writer that
+   * has just committed `current` (no merge of the namespace in flight) asks for `orphans`. Never fails.
    */
-  async removeStale(namespace: string, current: string): Promise<void> {
+  async removeStale(namespace: string, current: string, orphans = false): Promise<void> {
     const stem = this.fileStem(namespace);
     const currentGeneration = generationOf(current, stem);
     if (currentGeneration === null) return;
     const names = await readdir(this.dir).catch(() => [] as string[]);
     const stale = names.filter((f) => {
       const g = generationOf(f, stem);
-      return f !== current && g !== null && (g <= currentGeneration || !f.includes('.tmp-'));
+      if (f === current || g === null) return false;
+      return g <= currentGeneration || (orphans && !f.includes('.tmp-'));
     });
     // Already gone: nothing to do.
     await Promise.all(stale.map((f) => unlink(join(this.dir, f)).catch(() => undefined)));

@@ -375,6 +375,22 @@ describe('VectorIndexManager: HNSW mode', () => {
     ]);
   });
 
+  it('a load deletes only older generations: a newer whole file may be a merge committing it', async () => {
+    const m1 = fx.manager({ exactThreshold: 10 });
+    await m1.warm('big');
+    await m1.close();
+    const first = indexFiles().find((f) => f.endsWith('.usearch'))!;
+    const stem = first.replace(/\.g\d+\.usearch$/, '');
+    writeFileSync(join(fx.indexDir, `${stem}.g0.usearch`), 'older');
+    writeFileSync(join(fx.indexDir, `${stem}.g5.usearch`), 'newer, whole');
+    const m2 = fx.manager({ exactThreshold: 10 });
+    await m2.warm('big');
+    // The load's deletion runs in the background: wait for the older file to go.
+    for (let i = 0; i < 100 && indexFiles().includes(`${stem}.g0.usearch`); i++)
+      await new Promise((r) => setTimeout(r, 10));
+    expect(indexFiles().sort()).toEqual([`${stem}.g1.usearch`, `${stem}.g5.usearch`, `${stem}.json`].sort());
+  });
+
   it('a merge deletes other generations and leftovers, never a newer generation being written', async () => {
     const m = fx.manager({ exactThreshold: 10 });
     await m.warm('big');
