@@ -20,22 +20,34 @@ export class SessionMatch implements TermVisitor {
   /** The term each session's `best` belongs to (1-based; 0: not seen yet). */
   private bestTerm = new Int32Array(64);
   private term = 0;
-  private readonly inTerm: number[] = [];
-  /** Sessions with a non-zero total, to reset on `clear`. */
-  private readonly touched: number[] = [];
+  /**
+   * Sessions seen in the current term, and sessions with a non-zero total (reset by the next `begin`):
+   * typed arrays with a count, kept across queries. JS arrays emptied by `length = 0` give their storage
+   * back and grow it again push by push: that was half of what a search allocated (a heap sampling at a
+   * million memories), and so of the collector's work.
+   */
+  private inTerm = new Int32Array(256);
+  private inTermCount = 0;
+  private touched = new Int32Array(256);
+  private touchedCount = 0;
   private sessionOf: (key: number) => number = () => 0;
 
   /** Starts a query: `sessionOf` numbers the sessions of the memories that may count. */
   begin(sessionOf: (key: number) => number): void {
-    for (const s of this.touched) this.total[s] = 0;
-    this.touched.length = 0;
-    this.inTerm.length = 0;
+    for (let i = 0; i < this.touchedCount; i++) this.total[this.touched[i]!] = 0;
+    this.touchedCount = 0;
+    this.inTermCount = 0;
     this.sessionOf = sessionOf;
   }
 
   beginTerm(): void {
+    // The term numbers outlast any query: at 2^31 (months of a busy server) they start again from 1.
+    if (this.term === 0x7fffffff) {
+      this.bestTerm.fill(0);
+      this.term = 0;
+    }
     this.term++;
-    this.inTerm.length = 0;
+    this.inTermCount = 0;
   }
 
   add(key: number, score: number): void {
@@ -45,13 +57,18 @@ export class SessionMatch implements TermVisitor {
     if (this.bestTerm[s] !== this.term) {
       this.bestTerm[s] = this.term;
       this.best[s] = score;
-      this.inTerm.push(s);
+      if (this.inTermCount === this.inTerm.length) this.inTerm = doubled(this.inTerm);
+      this.inTerm[this.inTermCount++] = s;
     } else if (score < this.best[s]!) this.best[s] = score;
   }
 
   endTerm(): void {
-    for (const s of this.inTerm) {
-      if (this.total[s] === 0) this.touched.push(s);
+    for (let i = 0; i < this.inTermCount; i++) {
+      const s = this.inTerm[i]!;
+      if (this.total[s] === 0) {
+        if (this.touchedCount === this.touched.length) this.touched = doubled(this.touched);
+        this.touched[this.touchedCount++] = s;
+      }
       this.total[s]! += this.best[s]!;
     }
   }
@@ -93,4 +110,10 @@ export class SessionMatch implements TermVisitor {
     bestTerm.set(this.bestTerm);
     this.bestTerm = bestTerm;
   }
+}
+
+function doubled(a: Int32Array) {
+  const b = new Int32Array(a.length * 2);
+  b.set(a);
+  return b;
 }

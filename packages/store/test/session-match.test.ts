@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { MemoryStore } from '@cairn/store';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SessionMatch } from '../src/session-match.js';
 import { mem, openTempStore, T0, type TempStore } from './helpers.js';
 
 let t: TempStore;
@@ -138,5 +139,45 @@ describe('session match and filters', () => {
     // Before a3 was said, only a1 and a2 judge the session.
     const before = rexAlone!.get('a1')! + vetAlone!.get('a2')!;
     for (const share of shareOf({ until })) expect(share).toBeCloseTo(0.5 * before, 9);
+  });
+});
+
+describe('SessionMatch', () => {
+  /** One query of two terms over keys 1–3 (sessions 1, 1, 2); each session's score. */
+  function scores(m: SessionMatch): number[] {
+    m.begin((key) => (key === 3 ? 2 : 1));
+    m.beginTerm();
+    m.add(1, -1);
+    m.add(2, -3);
+    m.add(3, -0.5);
+    m.endTerm();
+    m.beginTerm();
+    m.add(2, -2);
+    m.add(1, -0.25);
+    m.endTerm();
+    return [m.scoreOf(1), m.scoreOf(2)];
+  }
+
+  it('scores sessions the same once its term numbers have wrapped around', () => {
+    const m = new SessionMatch();
+    expect(scores(m)).toEqual([-5, -0.5]);
+    // A server that has summed 2^31 terms: past that, every match looked like its session's first of the
+    // term, and a session took its last score instead of its best.
+    (m as unknown as { term: number }).term = 0x7fffffff - 1;
+    expect(scores(m)).toEqual([-5, -0.5]);
+    expect(scores(m)).toEqual([-5, -0.5]);
+  });
+
+  it('keeps its scores right over queries that touch more sessions than it first had room for', () => {
+    const m = new SessionMatch();
+    for (const sessions of [10, 5_000, 3, 20_000]) {
+      m.begin((key) => key);
+      m.beginTerm();
+      for (let s = 1; s <= sessions; s++) m.add(s, -s);
+      m.endTerm();
+      expect(m.scoreOf(1)).toBe(-1);
+      expect(m.scoreOf(sessions)).toBe(-sessions);
+      expect(m.scoreOf(sessions + 1)).toBe(0);
+    }
   });
 });
