@@ -254,7 +254,8 @@ export class CairnEngine {
    * while searches are answered from SQLite. A server awaits it before it listens: traffic from its first
    * second met the load beside the integrity check and made the first ten seconds' p99 0.4–1.2 s at 50
    * searches/s (bench/RESULTS.md, 2026-11-29). Meanwhile the largest namespaces' saved vector graphs are
-   * mapped (see `VectorIndexManager.mapSaved`). Resolves true once the catalog is loaded, false at the
+   * mapped (see `VectorIndexManager.mapSaved`), and the lexical leg's per-key sums are sized and faulted in
+   * (see `LexicalSearch.reserveSums`). Resolves true once the catalog is loaded, false at the
    * deadline or when the load failed (logged where it started); searches are answered either way.
    */
   async whenWarm(timeoutMs = 5_000): Promise<boolean> {
@@ -262,6 +263,7 @@ export class CairnEngine {
     // async body) is the integrity check's to report, and a server must still start to say so.
     let serving = false;
     const loaded = (async () => {
+      this.store.lexical.reserveSums();
       await this.store.warmCatalog();
       serving = this.store.catalogState().serving;
     })();

@@ -18,8 +18,11 @@ describe('CairnEngine.whenWarm', () => {
     await writer.close();
 
     const engine = await engines.open({ embedder: null }, dir);
+    expect(engine.store.lexical.reservedKeys).toBeLessThan(3_000);
     expect(await engine.whenWarm()).toBe(true);
     expect(engine.store.catalogState().serving).toBe(true);
+    // The lexical sums are sized before the first search, with room for the keys written next.
+    expect(engine.store.lexical.reservedKeys).toBeGreaterThan(3_000 + 3_000 / 8);
     const res = await engine.search({ namespace: 'q', query: 'billing deploy', k: 5 });
     expect(res.hits.length).toBe(5);
     expect(res.hits.every((h) => h.namespace === 'q')).toBe(true);

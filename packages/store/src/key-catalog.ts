@@ -543,6 +543,7 @@ export class KeyCatalog {
     this.kind = grow(this.kind, (n) => new Int32Array(n));
     this.session = grow(this.session, (n) => new Int32Array(n));
     this.agent = grow(this.agent, (n) => new Int32Array(n));
+    this.ids.ensure(cap - 1);
   }
 }
 

@@ -291,6 +291,20 @@ export class LexicalSearch implements LexicalLeg {
     return warmed;
   }
 
+  /** Keys the per-key sums have room for without growing during a search. */
+  get reservedKeys(): number {
+    return this.sums.capacity;
+  }
+
+  /**
+   * Readies the per-key sums for every key up to the store's highest, and an eighth more for the keys
+   * written next (see Accumulator.reserve); a server does it before it listens.
+   */
+  reserveSums(): void {
+    const maxKey = (this.statements.get('SELECT max(key) FROM memories').pluck().get() as number | null) ?? 0;
+    this.sums.reserve(maxKey + Math.ceil(maxKey / 8));
+  }
+
   /** Where `prepare` scores terms (null: nowhere, `searchLexical` scores them inline). */
   useTermScorer(scorer: TermScorer | null): void {
     this.scorer = scorer;

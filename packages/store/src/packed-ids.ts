@@ -1,3 +1,8 @@
+/** Ids placed before their average length is trusted to size the buffer. */
+const EXPECT_AFTER_IDS = 1_000;
+/** Room beyond the expected size: ids tend to grow longer as keys grow (`…-s2124-m0`). */
+const EXPECT_MARGIN = 1.25;
+
 /**
  * Memory ids by key, as UTF-8 in one growing buffer. A million ids held as strings are a million heap
  * objects, which every full garbage collection marks: at a million memories that marking was ~50 ms of
@@ -10,6 +15,8 @@ export class PackedIds {
   /** Where each key's id starts in `bytes`; -1: none. */
   private start = new Int32Array(0);
   private length = new Int32Array(0);
+  /** Ids placed, for the average length that sizes the buffer. */
+  private placed = 0;
 
   /** Room for keys up to `maxKey`. */
   ensure(maxKey: number): void {
@@ -21,6 +28,11 @@ export class PackedIds {
     const length = new Int32Array(cap);
     length.set(this.length);
     this.length = length;
+  }
+
+  /** Bytes the buffer holds room for. */
+  get capacity(): number {
+    return this.bytes.length;
   }
 
   set(key: number, id: string): void {
@@ -47,6 +59,7 @@ export class PackedIds {
   clear(): void {
     this.bytes = Buffer.alloc(0);
     this.used = 0;
+    this.placed = 0;
     this.start = new Int32Array(0);
     this.length = new Int32Array(0);
   }
@@ -60,11 +73,22 @@ export class PackedIds {
     this.start[key] = this.used;
     this.length[key] = n;
     this.used += n;
+    this.placed++;
   }
 
+  /**
+   * Grows the buffer to what every key there is room for would need at the average length so far (the
+   * catalog sizes the keys for its whole store before a load): doubling instead copied the whole buffer
+   * again and again during a million-memory load, each copy into fresh pages (0.08–0.15 s of the serving
+   * thread after the first few).
+   */
   private reserve(n: number): void {
     if (this.used + n <= this.bytes.length) return;
-    const bytes = Buffer.allocUnsafe(Math.max(this.used + n, this.bytes.length * 2, 64 * 1024));
+    const expected =
+      this.placed >= EXPECT_AFTER_IDS
+        ? Math.ceil((this.used / this.placed) * this.start.length * EXPECT_MARGIN)
+        : 0;
+    const bytes = Buffer.allocUnsafe(Math.max(this.used + n, this.bytes.length * 2, 64 * 1024, expected));
     this.bytes.copy(bytes, 0, 0, this.used);
     this.bytes = bytes;
   }

@@ -17,6 +17,11 @@ export class Accumulator {
   private touchedKeys = new Float64Array(1024);
   private count = 0;
 
+  /** Keys the sums have room for without growing. */
+  get capacity(): number {
+    return this.sums.length;
+  }
+
   get touched(): number {
     return this.count;
   }
@@ -66,6 +71,18 @@ export class Accumulator {
       if (isMatch(bm25) && heap.admits(key, bm25) && (!accept || accept(key))) heap.offer(key, bm25);
     }
     return heap.sorted();
+  }
+
+  /**
+   * Room for keys up to `maxKey`, its pages touched now rather than by a search: at a million memories a
+   * new server's first search spent ~0.13 s growing the sums and faulting in their fresh pages.
+   */
+  reserve(maxKey: number): void {
+    if (maxKey < this.sums.length) return;
+    const from = this.sums.length;
+    this.grow(maxKey);
+    this.sums.fill(0, from);
+    this.seen.fill(0, from);
   }
 
   /** Empties the accumulator for the next query. */
