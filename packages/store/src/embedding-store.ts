@@ -366,11 +366,13 @@ export class EmbeddingStore {
   ): StoredEmbedding[] {
     const storage = this.storageOf(space.id);
     const upsert = this.db.prepare(
-      `INSERT INTO embeddings (space, key, namespace, content_hash, seq, vector, write_seq)
-       SELECT ?, key, namespace, content_hash, change_seq, ?, ? FROM memories
+      `INSERT INTO embeddings (space, key, namespace, content_hash, seq, vector, write_seq, first_write_seq)
+       SELECT ?, key, namespace, content_hash, change_seq, ?, ?, ? FROM memories
          WHERE key = ? AND change_seq = ? AND deleted_at IS NULL
        ON CONFLICT (space, key) DO UPDATE SET content_hash = excluded.content_hash, seq = excluded.seq,
-         vector = excluded.vector, namespace = excluded.namespace, write_seq = excluded.write_seq`,
+         vector = excluded.vector, namespace = excluded.namespace, write_seq = excluded.write_seq,
+         first_write_seq = CASE WHEN embeddings.namespace IS excluded.namespace
+           THEN coalesce(embeddings.first_write_seq, embeddings.write_seq) ELSE excluded.write_seq END`,
     );
     const advance = this.db.prepare('UPDATE embedding_spaces SET cursor = max(cursor, ?) WHERE id = ?');
     const clearFailure = this.db.prepare('DELETE FROM embed_failures WHERE space = ? AND key = ?');
@@ -385,6 +387,7 @@ export class EmbeddingStore {
           const res = upsert.run(
             space.id,
             vectorToBlob(vector, storage),
+            clock + 1,
             clock + 1,
             memory.key,
             memory.changeSeq,
@@ -532,6 +535,19 @@ export class EmbeddingStore {
       .prepare('SELECT count(*) FROM (SELECT 1 FROM embeddings WHERE space = ? AND namespace = ? LIMIT ?)')
       .pluck()
       .get(spaceId, namespace, limit) as number;
+  }
+
+  /**
+   * Vectors written after `writeSeq` whose memory already had one in the space at or before it (a rewrite
+   * re-embedded): what a graph saved at that watermark holds already, and a load replaces rather than adds.
+   */
+  countRewrittenAfter(spaceId: string, namespace: string, writeSeq: number): number {
+    return this.db
+      .prepare(
+        'SELECT count(*) FROM embeddings WHERE space = ? AND namespace = ? AND write_seq > ? AND first_write_seq <= ?',
+      )
+      .pluck()
+      .get(spaceId, namespace, writeSeq, writeSeq) as number;
   }
 
   countWrittenAfter(spaceId: string, namespace: string, writeSeq: number): number {

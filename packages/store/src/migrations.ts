@@ -634,6 +634,18 @@ export const MIGRATIONS: readonly Migration[] = [
         END;`);
     },
   },
+  {
+    version: 26,
+    description: "when each memory's vector in a space was first written",
+    up(db) {
+      // A saved graph holds the vectors written up to its watermark; the vectors written after it are
+      // caught up by a load, new keys added and rewritten ones replaced. `stats` counts an unloaded
+      // namespace as the file plus those, so it needs to know which were rewrites of keys the file holds:
+      // a vector first written at or before the watermark. Rows from before this migration get it on their
+      // next rewrite (their previous write_seq, a lower bound of what the file can hold).
+      db.exec('ALTER TABLE embeddings ADD COLUMN first_write_seq INTEGER');
+    },
+  },
 ];
 
 // The trigger bodies of migration 18, for a row named `r` (NEW or OLD). Shipped SQL: never edit these,

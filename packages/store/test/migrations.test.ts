@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CairnError } from '@cairn/core';
+import { CairnError, embeddingSpaceOf } from '@cairn/core';
 import { MemoryStore, MIGRATIONS, type Migration, migrate, openDatabase } from '@cairn/store';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -415,6 +415,55 @@ describe('migration 17: row counts per namespace', () => {
         { namespace: 'ns', rows: 3 },
         { namespace: 'third', rows: 1 },
       ]);
+    } finally {
+      store.close();
+    }
+  });
+});
+
+describe('migration 26: when each vector was first written', () => {
+  it("leaves an older vector's first write unknown until its next rewrite records the write before it", () => {
+    const path = join(dir, 'v25.db');
+    const space = embeddingSpaceOf({ modelId: 'm26', dimensions: 2 });
+    // Each in a session of its own, so a write rewrites no neighbour's context.
+    const note = (id: string, text: string) => mem({ namespace: 'ns', id, text, session: `s-${id}` });
+    const embed = (store: MemoryStore) => {
+      const pending = store.embeddings.pending(space.id, 100);
+      return store.embeddings.put(
+        space,
+        pending.map((memory) => ({ memory, vector: new Float32Array([1, memory.key]) })),
+        Math.max(0, ...pending.map((p) => p.changeSeq)),
+      );
+    };
+    let store = new MemoryStore({ path });
+    store.embeddings.ensureSpace(space);
+    store.write([note('a', 'alpha'), note('b', 'beta')]);
+    const [a, b] = embed(store);
+    store.close();
+    // The database as migration 25 left it: no column.
+    const raw = new Database(path);
+    raw.exec('ALTER TABLE embeddings DROP COLUMN first_write_seq');
+    raw.pragma('user_version = 25');
+    raw.close();
+
+    store = new MemoryStore({ path });
+    try {
+      const watermark = Math.max(a!.writeSeq, b!.writeSeq);
+      expect(store.embeddings.countRewrittenAfter(space.id, 'ns', watermark)).toBe(0);
+      // `a` rewritten (its old vector is what a graph saved at the watermark holds), `c` new.
+      store.write([note('a', 'alpha again'), note('c', 'gamma')]);
+      expect(embed(store)).toHaveLength(2);
+      expect(store.embeddings.countWrittenAfter(space.id, 'ns', watermark)).toBe(2);
+      expect(store.embeddings.countRewrittenAfter(space.id, 'ns', watermark)).toBe(1);
+      // Rewritten again: still one vector the graph holds.
+      store.write([note('a', 'alpha, a third time')]);
+      embed(store);
+      expect(store.embeddings.countRewrittenAfter(space.id, 'ns', watermark)).toBe(1);
+      // Deleted, then written anew: its vector is new, the graph's copy goes with the delete.
+      store.delete('ns', 'a');
+      store.write([note('a', 'alpha reborn')]);
+      embed(store);
+      expect(store.embeddings.countRewrittenAfter(space.id, 'ns', watermark)).toBe(0);
     } finally {
       store.close();
     }

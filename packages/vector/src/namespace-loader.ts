@@ -104,10 +104,11 @@ export class NamespaceLoader {
       const count = embeddings.count(space.id, namespace);
       return count <= exactThreshold || role === 'reader' ? count : 0;
     }
-    // The file plus the vectors written since it (a load catches those up), less the deleted memories it
-    // would drop.
+    // The file plus the vectors written since it (a load catches those up: new keys added, rewritten ones
+    // replaced, so those count once), less the deleted memories it would drop.
     const since = embeddings.countWrittenAfter(space.id, namespace, side.watermark);
-    return side.count + since - this.deadInFile(namespace, side);
+    const rewritten = since > 0 ? embeddings.countRewrittenAfter(space.id, namespace, side.watermark) : 0;
+    return side.count + since - rewritten - this.deadInFile(namespace, side);
   }
 
   /**

@@ -15,6 +15,11 @@ export interface EmbeddingSource {
   /** How many of the namespace's vectors were written after `writeSeq`. */
   countWrittenAfter(spaceId: string, namespace: string, writeSeq: number): number;
   /**
+   * How many of those were rewrites: vectors of memories that already had one at or before `writeSeq` (a
+   * graph saved at that watermark holds them, and a load replaces them rather than adding them).
+   */
+  countRewrittenAfter(spaceId: string, namespace: string, writeSeq: number): number;
+  /**
    * Every key of the namespace with a stored vector (what an index audit checks it holds), or only those
    * written after `afterWriteSeq`, a page at a time in write order; each page is read when asked for, so
    * the caller can yield between pages.

@@ -144,6 +144,24 @@ describe('VectorIndexManager: exact mode', () => {
     });
   });
 
+  it("counts an unloaded namespace's rewritten memories once, as a load holds them", async () => {
+    const opts = { exactThreshold: 10, mergeThreshold: 1_000, loadAfterWrites: Number.POSITIVE_INFINITY };
+    const m = fx.manager(opts);
+    fx.add('rw', randomUnitVectors(40, DIMS, 90));
+    await m.warm('rw');
+    await m.flush();
+    expect(sidecar().count).toBe(40);
+    // After the file: five of its memories rewritten (new text, new vectors, same keys) and three new ones.
+    fx.add('rw', randomUnitVectors(5, DIMS, 91), (i) => ({ text: `rw memory m${i}, said again` }));
+    fx.add('rw', randomUnitVectors(3, DIMS, 92), () => ({}), 'n');
+    expect(sidecar().count).toBe(40);
+    // A process that has not loaded it (`cairn stats` beside a server) counted the five twice: 48.
+    const other = fx.manager(opts);
+    expect(other.status('rw')).toEqual({ state: 'unloaded', size: 43 });
+    await other.warm('rw');
+    expect(other.status('rw')).toEqual({ state: 'hnsw', size: 43 });
+  });
+
   it('a writer loads (or builds) a namespace once loadAfterWrites vectors arrive for it unloaded', async () => {
     // The bulk-ingest path: batches are applied to a namespace nobody has searched yet.
     const m = fx.manager({ exactThreshold: 10, mergeThreshold: 8, loadAfterWrites: 8 });
