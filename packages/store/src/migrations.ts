@@ -646,6 +646,17 @@ export const MIGRATIONS: readonly Migration[] = [
       db.exec('ALTER TABLE embeddings ADD COLUMN first_write_seq INTEGER');
     },
   },
+  {
+    version: 27,
+    description: "SQLite's statistics table created with the schema",
+    up(db) {
+      // A store's close runs `PRAGMA optimize`, whose first ANALYZE creates sqlite_stat1: a schema change.
+      // Another process opening the same new folder at that moment failed to prepare a statement on the
+      // FTS5 tables ("vtable constructor failed", SQLITE_SCHEMA). Created here, under the migration lock,
+      // later ANALYZEs only write rows, which moves no schema version.
+      db.exec('ANALYZE sqlite_schema');
+    },
+  },
 ];
 
 // The trigger bodies of migration 18, for a row named `r` (NEW or OLD). Shipped SQL: never edit these,

@@ -300,6 +300,25 @@ describe('several processes opening a fresh folder at once', () => {
   });
 });
 
+describe('migration 27: the statistics table made with the schema', () => {
+  it("closing a new store changes no schema version another process's statements depend on", () => {
+    const path = join(dir, 'stat.db');
+    const store = new MemoryStore({ path });
+    store.write([mem({ namespace: 'ns', id: 'a', text: 'alpha' })]);
+    const before = store.db.pragma('schema_version', { simple: true });
+    // The close's `PRAGMA optimize` used to create sqlite_stat1 here: a schema change that made another
+    // process opening the folder at that moment fail on its FTS5 tables (SQLITE_SCHEMA).
+    store.close();
+    const db = new Database(path, { readonly: true });
+    try {
+      expect(db.pragma('schema_version', { simple: true })).toBe(before);
+      expect(db.prepare("SELECT 1 FROM sqlite_schema WHERE name = 'sqlite_stat1'").get()).toBeDefined();
+    } finally {
+      db.close();
+    }
+  });
+});
+
 describe('migration 5: embeddings carry the order they were written in', () => {
   it('keeps the old order for stored vectors and continues the clock above it', () => {
     const path = join(dir, 'v4.db');
