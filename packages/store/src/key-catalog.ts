@@ -6,6 +6,7 @@ import {
   catalogChunkOf,
   type CatalogRow as Row,
 } from './catalog-chunk.js';
+import { highestKey } from './highest-key.js';
 import { PackedIds } from './packed-ids.js';
 import type { StatementCache } from './statement-cache.js';
 
@@ -144,7 +145,7 @@ export class KeyCatalog {
     const head =
       (this.statements.get('SELECT max(meta_seq) FROM memories').pluck().get() as number | null) ?? 0;
     if (head === this.seq) return true;
-    if (this.seq < 0 && !this.stopped && this.maxKey() > this.opts.loadAtOnceUpTo) {
+    if (this.seq < 0 && !this.stopped && highestKey(this.statements) > this.opts.loadAtOnceUpTo) {
       // Large: load in chunks (each later sync also loads one), answering from SQLite until done.
       void this.warm();
       return false;
@@ -302,10 +303,6 @@ export class KeyCatalog {
     this.stopped = true;
   }
 
-  private maxKey(): number {
-    return (this.statements.get('SELECT max(key) FROM memories').pluck().get() as number | null) ?? 0;
-  }
-
   /**
    * Sizes the arrays for the store's highest key (before a first load, with an eighth more for the keys
    * written next); false (and off for good) past `maxKeys`. Sized exactly, the first write after a load grew
@@ -313,7 +310,7 @@ export class KeyCatalog {
    * writes).
    */
   private fits(): boolean {
-    const maxKey = this.maxKey();
+    const maxKey = highestKey(this.statements);
     if (maxKey > this.opts.maxKeys) {
       this.off = true;
       this.live = new Int32Array(0);

@@ -18,6 +18,7 @@ import {
   planFtsQuery,
   renderFtsQuery,
 } from './fts-query.js';
+import { highestKey } from './highest-key.js';
 import type { KeyCatalog } from './key-catalog.js';
 import { SavedTermPostings } from './saved-term-postings.js';
 import { scopeToken } from './scope-token.js';
@@ -301,7 +302,7 @@ export class LexicalSearch implements LexicalLeg {
    * written next (see Accumulator.reserve); a server does it before it listens.
    */
   reserveSums(): void {
-    const maxKey = (this.statements.get('SELECT max(key) FROM memories').pluck().get() as number | null) ?? 0;
+    const maxKey = highestKey(this.statements);
     this.sums.reserve(maxKey + Math.ceil(maxKey / 8));
   }
 

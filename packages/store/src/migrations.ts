@@ -642,7 +642,8 @@ export const MIGRATIONS: readonly Migration[] = [
       // caught up by a load, new keys added and rewritten ones replaced. `stats` counts an unloaded
       // namespace as the file plus those, so it needs to know which were rewrites of keys the file holds:
       // a vector first written at or before the watermark. Rows from before this migration get it on their
-      // next rewrite (their previous write_seq, a lower bound of what the file can hold).
+      // next rewrite: their previous write_seq, no earlier than their first, so a file is never credited
+      // with a vector it may not hold.
       db.exec('ALTER TABLE embeddings ADD COLUMN first_write_seq INTEGER');
     },
   },

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { isPlainTerm } from './fts5-bm25.js';
+import { highestKey } from './highest-key.js';
 import { readNewMatches } from './new-matches.js';
 import { append, indexOf, type Postings } from './postings.js';
 import type { SavedTermPostings } from './saved-term-postings.js';
@@ -289,7 +290,7 @@ export class TermPostingsCache {
     const head = this.statements.get('SELECT max(change_seq) FROM memories').pluck().get() as number | null;
     const seq = head ?? 0;
     if (seq === this.seq) return;
-    const maxKey = (this.statements.get('SELECT max(key) FROM memories').pluck().get() as number | null) ?? 0;
+    const maxKey = highestKey(this.statements);
     const added = Math.max(0, maxKey - this.maxKey);
     if (this.seq < 0 || this.changesSinceReset + added > this.rowsAtReset * MAX_DRIFT) {
       this.reset(seq, maxKey);
@@ -368,7 +369,7 @@ export class TermPostingsCache {
     if (!this.disk || this.opts.saveFromMatches <= 0) return true;
     const newest = this.disk.newest();
     if (!newest) return true;
-    const maxKey = (this.statements.get('SELECT max(key) FROM memories').pluck().get() as number | null) ?? 0;
+    const maxKey = highestKey(this.statements);
     const rows = this.statements
       .get('SELECT coalesce(sum(rows), 0) FROM namespace_rows')
       .pluck()
