@@ -79,7 +79,7 @@ export class PackedIds {
   /**
    * Grows the buffer to what every key there is room for would need at the average length so far (the
    * catalog sizes the keys for its whole store before a load): doubling instead copied the whole buffer
-   * again and again during a million-memory load, each copy into fresh pages (0.08–0.15 s of the serving
+   * again and again during a million-memory load, each copy into fresh pages (up to 0.08 s of the serving
    * thread after the first few).
    */
   private reserve(n: number): void {
