@@ -1,7 +1,7 @@
 import { startDeltaMerge } from './delta-merge.js';
 import type { GenerationFiles } from './generation-files.js';
 import type { Slot } from './namespace-slot.js';
-import { dropsWorthRewriting, type GraphState, worthMerging } from './namespace-state.js';
+import { carriesDelta, dropsWorthRewriting, type GraphState, worthMerging } from './namespace-state.js';
 import type { LogFn } from './sources.js';
 import type { Tombstones } from './tombstones.js';
 import { releaseIndexSoon } from './usearch-index.js';
@@ -18,6 +18,8 @@ export class GraphPersistence {
       files: GenerationFiles;
       tombstones: Tombstones;
       role: 'writer' | 'reader';
+      /** The delta a writer merges as it arrives (`VectorIndexOptions.mergeThreshold`). */
+      mergeThreshold: number;
       log: LogFn;
     },
   ) {}
@@ -28,11 +30,15 @@ export class GraphPersistence {
     startDeltaMerge(namespace, state, this.o.files, this.o.log, this.o.tombstones.heardThrough);
   }
 
-  /** Merges every pending delta into its graph file and waits for builds and merges under way. */
+  /**
+   * Merges every pending delta into its graph file, but a small one a load catches up (`carriesDelta`), and
+   * waits for builds and merges under way: what a drain or a close leaves is served by the next process
+   * without a build.
+   */
   async flush(): Promise<void> {
     if (this.o.role === 'reader') return;
     await Promise.allSettled([...this.slots.values()].map((s) => s.building).filter(Boolean));
-    for (const [ns, slot] of this.slots) await this.save(ns, slot);
+    for (const [ns, slot] of this.slots) await this.save(ns, slot, { carry: true });
   }
 
   /** The periodic upkeep's merges (see `worthMerging`), waited for; `flush` merges every pending delta. */
@@ -44,13 +50,17 @@ export class GraphPersistence {
     }
   }
 
-  /** Merges a namespace's pending delta into a new graph generation and waits for it (HNSW only). */
-  async save(ns: string, slot: Slot): Promise<void> {
+  /**
+   * Merges a namespace's pending delta into a new graph generation and waits for it (HNSW only). With
+   * `carry`, a delta `carriesDelta` allows is left for the next load to catch up.
+   */
+  async save(ns: string, slot: Slot, opts: { carry?: boolean } = {}): Promise<void> {
     if (this.o.role === 'reader') return;
     const r = slot.ready;
     if (r?.kind !== 'hnsw') return;
     if (r.merging) await r.merging.catch(() => {});
-    if (r.delta.size > 0 || dropsWorthRewriting(r)) {
+    const carried = opts.carry === true && carriesDelta(r, this.o.mergeThreshold);
+    if ((r.delta.size > 0 && !carried) || dropsWorthRewriting(r)) {
       this.startMerge(ns, r);
       await r.merging?.catch(() => {});
     }

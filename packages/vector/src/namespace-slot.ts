@@ -40,11 +40,12 @@ export function slotStatus(slot: Slot | undefined, sizeOnLoad: () => number | nu
 export function slotUnmerged(
   slot: Slot | undefined,
   stored: number,
-  exactThreshold: number,
+  thresholds: { exactThreshold: number; mergeThreshold: number },
   savedCount: () => number | null,
 ): number {
   if (slot?.building) return stored;
-  if (slot?.ready) return unmergedOf(slot.ready);
+  if (slot?.ready) return unmergedOf(slot.ready, thresholds.mergeThreshold);
+  const { exactThreshold } = thresholds;
   if (stored <= exactThreshold) return 0;
   return Math.max(0, stored - (savedCount() ?? 0));
 }

@@ -83,6 +83,7 @@ export class VectorIndexManager implements VectorLeg {
       files: this.files,
       tombstones: this.tombstones,
       role: this.opts.role,
+      mergeThreshold: this.opts.mergeThreshold,
       log: this.opts.log,
     });
     this.loader = new NamespaceLoader({
@@ -99,7 +100,10 @@ export class VectorIndexManager implements VectorLeg {
       space: this.space,
       embeddings: this.opts.embeddings,
       current: (namespace) => this.slots.get(namespace)?.ready,
-      add: (state, key, vector) => this.applyOne(state, key, state.watermark, vector),
+      // An older write: at the graph's watermark, so a drain merges it rather than leave it for a load's
+      // catch-up, which reads only what is newer (see `carriesDelta`). It does not move any watermark.
+      add: (state, key, vector) =>
+        this.applyOne(state, key, state.kind === 'hnsw' ? state.graphWatermark : state.watermark, vector),
       inFile: this.fileQueries.keysMissing,
       // A writer merges the additions into its next generation.
       added: (namespace) => {
@@ -269,7 +273,7 @@ export class VectorIndexManager implements VectorLeg {
   /** Of the namespace's `stored` vectors, how many are not yet in a saved graph file (`slotUnmerged`). */
   unmerged(namespace: string, stored: number): number {
     const saved = () => this.files.sidecar(namespace)?.count ?? null;
-    return slotUnmerged(this.slots.get(namespace), stored, this.opts.exactThreshold, saved);
+    return slotUnmerged(this.slots.get(namespace), stored, this.opts, saved);
   }
 
   /** Per-namespace index state, for stats. */
@@ -322,12 +326,15 @@ export class VectorIndexManager implements VectorLeg {
     return added;
   }
 
-  /** Merges every pending delta into its graph file and waits for builds and merges under way. */
+  /**
+   * Merges every pending delta into its graph file, but a small one whose vectors a load catches up (see
+   * `carriesDelta`), and waits for builds and merges under way.
+   */
   flush(): Promise<void> {
     return this.persistence.flush();
   }
 
-  /** The periodic upkeep's merges (see `worthMerging`); `flush` (a drain, a close) merges every delta. */
+  /** The periodic upkeep's merges (see `worthMerging`); `flush` merges all but a carried delta. */
   persistDue(): Promise<void> {
     return this.persistence.persistDue();
   }

@@ -356,6 +356,48 @@ describe('VectorIndexManager: HNSW mode', () => {
     expect(sidecar().count).toBe(N + 9);
   });
 
+  it('a close leaves a delta under a 256th of its graph for the next load, and merges a larger one', async () => {
+    const huge = randomUnitVectors(2_600, DIMS, 90);
+    fx.add('huge', huge);
+    const m = fx.manager({ exactThreshold: 10 });
+    await m.warm('huge');
+    const generation = () =>
+      Number(
+        /\.g(\d+)\.usearch$/.exec(
+          indexFiles().find((f) => f.includes('huge') && f.endsWith('.usearch'))!,
+        )![1],
+      );
+    const hugeSidecar = () =>
+      JSON.parse(
+        readFileSync(
+          join(fx.indexDir, indexFiles().find((f) => f.includes('huge') && f.endsWith('.json'))!),
+          'utf8',
+        ),
+      );
+    expect(generation()).toBe(1);
+    const fresh = randomUnitVectors(11, DIMS, 91);
+    const ten = fx.add('huge', fresh.slice(0, 10), () => ({}), 'ten');
+    m.apply(ten.stored);
+    // Ten of 2,600 (under 2,600 / 256): nothing a fresh process would have to build.
+    expect(m.unmerged('huge', 2_610)).toBe(0);
+    await m.close();
+    expect(generation()).toBe(1);
+    expect(hugeSidecar().count).toBe(2_600);
+    // The next process catches the ten up from SQLite: counted, found, nothing built.
+    fx.builder.builds = 0;
+    const next = fx.manager({ exactThreshold: 10 });
+    expect(next.status('huge')).toEqual({ state: 'unloaded', size: 2_610 });
+    expect((await okSearch(next, 'huge', fresh[7]!)).candidates[0]?.key).toBe(ten.keys[7]);
+    expect(next.status('huge')).toEqual({ state: 'hnsw', size: 2_610 });
+    expect(fx.builder.builds).toBe(0);
+    // One more makes eleven, past 2,600 / 256: the close merges them.
+    next.apply(fx.add('huge', fresh.slice(10), () => ({}), 'one').stored);
+    expect(next.unmerged('huge', 2_611)).toBe(11);
+    await next.close();
+    expect(generation()).toBe(2);
+    expect(hugeSidecar().count).toBe(2_611);
+  });
+
   it('mapSaved maps saved graphs and nothing else, and stops once the manager is closed', async () => {
     fx.add('big2', randomUnitVectors(60, DIMS, 47));
     fx.add('big3', randomUnitVectors(60, DIMS, 48));

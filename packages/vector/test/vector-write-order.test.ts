@@ -200,6 +200,30 @@ describe('VectorIndexManager: vectors stored out of change order', () => {
       const after = fx.manager({ exactThreshold: 10 });
       expect(after.status('ns')).toEqual({ state: 'unloaded', size: 120 });
     });
+  it('a close merges the vectors an audit put back, which no load would catch up, however few', async () => {
+    // A graph of 2,600 lacking 5 stored below its watermark, and 3 stored after it: the 8 are under the
+    // 2,600 / 256 a close may leave to the next load, but that load reads only what is newer than the file.
+    const pending = writeMemories('ns', 2_608);
+    const all = randomUnitVectors(2_608, DIMS, 19);
+    const vectors = new Map(pending.map((p, i) => [p.key, all[i]!]));
+    const writer = fx.manager({ exactThreshold: 10 });
+    writer.apply(put(pending.slice(0, 2_600), vectors));
+    await writer.warm('ns');
+    await writer.close();
+    const lost = put(pending.slice(2_600, 2_605), vectors);
+    fx.store.db
+      .prepare(`UPDATE embeddings SET write_seq = 1 WHERE key IN (${lost.map((l) => l.key).join(',')})`)
+      .run();
+    put(pending.slice(2_605), vectors);
+    const m = fx.manager({ exactThreshold: 10, auditOnLoad: false });
+    await m.warm('ns');
+    expect(await m.audit()).toBe(5);
+    await m.close();
+    // A one-shot reader audits nothing: it finds all 2,608 only if the 5 reached the file.
+    const reader = fx.manager({ exactThreshold: 10, role: 'reader', auditOnLoad: false });
+    expect(await missingFrom(reader, 'ns', vectors)).toEqual([]);
+    await reader.close();
+  });
   it('an audit counts what it added: memories deleted while their keys were looked up are not', async () => {
     await saveGraphLackingTwenty({});
     let release!: () => void;
