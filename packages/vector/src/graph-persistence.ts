@@ -41,7 +41,7 @@ export class GraphPersistence {
     for (const [ns, slot] of this.slots) await this.save(ns, slot, { carry: true });
   }
 
-  /** The periodic upkeep's merges (see `worthMerging`), waited for; `flush` merges every pending delta. */
+  /** The periodic upkeep's merges (see `worthMerging`), waited for; `flush` merges all but a carried delta. */
   async persistDue(): Promise<void> {
     if (this.o.role === 'reader') return;
     for (const [ns, slot] of this.slots) {
