@@ -38,7 +38,7 @@ export class GraphPersistence {
   async flush(): Promise<void> {
     if (this.o.role === 'reader') return;
     await Promise.allSettled([...this.slots.values()].map((s) => s.building).filter(Boolean));
-    for (const [ns, slot] of this.slots) await this.save(ns, slot, { carry: true });
+    for (const [ns, slot] of this.slots) await this.save(ns, slot);
   }
 
   /** The periodic upkeep's merges (see `worthMerging`), waited for; `flush` merges all but a carried delta. */
@@ -51,16 +51,16 @@ export class GraphPersistence {
   }
 
   /**
-   * Merges a namespace's pending delta into a new graph generation and waits for it (HNSW only). With
-   * `carry`, a delta `carriesDelta` allows is left for the next load to catch up.
+   * Merges a namespace's pending delta into a new graph generation and waits for it (HNSW only), but a
+   * delta small enough for the next load to catch up (`carriesDelta`): saved means that the next process
+   * (this one's successor, or a shard's next writer) serves it without a build.
    */
-  async save(ns: string, slot: Slot, opts: { carry?: boolean } = {}): Promise<void> {
+  async save(ns: string, slot: Slot): Promise<void> {
     if (this.o.role === 'reader') return;
     const r = slot.ready;
     if (r?.kind !== 'hnsw') return;
     if (r.merging) await r.merging.catch(() => {});
-    const carried = opts.carry === true && carriesDelta(r, this.o.mergeThreshold);
-    if ((r.delta.size > 0 && !carried) || dropsWorthRewriting(r)) {
+    if ((r.delta.size > 0 && !carriesDelta(r, this.o.mergeThreshold)) || dropsWorthRewriting(r)) {
       this.startMerge(ns, r);
       await r.merging?.catch(() => {});
     }

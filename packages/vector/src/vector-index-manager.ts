@@ -350,8 +350,9 @@ export class VectorIndexManager implements VectorLeg {
 
   /**
    * Lets go of some namespaces (their index shard now belongs to another writer): pending deltas are
-   * merged and saved first when `save`, then the namespaces are forgotten, so this process writes none
-   * of their files again. They load afresh (files, then SQLite) if they come back.
+   * merged and saved first when `save` (a small one is left to the next writer's catch-up, as a close
+   * leaves it: see `carriesDelta`), then the namespaces are forgotten, so this process writes none of
+   * their files again. They load afresh (files, then SQLite) if they come back.
    */
   async release(namespaces: (namespace: string) => boolean, save: boolean): Promise<void> {
     const mine = [...this.slots.entries()].filter(([ns]) => namespaces(ns));

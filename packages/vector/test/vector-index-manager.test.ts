@@ -398,6 +398,30 @@ describe('VectorIndexManager: HNSW mode', () => {
     expect(hugeSidecar().count).toBe(2_611);
   });
 
+  it("a shard handed over leaves a small delta to its next writer's catch-up, as a close does", async () => {
+    fx.add('huge', randomUnitVectors(2_600, DIMS, 92));
+    const m = fx.manager({ exactThreshold: 10 });
+    await m.warm('huge');
+    const saved = () =>
+      JSON.parse(
+        readFileSync(
+          join(fx.indexDir, indexFiles().find((f) => f.includes('huge') && f.endsWith('.json'))!),
+          'utf8',
+        ),
+      );
+    const fresh = randomUnitVectors(3, DIMS, 93);
+    const three = fx.add('huge', fresh, () => ({}), 'three');
+    m.apply(three.stored);
+    await m.release((ns) => ns === 'huge', true);
+    expect(saved()).toMatchObject({ generation: 1, count: 2_600 });
+    fx.builder.builds = 0;
+    const next = fx.manager({ exactThreshold: 10 });
+    expect((await okSearch(next, 'huge', fresh[1]!)).candidates[0]?.key).toBe(three.keys[1]);
+    expect(next.status('huge')).toEqual({ state: 'hnsw', size: 2_603 });
+    expect(fx.builder.builds).toBe(0);
+    await m.close();
+  });
+
   it('mapSaved maps saved graphs and nothing else, and stops once the manager is closed', async () => {
     fx.add('big2', randomUnitVectors(60, DIMS, 47));
     fx.add('big3', randomUnitVectors(60, DIMS, 48));
