@@ -1,4 +1,4 @@
-import { type NamespaceState, sizeOf, unmergedOf } from './namespace-state.js';
+import { CARRIED_DELTA_SHARE, type NamespaceState, sizeOf, unmergedOf } from './namespace-state.js';
 
 /**
  * What `VectorIndexManager.status` says of a namespace's index: its state, and how many vectors it serves
@@ -33,9 +33,10 @@ export function slotStatus(slot: Slot | undefined, sizeOnLoad: () => number | nu
 }
 
 /**
- * How many of a namespace's `stored` vectors are not yet in a saved graph file: all while its graph builds;
- * a loaded one's delta (`unmergedOf`); none for one small enough to be searched exactly; else what its saved
- * file (`savedCount`, null when there is none) does not hold.
+ * How many of a namespace's `stored` vectors a fresh process would not find saved: all while its graph
+ * builds; a loaded one's delta (`unmergedOf`); none for one small enough to be searched exactly; else what
+ * its saved file (`savedCount`, null when there is none) does not hold, unless few enough for a load to
+ * catch up and carry (`carriesDelta`'s limits).
  */
 export function slotUnmerged(
   slot: Slot | undefined,
@@ -45,9 +46,10 @@ export function slotUnmerged(
 ): number {
   if (slot?.building) return stored;
   if (slot?.ready) return unmergedOf(slot.ready, thresholds.mergeThreshold);
-  const { exactThreshold } = thresholds;
-  if (stored <= exactThreshold) return 0;
-  return Math.max(0, stored - (savedCount() ?? 0));
+  if (stored <= thresholds.exactThreshold) return 0;
+  const saved = savedCount() ?? 0;
+  const since = Math.max(0, stored - saved);
+  return since < Math.min(thresholds.mergeThreshold, saved * CARRIED_DELTA_SHARE) ? 0 : since;
 }
 
 /**

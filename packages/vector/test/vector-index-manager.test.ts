@@ -387,6 +387,8 @@ describe('VectorIndexManager: HNSW mode', () => {
     fx.builder.builds = 0;
     const next = fx.manager({ exactThreshold: 10 });
     expect(next.status('huge')).toEqual({ state: 'unloaded', size: 2_610 });
+    expect(next.unmerged('huge', 2_610)).toBe(0);
+    expect(next.unmerged('huge', 2_611)).toBe(11);
     expect((await okSearch(next, 'huge', fresh[7]!)).candidates[0]?.key).toBe(ten.keys[7]);
     expect(next.status('huge')).toEqual({ state: 'hnsw', size: 2_610 });
     expect(fx.builder.builds).toBe(0);
