@@ -270,7 +270,7 @@ export class VectorIndexManager implements VectorLeg {
     }
   }
 
-  /** Of the namespace's `stored` vectors, how many are not yet in a saved graph file (`slotUnmerged`). */
+  /** Of the namespace's `stored` vectors, how many a fresh process would not find saved (`slotUnmerged`). */
   unmerged(namespace: string, stored: number): number {
     const saved = () => this.files.sidecar(namespace)?.count ?? null;
     return slotUnmerged(this.slots.get(namespace), stored, this.opts, saved);

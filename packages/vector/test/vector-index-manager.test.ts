@@ -35,6 +35,13 @@ function indexFile(): string {
   return join(fx.indexDir, file);
 }
 
+/** The sidecar of one namespace's graph (when the folder holds several), and its generation. */
+function sidecarOf(namespace: string): { generation: number; count: number } {
+  const file = indexFiles().find((f) => f.includes(namespace) && f.endsWith('.json'));
+  if (!file) throw new Error(`no sidecar was written for ${namespace}`);
+  return JSON.parse(readFileSync(join(fx.indexDir, file), 'utf8'));
+}
+
 function sidecar(): {
   watermark: number;
   metaSeq?: number;
@@ -361,19 +368,7 @@ describe('VectorIndexManager: HNSW mode', () => {
     fx.add('huge', huge);
     const m = fx.manager({ exactThreshold: 10 });
     await m.warm('huge');
-    const generation = () =>
-      Number(
-        /\.g(\d+)\.usearch$/.exec(
-          indexFiles().find((f) => f.includes('huge') && f.endsWith('.usearch'))!,
-        )![1],
-      );
-    const hugeSidecar = () =>
-      JSON.parse(
-        readFileSync(
-          join(fx.indexDir, indexFiles().find((f) => f.includes('huge') && f.endsWith('.json'))!),
-          'utf8',
-        ),
-      );
+    const generation = () => sidecarOf('huge').generation;
     expect(generation()).toBe(1);
     const fresh = randomUnitVectors(11, DIMS, 91);
     const ten = fx.add('huge', fresh.slice(0, 10), () => ({}), 'ten');
@@ -382,7 +377,7 @@ describe('VectorIndexManager: HNSW mode', () => {
     expect(m.unmerged('huge', 2_610)).toBe(0);
     await m.close();
     expect(generation()).toBe(1);
-    expect(hugeSidecar().count).toBe(2_600);
+    expect(sidecarOf('huge').count).toBe(2_600);
     // The next process catches the ten up from SQLite: counted, found, nothing built.
     fx.builder.builds = 0;
     const next = fx.manager({ exactThreshold: 10 });
@@ -397,25 +392,18 @@ describe('VectorIndexManager: HNSW mode', () => {
     expect(next.unmerged('huge', 2_611)).toBe(11);
     await next.close();
     expect(generation()).toBe(2);
-    expect(hugeSidecar().count).toBe(2_611);
+    expect(sidecarOf('huge').count).toBe(2_611);
   });
 
   it("a shard handed over leaves a small delta to its next writer's catch-up, as a close does", async () => {
     fx.add('huge', randomUnitVectors(2_600, DIMS, 92));
     const m = fx.manager({ exactThreshold: 10 });
     await m.warm('huge');
-    const saved = () =>
-      JSON.parse(
-        readFileSync(
-          join(fx.indexDir, indexFiles().find((f) => f.includes('huge') && f.endsWith('.json'))!),
-          'utf8',
-        ),
-      );
     const fresh = randomUnitVectors(3, DIMS, 93);
     const three = fx.add('huge', fresh, () => ({}), 'three');
     m.apply(three.stored);
     await m.release((ns) => ns === 'huge', true);
-    expect(saved()).toMatchObject({ generation: 1, count: 2_600 });
+    expect(sidecarOf('huge')).toMatchObject({ generation: 1, count: 2_600 });
     fx.builder.builds = 0;
     const next = fx.manager({ exactThreshold: 10 });
     expect((await okSearch(next, 'huge', fresh[1]!)).candidates[0]?.key).toBe(three.keys[1]);
