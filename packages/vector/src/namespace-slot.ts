@@ -1,4 +1,4 @@
-import { CARRIED_DELTA_SHARE, type NamespaceState, sizeOf, unmergedOf } from './namespace-state.js';
+import { carriedLimit, type NamespaceState, sizeOf, unmergedOf } from './namespace-state.js';
 
 /**
  * What `VectorIndexManager.status` says of a namespace's index: its state, and how many vectors it serves
@@ -36,7 +36,7 @@ export function slotStatus(slot: Slot | undefined, sizeOnLoad: () => number | nu
  * How many of a namespace's `stored` vectors a fresh process would not find saved: all while its graph
  * builds; a loaded one's delta (`unmergedOf`); none for one small enough to be searched exactly; else what
  * its saved file (`savedCount`, null when there is none) does not hold, unless few enough for a load to
- * catch up and carry (`carriesDelta`'s limits).
+ * catch up and carry (`carriedLimit`).
  */
 export function slotUnmerged(
   slot: Slot | undefined,
@@ -49,7 +49,7 @@ export function slotUnmerged(
   if (stored <= thresholds.exactThreshold) return 0;
   const saved = savedCount() ?? 0;
   const since = Math.max(0, stored - saved);
-  return since < Math.min(thresholds.mergeThreshold, saved * CARRIED_DELTA_SHARE) ? 0 : since;
+  return since < carriedLimit(saved, thresholds.mergeThreshold) ? 0 : since;
 }
 
 /**

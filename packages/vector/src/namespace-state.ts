@@ -107,10 +107,12 @@ export function worthMerging(state: GraphState): boolean {
 }
 
 /**
- * A graph may keep at most this share of its size in its delta when a drain or a close ends (see
- * `carriesDelta`).
+ * How many vectors a graph of `graphSize` may keep in its delta when a save ends (see `carriesDelta`): fewer
+ * than a 256th of it and than `mergeThreshold`.
  */
-export const CARRIED_DELTA_SHARE = 1 / 256;
+export function carriedLimit(graphSize: number, mergeThreshold: number): number {
+  return Math.min(mergeThreshold, graphSize / 256);
+}
 
 /**
  * Whether a drain or a close leaves a graph's delta as it is rather than merging it: fewer vectors than a
@@ -122,7 +124,7 @@ export const CARRIED_DELTA_SHARE = 1 / 256;
  * the file's watermark) is not past it, so it is merged.
  */
 export function carriesDelta(state: GraphState, mergeThreshold: number): boolean {
-  if (state.delta.size >= Math.min(mergeThreshold, state.graphSize * CARRIED_DELTA_SHARE)) return false;
+  if (state.delta.size >= carriedLimit(state.graphSize, mergeThreshold)) return false;
   for (const seq of state.deltaSeq.values()) if (seq <= state.graphWatermark) return false;
   return true;
 }
