@@ -1,5 +1,6 @@
 import { assertDimensions, CairnError, type EmbeddingSpace, type PendingMemory } from '@cairn/core';
 import type Database from 'better-sqlite3';
+import { NAMESPACE_KEYS_READER } from './namespace-keys-reader.js';
 import { NAMESPACE_VECTORS_READER } from './namespace-vectors-reader.js';
 import { blobToVector, type VectorStorage, vectorToBlob } from './vector-blob.js';
 
@@ -445,6 +446,23 @@ export class EmbeddingStore {
   ): { module: string; args: { path: string; spaceId: string; namespace: string } } | null {
     if (this.db.memory) return null;
     return { module: NAMESPACE_VECTORS_READER, args: { path: this.db.name, spaceId, namespace } };
+  }
+
+  /**
+   * Where a worker thread reads the keys `keyPages` would give (an index audit looking them up in a graph
+   * file there; see `namespace-keys-reader.ts`): the module and its arguments. Null for an in-memory
+   * database, which no other connection can open.
+   */
+  offThreadKeyReader(
+    spaceId: string,
+    namespace: string,
+    afterWriteSeq = -1,
+  ): {
+    module: string;
+    args: { path: string; spaceId: string; namespace: string; afterWriteSeq: number };
+  } | null {
+    if (this.db.memory) return null;
+    return { module: NAMESPACE_KEYS_READER, args: { path: this.db.name, spaceId, namespace, afterWriteSeq } };
   }
 
   *iterate(

@@ -329,6 +329,25 @@ describe('EmbeddingStore: reading vectors', () => {
     expect(part.watermark).toBe(all[999]!.writeSeq);
   });
 
+  it("a worker reads a namespace's vector keys with its own connection, as keyPages pages them, past pages and after a write_seq", async () => {
+    t.store.write(Array.from({ length: 12_001 }, (_, i) => mem({ id: `m${i}`, text: `text ${i}` })));
+    t.store.write([mem({ namespace: 'x', id: 'other', text: 'another namespace' })]);
+    embedAll(t.store.embeddings.pending(space.id, 20_000));
+    const reader = t.store.embeddings.offThreadKeyReader(space.id, 'ns')!;
+    const read = (await import(pathToFileURL(reader.module).href)).default as (args: object) => Float64Array;
+    const paged = [...t.store.embeddings.keyPages(space.id, 'ns')].flat();
+    const whole = read(reader.args);
+    expect(whole).toBeInstanceOf(Float64Array);
+    expect([...whole]).toEqual(paged);
+    expect(whole).toHaveLength(12_001);
+    // Only what was written after a write_seq: an audit of the keys written since its last whole check.
+    const all = [...t.store.embeddings.iterate(space.id, 'ns')];
+    const since = all[11_990]!.writeSeq;
+    const recent = read(t.store.embeddings.offThreadKeyReader(space.id, 'ns', since)!.args);
+    expect([...recent]).toEqual(all.slice(11_991).map((e) => e.key));
+    expect([...recent]).toEqual([...t.store.embeddings.keyPages(space.id, 'ns', 5_000, since)].flat());
+  });
+
   it('orders vectors by when they were written, not by when their memories changed', () => {
     t.store.write([mem({ id: 'old', text: '1' }), mem({ id: 'new', text: '2' })]);
     const [older, newer] = t.store.embeddings.pending(space.id, 10);

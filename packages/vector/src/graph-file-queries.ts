@@ -1,6 +1,6 @@
 import type { EmbeddingSpace } from '@cairn/core';
 import type { GenerationFiles } from './generation-files.js';
-import type { GraphNeighbors, HnswParams, IndexBuilder } from './hnsw-params.js';
+import type { GraphNeighbors, HnswParams, IndexBuilder, OffThreadRead } from './hnsw-params.js';
 import type { GraphState } from './namespace-state.js';
 
 /**
@@ -16,9 +16,12 @@ export class GraphFileQueries {
     private readonly builder: IndexBuilder,
   ) {}
 
-  /** The keys of `keys` that the file of `state`'s generation lacks (an index audit's checklist). */
+  /**
+   * The keys of `keys` that the file of `state`'s generation lacks (an index audit's checklist); `keys` may
+   * say where the thread reads them itself (see `GraphKeyLookup.keys`).
+   */
   get keysMissing():
-    | ((namespace: string, state: GraphState, keys: Float64Array) => Promise<number[]>)
+    | ((namespace: string, state: GraphState, keys: Float64Array | OffThreadRead) => Promise<number[]>)
     | undefined {
     const { builder } = this;
     if (!builder.keysMissingFromFile) return undefined;

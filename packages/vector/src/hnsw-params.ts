@@ -92,7 +92,11 @@ export interface GraphKeyLookup {
   path: string;
   dimensions: number;
   params: HnswParams;
-  keys: Float64Array;
+  /**
+   * The keys, or where the thread reads them itself: a module whose default export takes `args` and returns
+   * them as a Float64Array (see `EmbeddingSource.offThreadKeyReader`).
+   */
+  keys: Float64Array | OffThreadRead;
 }
 
 /**

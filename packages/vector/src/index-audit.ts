@@ -1,4 +1,5 @@
 import type { EmbeddingSpace } from '@cairn/core';
+import type { OffThreadRead } from './hnsw-params.js';
 import { type GraphState, holds, type NamespaceState } from './namespace-state.js';
 import type { EmbeddingSource, LogFn } from './sources.js';
 
@@ -84,6 +85,20 @@ export async function findMissingVectors(
   return [...missing].filter((k) => !holds(state, k));
 }
 
+/**
+ * `findMissingVectors` with the keys read and looked up elsewhere (`lookUp`: a worker thread reading them
+ * from the store itself): this thread only checks the few the file lacks against the delta.
+ */
+async function missingOffThread(
+  state: GraphState,
+  isCurrent: () => boolean,
+  lookUp: () => Promise<number[]>,
+): Promise<number[] | null> {
+  const notInFile = await lookUp();
+  if (!isCurrent()) return null;
+  return notInFile.filter((k) => !holds(state, k));
+}
+
 /** Vectors an audit reads from SQLite per query when it adds the ones an index lacks. */
 const AUDIT_CHUNK = 1_000;
 
@@ -114,7 +129,11 @@ export class IndexAuditor {
        * Looks keys up in the file of a graph state's generation off this thread, returning those it
        * lacks (see `IndexBuilder.keysMissingFromFile`); absent: looked up in the mapped graph here.
        */
-      inFile?: (namespace: string, state: GraphState, keys: Float64Array) => Promise<number[]>;
+      inFile?: (
+        namespace: string,
+        state: GraphState,
+        keys: Float64Array | OffThreadRead,
+      ) => Promise<number[]>;
       /** Told after an audit added vectors to the namespace's index. */
       added?: (namespace: string) => void;
       log: LogFn;
@@ -151,12 +170,18 @@ export class IndexAuditor {
     const { inFile } = this.deps;
     let lacking: number[] | null;
     try {
-      lacking = await findMissingVectors(
-        ready,
-        pages(),
-        isCurrent,
-        inFile && ready.kind === 'hnsw' ? (keys) => inFile(namespace, ready, keys) : undefined,
-      );
+      // Where the store says how, a graph's keys are read where they are looked up: this thread reads none.
+      const reader =
+        inFile && ready.kind === 'hnsw' ? embeddings.offThreadKeyReader?.(space.id, namespace, since) : null;
+      lacking =
+        reader && inFile && ready.kind === 'hnsw'
+          ? await missingOffThread(ready, isCurrent, () => inFile(namespace, ready, reader))
+          : await findMissingVectors(
+              ready,
+              pages(),
+              isCurrent,
+              inFile && ready.kind === 'hnsw' ? (keys) => inFile(namespace, ready, keys) : undefined,
+            );
     } catch (err) {
       // Let go of meanwhile (a close, a release, a reload): its file may be gone, as `findMissingVectors`
       // would have returned null had the failure not come first; what holds the namespace now is audited.

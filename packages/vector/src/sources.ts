@@ -43,6 +43,16 @@ export interface EmbeddingSource {
     spaceId: string,
     namespace: string,
   ): { module: string; args: Record<string, unknown> } | null;
+  /**
+   * Where a worker thread can read the keys `keyPages` gives itself, for an index audit that looks them up
+   * in a graph file there: a module whose default export takes `args` and returns the keys as a
+   * Float64Array. Null or absent: the audit reads them here, a page per turn.
+   */
+  offThreadKeyReader?(
+    spaceId: string,
+    namespace: string,
+    afterWriteSeq?: number,
+  ): { module: string; args: Record<string, unknown> } | null;
 }
 
 export interface KeyFilter {
