@@ -175,6 +175,27 @@ describe('VectorIndexManager: vectors stored out of change order', () => {
     }
   });
 
+  it('an audit of the few keys written since a whole check looks them up in the mapped graph, not in the file on the pool', async () => {
+    const pending = writeMemories('ns', 124);
+    const vectors = new Map(pending.map((p, i) => [p.key, randomUnitVectors(124, DIMS, 5)[i]!]));
+    const runner = new ThreadRunner();
+    const m = fx.manager({ exactThreshold: 10, builder: workerIndexBuilder(runner), auditOnLoad: false });
+    m.apply(put(pending.slice(0, 120), vectors));
+    await m.warm('ns');
+    await m.flush();
+    const lookups = () => runner.files.filter((f) => f === GRAPH_LOOKUP_TASK_FILE).length;
+    // The whole check: every key, read and looked up in the graph file on a worker thread.
+    expect(await m.audit()).toBe(0);
+    expect(lookups()).toBe(1);
+    // Written since: one vector applied, and three stored that the index was never given (a lost write).
+    m.apply(put(pending.slice(120, 121), vectors));
+    put(pending.slice(121), vectors);
+    expect(await m.audit()).toBe(3);
+    // Four keys: looked up here, in the graph this manager maps, rather than by mapping the file again.
+    expect(lookups()).toBe(1);
+    expect(await missingFrom(m, 'ns', vectors)).toEqual([]);
+  });
+
   for (const where of ['on the serving thread', 'in the file, on a worker thread'] as const)
     it(`an audit adds the vectors a saved graph lacks (a file from a version that dropped them), looked up ${where}`, async () => {
       const runner = where === 'on the serving thread' ? null : new ThreadRunner();
