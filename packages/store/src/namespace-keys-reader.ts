@@ -26,7 +26,7 @@ const PAGE = 5_000;
  * write order on the calling thread with a read-only connection of its own: an index audit runs this on a
  * worker thread beside the graph look-up, so the serving thread reads no key (at a million keys that was
  * ~0.9 s of it, a 5,000-key page per turn, in a new server's first seconds and after every merge). A key
- * re-embedded while the pages are read may come twice; the audit counts keys, not rows.
+ * re-embedded while the pages are read may come twice, as from `keyPages`: the caller dedupes.
  */
 export default function readNamespaceKeys(a: NamespaceKeysRead): Float64Array {
   const db = new Database(a.path, { readonly: true, fileMustExist: true });

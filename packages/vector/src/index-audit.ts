@@ -7,8 +7,9 @@ import type { EmbeddingSource, LogFn } from './sources.js';
 export const AUDIT_PAGE = 5_000;
 
 /**
- * An index found whole is checked in full again only once this long has passed (a full check costs about
- * a second of the serving thread at a million vectors); meanwhile, while its fingerprint holds (see
+ * An index found whole is checked in full again only once this long has passed (a full check of a million
+ * vectors costs a pool thread about a second, or the serving thread as much where no pool reads the keys);
+ * meanwhile, while its fingerprint holds (see
  * `auditFingerprint`) it is not checked at all, and after new writes only the keys written since.
  */
 export const AUDIT_RECHECK_MS = 600_000;
@@ -96,7 +97,8 @@ async function missingOffThread(
 ): Promise<number[] | null> {
   const notInFile = await lookUp();
   if (!isCurrent()) return null;
-  return notInFile.filter((k) => !holds(state, k));
+  // A key re-embedded while the thread read the pages may come twice.
+  return [...new Set(notInFile)].filter((k) => !holds(state, k));
 }
 
 /** Vectors an audit reads from SQLite per query when it adds the ones an index lacks. */
@@ -116,6 +118,12 @@ export class IndexAuditor {
     NamespaceState,
     { fingerprint: string; base: string; storedThrough: number; fullAt: number }
   >();
+  /**
+   * Set when a look-up that read its own keys failed: later audits read the keys here and still look them
+   * up on the pool, as before the store could say where a thread reads them, instead of failing and
+   * falling back to this thread, with a warning, every time.
+   */
+  private keyReaderFailed = false;
 
   constructor(
     private readonly deps: {
@@ -153,7 +161,7 @@ export class IndexAuditor {
     const ready = this.deps.current(namespace);
     if (!ready) return 0;
     // Nothing stored and nothing applied since the index was last found whole: the same check would read
-    // every key again (about a second of the serving thread every 30 s at a million) to the same answer.
+    // every key again (about a second of a thread every 30 s at a million) to the same answer.
     // A full check still runs every AUDIT_RECHECK_MS, for damage no write_seq records.
     const storedThrough = embeddings.maxWriteSeq?.(space.id, namespace);
     const seen = auditFingerprint(ready, storedThrough);
@@ -172,11 +180,13 @@ export class IndexAuditor {
     // pool, which maps the whole file for them (0.4 s of a pool thread at a million vectors, every 30 s).
     const few = since >= 0 && embeddings.countWrittenAfter(space.id, namespace, since) <= AUDIT_PAGE;
     const inFile = few ? undefined : this.deps.inFile;
+    // Where the store says how, a graph's keys are read where they are looked up: this thread reads none.
+    const reader =
+      inFile && ready.kind === 'hnsw' && !this.keyReaderFailed
+        ? embeddings.offThreadKeyReader?.(space.id, namespace, since)
+        : null;
     let lacking: number[] | null;
     try {
-      // Where the store says how, a graph's keys are read where they are looked up: this thread reads none.
-      const reader =
-        inFile && ready.kind === 'hnsw' ? embeddings.offThreadKeyReader?.(space.id, namespace, since) : null;
       lacking =
         reader && inFile && ready.kind === 'hnsw'
           ? await missingOffThread(ready, isCurrent, () => inFile(namespace, ready, reader))
@@ -193,11 +203,13 @@ export class IndexAuditor {
       if (!inFile) throw err;
       // A merge mapped a new file meanwhile (the old one may be gone): the next audit checks the new one.
       if (ready.kind === 'hnsw' && auditBase(ready) !== base) return 0;
-      // A look-up that failed off the thread (the pool closing, a thread that could not start): here.
+      // A look-up that failed off the thread (the pool closing, a thread that could not start, a reader
+      // that could not open the file): here.
       this.deps.log('warn', 'index audit look-up failed off the serving thread; checking here', {
         namespace,
         error: (err as Error).message,
       });
+      if (reader) this.keyReaderFailed = true;
       lacking = await findMissingVectors(ready, pages(), isCurrent);
     }
     if (lacking && lacking.length === 0 && seen !== null && storedThrough !== undefined)

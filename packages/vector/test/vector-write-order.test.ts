@@ -1,8 +1,10 @@
+import { pathToFileURL } from 'node:url';
 import { normalizeMemory, type PendingMemory } from '@cairn/core';
 import type { StoredEmbedding } from '@cairn/store';
 import {
   GRAPH_LOOKUP_TASK_FILE,
   type IndexBuilder,
+  type OffThreadRead,
   type VectorIndexManager,
   workerIndexBuilder,
 } from '@cairn/vector';
@@ -63,6 +65,15 @@ async function missingFrom(m: VectorIndexManager, namespace: string, vectors: Ma
  * 120 vectors stored in 'ns', of which a saved graph holds 80 and its catch-up finds 20 more: the other 20
  * are below the file's watermark and not in it (the damage an old ordering left).
  */
+/** A look-up's keys, read now where it says which module reads them (see `GraphKeyLookup.keys`). */
+async function keysOf(keys: Float64Array | OffThreadRead): Promise<Float64Array> {
+  if (keys instanceof Float64Array) return keys;
+  const reader = (await import(pathToFileURL(keys.module).href)) as {
+    default: (args: Record<string, unknown>) => Float64Array;
+  };
+  return reader.default(keys.args);
+}
+
 async function saveGraphLackingTwenty(builder: {
   builder?: IndexBuilder;
 }): Promise<Map<number, Float32Array>> {
@@ -175,6 +186,36 @@ describe('VectorIndexManager: vectors stored out of change order', () => {
     }
   });
 
+  it('a key reader that fails costs one warning: later audits read the keys here and still look them up on the pool', async () => {
+    const vectors = await saveGraphLackingTwenty({});
+    const runner = new ThreadRunner();
+    const embeddings = fx.store.embeddings;
+    const reader = vi.spyOn(embeddings, 'offThreadKeyReader').mockReturnValue({
+      module: '/nonexistent/namespace-keys-reader.js',
+      args: {},
+    });
+    const m = fx.manager({
+      exactThreshold: 10,
+      waitForBuild: false,
+      builder: workerIndexBuilder(runner),
+      auditOnLoad: false,
+    });
+    await m.warm('ns');
+    expect(await m.audit()).toBe(20);
+    expect(await missingFrom(m, 'ns', vectors)).toEqual([]);
+    const failed = () => fx.warnings().filter((w) => w.msg.startsWith('index audit look-up failed'));
+    expect(failed()).toHaveLength(1);
+    // A merge maps a new file: the next audit checks every key again, read here, looked up on the pool.
+    await m.flush();
+    const keyPages = vi.spyOn(embeddings, 'keyPages');
+    const lookups = runner.files.length;
+    expect(await m.audit()).toBe(0);
+    expect(keyPages).toHaveBeenCalled();
+    expect(runner.files.slice(lookups)).toContain(GRAPH_LOOKUP_TASK_FILE);
+    expect(failed()).toHaveLength(1);
+    expect(reader).toHaveBeenCalledTimes(1);
+  });
+
   it('an audit of the few keys written since a whole check looks them up in the mapped graph, not in the file on the pool', async () => {
     const pending = writeMemories('ns', 124);
     const vectors = new Map(pending.map((p, i) => [p.key, randomUnitVectors(124, DIMS, 5)[i]!]));
@@ -258,9 +299,11 @@ describe('VectorIndexManager: vectors stored out of change order', () => {
     const builder: IndexBuilder = {
       build: (req) => singleThreadIndexBuilder.build(req),
       keysMissingFromFile: async (req) => {
+        // The keys are read before the deletes (where the task reads them itself, it would read them after).
+        const keys = await keysOf(req.keys);
         lookups++;
         await gate;
-        return keysMissingFromFile(req);
+        return keysMissingFromFile({ ...req, keys });
       },
     };
     const m = fx.manager({ exactThreshold: 10, waitForBuild: false, builder, auditOnLoad: false });
