@@ -74,13 +74,18 @@ export async function openEngine(
   }
   return CairnEngine.open({
     dataDir,
-    // Serving: the engine's own defaults (no waiting, persist and refresh timers on).
-    ...(opts.serving ? {} : { waitForIndex: true, persistIntervalMs: 0, refreshIntervalMs: 0 }),
+    // Serving: the engine's own defaults (no waiting, persist and refresh timers on). A one-shot command
+    // audits no graph it loads: the audit's repairs are the next server's (which audits every file it maps),
+    // and at a million vectors its look-up held the pool's one thread ~1 s, which a `cairn ingest` of 10,000
+    // memories into the folder waited for (11.5–14.0 s against 11.0–11.4 s without, bench/RESULTS.md).
+    ...(opts.serving
+      ? {}
+      : { waitForIndex: true, persistIntervalMs: 0, refreshIntervalMs: 0, auditOnLoad: false }),
     pipeline: env.REDIS_URL || opts.reader ? 'external' : 'embedded',
     ifWriterRunning: opts.follow ? 'read' : 'fail',
     ...(opts.embedBatchSize ? { embedBatchSize: opts.embedBatchSize } : {}),
     ...(opts.oneQuery
-      ? { catalog: false as const, unbuiltSearch: 'exact' as const, auditOnLoad: false }
+      ? { catalog: false as const, unbuiltSearch: 'exact' as const }
       : {}),
     previousSpaceGraceMs: env.CAIRN_PREVIOUS_SPACE_GRACE * 1_000,
     // Hygiene schedules run in long-lived writers only; a one-shot command runs them when asked.
