@@ -77,7 +77,8 @@ export async function openEngine(
     // Serving: the engine's own defaults (no waiting, persist and refresh timers on). A one-shot command
     // audits no graph it loads: the audit's repairs are the next server's (which audits every file it maps),
     // and at a million vectors its look-up held the pool's one thread ~1 s, which a `cairn ingest` of 10,000
-    // memories into the folder waited for (11.5–14.0 s against 11.0–11.4 s without, bench/RESULTS.md).
+    // memories into the folder waited for (bench/RESULTS.md, "An index audit's keys read off the serving
+    // thread").
     ...(opts.serving
       ? {}
       : { waitForIndex: true, persistIntervalMs: 0, refreshIntervalMs: 0, auditOnLoad: false }),

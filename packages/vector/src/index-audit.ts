@@ -9,8 +9,8 @@ export const AUDIT_PAGE = 5_000;
 /**
  * An index found whole is checked in full again only once this long has passed (a full check of a million
  * vectors costs a pool thread about a second, or the serving thread as much where no pool reads the keys);
- * meanwhile, while its fingerprint holds (see
- * `auditFingerprint`) it is not checked at all, and after new writes only the keys written since.
+ * meanwhile, while its fingerprint holds (see `auditFingerprint`) it is not checked at all, and after new
+ * writes only the keys written since.
  */
 export const AUDIT_RECHECK_MS = 600_000;
 
@@ -176,8 +176,9 @@ export class IndexAuditor {
     const isCurrent = () => this.deps.current(namespace) === ready;
     const pages = () => embeddings.keyPages(space.id, namespace, AUDIT_PAGE, since);
     // The keys written since a whole check are a page or less under a server's steady writes (~300 in 30 s
-    // at 10 writes/s): looked up in the graph this thread has mapped, one native call, rather than on the
-    // pool, which maps the whole file for them (0.4 s of a pool thread at a million vectors, every 30 s).
+    // at 10 writes/s; a merge's new file gets a whole check): looked up in the graph this thread has
+    // mapped, one native call, rather than on the pool, which maps the whole file for them (0.2–0.4 s of a
+    // pool thread at a million vectors, every 30 s).
     const few = since >= 0 && embeddings.countWrittenAfter(space.id, namespace, since) <= AUDIT_PAGE;
     const inFile = few ? undefined : this.deps.inFile;
     // Where the store says how, a graph's keys are read where they are looked up: this thread reads none.
