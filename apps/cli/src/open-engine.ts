@@ -85,9 +85,7 @@ export async function openEngine(
     pipeline: env.REDIS_URL || opts.reader ? 'external' : 'embedded',
     ifWriterRunning: opts.follow ? 'read' : 'fail',
     ...(opts.embedBatchSize ? { embedBatchSize: opts.embedBatchSize } : {}),
-    ...(opts.oneQuery
-      ? { catalog: false as const, unbuiltSearch: 'exact' as const }
-      : {}),
+    ...(opts.oneQuery ? { catalog: false as const, unbuiltSearch: 'exact' as const } : {}),
     previousSpaceGraceMs: env.CAIRN_PREVIOUS_SPACE_GRACE * 1_000,
     // Hygiene schedules run in long-lived writers only; a one-shot command runs them when asked.
     consolidation:

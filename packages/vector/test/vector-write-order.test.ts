@@ -192,7 +192,7 @@ describe('VectorIndexManager: vectors stored out of change order', () => {
     const embeddings = fx.store.embeddings;
     const reader = vi.spyOn(embeddings, 'offThreadKeyReader').mockReturnValue({
       module: '/nonexistent/namespace-keys-reader.js',
-      args: {},
+      args: { path: '', spaceId: fx.space.id, namespace: 'ns', afterWriteSeq: -1 },
     });
     const m = fx.manager({
       exactThreshold: 10,
