@@ -91,7 +91,7 @@ export async function findMissingVectors(
  * from the store itself): this thread only checks the few the file lacks against the delta.
  */
 async function missingOffThread(
-  state: GraphState,
+  state: NamespaceState,
   isCurrent: () => boolean,
   lookUp: () => Promise<number[]>,
 ): Promise<number[] | null> {
@@ -181,22 +181,19 @@ export class IndexAuditor {
     // pool thread at a million vectors, every 30 s).
     const few = since >= 0 && embeddings.countWrittenAfter(space.id, namespace, since) <= AUDIT_PAGE;
     const inFile = few ? undefined : this.deps.inFile;
+    const lookUp =
+      inFile && ready.kind === 'hnsw'
+        ? (keys: Float64Array | OffThreadRead) => inFile(namespace, ready, keys)
+        : undefined;
     // Where the store says how, a graph's keys are read where they are looked up: this thread reads none.
     const reader =
-      inFile && ready.kind === 'hnsw' && !this.keyReaderFailed
-        ? embeddings.offThreadKeyReader?.(space.id, namespace, since)
-        : null;
+      lookUp && !this.keyReaderFailed ? embeddings.offThreadKeyReader?.(space.id, namespace, since) : null;
     let lacking: number[] | null;
     try {
       lacking =
-        reader && inFile && ready.kind === 'hnsw'
-          ? await missingOffThread(ready, isCurrent, () => inFile(namespace, ready, reader))
-          : await findMissingVectors(
-              ready,
-              pages(),
-              isCurrent,
-              inFile && ready.kind === 'hnsw' ? (keys) => inFile(namespace, ready, keys) : undefined,
-            );
+        reader && lookUp
+          ? await missingOffThread(ready, isCurrent, () => lookUp(reader))
+          : await findMissingVectors(ready, pages(), isCurrent, lookUp);
     } catch (err) {
       // Let go of meanwhile (a close, a release, a reload): its file may be gone, as `findMissingVectors`
       // would have returned null had the failure not come first; what holds the namespace now is audited.
