@@ -9,7 +9,7 @@
 //          [--n 100000] [--search-rate 100] [--write-rate 10] [--max-in-flight 8] [--prewarm 15]
 //          [--warmup 20] [--cooldown 30] [--window 10] [--baseline-skip 5] [--from hash:768] [--embedder hash:384]
 //          [--sample 200] [--queries 2000] [--seed 42] [--reindex-timeout 1800] [--data-dir DIR] [--keep]
-//          [--json-out PATH] [--mode embedded|distributed]
+//          [--json-out PATH] [--mode embedded|distributed] [--node-arg=--cpu-prof …]
 // (pnpm bench:reindex runs the built file.) The work folder is kept, with the server's and the reindex
 // command's output, whenever something in Cairn misbehaved (an error, a search without its vector leg, a
 // lost write, a miss of the own-text check, pending left, no switch).
@@ -102,6 +102,8 @@ interface LiveReindexOptions {
    * @defaultValue 'embedded'
    */
   mode: 'embedded' | 'distributed';
+  /** Node flags for the server process (`--cpu-prof`, `--cpu-prof-dir=D`). @defaultValue [] */
+  nodeArgs: readonly string[];
 }
 
 const DEFAULTS: Readonly<LiveReindexOptions> = Object.freeze({
@@ -124,6 +126,7 @@ const DEFAULTS: Readonly<LiveReindexOptions> = Object.freeze({
   keep: false,
   jsonOut: null,
   mode: 'embedded',
+  nodeArgs: [],
 });
 
 /** A request that takes longer than this counts as an error ("timeout"). */
@@ -163,6 +166,7 @@ function parseOptions(argv: string[]): LiveReindexOptions {
       keep: { type: 'boolean' },
       'json-out': { type: 'string' },
       mode: { type: 'string' },
+      'node-arg': { type: 'string', multiple: true, default: [] },
     },
   });
   const num = (key: string, raw: string | undefined, fallback: number, min: number, int = true) => {
@@ -196,6 +200,7 @@ function parseOptions(argv: string[]): LiveReindexOptions {
     keep: Boolean(v.keep),
     jsonOut: v['json-out'] ? resolve(v['json-out']) : null,
     mode,
+    nodeArgs: v['node-arg'] ?? [],
   };
 }
 
@@ -1122,6 +1127,7 @@ async function main(): Promise<void> {
     server = new ServeProcess({
       dataDir,
       env,
+      nodeArgs: opts.nodeArgs,
       onLine: (line) => {
         serverLog.push(line);
         if (serverLog.length > 4_000) serverLog.splice(0, 2_000);

@@ -1,6 +1,11 @@
+import { fileURLToPath } from 'node:url';
 import type { ComputePool } from '@cairn/compute';
 import type { Embedder } from '@cairn/core';
 import { EMBED_TASK, type EmbedTaskRequest } from '@cairn/embed';
+import type { EmbedStageResult, OffThreadPass } from '@cairn/pipeline';
+import type { SpacePassRequest } from './tasks/space-pass.js';
+
+const SPACE_PASS_TASK = fileURLToPath(new URL('../dist/tasks/space-pass.js', import.meta.url));
 
 /**
  * Runs a local, CPU-bound embedder (the built-in hashing one) on a worker thread. A worker process's
@@ -14,7 +19,7 @@ export class OffThreadEmbedder implements Embedder {
 
   constructor(
     inner: Embedder,
-    private readonly spec: string,
+    readonly spec: string,
     private readonly pool: ComputePool,
   ) {
     this.modelId = inner.modelId;
@@ -26,4 +31,25 @@ export class OffThreadEmbedder implements Embedder {
     const req: EmbedTaskRequest = { spec: this.spec, dimensions: this.dimensions, texts: [...texts] };
     return this.pool.run<Float32Array[]>(EMBED_TASK, req);
   }
+}
+
+/**
+ * Whole embed passes on the pool for an {@link OffThreadEmbedder}: the worker that embeds also stores the
+ * vectors, on a connection of its own to `path` (see `tasks/space-pass.ts`). For the passes of a space that
+ * does not serve (a reindex, a kept previous space), where the serving thread would otherwise store a vector
+ * per memory. Undefined without a database file another connection can open.
+ */
+export function offThreadPass(pool: ComputePool, path: string | null): OffThreadPass | undefined {
+  if (path === null) return undefined;
+  return (embedder, space, batchSize, storeSlice) => {
+    if (!(embedder instanceof OffThreadEmbedder)) return null;
+    const req: SpacePassRequest = {
+      path,
+      spec: embedder.spec,
+      space: { id: space.id, modelId: space.modelId, dimensions: space.dimensions },
+      batchSize,
+      storeSlice,
+    };
+    return pool.run<EmbedStageResult>(SPACE_PASS_TASK, req);
+  };
 }

@@ -5,10 +5,10 @@ import { resolveEmbedder } from '@cairn/embed';
 import { EmbeddedPipeline } from '@cairn/pipeline';
 import type { SpaceInfo, SpaceProgress } from '@cairn/store';
 import { VectorIndexManager } from '@cairn/vector';
-import { storeSliceOf } from './engine-options.js';
 import {
   buildAndSave,
   buildBatchSize,
+  buildPipelineOptions,
   poolEmbedder,
   previousSpaceGraceMs,
   SpaceBuilder,
@@ -183,7 +183,7 @@ export class SpaceSupervisor {
           { apply: () => {} },
           poolEmbedder(embedderOfSpace(space, this.deps.opts.env), spec, this.deps.pool),
           space,
-          { embedBatchSize: buildBatchSize(this.deps.opts), storeSlice: storeSliceOf(this.deps.opts) },
+          buildPipelineOptions(this.deps),
         );
         this.keepers.set(space.id, keeper);
         keeper.kick();

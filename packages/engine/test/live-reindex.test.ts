@@ -90,6 +90,40 @@ describe('live reindex in the writer', () => {
     expect(r.hits.map((h) => h.id)).not.toContain('m0');
   }, 120_000);
 
+  it('stores the new space vectors on a pool thread (built-in embedder), those of the previous one too after the switch', async () => {
+    const engine = await engines.open({ refreshIntervalMs: 50 });
+    engine.ingest(corpus(3_000));
+    await engine.drain();
+    // Every vector the serving thread stores, by space.
+    const storedHere = new Map<string, number>();
+    const put = engine.store.embeddings.put.bind(engine.store.embeddings);
+    engine.store.embeddings.put = (space, items, cursor) => {
+      storedHere.set(space.id, (storedHere.get(space.id) ?? 0) + items.length);
+      return put(space, items, cursor);
+    };
+    await engine.requestReindex('hash:128', { activate: true });
+    await until('the switch', () => engine.space?.id === 'cairn-hash-v1/128');
+    expect(complete(engine, 'cairn-hash-v1/128')).toBe(true);
+    expect(storedHere.get('cairn-hash-v1/128') ?? 0).toBe(0);
+    // After the switch the engine's own pipeline embeds new writes into the new space on this thread, and
+    // the previous space's keeper stores theirs on the pool.
+    engine.ingest(corpus(200, 3_000));
+    await until(
+      'dual writes',
+      () => complete(engine, 'cairn-hash-v1/384') && complete(engine, 'cairn-hash-v1/128'),
+    );
+    expect(storedHere.get('cairn-hash-v1/384') ?? 0).toBe(0);
+    // What the pool stored is in the new space's index: a memory is found by its vector.
+    const r = await engine.search({
+      namespace: 'acme',
+      query: 'note 1001 about the search',
+      k: 3,
+      explain: 'full',
+    });
+    expect(r.hits[0]).toMatchObject({ id: 'm1001' });
+    expect(r.hits[0]!.vecRank).not.toBeNull();
+  }, 60_000);
+
   it('keeps the replaced space current for the grace period: switching back is instant and complete', async () => {
     const engine = await engines.open({ refreshIntervalMs: 50 });
     engine.ingest(corpus(2_000));

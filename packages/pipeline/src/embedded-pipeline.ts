@@ -1,6 +1,6 @@
 import { type Embedder, type EmbeddingSpace, withDefaults } from '@cairn/core';
 import { type CaptureResult, captureBatch } from './capture-stage.js';
-import { embedPending, embedPendingRoutes } from './embed-stage.js';
+import { type EmbedStageResult, embedPending, embedPendingRoutes } from './embed-stage.js';
 import type { EmbeddingSink, IndexSink, RecordSink, RouteEmbeddingSink } from './stage-ports.js';
 
 export interface EmbeddedPipelineOptions {
@@ -20,7 +20,27 @@ export interface EmbeddedPipelineOptions {
    * lexical lists still serve). @defaultValue undefined
    */
   routes?: RouteEmbeddingSink;
+  /**
+   * Runs a pass on another thread, embedding and storing there (see {@link OffThreadPass}); the vectors it
+   * stored are applied to the index here. Absent, or null for an embedder it cannot run: the pass runs on
+   * this thread. @defaultValue undefined
+   */
+  offThreadPass?: OffThreadPass;
 }
+
+/**
+ * One pass of the embed stage run elsewhere: reads up to `batchSize` memories past the space's cursor, embeds
+ * and stores them `storeSlice` per transaction on a connection of its own, and answers what it stored. A
+ * reindex's pass of a CPU-bound embedder runs so on the compute pool: storing its vectors on the serving
+ * thread held that thread for a third of the reindex's embedding phase (bench/RESULTS.md). Null: this
+ * embedder cannot run there.
+ */
+export type OffThreadPass = (
+  embedder: Embedder,
+  space: EmbeddingSpace,
+  batchSize: number,
+  storeSlice: number,
+) => Promise<EmbedStageResult> | null;
 
 export const DEFAULT_EMBEDDED_PIPELINE_OPTIONS: Readonly<EmbeddedPipelineOptions> = Object.freeze({
   embedBatchSize: 256,
@@ -136,14 +156,7 @@ export class EmbeddedPipeline {
     while (!this.closed) {
       let caughtUp: boolean;
       try {
-        const r = await embedPending(
-          this.embeddings,
-          this.index,
-          embedder,
-          space,
-          this.opts.embedBatchSize,
-          this.opts.storeSlice,
-        );
+        const r = await this.pass(embedder, space);
         this.status.embedded += r.stored.length;
         this.status.reused += r.reused;
         caughtUp = r.caughtUp;
@@ -176,6 +189,16 @@ export class EmbeddedPipeline {
       // Yield between batches so searches are served during a large backlog.
       await new Promise((r) => setImmediate(r));
     }
+  }
+
+  private async pass(embedder: Embedder, space: EmbeddingSpace): Promise<EmbedStageResult> {
+    const { embedBatchSize, storeSlice } = this.opts;
+    const elsewhere = this.opts.offThreadPass?.(embedder, space, embedBatchSize, storeSlice) ?? null;
+    if (!elsewhere)
+      return embedPending(this.embeddings, this.index, embedder, space, embedBatchSize, storeSlice);
+    const r = await elsewhere;
+    this.index.apply(r.stored, space);
+    return r;
   }
 
   private releaseWaiters(): void {

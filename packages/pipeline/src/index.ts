@@ -21,6 +21,7 @@ export {
   DEFAULT_EMBEDDED_PIPELINE_OPTIONS,
   EmbeddedPipeline,
   type EmbeddedPipelineOptions,
+  type OffThreadPass,
   type PipelineStatus,
 } from './embedded-pipeline.js';
 export type {
