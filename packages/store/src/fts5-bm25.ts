@@ -106,10 +106,36 @@ function saturation(freq: number, length: number, avgdl: number): number {
 }
 
 /**
+ * What a row's weighted frequency is read from: each weighted column's highlight() (instances in column
+ * order, as FTS5's poslist holds them) beside the column's own value, so that a text holding the marker
+ * already changes nothing.
+ */
+function highlightedColumns(weights: readonly number[]): { columns: number[]; select: string } {
+  const columns = weights.flatMap((w, c) => (w === 0 ? [] : [c]));
+  const select = columns
+    .map((c) => `highlight(memories_fts, ${c}, char(1), ''), memories_fts.${COLUMN_NAMES[c]}`)
+    .join(', ');
+  return { columns, select };
+}
+
+/** A row's weighted frequency as bm25() adds it up, from `highlightedColumns`' values. */
+function weightedFrequency(
+  columns: readonly number[],
+  weights: readonly number[],
+  texts: ReadonlyArray<string | null>,
+): number {
+  let freq = 0;
+  columns.forEach((c, i) => {
+    const n = occurrences(texts[2 * i]!, '\u0001') - occurrences(texts[2 * i + 1]!, '\u0001');
+    for (let k = 0; k < n; k++) freq += weights[c]!;
+  });
+  return freq;
+}
+
+/**
  * A plain word's or phrase's matches above `after` (see `isPlainTerm`), newest first, with each one's
- * weighted frequency as bm25() adds it up (highlight() of its weighted columns: instances in column order,
- * as FTS5's poslist holds them), those above `upTo` only counted. Null for any other term, or one with
- * more than `cap` matches there.
+ * weighted frequency as bm25() adds it up, those above `upTo` only counted. Null for any other term, or
+ * one with more than `cap` matches there.
  */
 function newMatchFrequencies(
   statements: StatementCache,
@@ -120,12 +146,7 @@ function newMatchFrequencies(
 ): { found: Array<{ key: number; freq: number }>; above: number } | null {
   const weights = bm25Weights(term.bm25);
   if (!weights || !markedOncePerMatch(term.match)) return null;
-  const columns = weights.flatMap((w, c) => (w === 0 ? [] : [c]));
-  // The column's own value beside its highlight: the marker is counted in both, so a text that holds it
-  // already changes nothing.
-  const select = columns
-    .map((c) => `highlight(memories_fts, ${c}, char(1), ''), memories_fts.${COLUMN_NAMES[c]}`)
-    .join(', ');
+  const { columns, select } = highlightedColumns(weights);
   const rows = statements
     .get(`SELECT rowid, ${select} FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC`)
     .raw()
@@ -141,12 +162,7 @@ function newMatchFrequencies(
     }
     // Leaving the loop closes the statement.
     if (found.length === cap) return null;
-    let freq = 0;
-    columns.forEach((c, i) => {
-      const n = occurrences(texts[2 * i]!, '\u0001') - occurrences(texts[2 * i + 1]!, '\u0001');
-      for (let k = 0; k < n; k++) freq += weights[c]!;
-    });
-    found.push({ key, freq });
+    found.push({ key, freq: weightedFrequency(columns, weights, texts) });
   }
   return { found, above };
 }
@@ -223,11 +239,16 @@ function countBehindScore(
 ): number | null {
   const scan = newMatchFrequencies(statements, term, key - 1, key, 1);
   const row = scan?.found.find((f) => f.key === key);
-  if (!row || row.freq === 0 || score >= 0) return null;
+  return row ? countFromScore(statements, key, row.freq, score) : null;
+}
+
+/** The rows behind the idf of `score`, FTS5's bm25 of a term for row `key`, whose weighted frequency is `freq`. */
+function countFromScore(statements: StatementCache, key: number, freq: number, score: number): number | null {
+  if (freq === 0 || score >= 0) return null;
   const length = rowLength(statements, key);
   if (length === null) return null;
   const { nRow, avgdl } = corpusShape(statements);
-  const idf = -score / saturation(row.freq, length, avgdl);
+  const idf = -score / saturation(freq, length, avgdl);
   // FTS5 clamps a non-positive idf to 1e-6: the count is then lost.
   if (!(idf > 1e-5)) return null;
   const e = Math.exp(idf);
@@ -252,26 +273,119 @@ export function wordRowsUpTo(
   maxKey: number,
 ): number {
   if (!isPlainTerm(term)) return -1;
-  const count = readingShadowTables(() => {
-    // Rows above the caller's view (written since by another thread or process) count in FTS5's idf.
-    let above = 0;
-    const keys = statements
-      .get('SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC')
-      .pluck()
-      .iterate(term.match) as IterableIterator<number>;
-    for (const key of keys) {
-      if (key <= maxKey) break;
-      above++;
-    }
-    const total =
-      countBehindScore(statements, term, newest[0], newest[1]) ??
-      (statements
-        .get('SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?')
-        .pluck()
-        .get(term.match) as number);
-    return total - above;
-  });
+  const count = readingShadowTables(
+    () => rowsHolding(statements, term, newest) - rowsAbove(statements, term, maxKey),
+  );
   return count ?? -1;
+}
+
+/**
+ * How many rows hold a plain term (every row, as FTS5's idf counts them), FTS5 having given `scored` one
+ * (whose weighted frequency, when the caller read it, is `freq`).
+ */
+function rowsHolding(
+  statements: StatementCache,
+  term: { match: string; bm25: string },
+  scored: readonly [number, number],
+  freq?: number,
+): number {
+  const [key, score] = scored;
+  return (
+    (freq === undefined
+      ? countBehindScore(statements, term, key, score)
+      : countFromScore(statements, key, freq, score)) ??
+    (statements
+      .get('SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?')
+      .pluck()
+      .get(term.match) as number)
+  );
+}
+
+/** How many rows above `maxKey` hold a term: written since the caller's view, by another thread or process. */
+function rowsAbove(statements: StatementCache, term: { match: string }, maxKey: number): number {
+  let above = 0;
+  const keys = statements
+    .get('SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC')
+    .pluck()
+    .iterate(term.match) as IterableIterator<number>;
+  for (const key of keys) {
+    if (key <= maxKey) break;
+    above++;
+  }
+  return above;
+}
+
+/** What a term says of memories rewritten since it was scored. */
+export interface RewrittenScores {
+  /** Each memory's score as FTS5's bm25() gives it now; NaN for one that no longer holds the term. */
+  scores: Map<number, number>;
+  /** The rows holding the term up to `upTo` (every namespace), or -1 when not told. */
+  hits: number;
+}
+
+/**
+ * A plain term's scores (see `isPlainTerm`) for memories rewritten since it was scored (a write into a
+ * session rewrites its neighbours' context), as FTS5's bm25() scores them now, read in one statement: the
+ * rows that still hold the term with their weighted frequencies (highlight(), `rowid IN` a list, which FTS5
+ * answers by a seek per key), then the count behind the idf from one bm25() (one walk of the doclist, read
+ * back from its score), then bm25()'s arithmetic here. Scoring each memory by bm25() walked the whole
+ * doclist per memory (1.5–4 ms each for a common word at 100k memories): under a stream of writes into
+ * existing sessions, searches spent most of the serving thread there. Null for any other term, or when the
+ * shadow tables read otherwise: the caller then has FTS5 score each one.
+ */
+export function scoreRewrittenLocally(
+  statements: StatementCache,
+  term: { match: string; bm25: string },
+  keys: readonly number[],
+  upTo: number,
+): RewrittenScores | null {
+  return readingShadowTables(() => statements.snapshot(() => rescoreLocally(statements, term, keys, upTo)));
+}
+
+function rescoreLocally(
+  statements: StatementCache,
+  term: { match: string; bm25: string },
+  keys: readonly number[],
+  upTo: number,
+): RewrittenScores | null {
+  const weights = bm25Weights(term.bm25);
+  if (!weights || !markedOncePerMatch(term.match)) return null;
+  const { columns, select } = highlightedColumns(weights);
+  const wanted = new Set(keys);
+  const list = JSON.stringify([...wanted]);
+  const rows = statements
+    .get(
+      `SELECT rowid, ${select} FROM memories_fts WHERE memories_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))`,
+    )
+    .raw()
+    .all(term.match, list) as Array<[number, ...Array<string | null>]>;
+  const freqs = new Map<number, number>();
+  // Only the keys asked for, once each, whatever FTS5 answers for a key that does not match.
+  for (const [key, ...texts] of rows)
+    if (wanted.has(key) && !freqs.has(key)) freqs.set(key, weightedFrequency(columns, weights, texts));
+  const scores = new Map<number, number>();
+  for (const key of wanted) if (!freqs.has(key)) scores.set(key, Number.NaN);
+  if (freqs.size === 0) return { scores, hits: -1 };
+  const probe = freqs.keys().next().value as number;
+  const exact = statements
+    .get(
+      `SELECT rowid, ${term.bm25} FROM memories_fts WHERE memories_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))`,
+    )
+    .raw()
+    .get(term.match, `[${probe}]`) as [number, number] | undefined;
+  if (exact?.[0] !== probe) return null;
+  // The probe's frequency is known: read back from its score without finding the row again (a walk from
+  // the newest match down to it).
+  const total = rowsHolding(statements, term, exact, freqs.get(probe));
+  const { nRow, avgdl } = corpusShape(statements);
+  let idf = Math.log((nRow - total + 0.5) / (total + 0.5));
+  if (idf <= 0) idf = 1e-6;
+  for (const [key, freq] of freqs) {
+    const length = rowLength(statements, key);
+    if (length === null) return null;
+    scores.set(key, -1.0 * (0 + idf * saturation(freq, length, avgdl)));
+  }
+  return { scores, hits: total - rowsAbove(statements, term, upTo) };
 }
 
 /**

@@ -1,7 +1,13 @@
 import { MemoryStore, StatementCache } from '@cairn/store';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bm25Weights, documentsBehindScore, scoreNewMatchesLocally, wordRowsUpTo } from '../src/fts5-bm25.js';
+import {
+  bm25Weights,
+  documentsBehindScore,
+  scoreNewMatchesLocally,
+  scoreRewrittenLocally,
+  wordRowsUpTo,
+} from '../src/fts5-bm25.js';
 import { mem, openTempStore, type TempStore } from './helpers.js';
 
 // The postings cache scores a word's new matches here rather than through bm25(), whose first call walks
@@ -258,6 +264,62 @@ describe('documentsBehindScore', () => {
   });
 });
 
+describe('scoreRewrittenLocally', () => {
+  const keyOf = (id: string) =>
+    t.store.db
+      .prepare("SELECT key FROM memories WHERE namespace = 'ns' AND id = ?")
+      .pluck()
+      .get(id) as number;
+
+  it("gives rewritten memories FTS5's own bm25 now (NaN where the term left them) and the count up to a key", () => {
+    t.store.write(
+      Array.from({ length: 400 }, (_, i) =>
+        mem({
+          id: `m${i}`,
+          text: `${i % 3 === 0 ? 'omega alpha beta ' : ''}filler ${'pad '.repeat(i % 7)}${i}`,
+        }),
+      ),
+    );
+    // Rewritten: some keep the word with another length, some lose it, some gain it, one says it in a title.
+    t.store.write([
+      mem({ id: 'm0', text: 'omega omega and a text much longer than it was before, omega' }),
+      mem({ id: 'm3', text: 'no longer says the word' }),
+      mem({ id: 'm4', text: 'now says omega alpha beta, once' }),
+      mem({ id: 'm5', title: 'Omega', text: 'in the title and the text: omega alpha beta' }),
+      mem({ id: 'm7', text: 'never said it, still does not' }),
+    ]);
+    const upTo = maxKey();
+    // Written past the caller's view: counted in FTS5's idf, not in the count up to `upTo`.
+    t.store.write(
+      Array.from({ length: 20 }, (_, i) => mem({ id: `late${i}`, text: `omega alpha beta late ${i}` })),
+    );
+    const statements = new StatementCache(t.store.db);
+    const keys = ['m0', 'm3', 'm4', 'm5', 'm7'].map(keyOf);
+    for (const match of ['"omega"', '"omega alpha beta"']) {
+      const got = scoreRewrittenLocally(statements, { match, bm25: BM25 }, keys, upTo)!;
+      const fts5 = fts5Scores(match, 0);
+      expect([...got.scores.keys()].sort((a, b) => a - b)).toEqual([...keys].sort((a, b) => a - b));
+      for (const key of keys) {
+        const expected = fts5.get(key);
+        if (expected === undefined) expect(got.scores.get(key)).toBeNaN();
+        else expect(Math.abs((got.scores.get(key)! - expected) / expected)).toBeLessThanOrEqual(ULPS);
+      }
+      expect(got.hits).toBe(matchesUpTo(match, upTo));
+    }
+    // None still holds it: every one NaN, the count not told.
+    const gone = scoreRewrittenLocally(
+      statements,
+      { match: '"omega"', bm25: BM25 },
+      [keyOf('m3'), keyOf('m7')],
+      upTo,
+    );
+    expect(gone).toMatchObject({ hits: -1 });
+    expect([...gone!.scores.values()].every(Number.isNaN)).toBe(true);
+    // A phrase whose matches may overlap is left to FTS5.
+    expect(scoreRewrittenLocally(statements, { match: '"pad pads"', bm25: BM25 }, keys, upTo)).toBeNull();
+  });
+});
+
 describe('TermPostingsCache: new matches of a cached word', () => {
   it('a word past maxPerTerm knows its count from its scoring: its new matches are scored here, never walked', () => {
     t.cleanup();
@@ -349,5 +411,46 @@ describe('TermPostingsCache: new matches of a cached word', () => {
     expect(fts5.size).toBe(2);
     for (const [key, expected] of fts5)
       expect(Math.abs((got.get(key)! - expected) / expected)).toBeLessThanOrEqual(ULPS);
+  });
+
+  it('patches rewritten memories as FTS5 scores them, keeping the count: the next new match is not walked', () => {
+    t.store.write(
+      Array.from({ length: 400 }, (_, i) =>
+        mem({ id: `m${i}`, text: `${i % 2 ? 'common' : 'rare'} filler ${i % 7}` }),
+      ),
+    );
+    const search = () =>
+      t.store.lexical.searchLexical({ namespace: 'ns', query: 'common', filters: {}, limit: 1_000 });
+    search();
+    // Rewrites (a write into a session rewrites its neighbours' context too): gained, lost, kept longer;
+    // under a tenth of the corpus, which the cache tolerates before starting over.
+    t.store.write(
+      Array.from({ length: 24 }, (_, i) =>
+        mem({
+          id: `m${i * 5}`,
+          text: i % 3 === 0 ? 'rare now' : `common ${'common '.repeat(i % 4)}again ${i}`,
+        }),
+      ),
+    );
+    const keyOf = (id: string) =>
+      t.store.db.prepare('SELECT key FROM memories WHERE id = ?').pluck().get(id) as number;
+    const rewritten = Array.from({ length: 24 }, (_, i) => keyOf(`m${i * 5}`));
+    // The matches are FTS5's; the scores of the memories rewritten (or written) since the word was cached
+    // are FTS5's as they read now. (The others keep the scores of the corpus they were scored in.)
+    const check = (fresh: number[]) => {
+      const fts5 = fts5Scores('"common"', 0);
+      const got = new Map(search().candidates.map((c) => [c.key, c.bm25]));
+      expect([...got.keys()].sort((a, b) => a - b)).toEqual([...fts5.keys()].sort((a, b) => a - b));
+      for (const key of fresh) {
+        const expected = fts5.get(key);
+        if (expected === undefined) expect(got.has(key)).toBe(false);
+        else expect(Math.abs((got.get(key)! - expected) / expected)).toBeLessThanOrEqual(ULPS);
+      }
+    };
+    check(rewritten);
+    // The count survived the rewrites, so a new match is scored here, with no walk of the doclist.
+    t.store.write([mem({ id: 'new-1', text: 'common once more' })]);
+    check([keyOf('new-1')]);
+    expect(t.store.lexical.postings.size).toMatchObject({ newScoredHere: 1, newScoredByFts5: 0 });
   });
 });

@@ -112,6 +112,42 @@ describe('TermPostingsCache: freshness', () => {
     }
   });
 
+  it('patches rewritten memories by FTS5 where a term is not scored here (a phrase whose matches may overlap)', () => {
+    // "test_tests" is searched as the phrase "test tests", whose matches may overlap ("test tests tests"):
+    // highlight() cannot count them as bm25() does, so its rewritten memories are scored by FTS5 itself.
+    t.store.write(
+      Array.from({ length: 300 }, (_, i) =>
+        mem({
+          id: `m${i}`,
+          text: i % 3 === 0 ? `call test_tests ${'pad '.repeat(i % 5)}${i}` : `other ${i}`,
+        }),
+      ),
+    );
+    const ranked = () =>
+      t.store.lexical.searchLexical({ namespace: 'ns', query: 'test_tests', filters: {}, limit: 500 });
+    const first = ranked();
+    expect(first.ftsQuery).toContain('"test tests"');
+    // Rewrites that keep it (longer), lose it, gain it, and say it twice over.
+    t.store.write([
+      mem({ id: 'm0', text: 'call test_tests and a much longer text around it than before' }),
+      mem({ id: 'm3', text: 'no longer' }),
+      mem({ id: 'm4', text: 'now calls test_tests' }),
+      mem({ id: 'm5', text: 'test tests tests, twice over' }),
+    ]);
+    const res = ranked();
+    const expected = ftsRanking(t.store, 'ns', res.ftsQuery!).sort(
+      (a, b) => a.bm25 - b.bm25 || b.key - a.key,
+    );
+    expect(res.candidates.map((c) => c.key)).toEqual(expected.map((e) => e.key));
+    const keyOf = (id: string) =>
+      t.store.db.prepare('SELECT key FROM memories WHERE id = ?').pluck().get(id) as number;
+    for (const id of ['m0', 'm4', 'm5']) {
+      const want = expected.find((e) => e.key === keyOf(id))!.bm25;
+      expect(Math.abs(res.candidates.find((c) => c.key === keyOf(id))!.bm25 - want)).toBeLessThan(1e-12);
+    }
+    expect(res.candidates.some((c) => c.key === keyOf('m3'))).toBe(false);
+  });
+
   it('never misses or keeps a stale match through any interleaving of writes, rewrites, deletes and searches', () => {
     writeCorpus(t.store, 'ns', 150, 5);
     const op = fc.oneof(
