@@ -4,9 +4,10 @@
 // (from when each search was due), and the server's own event-loop delay and RSS from its /metrics.
 // Issue 12's target: event-loop lag p99 ≤ 10 ms while a 1M index build and a query load run together.
 // Usage: node bench/dist/rebuild-lag.js --data-dir D [--n 1000000] [--rate 50] [--cooldown 20] [--cli main.js]
-//          [--node-arg=--cpu-prof …] [--keep-graph --max-seconds S] [--write-rate W]
-// With --write-rate, W new memories a second (texts of the corpus's own, each made unique) are written beside
-// the searches, one per request, open loop: agents write while others search.
+//          [--node-arg=--cpu-prof …] [--keep-graph --max-seconds S] [--write-rate W [--write-batch B]]
+// With --write-rate, W new memories a second (texts of the corpus's own, each made unique, into the sessions
+// they came from) are written beside the searches, one per request (B per request with --write-batch: an
+// orchestrator flushing its agents' turns), open loop: agents write while others search.
 // With --keep-graph nothing is deleted: the same load for S seconds over a server whose graph is saved (the
 // steady state, with its periodic upkeep: index audits and merges every 30 s).
 // D is a folder from `cairn ingest` of the synthetic corpus (`generateCorpus({ mainDocs: n })`); its main
@@ -33,6 +34,7 @@ const { values } = parseArgs({
     'node-arg': { type: 'string', multiple: true, default: [] },
     'keep-graph': { type: 'boolean', default: false },
     'write-rate': { type: 'string', default: '0' },
+    'write-batch': { type: 'string', default: '1' },
   },
 });
 if (!values['data-dir'])
@@ -40,6 +42,7 @@ if (!values['data-dir'])
 const dataDir = values['data-dir'];
 const rate = Number(values.rate);
 const writeRate = Number(values['write-rate']);
+const writeBatch = Math.max(1, Math.floor(Number(values['write-batch'])));
 const WINDOW_MS = 10_000;
 const SCRAPE_MS = 2_000;
 const t0 = performance.now();
@@ -104,17 +107,19 @@ async function main(): Promise<void> {
     }
   };
   const writeOnce = async (i: number, due: number) => {
-    const m = writeTexts[i % writeTexts.length]!;
+    const memory = (j: number) => {
+      const m = writeTexts[j % writeTexts.length]!;
+      return { namespace: m.namespace, session: m.session, kind: m.kind, text: `${m.text} (write ${j})` };
+    };
+    const body =
+      writeBatch === 1
+        ? memory(i)
+        : { memories: Array.from({ length: writeBatch }, (_, k) => memory(i * writeBatch + k)) };
     try {
       const res = await fetch(`${base}/v1/memories`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          namespace: m.namespace,
-          session: m.session,
-          kind: m.kind,
-          text: `${m.text} (write ${i})`,
-        }),
+        body: JSON.stringify(body),
         signal: AbortSignal.timeout(30_000),
       });
       await res.arrayBuffer();
@@ -130,8 +135,8 @@ async function main(): Promise<void> {
       void searchOnce(sent, (sent / rate) * 1000);
       sent++;
     }
-    while (writeRate > 0 && written < (elapsed / 1000) * writeRate) {
-      void writeOnce(written, (written / writeRate) * 1000);
+    while (writeRate > 0 && written < ((elapsed / 1000) * writeRate) / writeBatch) {
+      void writeOnce(written, ((written * writeBatch) / writeRate) * 1000);
       written++;
     }
   }, 5);
@@ -194,7 +199,7 @@ async function main(): Promise<void> {
   const lagP99s = summarize(lagDuring.map((s) => s.lagP99));
   process.stdout.write(
     [
-      `## ${keep ? 'Steady state' : 'Rebuild'} under load: ${values.namespace} of ${dataDir}, ${rate} searches/s open loop${writeRate > 0 ? ` and ${writeRate} writes/s` : ''}`,
+      `## ${keep ? 'Steady state' : 'Rebuild'} under load: ${values.namespace} of ${dataDir}, ${rate} searches/s open loop${writeRate > 0 ? ` and ${writeRate} writes/s${writeBatch > 1 ? ` in requests of ${writeBatch}` : ''}` : ''}`,
       '',
       `- **Date:** ${new Date().toISOString()} · **Command:** \`node bench/dist/rebuild-lag.js ${process.argv.slice(2).join(' ')}\``,
       keep
@@ -205,7 +210,7 @@ async function main(): Promise<void> {
       `- Server event-loop delay p99 (beyond the ${EVENT_LOOP_SAMPLING_MS}-ms sampling interval) per ${SCRAPE_MS / 1000}-s scrape ${while_}: median ${lagP99s.p50.toFixed(1)} ms, ` +
         `worst ${lagP99s.max.toFixed(1)} ms (target ≤ 10 ms); max single delay ${Math.max(...lagDuring.map((s) => s.lagMax)).toFixed(0)} ms.`,
       '',
-      `| window (due) | phase | answered | failed | without vector leg | latency p50 / p99 ms | ${writeRate > 0 ? 'writes ok / failed | write latency p50 / p99 ms | ' : ''}event-loop delay p99 / max ms (beyond the ${EVENT_LOOP_SAMPLING_MS}-ms sampling interval) | RSS MiB |`,
+      `| window (due) | phase | answered | failed | without vector leg | latency p50 / p99 ms | ${writeRate > 0 ? `${writeBatch > 1 ? 'write requests' : 'writes'} ok / failed | write latency p50 / p99 ms | ` : ''}event-loop delay p99 / max ms (beyond the ${EVENT_LOOP_SAMPLING_MS}-ms sampling interval) | RSS MiB |`,
       `|---|---|---:|---:|---:|---:|${writeRate > 0 ? '---:|---:|' : ''}---:|---:|`,
       ...rows,
       '',
