@@ -4,10 +4,12 @@
 // (from when each search was due), and the server's own event-loop delay and RSS from its /metrics.
 // Issue 12's target: event-loop lag p99 ≤ 10 ms while a 1M index build and a query load run together.
 // Usage: node bench/dist/rebuild-lag.js --data-dir D [--n 1000000] [--rate 50] [--cooldown 20] [--cli main.js]
-//          [--node-arg=--cpu-prof …] [--keep-graph --max-seconds S] [--write-rate W [--write-batch B]]
+//          [--node-arg=--cpu-prof …] [--keep-graph --max-seconds S] [--write-rate W [--write-batch B] [--backfill]]
 // With --write-rate, W new memories a second (texts of the corpus's own, each made unique, into the sessions
 // they came from) are written beside the searches, one per request (B per request with --write-batch: an
-// orchestrator flushing its agents' turns), open loop: agents write while others search.
+// orchestrator flushing its agents' turns), open loop: agents write while others search. With --backfill each
+// keeps its corpus memory's own time, so it lands among its session's existing turns (an import of older
+// transcripts, an agent's clock behind) and rewrites its neighbours' context; otherwise it is the newest.
 // With --keep-graph nothing is deleted: the same load for S seconds over a server whose graph is saved (the
 // steady state, with its periodic upkeep: index audits and merges every 30 s).
 // D is a folder from `cairn ingest` of the synthetic corpus (`generateCorpus({ mainDocs: n })`); its main
@@ -35,6 +37,7 @@ const { values } = parseArgs({
     'keep-graph': { type: 'boolean', default: false },
     'write-rate': { type: 'string', default: '0' },
     'write-batch': { type: 'string', default: '1' },
+    backfill: { type: 'boolean', default: false },
   },
 });
 if (!values['data-dir'])
@@ -109,7 +112,14 @@ async function main(): Promise<void> {
   const writeOnce = async (i: number, due: number) => {
     const memory = (j: number) => {
       const m = writeTexts[j % writeTexts.length]!;
-      return { namespace: m.namespace, session: m.session, kind: m.kind, text: `${m.text} (write ${j})` };
+      const text = `${m.text} (write ${j})`;
+      return {
+        namespace: m.namespace,
+        session: m.session,
+        kind: m.kind,
+        text,
+        ...(values.backfill && { ts: m.ts }),
+      };
     };
     const body =
       writeBatch === 1
@@ -199,7 +209,7 @@ async function main(): Promise<void> {
   const lagP99s = summarize(lagDuring.map((s) => s.lagP99));
   process.stdout.write(
     [
-      `## ${keep ? 'Steady state' : 'Rebuild'} under load: ${values.namespace} of ${dataDir}, ${rate} searches/s open loop${writeRate > 0 ? ` and ${writeRate} writes/s${writeBatch > 1 ? ` in requests of ${writeBatch}` : ''}` : ''}`,
+      `## ${keep ? 'Steady state' : 'Rebuild'} under load: ${values.namespace} of ${dataDir}, ${rate} searches/s open loop${writeRate > 0 ? ` and ${writeRate} writes/s${writeBatch > 1 ? ` in requests of ${writeBatch}` : ''}${values.backfill ? ', among existing turns' : ''}` : ''}`,
       '',
       `- **Date:** ${new Date().toISOString()} · **Command:** \`node bench/dist/rebuild-lag.js ${process.argv.slice(2).join(' ')}\``,
       keep
