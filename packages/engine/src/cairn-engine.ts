@@ -82,6 +82,8 @@ export class CairnEngine {
   /** Runs the WAL checkpoints off the serving thread (see `checkpoints`); null while they run inline. */
   private checkpointer: BackgroundCheckpointer | null = null;
   private closed = false;
+  /** The switch to a space this process built, until its build's last pass settled (see `adopt`). */
+  private retargeting: Promise<void> = Promise.resolve();
   /** Near-duplicates merged into the newer memory (see Consolidator); the writer runs it on a timer. */
   readonly consolidator: Consolidator;
   /** How often searches return each memory, written in the background; null with trackAccess off. */
@@ -118,7 +120,7 @@ export class CairnEngine {
       log: this.log,
       health: this.health,
       builds: opts.embedder === undefined,
-      onActivated: (s, e, vectors) => this.adopt(s, e, vectors),
+      onActivated: (s, e, vectors, settled) => this.adopt(s, e, vectors, settled),
     });
     this.pipeline = new EmbeddedPipeline(
       this.store,
@@ -292,6 +294,7 @@ export class CairnEngine {
    */
   async drain(maxFailures?: number, opts: { scoreCommonWords?: boolean } = {}): Promise<void> {
     if (this.external) return;
+    await this.retargeting;
     await this.pipeline.drain(maxFailures);
     const vectors = this.serving.vectors;
     // Indexed means a fresh process serves its first query from a saved file: build every namespace's
@@ -495,14 +498,24 @@ export class CairnEngine {
   }
 
   /** Serves a space this process just built and activated, from its already loaded indexes. */
-  private adopt(space: SpaceInfo, embedder: Embedder, vectors: VectorIndexManager): void {
+  private adopt(
+    space: SpaceInfo,
+    embedder: Embedder,
+    vectors: VectorIndexManager,
+    settled: Promise<void>,
+  ): void {
     const old = this.serving;
     // Built with loading on writes off (see spaceIndexes); serving, the writer loads on writes again.
     vectors.setLoadAfterWrites();
     // The memories deleted while it was built (its builds dropped those they saw) leave it before it serves.
     vectors.forgetDeletes();
     this.serving = this.serve(embedder, space, vectors);
-    this.pipeline.retarget(embedder, space);
+    // The build's last pass may still be on the pool: its vectors are applied when it returns, and applied
+    // after this pipeline's newer ones they would be skipped. Meanwhile new writes get vectors in the space
+    // just left (kept current for the grace period); this space's cursor then says what it lacks.
+    this.retargeting = settled.then(() => {
+      if (!this.closed && this.serving.space?.id === space.id) this.pipeline.retarget(embedder, space);
+    });
     this.log('info', 'serving the embedding space this process built', { from: old.space?.id, to: space.id });
     void old.vectors?.close();
   }

@@ -30,9 +30,17 @@ export interface SpaceBuilderDeps {
   log: EngineLog;
   /**
    * Called in the same turn as the activation's transaction, with the space's loaded indexes: the engine
-   * serves from them at once, with no reload and no search ever missing its vector leg.
+   * serves from them at once, with no reload and no search ever missing its vector leg. `settled` resolves
+   * once the build's last pass has stored and applied its vectors (one may still be on the pool): the
+   * engine's own pipeline writes into the space only after, so that no vector it applies comes before an
+   * older one (an index skips a vector older than what it applied last in its namespace).
    */
-  onActivated(space: SpaceInfo, embedder: Embedder, vectors: VectorIndexManager): void;
+  onActivated(
+    space: SpaceInfo,
+    embedder: Embedder,
+    vectors: VectorIndexManager,
+    settled: Promise<void>,
+  ): void;
 }
 
 export const DEFAULT_PREVIOUS_SPACE_GRACE_MS = 3_600_000;
@@ -215,7 +223,7 @@ export class SpaceBuilder {
     this.stopped = true;
     this.wake?.();
     this.closing = this.pipeline.close();
-    this.deps.onActivated(active, this.embedder, this.vectors);
+    this.deps.onActivated(active, this.embedder, this.vectors, this.closing);
   }
 
   private async run(): Promise<void> {
@@ -292,7 +300,7 @@ export class SpaceBuilder {
     this.status.phase = 'activated';
     this.stopped = true;
     this.closing = this.pipeline.close();
-    this.deps.onActivated(active, this.embedder, this.vectors);
+    this.deps.onActivated(active, this.embedder, this.vectors, this.closing);
     log('info', 'reindex activated', { ...store.embeddings.progress(this.space.id) });
     return 'activated';
   }

@@ -191,14 +191,20 @@ export class EmbeddedPipeline {
     }
   }
 
-  private async pass(embedder: Embedder, space: EmbeddingSpace): Promise<EmbedStageResult> {
+  /**
+   * One pass, here or elsewhere. Not `async`: a pass here must be the very promise embedPending returns,
+   * settling in as few turns as before, since a one-shot command closes the pipeline right after its write
+   * and only a pass already under way is finished (the next writer embeds the rest).
+   */
+  private pass(embedder: Embedder, space: EmbeddingSpace): Promise<EmbedStageResult> {
     const { embedBatchSize, storeSlice } = this.opts;
     const elsewhere = this.opts.offThreadPass?.(embedder, space, embedBatchSize, storeSlice) ?? null;
     if (!elsewhere)
       return embedPending(this.embeddings, this.index, embedder, space, embedBatchSize, storeSlice);
-    const r = await elsewhere;
-    this.index.apply(r.stored, space);
-    return r;
+    return elsewhere.then((r) => {
+      this.index.apply(r.stored, space);
+      return r;
+    });
   }
 
   private releaseWaiters(): void {
