@@ -44,3 +44,4 @@ export {
   type OpenAICompatibleEmbedderOptions,
   type OpenAICompatibleProbeInit,
 } from './openai-compatible-embedder.js';
+export { threadEmbedder } from './thread-embedder.js';

@@ -3,8 +3,8 @@
 // space's cursor, embeds them and stores their vectors on this thread's own connection, a slice per
 // transaction, exactly as the serving thread's pass would (`embedPending`): the serving thread then only
 // applies what was stored to the space's indexes.
-import type { Embedder, EmbeddingSpace } from '@cairn/core';
-import { createEmbedder } from '@cairn/embed';
+import type { EmbeddingSpace } from '@cairn/core';
+import { threadEmbedder } from '@cairn/embed';
 import { type EmbedStageResult, embedPending } from '@cairn/pipeline';
 import { EmbeddingStore, openDatabase } from '@cairn/store';
 
@@ -24,7 +24,6 @@ export interface SpacePassRequest {
  */
 const IDLE_CLOSE_MS = 5_000;
 
-const embedders = new Map<string, Embedder>();
 const connections = new Map<string, { store: EmbeddingStore; close(): void; timer?: NodeJS.Timeout }>();
 
 function connectionTo(path: string) {
@@ -40,16 +39,6 @@ function connectionTo(path: string) {
   return c;
 }
 
-function embedderFor(spec: string, dimensions: number): Embedder {
-  const key = `${spec}\u0000${dimensions}`;
-  let e = embedders.get(key);
-  if (!e) {
-    e = createEmbedder(spec, { dimensions });
-    embedders.set(key, e);
-  }
-  return e;
-}
-
 export default async function spacePass(req: SpacePassRequest): Promise<EmbedStageResult> {
   const c = connectionTo(req.path);
   try {
@@ -57,7 +46,7 @@ export default async function spacePass(req: SpacePassRequest): Promise<EmbedSta
     return await embedPending(
       c.store,
       { apply: () => {} },
-      embedderFor(req.spec, req.space.dimensions),
+      threadEmbedder(req.spec, req.space.dimensions),
       req.space,
       req.batchSize,
       req.storeSlice,
