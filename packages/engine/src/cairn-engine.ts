@@ -25,15 +25,17 @@ import {
   checkpointsOf,
   type EngineLog,
   type EngineOptions,
+  embedWritesOf,
   isLongLived,
   storeSliceOf,
   termScoringOf,
 } from './engine-options.js';
 import { countNamespaces, type EngineStats } from './namespace-stats.js';
+import { offThreadPass } from './off-thread-embedder.js';
 import { type PruneReport, prune } from './pruner.js';
 import { type ServingSpace, serveSpace } from './serving-space.js';
-import type { SpaceBuildStatus } from './space-builder.js';
-import { embedderOfSpace } from './space-embedder.js';
+import { poolEmbedder, type SpaceBuildStatus } from './space-builder.js';
+import { embedderOfSpace, recordedSpecOf } from './space-embedder.js';
 import { SpaceSupervisor, type SpaceView } from './space-supervisor.js';
 import { StoreHealth } from './store-health.js';
 import { startTermScoring } from './term-scoring-thread.js';
@@ -61,6 +63,8 @@ export class CairnEngine {
   readonly pipeline: EmbeddedPipeline;
   private serving: ServingSpace;
   private readonly pool: ComputePool | null;
+  /** Runs the writer's embed passes with the built-in embedder (see `embedWrites`); null: on this thread. */
+  private readonly embedLane: ComputePool | null;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly log: EngineLog;
   /**
@@ -107,6 +111,8 @@ export class CairnEngine {
     // Starts no thread until a task runs: the steps below that read the file (a damaged one throws there)
     // must leave nothing running that would keep a process alive after the failed open.
     this.pool = embedder && (opts.useWorkerThreads ?? true) ? new ComputePool() : null;
+    // One thread: passes run one at a time anyway (the pipeline's loop), and it exits when writes stop.
+    this.embedLane = embedder && embedWritesOf(opts) === 'worker' ? new ComputePool({ maxThreads: 1 }) : null;
     // chrono's first two parses cost 0.15–0.4 s (see warmTemporalParser). A long-lived engine pays them
     // while it opens, before anyone can search it: paid a turn after opening, they landed in a server's
     // first searches, or in the first search of an engine searched as soon as it opened.
@@ -131,12 +137,15 @@ export class CairnEngine {
           if (space.id === this.serving.space?.id) this.serving.vectors?.apply(entries);
         },
       },
-      embedder,
+      this.passEmbedder(embedder, space),
       space,
       {
         embedBatchSize: opts.embedBatchSize,
         storeSlice: storeSliceOf(opts),
         routes: this.store.routeEmbeddings,
+        ...(this.embedLane && {
+          offThreadPass: offThreadPass(this.embedLane, store.embeddings.offThreadWriterPath()),
+        }),
       },
     );
     // Threads start once nothing above can throw: started first, a damaged file's failed open left them
@@ -413,7 +422,8 @@ export class CairnEngine {
     this.serving = this.serve(old.embedder, old.space);
     // A space activated while this process followed (a reindex by the old writer) was served, but the
     // pipeline was not retargeted then: a follower embeds nothing.
-    if (old.embedder && old.space) this.pipeline.retarget(old.embedder, old.space);
+    if (old.embedder && old.space)
+      this.pipeline.retarget(this.passEmbedder(old.embedder, old.space), old.space);
     void old.vectors?.close();
     this.log('info', 'took over the writer role of the data folder', { dataDir: this.dataDir, was });
     this.pipeline.kick();
@@ -514,7 +524,8 @@ export class CairnEngine {
     // after this pipeline's newer ones they would be skipped. Meanwhile new writes get vectors in the space
     // just left (kept current for the grace period); this space's cursor then says what it lacks.
     this.retargeting = settled.then(() => {
-      if (!this.closed && this.serving.space?.id === space.id) this.pipeline.retarget(embedder, space);
+      if (!this.closed && this.serving.space?.id === space.id)
+        this.pipeline.retarget(this.passEmbedder(embedder, space), space);
     });
     this.log('info', 'serving the embedding space this process built', { from: old.space?.id, to: space.id });
     void old.vectors?.close();
@@ -525,7 +536,7 @@ export class CairnEngine {
     const old = this.serving;
     const embedder = embedderOfSpace(space, this.opts.env);
     this.serving = this.serve(embedder, space);
-    if (!this.external) this.pipeline.retarget(embedder, space);
+    if (!this.external) this.pipeline.retarget(this.passEmbedder(embedder, space), space);
     this.log('info', 'serving a newly activated embedding space', { from: old.space?.id, to: space.id });
     void old.vectors?.close();
   }
@@ -610,6 +621,7 @@ export class CairnEngine {
     await this.spaces.stop();
     await this.health.close();
     await this.pipeline.close();
+    await this.embedLane?.close();
     await this.serving.vectors?.close();
     await this.pool?.close();
     this.store.lexical.useTermScorer(null);
@@ -626,6 +638,17 @@ export class CairnEngine {
     if (this.checkpointer || this.closed) return;
     this.checkpointer = new BackgroundCheckpointer(join(this.dataDir, 'cairn.db'), this.store.db, this.log);
     this.checkpointer.start();
+  }
+
+  /**
+   * The embedder the writer's pipeline runs: the built-in one as a stand-in whose passes run whole on the
+   * embed lane (see `embedWrites`; a remote one, or one given in the options, stays as it is).
+   */
+  private passEmbedder(embedder: Embedder, space: SpaceInfo): Embedder;
+  private passEmbedder(embedder: Embedder | null, space: SpaceInfo | null): Embedder | null;
+  private passEmbedder(embedder: Embedder | null, space: SpaceInfo | null): Embedder | null {
+    const spec = space && recordedSpecOf(space);
+    return this.embedLane && embedder && spec ? poolEmbedder(embedder, spec, this.embedLane) : embedder;
   }
 
   private serve(

@@ -146,6 +146,17 @@ export interface EngineOptions {
    * start the thread than it saves)
    */
   termScoring?: 'worker' | 'inline';
+  /**
+   * Where the writer embeds what is written, with the built-in embedder (a remote one waits on the network,
+   * not the CPU): `'worker'`, whole passes (read, embed, store the vectors) on a thread of their own with a
+   * connection of its own, the event loop only adding the stored vectors to the index; `'inline'`, on the
+   * calling thread. A thread of its own, not the compute pool's: a pass queued behind a graph merge there
+   * would leave new writes without their vectors for the merge's seconds. @defaultValue 'worker' in a
+   * long-lived process (`refreshIntervalMs` > 0) with `useWorkerThreads` whose embedder the engine resolved
+   * itself (not `embedder`), else 'inline' (a one-shot command, `cairn ingest` among them, has no searches
+   * to keep answering, and its pool is busy building the graph)
+   */
+  embedWrites?: 'worker' | 'inline';
   /** Memories per embedder call. @defaultValue 256 */
   embedBatchSize?: number;
   /**
@@ -197,6 +208,15 @@ export function checkpointsOf(
 /** The embedded loop's slice (see `storeSlice`). */
 export function storeSliceOf(opts: Pick<EngineOptions, 'refreshIntervalMs' | 'storeSlice'>): number {
   return opts.storeSlice ?? (isLongLived(opts) ? 64 : Number.POSITIVE_INFINITY);
+}
+
+/** Where the writer's embed passes run (see `embedWrites`). */
+export function embedWritesOf(
+  opts: Pick<EngineOptions, 'refreshIntervalMs' | 'embedWrites' | 'useWorkerThreads' | 'embedder'>,
+): 'worker' | 'inline' {
+  if (opts.embedWrites) return opts.embedWrites;
+  const resolved = opts.embedder === undefined;
+  return isLongLived(opts) && (opts.useWorkerThreads ?? true) && resolved ? 'worker' : 'inline';
 }
 
 /** Where the lexical leg scores new terms (see `termScoring`). */

@@ -7,12 +7,17 @@ import type { SpaceInfo } from '@cairn/store';
  * Spaces from before specs were recorded can only be the built-in hashing embedder.
  */
 export function specOf(space: SpaceInfo): string {
-  const spec = space.embedder ?? (space.modelId.startsWith('cairn-hash') ? `hash:${space.dimensions}` : null);
+  const spec = recordedSpecOf(space);
   if (!spec)
     throw new CairnError('NOT_FOUND', `embedding space ${space.id} does not record which embedder built it`, {
       field: 'space',
     });
   return spec;
+}
+
+/** The space's embedder spec, or null when it does not record one (see `specOf`). */
+export function recordedSpecOf(space: SpaceInfo): string | null {
+  return space.embedder ?? (space.modelId.startsWith('cairn-hash') ? `hash:${space.dimensions}` : null);
 }
 
 export function embedderOfSpace(space: SpaceInfo, env?: Record<string, string | undefined>): Embedder {

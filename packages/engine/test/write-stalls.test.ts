@@ -7,7 +7,7 @@ import { embedPending } from '@cairn/pipeline';
 import { MemoryStore, openDatabase } from '@cairn/store';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BackgroundCheckpointer } from '../src/background-checkpointer.js';
-import { BULK_WRITE_MEMORIES } from '../src/engine-options.js';
+import { BULK_WRITE_MEMORIES, type EngineOptions } from '../src/engine-options.js';
 import { useEngines } from './helpers.js';
 
 // What keeps a writer's serving thread from stalling on its own writes: vectors stored in small
@@ -187,6 +187,52 @@ describe('BackgroundCheckpointer', () => {
 });
 
 describe('an engine', () => {
+  it('embeds a long-lived writer’s writes on a thread of its own: this thread neither embeds nor stores them', async () => {
+    const writeAndSearch = async (opts: Partial<EngineOptions>) => {
+      const engine = await engines.open(opts);
+      const here = { embedded: 0, stored: 0 };
+      const embedder = engine.embedder!;
+      const embed = embedder.embed.bind(embedder);
+      embedder.embed = (texts) => {
+        here.embedded += texts.length;
+        return embed(texts);
+      };
+      const put = engine.store.embeddings.put.bind(engine.store.embeddings);
+      engine.store.embeddings.put = (space, items, cursor) => {
+        here.stored += items.length;
+        return put(space, items, cursor);
+      };
+      engine.ingest(
+        Array.from({ length: 40 }, (_, i) => ({
+          namespace: 'ns',
+          id: `m${i}`,
+          text: `note ${i}: the ${['zanzibar', 'kilimanjaro', 'serengeti', 'okavango'][i % 4]} deploy ${i}`,
+          fields: { owner: `team ${i % 4}` },
+        })),
+      );
+      await engine.drain();
+      const counted = { ...here };
+      const { stored, embedded, indexed, pending, fieldsEmbedded } = engine.stats().namespaces.ns!;
+      // Found by its vector: the lane's vectors are in the index this thread serves.
+      const r = await engine.search({ namespace: 'ns', query: 'note 13: the serengeti deploy 13', k: 3 });
+      return { counted, counts: { stored, embedded, indexed, pending, fieldsEmbedded }, top: r.hits[0] };
+    };
+    const complete = { stored: 40, embedded: 40, indexed: 40, pending: 0, fieldsEmbedded: 40 };
+    const lane = await writeAndSearch({});
+    expect(lane.counted).toEqual({ embedded: 0, stored: 0 });
+    expect(lane.counts).toEqual(complete);
+    expect(lane.top).toMatchObject({ id: 'm13' });
+    expect(lane.top!.vecRank).not.toBeNull();
+    // Control: inline, this thread embeds every memory and the four distinct field values, and stores the
+    // memories' vectors.
+    const inline = await writeAndSearch({ embedWrites: 'inline' });
+    expect(inline.counted).toEqual({ embedded: 44, stored: 40 });
+    expect(inline.counts).toEqual(complete);
+    // A one-shot engine embeds inline by default.
+    const oneShot = await writeAndSearch({ refreshIntervalMs: 0 });
+    expect(oneShot.counted).toEqual({ embedded: 44, stored: 40 });
+  }, 60_000);
+
   it('checkpoints in the background when long-lived, inline when one-shot', async () => {
     const served = await engines.open();
     expect(autocheckpoint(served.store.db)).toBe(0);
