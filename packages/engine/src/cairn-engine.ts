@@ -134,7 +134,11 @@ export class CairnEngine {
       {
         // A pass in flight across a space switch stored its vectors in the old space: not the index served now.
         apply: (entries, space) => {
-          if (space.id === this.serving.space?.id) this.serving.vectors?.apply(entries);
+          if (space.id !== this.serving.space?.id) return;
+          // A pass on the embed lane stored them on its own connection, and they are applied turns later: a
+          // memory deleted meanwhile had no vector in the index to drop yet, and would keep this one.
+          const current = this.embedLane ? this.store.embeddings.stillStored(space.id, entries) : entries;
+          this.serving.vectors?.apply(current);
         },
       },
       this.passEmbedder(embedder, space),

@@ -151,10 +151,10 @@ export interface EngineOptions {
    * not the CPU): `'worker'`, whole passes (read, embed, store the vectors) on a thread of their own with a
    * connection of its own, the event loop only adding the stored vectors to the index; `'inline'`, on the
    * calling thread. A thread of its own, not the compute pool's: a pass queued behind a graph merge there
-   * would leave new writes without their vectors for the merge's seconds. @defaultValue 'worker' in a
-   * long-lived process (`refreshIntervalMs` > 0) with `useWorkerThreads` whose embedder the engine resolved
-   * itself (not `embedder`), else 'inline' (a one-shot command, `cairn ingest` among them, has no searches
-   * to keep answering, and its pool is busy building the graph)
+   * would leave new writes without their vectors for the merge's seconds. Always 'inline' with an
+   * `embedder` given here (it runs as given) or without `useWorkerThreads`. @defaultValue 'worker' in a
+   * long-lived process (`refreshIntervalMs` > 0), else 'inline' (a one-shot command, `cairn ingest` among
+   * them, has no searches to keep answering, and its pool is busy building the graph)
    */
   embedWrites?: 'worker' | 'inline';
   /** Memories per embedder call. @defaultValue 256 */
@@ -214,9 +214,9 @@ export function storeSliceOf(opts: Pick<EngineOptions, 'refreshIntervalMs' | 'st
 export function embedWritesOf(
   opts: Pick<EngineOptions, 'refreshIntervalMs' | 'embedWrites' | 'useWorkerThreads' | 'embedder'>,
 ): 'worker' | 'inline' {
-  if (opts.embedWrites) return opts.embedWrites;
-  const resolved = opts.embedder === undefined;
-  return isLongLived(opts) && (opts.useWorkerThreads ?? true) && resolved ? 'worker' : 'inline';
+  // An embedder given in the options is run as given, and no thread starts without useWorkerThreads.
+  if (opts.embedder !== undefined || opts.useWorkerThreads === false) return 'inline';
+  return opts.embedWrites ?? (isLongLived(opts) ? 'worker' : 'inline');
 }
 
 /** Where the lexical leg scores new terms (see `termScoring`). */

@@ -233,6 +233,36 @@ describe('an engine', () => {
     expect(oneShot.counted).toEqual({ embedded: 44, stored: 40 });
   }, 60_000);
 
+  it('applies a lane pass without the memories deleted while it stored their vectors', async () => {
+    // The lane stores a pass's vectors on its own connection, a slice at a time, and the serving thread
+    // applies them when the pass returns: a delete in between found nothing in the index to drop.
+    const engine = await engines.open({ embedBatchSize: 2_000 });
+    engine.ingest([{ namespace: 'ns', id: 'first', text: 'the first note' }]);
+    await engine.drain();
+    await engine.search({ namespace: 'ns', query: 'first note', k: 1 });
+    engine.ingest(
+      Array.from({ length: 2_000 }, (_, i) => ({
+        namespace: 'ns',
+        id: `m${i}`,
+        text: `note ${i} on deploys`,
+      })),
+    );
+    const stored = engine.store.db.prepare(
+      "SELECT count(*) FROM embeddings e JOIN memories m ON m.key = e.key WHERE m.id = 'm0'",
+    );
+    await eventually(() => (stored.pluck().get() as number) > 0, 20_000);
+    expect(engine.pipeline.status.running).toBe(true);
+    expect(engine.delete('ns', 'm0')).toBe(true);
+    await engine.drain();
+    const { stored: live, embedded, indexed, pending } = engine.stats().namespaces.ns!;
+    expect({ live, embedded, indexed, pending }).toEqual({
+      live: 2_000,
+      embedded: 2_000,
+      indexed: 2_000,
+      pending: 0,
+    });
+  }, 60_000);
+
   it('checkpoints in the background when long-lived, inline when one-shot', async () => {
     const served = await engines.open();
     expect(autocheckpoint(served.store.db)).toBe(0);

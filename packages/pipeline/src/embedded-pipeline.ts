@@ -151,9 +151,12 @@ export class EmbeddedPipeline {
   }
 
   private async run(): Promise<void> {
-    const embedder = this.embedder!;
-    const space = this.space!;
     while (!this.closed) {
+      // Read at every pass: after a retarget the next pass embeds into the new space. Read once per loop,
+      // the loop ran one more pass in the space it left and ended, and the new space's backlog waited for
+      // the next write.
+      const embedder = this.embedder!;
+      const space = this.space!;
       let caughtUp: boolean;
       try {
         const r = await this.pass(embedder, space);

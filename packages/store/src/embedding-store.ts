@@ -537,6 +537,23 @@ export class EmbeddingStore {
     }
   }
 
+  /**
+   * Of `stored` (vectors just stored in `spaceId`, each with the write_seq it was given), those whose row
+   * still holds that write: not deleted, nor rewritten since. For vectors stored on another connection and
+   * applied to an index here later: a delete in between found nothing to drop from the index then.
+   */
+  stillStored<E extends { key: number; writeSeq: number }>(spaceId: string, stored: readonly E[]): E[] {
+    if (stored.length === 0) return [];
+    const rows = this.statements
+      .get(
+        'SELECT key, write_seq FROM embeddings WHERE space = ? AND key IN (SELECT value FROM json_each(?))',
+      )
+      .raw()
+      .all(spaceId, JSON.stringify(stored.map((e) => e.key))) as Array<[number, number]>;
+    const writes = new Map(rows);
+    return stored.filter((e) => writes.get(e.key) === e.writeSeq);
+  }
+
   /** Vectors for specific keys of one namespace. */
   byKeys(spaceId: string, namespace: string, keys: readonly number[]): Map<number, Float32Array> {
     const out = new Map<number, Float32Array>();
