@@ -181,6 +181,40 @@ function expectNoSecrets(text: string): void {
 }
 
 describe('cairn hooks run (embedded data folder)', () => {
+  it('redacts a secret the observation would cut in half, before it clips the command', async () => {
+    const data = join(dir, 'data');
+    // Each command's first 300 characters end inside its secret: clipped first, the secret's first half
+    // matched no pattern (the URL's password lost its "@") and was stored.
+    const cut = [
+      { id: 'toolu_cut1', command: `echo ${'x'.repeat(249)} && git push https://${GH}@github.com/acme/api` },
+      {
+        id: 'toolu_cut2',
+        command: `echo ${'x'.repeat(254)} && git clone https://deploy:MyVerySecretPw9@git.example.com/x`,
+      },
+    ];
+    for (const { id, command } of cut) {
+      expect(command.slice(0, 300)).toMatch(/ghp_R8x2Kq9ZLm|MyVerySecret/);
+      const r = await hook(
+        ['post-tool-use'],
+        {
+          ...common('sess-cut', 'PostToolUse'),
+          tool_name: 'Bash',
+          tool_use_id: id,
+          tool_input: { command },
+          tool_response: { stdout: '', stderr: '', interrupted: false, isImage: false },
+        },
+        { CAIRN_DATA_DIR: data },
+      );
+      expect(r.code, r.stderr).toBe(0);
+    }
+    const exported = cairn(['export', '-n', NS], { CAIRN_DATA_DIR: data });
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(exported.stdout).toContain('toolu_cut1');
+    expect(exported.stdout).toContain('toolu_cut2');
+    expect(exported.stdout).not.toContain('ghp_R8x2');
+    expect(exported.stdout).not.toContain('MyVery');
+  });
+
   it('stores observations and a session summary, redacted, that search and SessionStart give back', async () => {
     const data = join(dir, 'data');
     const env = { CAIRN_DATA_DIR: data };
@@ -529,6 +563,12 @@ describe('redact', () => {
       'github_pat_11ABC',
     ],
     ['github-token', 'gho_16C7e42F292c6912E7710c838347Ae178B4a is an OAuth token', 'gho_16C7e42F'],
+    [
+      'gitlab-token',
+      'git remote set-url origin https://oauth2:glpat-Xy7bQ2mK9pL4nR8sT1vW@gitlab.com/a/b',
+      'glpat-Xy7bQ',
+    ],
+    ['huggingface-token', 'HF login with hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789 now', 'hf_AbCdEfGh'],
     ['anthropic-key', `client = Anthropic(api_key=${ANT})`, ANT],
     ['openai-key', 'OPENAI: sk-proj-4fG7hJ2kL9mN3pQ6rS8tU1vW5xY0zA2bC4dE', 'sk-proj-4fG7'],
     [

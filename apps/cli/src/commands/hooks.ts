@@ -197,9 +197,11 @@ async function handle(
     case 'PostToolUseFailure': {
       // Cairn's own MCP tools are how the agent reads and saves memories: recording them is only noise.
       if (/^mcp__cairn__/.test(payload.tool_name ?? '')) return;
+      // Redacted before the observation clips its texts: clipped first, a key cut in half no longer matched
+      // its pattern and its first half was stored.
       await store(
         api,
-        observationOf(payload, {
+        observationOf(redactDeep(payload), {
           namespace: o.namespace,
           base: o.base,
           failed: event === 'PostToolUseFailure',
@@ -211,9 +213,9 @@ async function handle(
     case 'SessionEnd': {
       if (!payload.session_id) throw new Error('the payload has no session_id: no session to summarise');
       const summary = summaryOf(
-        payload,
+        redactDeep(payload),
         await sessionObservations(api, o.namespace, payload.session_id),
-        readTranscript(payload.transcript_path),
+        redactDeep(readTranscript(payload.transcript_path)),
         { namespace: o.namespace, base: o.base },
       );
       if (summary) await store(api, summary);

@@ -90,6 +90,16 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
     pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})\b/g,
   },
   {
+    name: 'gitlab-token',
+    description: 'GitLab personal, project and group access tokens (glpat-…) and other glXX- tokens',
+    pattern: /\bgl(?:pat|dt|ptt|rt|soat|ft|imt|agent|cbt|oas)-[A-Za-z0-9_-]{20,}/g,
+  },
+  {
+    name: 'huggingface-token',
+    description: 'Hugging Face access tokens (hf_…, 30+ characters)',
+    pattern: /\bhf_[A-Za-z0-9]{30,}\b/g,
+  },
+  {
     name: 'anthropic-key',
     description: 'Anthropic API keys (sk-ant-…)',
     pattern: /\bsk-ant-[A-Za-z0-9_-]{16,}/g,
