@@ -92,6 +92,17 @@ function corpusShape(statements: StatementCache): { nRow: number; avgdl: number 
   return { nRow, avgdl: averages.slice(1).reduce((a, b) => a + b, 0) / nRow };
 }
 
+/** bm25()'s idf of a term held by `nHit` of `nRow` rows (fts5_aux.c: a non-positive one is clamped to 1e-6). */
+export function bm25Idf(nRow: number, nHit: number): number {
+  const idf = Math.log((nRow - nHit + 0.5) / (nHit + 0.5));
+  return idf <= 0 ? 1e-6 : idf;
+}
+
+/** The rows FTS5 counts in every idf (its averages record), or null where its shadow tables read otherwise. */
+export function corpusRowCount(statements: StatementCache): number | null {
+  return readingShadowTables(() => corpusShape(statements).nRow);
+}
+
 /** A row's length in tokens, all columns (FTS5's xColumnSize(-1)); null when it has none recorded. */
 function rowLength(statements: StatementCache, key: number): number | null {
   const sz = statements.get('SELECT sz FROM memories_fts_docsize WHERE id = ?').pluck().get(key) as
@@ -202,9 +213,7 @@ function scoreLocally(
   const { found, above } = scan;
   if (found.length === 0) return [];
   const { nRow, avgdl } = corpusShape(statements);
-  const nHit = knownHits + found.length + above;
-  let idf = Math.log((nRow - nHit + 0.5) / (nHit + 0.5));
-  if (idf <= 0) idf = 1e-6;
+  const idf = bm25Idf(nRow, knownHits + found.length + above);
   const out: Array<[number, number]> = [];
   for (let i = found.length - 1; i >= 0; i--) {
     const { key, freq } = found[i]!;
@@ -378,8 +387,7 @@ function rescoreLocally(
   // the newest match down to it).
   const total = rowsHolding(statements, term, exact, freqs.get(probe));
   const { nRow, avgdl } = corpusShape(statements);
-  let idf = Math.log((nRow - total + 0.5) / (total + 0.5));
-  if (idf <= 0) idf = 1e-6;
+  const idf = bm25Idf(nRow, total);
   for (const [key, freq] of freqs) {
     const length = rowLength(statements, key);
     if (length === null) return null;

@@ -17,6 +17,15 @@ export interface Postings {
    * be scored without bm25()'s walk of the whole doclist (see fts5-bm25.ts).
    */
   hits: number;
+  /**
+   * `hits` when the held scores were computed (-1: not known): each score carries the idf of that count,
+   * so once the term's count has moved far from it the scores are stale (see TermPostingsCache's drift).
+   */
+  scoredHits: number;
+  /** The corpus's rows when the held scores were computed (FTS5's count for every idf; -1: not known). */
+  scoredRows: number;
+  /** Set once the term's idf drifted while it was too costly to score again inline (see there). */
+  stale: boolean;
   /** The change sequence this term was last brought up to date with. */
   syncedSeq: number;
   /** Scores that replace the base entry of a key rewritten in place (NaN: it no longer matches). */

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { isPlainTerm, scoreRewrittenLocally } from './fts5-bm25.js';
+import { bm25Idf, corpusRowCount, isPlainTerm, scoreRewrittenLocally } from './fts5-bm25.js';
 import { highestKey } from './highest-key.js';
 import { readNewMatches } from './new-matches.js';
 import { append, indexOf, type Postings } from './postings.js';
@@ -72,6 +72,22 @@ export const RESAVE_AFTER_NEW_MATCHES = 1_000;
  * scores computed before carry the idf and average length of then.
  */
 const MAX_DRIFT = 0.1;
+
+/**
+ * A term's scores are computed again once its idf, at the count of rows now holding it, differs from the
+ * idf its scores were computed with by more than this share of the latter (of 1, for an idf under 1: a
+ * word in nearly half the rows has an idf near 0, which a few writes move by a large share and its scores
+ * by next to nothing). A word rare when first scored and common since (the cache starts over only when a
+ * tenth of the whole corpus changed) kept scoring its first matches as a rare word's, several times what a
+ * fresh process gives them.
+ */
+const MAX_IDF_DRIFT = 0.1;
+
+/** A term that drifted is scored again on the spot up to this many matches (~1 µs each); past it, off-thread. */
+const INLINE_RESCORE_MATCHES = 2_000;
+
+/** A term is saved again only this close to the idf its scores carry: a load takes the saved count as theirs. */
+const MAX_SAVED_IDF_DRIFT = 0.02;
 
 /** Sees each term's current contributions, one term at a time (see TermPostingsCache.visit). */
 export interface TermVisitor {
@@ -221,6 +237,8 @@ export class TermPostingsCache {
    * dropped, and a failed one leaves the term to be scored inline.
    */
   async prefetch(terms: readonly TermQuery[], scorer: TermScorer): Promise<void> {
+    // A term whose idf drifted at its last use is scored again here, off the calling thread.
+    for (const t of terms) if (this.terms.peek(keyOf(t))?.stale) this.terms.delete(keyOf(t));
     let missing = terms.filter((t) => !this.terms.has(keyOf(t)));
     if (missing.length === 0) return;
     // Only forward: a caller's meta_seq shortcut in `accumulate` stays valid after this.
@@ -340,6 +358,8 @@ export class TermPostingsCache {
       // Brought up to date below, as a cached term is: newer memories appended, rewrites patched.
       this.terms.set(cacheKey, p);
     }
+    // Left stale at an earlier use, and no term thread has scored it since (no scorer: a one-shot engine).
+    if (p.stale) return this.rescore(t, cacheKey);
     if (p.syncedSeq === this.seq) return p;
     // Rewrites first: patched, they leave the term's count known, so its new matches are scored without a
     // walk of its doclist.
@@ -353,9 +373,41 @@ export class TermPostingsCache {
       // The arrays grew: tell the cache, so its bound on entries stays true.
       this.terms.set(cacheKey, p);
     }
-    if (p.savedLength >= 0 && p.length - p.savedLength >= RESAVE_AFTER_NEW_MATCHES && this.resavable(t, p))
+    const drift = this.idfDrift(p);
+    if (drift > MAX_IDF_DRIFT) {
+      // Cheap: scored again here. Otherwise this search sums it as it is, and the next one's prefetch
+      // scores it on a term thread (or, with none, the next search here).
+      if (p.length <= INLINE_RESCORE_MATCHES) return this.rescore(t, cacheKey);
+      p.stale = true;
+      return p;
+    }
+    if (
+      p.savedLength >= 0 &&
+      p.length - p.savedLength >= RESAVE_AFTER_NEW_MATCHES &&
+      drift <= MAX_SAVED_IDF_DRIFT &&
+      this.resavable(t, p)
+    )
       this.save(cacheKey, p);
     return p;
+  }
+
+  private rescore(t: TermQuery, cacheKey: string): Postings {
+    const fresh = this.scoreFromScratch(t);
+    this.terms.set(cacheKey, fresh);
+    this.save(cacheKey, fresh);
+    return fresh;
+  }
+
+  /**
+   * How far the term's idf now (its count of rows among the corpus's) is from the idf its scores were
+   * computed with, as a share of the latter or of 1, whichever is more (0 when a count is not known).
+   */
+  private idfDrift(p: Postings): number {
+    if (p.hits < 0 || p.scoredHits < 0 || p.scoredRows < 0) return 0;
+    const rows = corpusRowCount(this.statements);
+    if (rows === null) return 0;
+    const then = bm25Idf(p.scoredRows, p.scoredHits);
+    return Math.abs(bm25Idf(rows, p.hits) - then) / Math.max(then, 1);
   }
 
   /**
@@ -411,7 +463,8 @@ export class TermPostingsCache {
       seq: number;
     }>;
     if (rewrites.length > this.opts.maxPendingUpdates || added + rewrites.length > budget) return undefined;
-    const p = this.fromScored(saved, saved.watermark, saved.seq);
+    // Its scores carry the idf of the corpus it was saved from.
+    const p = this.fromScored(saved, saved.watermark, saved.seq, saved.corpusRows);
     p.savedLength = p.length;
     this.patchRewritten(
       t,
@@ -509,15 +562,20 @@ export class TermPostingsCache {
   }
 
   /** A term's postings from its scored matches (keys ascending), as of key `watermark` and sequence `seq`. */
-  private fromScored(scored: ScoredMatches, watermark: number, seq: number): Postings {
+  /** `scoredRows`: the corpus's rows its scores were computed against (default: now). */
+  private fromScored(scored: ScoredMatches, watermark: number, seq: number, scoredRows?: number): Postings {
     const n = scored.keys.length;
+    const hits = n >= this.opts.maxPerTerm ? scored.hits : n;
     return {
       keys: n > 0 ? scored.keys : new Float64Array(1),
       scores: n > 0 ? scored.scores : new Float64Array(1),
       length: n,
       watermark,
       truncatedBelow: n >= this.opts.maxPerTerm ? scored.keys[0]! : 0,
-      hits: n >= this.opts.maxPerTerm ? scored.hits : n,
+      hits,
+      scoredHits: hits,
+      scoredRows: scoredRows ?? corpusRowCount(this.statements) ?? -1,
+      stale: false,
       syncedSeq: seq,
       patch: new Map(),
       savedLength: -1,

@@ -186,6 +186,56 @@ describe('TermPostingsCache: freshness', () => {
   });
 });
 
+describe('TermPostingsCache: a term whose count moved', () => {
+  /** One word's bm25 for two memories through the lexical leg, beside FTS5's own. */
+  function scores(query: string, ids: string[]) {
+    const res = t.store.lexical.searchLexical({ namespace: 'b', query, filters: {}, limit: 50 });
+    const fts = ftsRanking(t.store, 'b', res.ftsQuery!);
+    return ids.map((id) => {
+      const key = t.store.get('b', [id]).memories[0]!.key;
+      return {
+        id,
+        leg: res.candidates.find((c) => c.key === key)?.bm25,
+        fts: fts.find((f) => f.key === key)?.bm25,
+      };
+    });
+  }
+
+  for (const common of [450, 2_500]) {
+    it(`scores a word rare when cached and common since (${common} new matches) as FTS5 does now`, () => {
+      // Filler enough that the new matches stay under the tenth of the corpus that starts the cache over, in
+      // the same namespace (a namespace small beside the corpus has its terms confined to it, whose counts are
+      // the namespace's, while FTS5's idf counts every namespace: their drift is not caught here).
+      t.store.write(
+        Array.from({ length: common * 12 }, (_, i) =>
+          mem({ namespace: 'c', id: `c${i}`, text: `filler ${i} memo` }),
+        ),
+      );
+      t.store.write([mem({ namespace: 'b', id: 'q1', text: 'alpha kestrel beta gamma' })]);
+      const [first] = scores('kestrel', ['q1']);
+      expect(first!.leg).toBeCloseTo(first!.fts!, 9);
+      // New memories make the word common; then a second memory of the same shape says it once.
+      for (let i = 0; i < common; i += 500)
+        t.store.write(
+          Array.from({ length: Math.min(500, common - i) }, (_, j) =>
+            mem({
+              namespace: 'b',
+              id: `a${i + j}`,
+              text: `kestrel note ${i + j} in a longer memo of many words`,
+            }),
+          ),
+        );
+      t.store.write([mem({ namespace: 'b', id: 'q2', text: 'delta kestrel epsilon zeta' })]);
+      // The first search after the writes may still sum a costly term as it was (it is scored again off the
+      // serving thread when there is a term thread; here, with none, by the next search).
+      scores('kestrel', ['q1', 'q2']);
+      const now = scores('kestrel', ['q1', 'q2']);
+      for (const s of now) expect(s.leg, s.id).toBeCloseTo(s.fts!, 9);
+      expect(now[0]!.leg).toBeCloseTo(now[1]!.leg!, 9);
+    });
+  }
+});
+
 describe('TermPostingsCache: bounds', () => {
   it('holds at most maxEntries postings, and starts over past maxPendingUpdates rewrites', () => {
     t.cleanup();
