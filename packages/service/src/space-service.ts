@@ -43,14 +43,11 @@ export class SpaceService {
   ) {}
 
   scoped(access: NamespaceAccess): SpacesApi {
-    const operator = () => {
+    const operator = (
+      why = 'embedding spaces hold every namespace: managing them needs a key that may use all of them (*)',
+    ) => {
       // A space holds vectors of every namespace: a key scoped to some of them may not rebuild or drop it.
-      if (!access.all)
-        throw new CairnError(
-          'FORBIDDEN_NAMESPACE',
-          'embedding spaces hold every namespace: managing them needs a key that may use all of them (*)',
-          { field: 'authorization' },
-        );
+      if (!access.all) throw new CairnError('FORBIDDEN_NAMESPACE', why, { field: 'authorization' });
     };
     return {
       spaces: async () => {
@@ -58,7 +55,9 @@ export class SpaceService {
         return this.list();
       },
       deadLetters: async () => {
-        operator();
+        operator(
+          'dead letters hold jobs of every namespace: listing them needs a key that may use all of them (*)',
+        );
         if (!this.listDeadLetters) return { mode: 'embedded' as const, dead_letters: [] };
         return { mode: 'distributed' as const, dead_letters: await this.listDeadLetters() };
       },
