@@ -468,9 +468,13 @@ describe('cairn search', () => {
 describe('cairn get, timeline and stats', () => {
   it('returns full records, the timeline around one memory and per-namespace counts', () => {
     cairn(['ingest', file('in.jsonl', memories)]);
-    const got = JSON.parse(cairn(['get', 'a3', 'zz', '-n', 'proj', '--json']).stdout);
+    const partial = cairn(['get', 'a3', 'zz', '-n', 'proj', '--json']);
+    const got = JSON.parse(partial.stdout);
     expect(got.memories[0]).toMatchObject({ id: 'a3', tags: ['infra'], kind: 'fact' });
     expect(got.missing).toEqual(['zz']);
+    // Some found is partial (3), as a batch with rejected lines; none found is not found (2).
+    expect(partial.code).toBe(3);
+    expect(cairn(['get', 'zz', '-n', 'proj', '--json']).code).toBe(2);
     const tl = JSON.parse(
       cairn(['timeline', 'a2', '-n', 'proj', '--before', '1', '--after', '1', '--json']).stdout,
     );

@@ -33,7 +33,8 @@ export async function getCommand(ids: string[], flags: NsFlags, env: CliEnv): Pr
     }
     if (res.missing.length) warn(`not found in namespace "${ns}": ${res.missing.join(', ')}`);
   }
-  if (res.missing.length > 0) process.exitCode = EXIT.usage;
+  // Some found: partial, as a batch with some lines rejected; none: not found.
+  if (res.missing.length > 0) process.exitCode = res.memories.length > 0 ? EXIT.partial : EXIT.usage;
 }
 
 export async function timelineCommand(
