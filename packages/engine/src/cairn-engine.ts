@@ -1,9 +1,7 @@
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ComputePool } from '@cairn/compute';
 import {
   CairnError,
-  type CairnErrorCode,
   type Embedder,
   type KeyedMemory,
   type PrunePolicy,
@@ -29,9 +27,7 @@ import {
   type EngineOptions,
   embedWritesOf,
   isLongLived,
-  OFF_THREAD_WRITE_MEMORIES,
   storeSliceOf,
-  storeWritesOf,
   termScoringOf,
 } from './engine-options.js';
 import { countNamespaces, type EngineStats } from './namespace-stats.js';
@@ -42,16 +38,9 @@ import { poolEmbedder, type SpaceBuildStatus } from './space-builder.js';
 import { embedderOfSpace, recordedSpecOf } from './space-embedder.js';
 import { SpaceSupervisor, type SpaceView } from './space-supervisor.js';
 import { StoreHealth } from './store-health.js';
-import type {
-  CaptureBatchFailure,
-  CaptureBatchRequest,
-  CaptureBatchResponse,
-} from './tasks/capture-batch-task.js';
 import { startTermScoring } from './term-scoring-thread.js';
 
 const noLog: EngineLog = () => {};
-
-const CAPTURE_BATCH_TASK = fileURLToPath(new URL('../dist/tasks/capture-batch-task.js', import.meta.url));
 
 /**
  * Distributed: capture enqueues embedding for every space that must stay current, so memories written
@@ -76,8 +65,6 @@ export class CairnEngine {
   private readonly pool: ComputePool | null;
   /** Runs the writer's embed passes with the built-in embedder (see `embedWrites`); null: on this thread. */
   private readonly embedLane: ComputePool | null;
-  /** Stores a writer's large writes (see `storeWrites`); null: they are stored on this thread. */
-  private readonly writeLane: ComputePool | null;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly log: EngineLog;
   /**
@@ -126,9 +113,6 @@ export class CairnEngine {
     this.pool = embedder && (opts.useWorkerThreads ?? true) ? new ComputePool() : null;
     // One thread: passes run one at a time anyway (the pipeline's loop), and it exits when writes stop.
     this.embedLane = embedder && embedWritesOf(opts) === 'worker' ? new ComputePool({ maxThreads: 1 }) : null;
-    // At the serving thread's priority: a write's caller waits for it, as for a search.
-    this.writeLane =
-      storeWritesOf(opts) === 'worker' ? new ComputePool({ maxThreads: 1, niceIncrement: 0 }) : null;
     // chrono's first two parses cost 0.15–0.4 s (see warmTemporalParser). A long-lived engine pays them
     // while it opens, before anyone can search it: paid a turn after opening, they landed in a server's
     // first searches, or in the first search of an engine searched as soon as it opened.
@@ -277,35 +261,6 @@ export class CairnEngine {
     const result = this.health.guard(() => this.pipeline.ingest(inputs));
     if (result.counts.stored + result.counts.updated > 0) this.spaces.kick();
     return result;
-  }
-
-  /**
-   * `ingest` for callers that can wait (the HTTP API, MCP, a cluster's forwarded writes): a writer's batch
-   * of OFF_THREAD_WRITE_MEMORIES or more goes to the write lane (see `storeWrites`), stored there in one
-   * transaction exactly as `ingest` stores it, and the serving thread answers searches meanwhile; anything
-   * else is `ingest`. Durable when it resolves; a failure stores nothing of the batch.
-   */
-  async ingestAsync(inputs: readonly unknown[]): Promise<CaptureResult> {
-    const path =
-      this.writeLane && this.role === 'writer' && inputs.length >= OFF_THREAD_WRITE_MEMORIES
-        ? this.store.embeddings.offThreadWriterPath()
-        : null;
-    if (!path) return this.ingest(inputs);
-    const req: CaptureBatchRequest = {
-      path,
-      inputs: [...inputs],
-      now: Date.now(),
-      ...(this.opts.context ? { context: this.opts.context } : {}),
-    };
-    const res = await this.health.guard(() =>
-      this.writeLane!.run<CaptureBatchResponse>(CAPTURE_BATCH_TASK, req),
-    );
-    if ('failed' in res) throw this.health.observe(failureError(res.failed));
-    if (res.ok.counts.stored + res.ok.counts.updated > 0) {
-      this.pipeline.kick();
-      this.spaces.kick();
-    }
-    return res.ok;
   }
 
   /**
@@ -665,8 +620,6 @@ export class CairnEngine {
     if (this.closed) return;
     this.closed = true;
     for (const t of this.timers) clearInterval(t);
-    // A large write under way on the lane commits (or fails) before the rest closes.
-    await this.writeLane?.close();
     await this.consolidator.stop();
     this.access?.close();
     await this.spaces.stop();
@@ -732,10 +685,4 @@ export class CairnEngine {
     t.unref();
     this.timers.push(t);
   }
-}
-
-/** The error a write lane's failure stands for: the store's named error, or SQLite's with its code. */
-function failureError(f: CaptureBatchFailure): Error {
-  if (f.cairn) return new CairnError(f.code as CairnErrorCode, f.message, f.field ? { field: f.field } : {});
-  return Object.assign(new Error(f.message), f.code ? { code: f.code } : {});
 }

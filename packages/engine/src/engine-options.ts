@@ -157,16 +157,6 @@ export interface EngineOptions {
    * them, has no searches to keep answering, and its pool is busy building the graph)
    */
   embedWrites?: 'worker' | 'inline';
-  /**
-   * Where a long-lived writer stores a write of OFF_THREAD_WRITE_MEMORIES or more memories given through
-   * `ingestAsync` (the HTTP API, MCP, a cluster's forwarded writes): `'worker'`, on a thread of its own with
-   * a connection of its own, in one transaction as on this thread, so searches are answered meanwhile
-   * (storing costs ~0.2 ms a memory: a request of 1,000 held the serving thread ~0.2 s); `'inline'`, here.
-   * Smaller writes are always stored here: a thread's round trip costs more than they do.
-   * @defaultValue 'worker' in a long-lived process (`refreshIntervalMs` > 0) with `useWorkerThreads`, else
-   * 'inline'
-   */
-  storeWrites?: 'worker' | 'inline';
   /** Memories per embedder call. @defaultValue 256 */
   embedBatchSize?: number;
   /**
@@ -227,20 +217,6 @@ export function embedWritesOf(
   // An embedder given in the options is run as given, and no thread starts without useWorkerThreads.
   if (opts.embedder !== undefined || opts.useWorkerThreads === false) return 'inline';
   return opts.embedWrites ?? (isLongLived(opts) ? 'worker' : 'inline');
-}
-
-/**
- * Memories from which a write is stored on the write lane (see `storeWrites`): 64 take ~13 ms here, about
- * what a search may hold the serving thread, and a round trip to the lane costs a fraction of a millisecond.
- */
-export const OFF_THREAD_WRITE_MEMORIES = 64;
-
-/** Where a large write is stored (see `storeWrites`). */
-export function storeWritesOf(
-  opts: Pick<EngineOptions, 'refreshIntervalMs' | 'storeWrites' | 'useWorkerThreads'>,
-): 'worker' | 'inline' {
-  if (opts.useWorkerThreads === false) return 'inline';
-  return opts.storeWrites ?? (isLongLived(opts) ? 'worker' : 'inline');
 }
 
 /** Where the lexical leg scores new terms (see `termScoring`). */

@@ -233,61 +233,6 @@ describe('an engine', () => {
     expect(oneShot.counted).toEqual({ embedded: 44, stored: 40 });
   }, 60_000);
 
-  it('stores a large write on the write lane, in one transaction, and a small one here', async () => {
-    const engine = await engines.open();
-    let storedHere = 0;
-    const write = engine.store.write.bind(engine.store);
-    engine.store.write = (batch, opts) => {
-      storedHere += batch.length;
-      return write(batch, opts);
-    };
-    const turns = (n: number, from = 0) =>
-      Array.from({ length: n }, (_, i) => ({
-        namespace: 'ns',
-        id: `t${from + i}`,
-        session: 's1',
-        kind: 'turn',
-        ts: `2026-01-01T00:${String(Math.floor((from + i) / 60)).padStart(2, '0')}:${String((from + i) % 60).padStart(2, '0')}Z`,
-        text:
-          from + i === 0
-            ? 'we chose the flamingo cluster for staging'
-            : `turn ${from + i} of the staging talk`,
-      }));
-    const large = await engine.ingestAsync(turns(100));
-    expect(large.counts).toMatchObject({ stored: 100 });
-    expect(storedHere).toBe(0);
-    // Searchable at once, with the session context the serving thread would have derived: the turn after the
-    // first one is found by a word only the first one says.
-    const r = await engine.search({ namespace: 'ns', query: 'flamingo', k: 5 });
-    expect(r.hits.map((h) => h.id)).toEqual(expect.arrayContaining(['t0', 't1']));
-    // Embedded and indexed once the lane's write kicked the embed stage.
-    await engine.drain();
-    expect(engine.stats().namespaces.ns).toMatchObject({ stored: 100, embedded: 100, indexed: 100 });
-    const small = await engine.ingestAsync(turns(10, 100));
-    expect(small.counts).toMatchObject({ stored: 10 });
-    expect(storedHere).toBe(10);
-    // One transaction: a batch that fails on its 80th memory stores none of it, and says why.
-    engine.store.db.exec(
-      "CREATE TRIGGER poison BEFORE INSERT ON memories WHEN NEW.text LIKE '%poison%' BEGIN SELECT RAISE(ABORT, 'poisoned'); END",
-    );
-    const batch = turns(100, 200).map((m, i) => (i === 79 ? { ...m, text: 'poison' } : m));
-    await expect(engine.ingestAsync(batch)).rejects.toMatchObject({
-      message: expect.stringContaining('poisoned'),
-    });
-    expect(engine.get('ns', ['t200', 't278', 't299']).missing).toEqual(['t200', 't278', 't299']);
-    expect(storedHere).toBe(10);
-    // A one-shot engine stores every write here.
-    const oneShot = await engines.open({ refreshIntervalMs: 0 });
-    const w = oneShot.store.write.bind(oneShot.store);
-    let oneShotHere = 0;
-    oneShot.store.write = (b, o) => {
-      oneShotHere += b.length;
-      return w(b, o);
-    };
-    await oneShot.ingestAsync(turns(100));
-    expect(oneShotHere).toBe(100);
-  }, 60_000);
-
   it('applies a lane pass without the memories deleted while it stored their vectors', async () => {
     // The lane stores a pass's vectors on its own connection, a slice at a time, and the serving thread
     // applies them when the pass returns: a delete in between found nothing in the index to drop.

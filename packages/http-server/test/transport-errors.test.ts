@@ -289,12 +289,11 @@ describe('a full disk', () => {
   it('answers 507 STORAGE_FULL, stores nothing of the request, and writes again once there is room', async () => {
     const db = engine.store.db;
     const pages = db.pragma('page_count', { simple: true }) as number;
-    // SQLite's own size cap fails a write exactly as a full disk does (SQLITE_FULL). It is this connection's:
-    // a batch of 64 or more would be stored on the engine's write lane, whose connection it does not reach.
+    // SQLite's own size cap fails a write exactly as a full disk does (SQLITE_FULL).
     db.pragma(`max_page_count = ${pages + 2}`);
     const batch = {
       namespace: 'full',
-      memories: Array.from({ length: 60 }, (_, i) => ({
+      memories: Array.from({ length: 200 }, (_, i) => ({
         id: `f${i}`,
         text: `a long memory ${i} ${'word '.repeat(200)}`,
       })),
@@ -308,10 +307,10 @@ describe('a full disk', () => {
     const full = await post();
     expect(full.status).toBe(507);
     expect(((await full.json()) as ErrorShape).error.code).toBe('STORAGE_FULL');
-    expect(engine.get('full', ['f0', 'f59']).missing).toEqual(['f0', 'f59']);
+    expect(engine.get('full', ['f0', 'f199']).missing).toEqual(['f0', 'f199']);
     db.pragma('max_page_count = 1073741823');
     const again = await post();
     expect(again.status).toBe(201);
-    expect(engine.get('full', ['f0', 'f59']).memories).toHaveLength(2);
+    expect(engine.get('full', ['f0', 'f199']).memories).toHaveLength(2);
   });
 });

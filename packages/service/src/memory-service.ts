@@ -160,8 +160,7 @@ export class MemoryService {
       return this.writeResponse(r.items, wait === 'stored');
     }
     if (this.forwarder) return this.writeResponse(await this.forwarder.ingest(memories), true);
-    // A large batch is stored off the serving thread (see CairnEngine.ingestAsync).
-    const r = await this.engine.ingestAsync(memories);
+    const r = this.engine.ingest(memories);
     return this.writeResponse(r.items, true);
   }
 

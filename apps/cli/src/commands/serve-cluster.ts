@@ -25,7 +25,7 @@ type Reply =
 /** Primary: answers the children's writes and reindex requests from the engine that owns the data folder. */
 export function answerChildWrites(engine: CairnEngine): void {
   const answer = async (msg: Request): Promise<unknown> => {
-    if (msg.t === 'cairn-write') return (await engine.ingestAsync(msg.memories)).items;
+    if (msg.t === 'cairn-write') return engine.ingest(msg.memories).items;
     if (msg.t === 'cairn-delete') return engine.delete(msg.namespace, msg.memoryId);
     const space = await engine.requestReindex(msg.embedder, { activate: msg.activate });
     return { id: space.id, active: space.active };
