@@ -309,6 +309,7 @@ export class LexicalSearch implements LexicalLeg {
   /** Where `prepare` scores terms (null: nowhere, `searchLexical` scores them inline). */
   useTermScorer(scorer: TermScorer | null): void {
     this.scorer = scorer;
+    this.postings.scorerInUse = scorer !== null;
   }
 
   /** The query's terms as the leg searches them: stop words and too-frequent terms out, confined or not. */

@@ -134,6 +134,11 @@ export class TermPostingsCache {
   private metaSeqAtSync = Number.NaN;
   /** Counts the times the cache started over: a term scored elsewhere before a reset is stale after it. */
   private generation = 0;
+  /**
+   * Set while searches prefetch their costly terms on a scorer (a term thread): a term whose idf drifted is
+   * then left to the next prefetch rather than scored again on the calling thread.
+   */
+  scorerInUse = false;
   /** Terms being scored by a TermScorer, by cache key, so concurrent queries ask once. */
   private readonly inFlight = new Map<string, Promise<void>>();
   private prefetched = 0;
@@ -237,14 +242,21 @@ export class TermPostingsCache {
    * dropped, and a failed one leaves the term to be scored inline.
    */
   async prefetch(terms: readonly TermQuery[], scorer: TermScorer): Promise<void> {
-    // A term whose idf drifted at its last use is scored again here, off the calling thread.
-    for (const t of terms) if (this.terms.peek(keyOf(t))?.stale) this.terms.delete(keyOf(t));
+    // A term whose idf drifted at its last use is scored again on the scorer: not from its saved copy,
+    // which carries the same old idf (it would be loaded, found drifted and evicted at every search).
+    const drifted = new Set<string>();
+    for (const t of terms)
+      if (this.terms.peek(keyOf(t))?.stale) {
+        this.terms.delete(keyOf(t));
+        drifted.add(keyOf(t));
+      }
     let missing = terms.filter((t) => !this.terms.has(keyOf(t)));
     if (missing.length === 0) return;
     // Only forward: a caller's meta_seq shortcut in `accumulate` stays valid after this.
     this.sync();
     // A saved copy that still holds costs a row read: no round trip to the scorer for it.
     missing = missing.filter((t) => {
+      if (drifted.has(keyOf(t))) return true;
       const p = this.loadSaved(t);
       if (p) this.terms.set(keyOf(t), p);
       return !p;
@@ -358,8 +370,10 @@ export class TermPostingsCache {
       // Brought up to date below, as a cached term is: newer memories appended, rewrites patched.
       this.terms.set(cacheKey, p);
     }
-    // Left stale at an earlier use, and no term thread has scored it since (no scorer: a one-shot engine).
-    if (p.stale) return this.rescore(t, cacheKey);
+    // Left stale at an earlier use with a scorer in use, which has been taken away since: scored here. With
+    // one, the next search's prefetch scores it off this thread; until then (a second pass of this search,
+    // such as session match) it is summed as it is, brought up to date below as any term.
+    if (p.stale && !this.scorerInUse) return this.rescore(t, cacheKey);
     if (p.syncedSeq === this.seq) return p;
     // Rewrites first: patched, they leave the term's count known, so its new matches are scored without a
     // walk of its doclist.
@@ -375,9 +389,9 @@ export class TermPostingsCache {
     }
     const drift = this.idfDrift(p);
     if (drift > MAX_IDF_DRIFT) {
-      // Cheap: scored again here. Otherwise this search sums it as it is, and the next one's prefetch
-      // scores it on a term thread (or, with none, the next search here).
-      if (p.length <= INLINE_RESCORE_MATCHES) return this.rescore(t, cacheKey);
+      // Cheap, or no scorer to take it: scored again here. Otherwise this search sums it as it is, and the
+      // next one's prefetch scores it on a term thread.
+      if (p.length <= INLINE_RESCORE_MATCHES || !this.scorerInUse) return this.rescore(t, cacheKey);
       p.stale = true;
       return p;
     }

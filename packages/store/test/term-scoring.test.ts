@@ -155,3 +155,43 @@ describe('LexicalSearch.prepare: terms scored elsewhere', () => {
     expect(t.store.lexical.searchLexical(request('common')).candidates).toEqual(inlineRanking('common'));
   });
 });
+
+describe('LexicalSearch.prepare: a term whose idf drifted', () => {
+  it('is scored again on the scorer, once, not from its saved copy and not on the calling thread', async () => {
+    // "kestrel" in 2,100 of 7,100 memories, then 600 more (under the tenth of the corpus after which the
+    // whole cache starts over): its idf moves by more than a tenth.
+    const kestrel = (from: number, n: number) =>
+      t.store.write(
+        Array.from({ length: n }, (_, i) =>
+          mem({ id: `k${from + i}`, namespace: 'ns', text: `kestrel seen ${i}` }),
+        ),
+      );
+    kestrel(0, 2_100);
+    const asked: TermScoreRequest[] = [];
+    const scorer: TermScorer = async (req) => {
+      asked.push(req);
+      return scoreTermTask({ ...req, path: t.path });
+    };
+    t.store.lexical.useTermScorer(scorer);
+    const search = async () => {
+      await t.store.lexical.prepare(request('kestrel'));
+      return t.store.lexical.searchLexical(request('kestrel')).candidates;
+    };
+    await search();
+    expect(asked.filter((r) => r.match === '"kestrel"')).toHaveLength(1);
+    kestrel(2_100, 600);
+    const inlineBefore = t.store.lexical.postings.size;
+    // The first search after the writes sums the term as it was and leaves it to the next prefetch, which
+    // asks the scorer (the saved copy carries the old idf, so it is not loaded instead).
+    await search();
+    const second = await search();
+    expect(asked.filter((r) => r.match === '"kestrel"')).toHaveLength(2);
+    expect(second).toEqual(inlineRanking('kestrel'));
+    // Nothing more to do after that: neither asked again nor loaded again.
+    const loaded = t.store.lexical.postings.size.loaded;
+    expect(await search()).toEqual(inlineRanking('kestrel'));
+    expect(asked.filter((r) => r.match === '"kestrel"')).toHaveLength(2);
+    expect(t.store.lexical.postings.size.loaded).toBe(loaded);
+    expect(t.store.lexical.postings.size.loaded).toBe(inlineBefore.loaded);
+  });
+});
