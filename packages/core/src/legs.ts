@@ -74,7 +74,16 @@ export interface VectorCandidate {
 }
 
 export type VectorLegResult =
-  | { status: 'ok'; candidates: VectorCandidate[]; exact: boolean }
+  | {
+      status: 'ok';
+      candidates: VectorCandidate[];
+      exact: boolean;
+      /**
+       * Set when many of the namespace's live memories have no vector yet (stored, not embedded: a
+       * `cairn ingest --no-embed`, an embedder that fails): the candidates come from the rest only.
+       */
+      unembedded?: { missing: number; live: number };
+    }
   | { status: 'unavailable'; reason: string };
 
 /**

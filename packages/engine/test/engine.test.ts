@@ -172,6 +172,33 @@ describe('CairnEngine hybrid search', () => {
     expect(since.hits.every((h) => h.ts >= Date.UTC(2024, 0, 2))).toBe(true);
   });
 
+  it('says the vector leg is degraded while many of the namespace’s memories are stored but not embedded', async () => {
+    const engine = await engines.open({ refreshIntervalMs: 0 });
+    engine.ingest(
+      Array.from({ length: 40 }, (_, i) => ({
+        namespace: 'ns',
+        id: `m${i}`,
+        text: `note ${i} about the redis vault`,
+      })),
+      { embed: false },
+    );
+    const before = await engine.search({ namespace: 'ns', query: 'redis vault', k: 3, explain: 'full' });
+    expect(before.hits).toHaveLength(3);
+    expect(before.degraded).toEqual(['vector']);
+    expect(before.explain.degradedReasons.vector).toMatch(
+      /40 of the namespace's 40 memories have no vector yet/,
+    );
+    await engine.drain();
+    const after = await engine.search({ namespace: 'ns', query: 'redis vault', k: 3 });
+    expect(after.degraded).toEqual([]);
+    expect(after.hits[0]!.vecRank).not.toBeNull();
+    // One memory written and not yet embedded is not worth the flag.
+    engine.ingest([{ namespace: 'ns', id: 'late', text: 'a late note about the redis vault' }], {
+      embed: false,
+    });
+    expect((await engine.search({ namespace: 'ns', query: 'redis vault', k: 3 })).degraded).toEqual([]);
+  });
+
   it('says why a result is empty', async () => {
     const engine = await engines.open();
     engine.ingest(corpus);

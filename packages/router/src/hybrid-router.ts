@@ -149,6 +149,10 @@ export class HybridRouter {
             // Ranks are re-dealt after the floor so they stay dense (1, 2, 3…) as RRF expects.
             vector = r.candidates.filter((c) => c.cosine >= floor).map((c, i) => ({ ...c, rank: i + 1 }));
             vectorExact = r.exact;
+            if (r.unembedded) {
+              degraded.push('vector');
+              degradedReasons.vector = `${r.unembedded.missing} of the namespace's ${r.unembedded.live} memories have no vector yet (stored, not embedded): the vector leg searched the rest`;
+            }
           } else {
             degraded.push('vector');
             degradedReasons.vector = r.reason;

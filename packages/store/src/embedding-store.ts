@@ -172,6 +172,17 @@ export class EmbeddingStore {
     return new Map(rows.map((r) => [r.namespace, r.current]));
   }
 
+  /** The namespace's live memories and its current vectors in the space (kept counts; see EmbeddingSource). */
+  coverage(spaceId: string, namespace: string): { live: number; current: number } {
+    const row = this.statements
+      .get(
+        `SELECT coalesce((SELECT live FROM namespace_rows WHERE namespace = ?), 0) AS live,
+                coalesce((SELECT max(current) FROM space_vectors WHERE namespace = ? AND space = ?), 0) AS current`,
+      )
+      .get(namespace, namespace, spaceId) as { live: number; current: number };
+    return row;
+  }
+
   /** Vectors of the space that are current for the namespace's live memories (a kept count). */
   currentCount(spaceId: string, namespace: string): number {
     return (this.db

@@ -35,6 +35,11 @@ export interface EmbeddingSource {
    */
   maxWriteSeq?(spaceId: string, namespace: string): number;
   /**
+   * The namespace's live memories, and how many of them have a current vector in the space (kept counts:
+   * one indexed read), for saying when a search's vector leg covered only part of them.
+   */
+  coverage?(spaceId: string, namespace: string): { live: number; current: number };
+  /**
    * Where a worker thread can read the namespace's vectors itself, for a graph build that never reads them
    * on the calling thread: a module whose default export takes `args` plus `{ limit, dimensions }` (see
    * `OffThreadRead`). Null or absent: the build is given the vectors, read here.

@@ -43,6 +43,14 @@ import { searchLoaded, type VectorSearchContext } from './vector-search.js';
  * `load-on-writes.ts` starts a writer's loads while a bulk ingest stores, `stored-vectors.ts` reads stored
  * vectors by key, `graph-persistence.ts` merges deltas into files and lets graphs go.
  */
+
+/**
+ * A search says its vector leg covered only part of the namespace (`unembedded`) once at least this many of
+ * its live memories, and this share of them, have no vector yet: the few a stream of writes keeps pending
+ * for milliseconds are not worth a flag that would flicker.
+ */
+const UNEMBEDDED_MIN = 16;
+const UNEMBEDDED_SHARE = 0.1;
 export class VectorIndexManager implements VectorLeg {
   readonly space: EmbeddingSpace;
   private readonly slots = new Map<string, Slot>();
@@ -140,7 +148,14 @@ export class VectorIndexManager implements VectorLeg {
     assertDimensions(req.vector, this.space, 'query vector');
     const ready = await this.acquire(req.namespace, this.opts.waitForBuild, this.opts.unbuiltSearch);
     if (!ready.ok) return { status: 'unavailable', reason: ready.reason };
-    return searchLoaded(ready.value, req, this.searchContext);
+    const res = searchLoaded(ready.value, req, this.searchContext);
+    const c = this.opts.embeddings.coverage?.(this.space.id, req.namespace);
+    if (res.status !== 'ok' || !c) return res;
+    const missing = c.live - c.current;
+    // A write's vector follows it by milliseconds: only a backlog worth saying so is reported.
+    return missing >= UNEMBEDDED_MIN && missing >= c.live * UNEMBEDDED_SHARE
+      ? { ...res, unembedded: { missing, live: c.live } }
+      : res;
   }
 
   /** Background jobs' batched searches, a graph's on the pool (`neighbor-batch.ts`); null: `searchVector`. */
