@@ -187,7 +187,7 @@ describe('BackgroundCheckpointer', () => {
 });
 
 describe('an engine', () => {
-  it('embeds a long-lived writer’s writes on a thread of its own: this thread neither embeds nor stores them', async () => {
+  it('with embedWrites: worker, embeds a long-lived writer’s writes on a lane: this thread neither embeds nor stores them', async () => {
     const writeAndSearch = async (opts: Partial<EngineOptions>) => {
       const engine = await engines.open(opts);
       const here = { embedded: 0, stored: 0 };
@@ -218,25 +218,25 @@ describe('an engine', () => {
       return { counted, counts: { stored, embedded, indexed, pending, fieldsEmbedded }, top: r.hits[0] };
     };
     const complete = { stored: 40, embedded: 40, indexed: 40, pending: 0, fieldsEmbedded: 40 };
-    const lane = await writeAndSearch({});
+    const lane = await writeAndSearch({ embedWrites: 'worker' });
     expect(lane.counted).toEqual({ embedded: 0, stored: 0 });
     expect(lane.counts).toEqual(complete);
     expect(lane.top).toMatchObject({ id: 'm13' });
     expect(lane.top!.vecRank).not.toBeNull();
-    // Control: inline, this thread embeds every memory and the four distinct field values, and stores the
-    // memories' vectors.
-    const inline = await writeAndSearch({ embedWrites: 'inline' });
+    // Control: inline (the default), this thread embeds every memory and the four distinct field values,
+    // and stores the memories' vectors.
+    const inline = await writeAndSearch({});
     expect(inline.counted).toEqual({ embedded: 44, stored: 40 });
     expect(inline.counts).toEqual(complete);
-    // A one-shot engine embeds inline by default.
-    const oneShot = await writeAndSearch({ refreshIntervalMs: 0 });
+    // A one-shot engine embeds inline even when asked for the lane.
+    const oneShot = await writeAndSearch({ refreshIntervalMs: 0, embedWrites: 'worker' });
     expect(oneShot.counted).toEqual({ embedded: 44, stored: 40 });
   }, 60_000);
 
   it('applies a lane pass without the memories deleted while it stored their vectors', async () => {
     // The lane stores a pass's vectors on its own connection, a slice at a time, and the serving thread
     // applies them when the pass returns: a delete in between found nothing in the index to drop.
-    const engine = await engines.open({ embedBatchSize: 2_000 });
+    const engine = await engines.open({ embedBatchSize: 2_000, embedWrites: 'worker' });
     engine.ingest([{ namespace: 'ns', id: 'first', text: 'the first note' }]);
     await engine.drain();
     await engine.search({ namespace: 'ns', query: 'first note', k: 1 });
