@@ -575,8 +575,10 @@ export class TermPostingsCache {
     return this.fromScored(scored, this.maxKey, this.seq);
   }
 
-  /** A term's postings from its scored matches (keys ascending), as of key `watermark` and sequence `seq`. */
-  /** `scoredRows`: the corpus's rows its scores were computed against (default: now). */
+  /**
+   * A term's postings from its scored matches (keys ascending), as of key `watermark` and sequence `seq`;
+   * `scoredRows`: the corpus's rows its scores were computed against (default: now).
+   */
   private fromScored(scored: ScoredMatches, watermark: number, seq: number, scoredRows?: number): Postings {
     const n = scored.keys.length;
     const hits = n >= this.opts.maxPerTerm ? scored.hits : n;

@@ -31,6 +31,14 @@ import {
 import { searchLoaded, type VectorSearchContext } from './vector-search.js';
 
 /**
+ * A search says its vector leg covered only part of the namespace (`unembedded`) once at least this many of
+ * its live memories, and this share of them, have no vector yet: the few a stream of writes keeps pending
+ * for milliseconds are not worth a flag that would flicker.
+ */
+const UNEMBEDDED_MIN = 16;
+const UNEMBEDDED_SHARE = 0.1;
+
+/**
  * The vector leg: one index per namespace and embedding space, loaded lazily. Small namespaces are held as
  * an exact matrix; larger ones as a usearch HNSW graph file plus an exact delta of newer vectors. Embeddings
  * in SQLite are the source of truth: a missing, stale or damaged file is rebuilt from them, and the rebuild
@@ -43,14 +51,6 @@ import { searchLoaded, type VectorSearchContext } from './vector-search.js';
  * `load-on-writes.ts` starts a writer's loads while a bulk ingest stores, `stored-vectors.ts` reads stored
  * vectors by key, `graph-persistence.ts` merges deltas into files and lets graphs go.
  */
-
-/**
- * A search says its vector leg covered only part of the namespace (`unembedded`) once at least this many of
- * its live memories, and this share of them, have no vector yet: the few a stream of writes keeps pending
- * for milliseconds are not worth a flag that would flicker.
- */
-const UNEMBEDDED_MIN = 16;
-const UNEMBEDDED_SHARE = 0.1;
 export class VectorIndexManager implements VectorLeg {
   readonly space: EmbeddingSpace;
   private readonly slots = new Map<string, Slot>();
