@@ -139,6 +139,9 @@ export class TermPostingsCache {
    * then left to the next prefetch rather than scored again on the calling thread.
    */
   scorerInUse = false;
+  /** FTS5's row count as of sequence `rowsReadAt` (see `corpusRowsAtSync`). */
+  private rowsAtSync: number | null = null;
+  private rowsReadAt = Number.NaN;
   /** Terms being scored by a TermScorer, by cache key, so concurrent queries ask once. */
   private readonly inFlight = new Map<string, Promise<void>>();
   private prefetched = 0;
@@ -405,6 +408,18 @@ export class TermPostingsCache {
     return p;
   }
 
+  /**
+   * FTS5's row count, read once per sync of the cache: after a write every term a search uses is brought up
+   * to date and checked for drift, and the count is the same for all of them.
+   */
+  private corpusRowsAtSync(): number | null {
+    if (this.rowsReadAt !== this.seq) {
+      this.rowsAtSync = corpusRowCount(this.statements);
+      this.rowsReadAt = this.seq;
+    }
+    return this.rowsAtSync;
+  }
+
   private rescore(t: TermQuery, cacheKey: string): Postings {
     const fresh = this.scoreFromScratch(t);
     this.terms.set(cacheKey, fresh);
@@ -418,7 +433,7 @@ export class TermPostingsCache {
    */
   private idfDrift(p: Postings): number {
     if (p.hits < 0 || p.scoredHits < 0 || p.scoredRows < 0) return 0;
-    const rows = corpusRowCount(this.statements);
+    const rows = this.corpusRowsAtSync();
     if (rows === null) return 0;
     const then = bm25Idf(p.scoredRows, p.scoredHits);
     return Math.abs(bm25Idf(rows, p.hits) - then) / Math.max(then, 1);
