@@ -56,6 +56,88 @@ function markedOncePerMatch(match: string): boolean {
   return true;
 }
 
+/** `scope : "…" AND (term)`: a term confined to a namespace's token (see renderFtsQuery). */
+const CONFINED = /^scope : "[^"]*" AND \((.*)\)$/su;
+/** `{title text parts} : term`: a term held to a memory's own columns (the leg without context). */
+const COLUMN_FILTER = /^\{[a-z ]+\} : (.*)$/su;
+
+/**
+ * The idf FTS5 gives a term's scores: read back from the score of its match `key` (see `idfBehindScore`),
+ * else, for a term confined to a namespace's token, from the count of rows holding it in the whole file (a
+ * phrase whose matches highlight() does not mark one by one, such as "won t": one walk of its words'
+ * positions, as scoring it cost). Null when neither tells.
+ */
+export function carriedIdf(
+  statements: StatementCache,
+  term: { match: string; bm25: string },
+  key: number,
+  score: number,
+): number | null {
+  return idfBehindScore(statements, term, key, score) ?? countedIdf(statements, term);
+}
+
+/** A confined term's idf among the whole file's rows, counted (null for another term). */
+export function countedIdf(statements: StatementCache, term: { match: string }): number | null {
+  const confined = CONFINED.exec(term.match);
+  if (!confined) return null;
+  return readingShadowTables(() => {
+    const hits = statements
+      .get('SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?')
+      .pluck()
+      .get(confined[1]!) as number;
+    return hits > 0 ? bm25Idf(corpusShape(statements).nRow, hits) : null;
+  });
+}
+
+/** Whether a term's MATCH is confined to a namespace's token. */
+export function isConfined(match: string): boolean {
+  return CONFINED.test(match);
+}
+
+/**
+ * The idf FTS5's bm25() gave a term's match `key` its `score` with, read back from that score: the row's
+ * weighted frequency (highlight()) and length (docsize) give its saturation, and the score is minus the idf
+ * times it. Works for a word or a marked phrase, confined to a namespace's token or held to some columns:
+ * FTS5 scores a phrase by the rows holding it in the whole file whatever else the MATCH asks, and the
+ * scope token's column weighs 0. Null when it cannot be told: another shape of term, a scope column that
+ * weighs, or a row that no longer holds the term. An idf clamped by FTS5 (a word in most rows) reads as
+ * 1e-6, as FTS5 used it.
+ */
+export function idfBehindScore(
+  statements: StatementCache,
+  term: { match: string; bm25: string },
+  key: number,
+  score: number,
+): number | null {
+  return readingShadowTables(() => readIdfBehindScore(statements, term, key, score));
+}
+
+function readIdfBehindScore(
+  statements: StatementCache,
+  term: { match: string; bm25: string },
+  key: number,
+  score: number,
+): number | null {
+  const weights = bm25Weights(term.bm25);
+  const confined = CONFINED.exec(term.match);
+  const match = confined ? confined[1]! : term.match;
+  if (!weights || (confined && weights[3] !== 0) || !(score < 0)) return null;
+  if (!markedOncePerMatch(COLUMN_FILTER.exec(match)?.[1] ?? match)) return null;
+  const { columns, select } = highlightedColumns(weights);
+  const row = statements
+    .get(
+      `SELECT rowid, ${select} FROM memories_fts WHERE memories_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))`,
+    )
+    .raw()
+    .get(match, `[${key}]`) as [number, ...Array<string | null>] | undefined;
+  if (row?.[0] !== key) return null;
+  const freq = weightedFrequency(columns, weights, row.slice(1) as Array<string | null>);
+  const length = rowLength(statements, key);
+  if (freq === 0 || length === null) return null;
+  const idf = -score / saturation(freq, length, corpusShape(statements).avgdl);
+  return Number.isFinite(idf) && idf > 0 ? idf : null;
+}
+
 /** SQLite's varints, one after another: big-endian, seven bits a byte, the ninth byte whole. */
 function varints(bytes: Uint8Array): number[] {
   const out: number[] = [];

@@ -25,7 +25,13 @@ import { scopeToken } from './scope-token.js';
 import { Accumulator, isMatch } from './score-accumulator.js';
 import { SessionMatch } from './session-match.js';
 import { StatementCache } from './statement-cache.js';
-import { COSTLY_TERM_MATCHES, TermPostingsCache, type TermPostingsOptions } from './term-postings.js';
+import {
+  COSTLY_TERM_MATCHES,
+  type NamespaceCounts,
+  TermPostingsCache,
+  type TermPostingsOptions,
+  type TermQuery,
+} from './term-postings.js';
 import type { TermScorer } from './term-scoring.js';
 import { TermStatistics } from './term-statistics.js';
 
@@ -319,7 +325,8 @@ export class LexicalSearch implements LexicalLeg {
     // Confining the MATCH to the namespace's token pays off when the namespace is a minority of the
     // corpus (other tenants' rows are never scored); when it holds most rows it is pure overhead.
     const nsRows = this.stats.rows(req.namespace);
-    const confine = nsRows < this.stats.rows() * 0.5;
+    const allRows = this.stats.rows();
+    const confine = nsRows < allRows * 0.5;
     const searched = confine ? nsRows : this.stats.rows();
     const pruned = this.pruneFrequent(query.terms, confine ? req.namespace : undefined, searched);
     const [wt, wx, wp, ws, wc] = this.opts.columnWeights;
@@ -329,6 +336,11 @@ export class LexicalSearch implements LexicalLeg {
     const kept = contextWeight > 0 ? pruned.kept : pruned.kept.map((t) => `${OWN_COLUMNS} : ${t}`);
     const scope = confine ? scopeToken(req.namespace) : undefined;
     const bm25 = `bm25(memories_fts, ${wt}, ${wx}, ${wp}, ${ws}, ${contextWeight})`;
+    // Each term's idf from the namespace's own counts, when other namespaces hold rows (see TermQuery.within).
+    const within = (term: string): NamespaceCounts | undefined =>
+      nsRows >= allRows
+        ? undefined
+        : { rows: nsRows, confined: confine, hits: () => this.namespaceHits(term, req.namespace) };
     return {
       searchable: true as const,
       query,
@@ -337,7 +349,11 @@ export class LexicalSearch implements LexicalLeg {
       scope,
       kept,
       bm25,
-      terms: kept.map((t) => ({ match: renderFtsQuery([t], scope)!, bm25 })),
+      terms: kept.map((t, i) => ({
+        match: renderFtsQuery([t], scope)!,
+        bm25,
+        within: within(pruned.kept[i]!),
+      })),
     };
   }
 
@@ -352,7 +368,7 @@ export class LexicalSearch implements LexicalLeg {
    * plans (which narrow by facet tokens inside the index) take over.
    */
   private fromTermPostings(
-    terms: Array<{ match: string; bm25: string }>,
+    terms: TermQuery[],
     req: { namespace: string; filters: SearchFilters; limit: number; sessionWeight: number },
   ): RankedRows | null {
     const { namespace, filters, limit } = req;
@@ -420,7 +436,7 @@ export class LexicalSearch implements LexicalLeg {
    * are few enough to look up (otherwise the query goes without session match).
    */
   private addSessionMatch(
-    terms: Array<{ match: string; bm25: string }>,
+    terms: TermQuery[],
     namespace: string,
     filters: SearchFilters,
     weight: number,
@@ -604,6 +620,14 @@ export class LexicalSearch implements LexicalLeg {
   /** idf of words within a namespace, for weighting the query side of a term-weighted embedder. */
   termIdf(namespace: string, terms: readonly string[]): Map<string, number> {
     return this.stats.idf(namespace, terms);
+  }
+
+  /**
+   * How many of the namespace's rows hold a single-word term (estimated past a thousand, see TermStatistics);
+   * null for a phrase, whose count walks its words' positions.
+   */
+  private namespaceHits(term: string, namespace: string): number | null {
+    return term.includes(' ') ? null : this.stats.documentFrequency(term, namespace);
   }
 
   /** Each word's frequency when `term` is a phrase (`"read graph search"`); null for a single word. */

@@ -98,7 +98,7 @@ export class MemoryStore implements MemorySource {
    */
   write(batch: readonly NormalizedMemory[], opts: { receipt?: string } = {}): WriteResult[] {
     if (!this.writer) throw new CairnError('STORAGE_ERROR', 'the store is open read-only');
-    this.lexical.stats.forgetSamples();
+    this.lexical.stats.storeChanging();
     const results = this.writer.write(batch, Date.now(), opts.receipt);
     this.upkeep?.recordWrites(results);
     return results;
@@ -265,14 +265,14 @@ export class MemoryStore implements MemorySource {
   /** Tombstones a memory: it leaves search, get and timeline at once; its vector is dropped. */
   delete(namespace: string, id: string): boolean {
     if (!this.writer) throw new CairnError('STORAGE_ERROR', 'the store is open read-only');
-    this.lexical.stats.forgetSamples();
+    this.lexical.stats.storeChanging();
     return this.writer.delete(namespace, id);
   }
 
   /** Deletes several memories of one namespace in one transaction; returns the ids that were live. */
   deleteMany(namespace: string, ids: readonly string[]): string[] {
     if (!this.writer) throw new CairnError('STORAGE_ERROR', 'the store is open read-only');
-    this.lexical.stats.forgetSamples();
+    this.lexical.stats.storeChanging();
     return this.writer.deleteMany(namespace, ids);
   }
 

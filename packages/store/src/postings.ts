@@ -24,6 +24,11 @@ export interface Postings {
   scoredHits: number;
   /** The corpus's rows when the held scores were computed (FTS5's count for every idf; -1: not known). */
   scoredRows: number;
+  /**
+   * The idf the held scores carry, read back from one of them (see `idfBehindScore`), so a search of one
+   * namespace can put its own in its place; undefined until first needed, null when it cannot be told.
+   */
+  carriedIdf?: number | null;
   /** Set once the term's idf drifted while it was too costly to score again inline (see there). */
   stale: boolean;
   /** The change sequence this term was last brought up to date with. */

@@ -1,5 +1,14 @@
 import { LRUCache } from 'lru-cache';
-import { bm25Idf, corpusRowCount, isPlainTerm, scoreRewrittenLocally } from './fts5-bm25.js';
+import {
+  bm25Idf,
+  carriedIdf as carriedIdfOf,
+  corpusRowCount,
+  countedIdf,
+  idfBehindScore,
+  isConfined,
+  isPlainTerm,
+  scoreRewrittenLocally,
+} from './fts5-bm25.js';
 import { highestKey } from './highest-key.js';
 import { readNewMatches } from './new-matches.js';
 import { append, indexOf, type Postings } from './postings.js';
@@ -102,6 +111,21 @@ export interface TermQuery {
   match: string;
   /** The bm25() call with the leg's column weights. */
   bm25: string;
+  /**
+   * The namespace a search is for, when it holds only part of the file: its own counts then take the place
+   * of the file's in the term's idf (see `TermPostingsCache.accumulate`). Absent: scores as FTS5 gives them.
+   */
+  within?: NamespaceCounts;
+}
+
+/** A namespace's own counts behind a term's idf. */
+export interface NamespaceCounts {
+  /** The namespace's rows. */
+  rows: number;
+  /** The term's MATCH is confined to the namespace's token: its matches, when all held, are its count. */
+  confined: boolean;
+  /** The namespace's rows holding the term, estimated, for when its matches do not tell (null: unknown). */
+  hits: () => number | null;
 }
 
 /**
@@ -224,14 +248,69 @@ export class TermPostingsCache {
       const p = this.postings(t);
       truncatedBelow = Math.max(truncatedBelow, p.truncatedBelow);
       const { keys, scores } = p;
-      for (let i = 0; i < p.length; i++) acc.add(keys[i]!, scores[i]!);
+      const w = this.namespaceWeight(t, p);
+      if (w === 1) for (let i = 0; i < p.length; i++) acc.add(keys[i]!, scores[i]!);
+      else for (let i = 0; i < p.length; i++) acc.add(keys[i]!, scores[i]! * w);
       for (const [key, score] of p.patch) {
         const i = indexOf(keys, p.length, key);
-        if (i >= 0) acc.add(key, -scores[i]!);
-        if (!Number.isNaN(score)) acc.add(key, score);
+        if (i >= 0) acc.add(key, -scores[i]! * w);
+        if (!Number.isNaN(score)) acc.add(key, score * w);
       }
     }
     return truncatedBelow;
+  }
+
+  /**
+   * What a term's scores are multiplied by for a search of one namespace (`t.within`): its idf among the
+   * namespace's rows over the idf FTS5 gave it among the whole file's. FTS5 counts every namespace's rows,
+   * so without it one tenant's scores, and its ranking, moved with what other tenants wrote: a word another
+   * tenant wrote a thousand times scored nearly 0 for the first, and a word in over half the file scored 0
+   * for every tenant. The idf is FTS5's formula, clamped as it clamps. 1 when the file's counts stand
+   * (one namespace holds every row), or when either idf cannot be told (a phrase in a namespace that holds
+   * most rows: counting it walks its words' positions).
+   */
+  private namespaceWeight(t: TermQuery, p: Postings): number {
+    const within = t.within;
+    if (!within || p.length === 0) return 1;
+    const carried = this.carriedIdf(t, p);
+    if (carried === null) return 1;
+    const hits = within.confined && p.truncatedBelow === 0 ? p.length : within.hits();
+    if (hits === null) return 1;
+    return bm25Idf(within.rows, Math.min(hits, within.rows)) / carried;
+  }
+
+  /**
+   * A confined term's new scores, scaled to the idf its held scores carry. FTS5 scores them with the word's
+   * idf among the whole file's rows as it is now, which other namespaces move; a confined term serves only
+   * its namespace's searches, which put the namespace's idf in place of the one carried (see
+   * `namespaceWeight`), so every score it holds must carry the same. Other terms are left as scored: they
+   * serve searches of the whole file too, whose scores the drift check keeps current.
+   */
+  private atCarriedIdf(t: TermQuery, p: Postings, rows: Array<[number, number]>): Array<[number, number]> {
+    if (rows.length === 0 || p.length === 0 || !isConfined(t.match)) return rows;
+    const carried = this.carriedIdf(t, p);
+    const newest = rows.at(-1)!;
+    const now = carried === null ? null : carriedIdfOf(this.statements, t, newest[0], newest[1]);
+    if (carried === null || now === null || now === carried) return rows;
+    const scale = carried / now;
+    return rows.map(([key, score]) => [key, score * scale]);
+  }
+
+  /**
+   * The idf the term's scores carry (see Postings.carriedIdf), read back from its newest score not patched
+   * since (a rewritten row's frequency and length are not those it was scored with). A few tries: the
+   * newest may have been deleted.
+   */
+  private carriedIdf(t: TermQuery, p: Postings): number | null {
+    if (p.carriedIdf !== undefined) return p.carriedIdf;
+    let idf: number | null = null;
+    for (let i = p.length - 1, tries = 0; i >= 0 && tries < 4 && idf === null; i--) {
+      if (p.patch.has(p.keys[i]!)) continue;
+      tries++;
+      idf = idfBehindScore(this.statements, t, p.keys[i]!, p.scores[i]!);
+    }
+    p.carriedIdf = idf ?? countedIdf(this.statements, t);
+    return p.carriedIdf;
   }
 
   /**
@@ -304,11 +383,12 @@ export class TermPostingsCache {
     for (const t of terms) {
       const p = this.postings(t);
       const { keys, scores, patch } = p;
+      const w = this.namespaceWeight(t, p);
       visit.beginTerm();
-      if (patch.size === 0) for (let i = 0; i < p.length; i++) visit.add(keys[i]!, scores[i]!);
+      if (patch.size === 0) for (let i = 0; i < p.length; i++) visit.add(keys[i]!, scores[i]! * w);
       else {
-        for (let i = 0; i < p.length; i++) if (!patch.has(keys[i]!)) visit.add(keys[i]!, scores[i]!);
-        for (const [key, score] of patch) if (!Number.isNaN(score)) visit.add(key, score);
+        for (let i = 0; i < p.length; i++) if (!patch.has(keys[i]!)) visit.add(keys[i]!, scores[i]! * w);
+        for (const [key, score] of patch) if (!Number.isNaN(score)) visit.add(key, score * w);
       }
       visit.endTerm();
     }
@@ -385,7 +465,7 @@ export class TermPostingsCache {
     this.patchRewritten(t, p, due);
     p.syncedSeq = this.seq;
     if (this.maxKey > p.watermark) {
-      append(p, this.newerMatches(t, p, this.maxKey));
+      append(p, this.atCarriedIdf(t, p, this.newerMatches(t, p, this.maxKey)));
       p.watermark = this.maxKey;
       // The arrays grew: tell the cache, so its bound on entries stays true.
       this.terms.set(cacheKey, p);
@@ -539,8 +619,11 @@ export class TermPostingsCache {
       )
       .raw()
       .all(t.match, JSON.stringify([...wanted])) as Array<[number, number]>;
+    // Marked first, so that the idf the held scores carry is not read back from a row rewritten since.
+    for (const key of wanted) if (!p.patch.has(key)) p.patch.set(key, Number.NaN);
     const scores = new Map<number, number>();
-    for (const [key, score] of rows) if (wanted.has(key) && !scores.has(key)) scores.set(key, score);
+    for (const [key, score] of this.atCarriedIdf(t, p, rows))
+      if (wanted.has(key) && !scores.has(key)) scores.set(key, score);
     for (const key of wanted) p.patch.set(key, scores.get(key) ?? Number.NaN);
     p.hits = -1;
   }
@@ -606,6 +689,7 @@ export class TermPostingsCache {
       hits,
       scoredHits: hits,
       scoredRows: scoredRows ?? corpusRowCount(this.statements) ?? -1,
+      ...(scored.idf === undefined ? {} : { carriedIdf: scored.idf }),
       stale: false,
       syncedSeq: seq,
       patch: new Map(),

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { wordRowsUpTo } from './fts5-bm25.js';
+import { carriedIdf, isConfined, wordRowsUpTo } from './fts5-bm25.js';
 import type { StatementCache } from './statement-cache.js';
 
 /** One term to score alone against the store: what the postings cache asks of a scorer. */
@@ -24,6 +24,11 @@ export interface ScoredMatches {
    * count when they are all there.
    */
   hits: number;
+  /**
+   * For a term confined to a namespace's token, the idf its scores carry (see `carriedIdf`), read in the
+   * same snapshot; null when not told, absent for other terms.
+   */
+  idf?: number | null;
 }
 
 /**
@@ -59,7 +64,10 @@ export function scoreTerm(statements: StatementCache, req: TermScoreRequest): Sc
     const newest = rows.at(-1);
     const hits =
       rows.length < req.maxPerTerm ? rows.length : wordRowsUpTo(statements, req, newest!, req.maxKey);
-    return toScoredMatches(rows, hits);
+    const scored = toScoredMatches(rows, hits);
+    // Where a term thread scores it: reading the idf back can cost a walk (a phrase's count).
+    if (newest && isConfined(req.match)) scored.idf = carriedIdf(statements, req, newest[0], newest[1]);
+    return scored;
   });
 }
 

@@ -31,6 +31,8 @@ interface ScopeStats {
   minKey: number;
   maxKey: number;
   countedAt: number;
+  /** `TermStatistics.writes` when counted. */
+  writesAt: number;
   /** Row count when `df` was started. */
   base: number;
   df: Map<string, number>;
@@ -53,6 +55,12 @@ export class TermStatistics {
    * can meet a sample within its turn, as it can meet any count cached here.
    */
   private readonly samples = new Map<string, number[]>();
+  /**
+   * This process's writes so far: row counts taken before the last are counted again at their next use
+   * (a few index probes). A search of one tenant weighs its terms by its own rows against the file's (see
+   * LexicalSearch), so the second tenant's first write must show at once, not after the counts' TTL.
+   */
+  private writes = 0;
 
   /** @param members When given, a namespace holding most rows is counted in memory, else in SQLite (see `documentFrequency`). */
   constructor(
@@ -151,9 +159,13 @@ export class TermStatistics {
     return { df: Math.min(s.rows, Math.round((own * (all.maxKey - all.minKey + 1)) / covered)), final: true };
   }
 
-  /** Drops the samples read this turn: the store has just changed what they hold (see `samples`). */
-  forgetSamples(): void {
+  /**
+   * The store is about to change: drops the samples read this turn (see `samples`) and has the row counts
+   * taken again at their next use (see `writes`).
+   */
+  storeChanging(): void {
     this.samples.clear();
+    this.writes++;
   }
 
   /** The term's first DF_SAMPLE matches corpus-wide (see `samples`). */
@@ -199,7 +211,7 @@ export class TermStatistics {
     const id = namespace ?? '';
     let s = this.scopes.get(id);
     const now = Date.now();
-    if (s && now - s.countedAt <= STATS_TTL_MS) return s;
+    if (s && s.writesAt === this.writes && now - s.countedAt <= STATS_TTL_MS) return s;
     // Row counts come from the triggers' table (counting a million rows costs 0.4 s); each min and max is
     // one probe of an index, as long as each is its own subquery.
     const row = (
@@ -218,7 +230,13 @@ export class TermStatistics {
             )
             .get({ ns: namespace })
     ) as { rows: number; minKey: number | null; maxKey: number | null };
-    const fresh = { rows: row.rows, minKey: row.minKey ?? 0, maxKey: row.maxKey ?? 0, countedAt: now };
+    const fresh = {
+      rows: row.rows,
+      minKey: row.minKey ?? 0,
+      maxKey: row.maxKey ?? 0,
+      countedAt: now,
+      writesAt: this.writes,
+    };
     if (!s || Math.abs(fresh.rows - s.base) > s.base * DRIFT) {
       s = { ...fresh, base: fresh.rows, df: new Map() };
       if (this.scopes.size > 1024) this.scopes.clear();

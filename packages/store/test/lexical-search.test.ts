@@ -469,6 +469,116 @@ describe('LexicalSearch: namespace isolation', () => {
   });
 });
 
+describe("LexicalSearch: a namespace's scores are its own", () => {
+  const FILLER = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'theta', 'kappa'];
+  /** Five tokens a memory ("won't" is two), so that every row is as long and the file's average stays put. */
+  const five = (i: number, ...say: string[]) => {
+    const tokens = say.join(' ').split(/\W+/).filter(Boolean).length;
+    return [...say, ...FILLER.slice(i % 3, (i % 3) + 5 - tokens)].join(' ');
+  };
+  const ranked = (namespace: string, query: string) =>
+    t.store.lexical
+      .searchLexical({ namespace, query, filters: {}, limit: 10 })
+      .candidates.map((c) => ({ key: c.key, bm25: c.bm25 }));
+
+  /** The same memories in the same order, with the same scores. */
+  function expectSameScores(got: ReturnType<typeof ranked>, want: ReturnType<typeof ranked>): void {
+    expect(got.map((c) => c.key)).toEqual(want.map((c) => c.key));
+    for (const [i, c] of got.entries()) expect(c.bm25).toBeCloseTo(want[i]!.bm25, 9);
+  }
+
+  /** Tenant p1: a few memories say "deploy", fewer "rollback", and two of them both. */
+  function writeP1(extra = 0): void {
+    t.store.write(
+      Array.from({ length: 20 + extra }, (_, i) =>
+        mem({
+          namespace: 'p1',
+          id: `m${i}`,
+          text: five(i, ...(i < 3 ? ['deploy'] : []), ...(i === 1 || i === 4 || i === 5 ? ['rollback'] : [])),
+        }),
+      ),
+    );
+  }
+
+  it("scores a minority tenant as if it were alone, whatever another tenant writes (the idf is the tenant's)", () => {
+    writeP1();
+    const alone = ranked('p1', 'deploy rollback');
+    expect(alone.length).toBe(5);
+    // Another tenant says "deploy" in a thousand memories: in the whole file the word is now in nearly every
+    // row, where FTS5 clamps its idf to 1e-6. p1 is now a minority: its MATCH is confined to its token.
+    t.store.write(
+      Array.from({ length: 1000 }, (_, i) => mem({ namespace: 'p2', id: `n${i}`, text: five(i, 'deploy') })),
+    );
+    const fts5 = t.store.db
+      .prepare(
+        `SELECT rowid, bm25(memories_fts, 3, 1, 0.4, 0, 0.5) AS s FROM memories_fts WHERE memories_fts MATCH ? AND rowid = ?`,
+      )
+      .get('"deploy"', alone[0]!.key) as { s: number };
+    expect(fts5.s).toBeGreaterThan(-0.001);
+    const shared = ranked('p1', 'deploy rollback');
+    expectSameScores(shared, alone);
+  });
+
+  it("keeps a cached term's scores on one idf when another tenant moves the file's count between writes", () => {
+    // p1 is a minority from the start: its terms are confined to its token and cached as such.
+    t.store.write(
+      Array.from({ length: 5000 }, (_, i) => mem({ namespace: 'p0', id: `f${i}`, text: five(i) })),
+    );
+    writeP1();
+    const before = ranked('p1', 'deploy');
+    // Another tenant says the word 400 times (under a tenth of the file: the cache does not start over),
+    // then p1 writes a memory shaped as its first: appended to the cached term, scored by FTS5 at the
+    // file's new count, and scaled back to the idf the term's other scores carry.
+    t.store.write(
+      Array.from({ length: 400 }, (_, i) => mem({ namespace: 'p2', id: `n${i}`, text: five(i, 'deploy') })),
+    );
+    t.store.write([mem({ namespace: 'p1', id: 'late', text: five(0, 'deploy') })]);
+    const after = ranked('p1', 'deploy');
+    const first = t.store.get('p1', ['m0', 'late']).memories.map((m) => m.key);
+    const score = (key: number) => after.find((c) => c.key === key)!.bm25;
+    expect(score(first[1]!)).toBeCloseTo(score(first[0]!), 9);
+    // Four of p1's 21 rows say it now, against three of 20: what p1 alone would give.
+    const idf = (rows: number, hits: number) => Math.log((rows - hits + 0.5) / (hits + 0.5));
+    expect(score(first[0]!)).toBeCloseTo(
+      (before.find((c) => c.key === first[0])!.bm25 * idf(21, 4)) / idf(20, 3),
+      9,
+    );
+  });
+
+  it('weighs a phrase of a short word ("won\'t") by the tenant\'s count too', () => {
+    t.store.write(
+      Array.from({ length: 20 }, (_, i) =>
+        mem({ namespace: 'p1', id: `m${i}`, text: five(i, ...(i < 2 ? ["won't", 'deploy'] : [])) }),
+      ),
+    );
+    const alone = ranked('p1', "won't deploy");
+    t.store.write(
+      Array.from({ length: 1000 }, (_, i) =>
+        mem({ namespace: 'p2', id: `n${i}`, text: five(i, ...(i % 2 ? ["won't"] : [])) }),
+      ),
+    );
+    const shared = ranked('p1', "won't deploy");
+    expectSameScores(shared, alone);
+  });
+
+  it('does the same for a tenant holding most rows but not all (its MATCH is not confined)', () => {
+    writeP1(580);
+    const alone = ranked('p1', 'deploy rollback');
+    t.store.write(
+      Array.from({ length: 400 }, (_, i) => mem({ namespace: 'p2', id: `n${i}`, text: five(i, 'deploy') })),
+    );
+    const shared = ranked('p1', 'deploy rollback');
+    expectSameScores(shared, alone);
+  });
+
+  it("gives the second tenant's words to the first at once, not after the row counts' age", () => {
+    writeP1();
+    const alone = ranked('p1', 'deploy');
+    t.store.write([mem({ namespace: 'p2', id: 'n', text: five(0, 'deploy') })]);
+    expect(ranked('p1', 'deploy').map((c) => c.bm25)).toEqual(alone.map((c) => c.bm25));
+  });
+});
+
 describe('LexicalSearch: superseded and deleted memories', () => {
   it('excludes superseded memories from search', () => {
     t.store.write([mem({ id: 'old', text: 'the staging database is db1' })]);
