@@ -1,7 +1,7 @@
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -131,13 +131,16 @@ describe('cairn serve (embedded)', () => {
     await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
     cleanups.push(() => new Promise<void>((r) => taken.close(() => r())));
     const port = (taken.address() as AddressInfo).port;
+    const folder = join(dir, 'never-made');
     const r = spawnSync(process.execPath, [MAIN, 'serve', '--port', String(port), '--no-auth'], {
       encoding: 'utf8',
-      env: { ...process.env, CAIRN_DATA_DIR: join(dir, 'data'), CAIRN_API_KEYS: '' },
+      env: { ...process.env, CAIRN_DATA_DIR: folder, CAIRN_API_KEYS: '' },
     });
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(new RegExp(`INVALID_INPUT.*port ${port} on 127\\.0\\.0\\.1 is in use`));
     expect(r.stderr).not.toMatch(/INTERNAL/);
+    // Refused before the data folder was opened: a mistyped command leaves no folder behind.
+    expect(existsSync(folder)).toBe(false);
   });
 });
 

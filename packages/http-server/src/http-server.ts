@@ -177,7 +177,9 @@ export async function createHttpServer(
   const app = Fastify({
     logger: o.logger,
     bodyLimit: service.limits.maxBodyBytes,
-    http: { maxHeaderSize: MAX_HEADER_BYTES },
+    // Node refuses an HTTP/1.1 request without a Host header with an empty 400 before Fastify sees it; the
+    // hook below refuses it in the error shape instead.
+    http: { maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: false },
     clientErrorHandler,
     // Memory ids may be 256 characters (fact ids are derived from slot and key).
     routerOptions: { maxParamLength: 1_024 },
@@ -213,6 +215,12 @@ export async function createHttpServer(
       .code(404)
       .send(errorBody(new CairnError('NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`))),
   );
+
+  // HTTP/1.1 requires a Host header (RFC 9112, section 3.2); HTTP/1.0 does not.
+  app.addHook('onRequest', async (req) => {
+    if (req.headers.host === undefined && req.raw.httpVersion !== '1.0')
+      throw new CairnError('INVALID_INPUT', 'an HTTP/1.1 request needs a Host header', { field: 'host' });
+  });
 
   // Without keys a server answers anyone who can reach it: that is only the local machine (see above),
   // unless a web page's host name is rebound to 127.0.0.1 (DNS rebinding). Its requests name that host:

@@ -66,6 +66,14 @@ describe('transport-level errors', () => {
     expect(r.body.error.code).toBe('INVALID_INPUT');
   });
 
+  it('answers an HTTP/1.1 request without a Host header with 400 in the error shape, naming the host', async () => {
+    const r = await raw('GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n');
+    expect(r.status).toBe(400);
+    expect(r.body.error).toMatchObject({ code: 'INVALID_INPUT', field: 'host' });
+    // HTTP/1.0 has no Host header to require.
+    expect((await raw('GET /healthz HTTP/1.0\r\n\r\n')).status).toBe(200);
+  });
+
   it('answers conflicting Content-Length headers with 400 in the error shape', async () => {
     const r = await raw(
       'POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10\r\nContent-Length: 5\r\n\r\nabcde',

@@ -1,5 +1,6 @@
 import cluster from 'node:cluster';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { CairnError } from '@cairn/core';
 import type { CairnEngine } from '@cairn/engine';
@@ -38,6 +39,28 @@ function explorerLine(address: string, dir: string | null): string {
     : 'Cairn explorer not served: no built explorer beside this CLI (in the repository: pnpm build)\n';
 }
 
+/** A failure to listen that is the user's choice of port or host, not a bug, named as such (it answered INTERNAL). */
+function listenError(err: NodeJS.ErrnoException, port: number, host: string): Error {
+  if (err.code === 'EADDRINUSE' || err.code === 'EACCES' || err.code === 'EADDRNOTAVAIL')
+    return new CairnError(
+      'INVALID_INPUT',
+      err.code === 'EADDRINUSE'
+        ? `port ${port} on ${host} is in use (another cairn serve?): choose another with --port`
+        : `cannot listen on ${host}:${port} (${err.code}): choose another --port or --host`,
+      { field: 'port' },
+    );
+  return err;
+}
+
+/** Listens on the address and lets it go at once: throws `listenError`'s error when it cannot. */
+async function assertCanListen(port: number, host: string): Promise<void> {
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', (err: NodeJS.ErrnoException) => reject(listenError(err, port, host)));
+    probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}
+
 export interface ServeFlags {
   port: string;
   host: string;
@@ -71,6 +94,9 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
     throw new CairnError('INVALID_INPUT', '--processes must be 1..64', { field: 'processes' });
   if (processes > 1 && cluster.isPrimary) return supervise(flags, env, processes, keys);
   const child = cluster.isWorker;
+  // Before the folder is opened: opening creates it, and at a million memories takes seconds, all for a
+  // port that was taken from the start. The listen below still answers a port taken in between.
+  if (!child && port !== 0) await assertCanListen(port, flags.host);
   const logger = createLogger(env.CAIRN_LOG_LEVEL);
   const distributed = Boolean(env.REDIS_URL);
   // The hits' token counts are made on a thread of their own (see TokenizerThread). Started first, its
@@ -159,16 +185,7 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
     // and waiting 5 s there bought no better first ten seconds (new words' first scoring dominates them).
     await Promise.all([tokenizer.ready(), engine.whenWarm(2_000)]);
     const address = await app.listen({ port, host: flags.host }).catch((err: NodeJS.ErrnoException) => {
-      // The user's choice of port, not a bug: named as such (it answered INTERNAL).
-      if (err.code === 'EADDRINUSE' || err.code === 'EACCES' || err.code === 'EADDRNOTAVAIL')
-        throw new CairnError(
-          'INVALID_INPUT',
-          err.code === 'EADDRINUSE'
-            ? `port ${port} on ${flags.host} is in use (another cairn serve?): choose another with --port`
-            : `cannot listen on ${flags.host}:${port} (${err.code}): choose another --port or --host`,
-          { field: 'port' },
-        );
-      throw err;
+      throw listenError(err, port, flags.host);
     });
     logger.info(
       { address, mode: service.mode, dataDir: engine.dataDir, auth: keys ? `${keys.size} keys` : 'off' },
