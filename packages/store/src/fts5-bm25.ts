@@ -89,6 +89,18 @@ export function countedIdf(statements: StatementCache, term: { match: string }):
   });
 }
 
+/**
+ * How many rows a term's MATCH holds up to `maxKey`, counted: for a term confined to a namespace's token,
+ * the namespace's own count behind its idf (a walk of the term's and the token's doclists).
+ */
+export function matchesUpTo(statements: StatementCache, term: { match: string }, maxKey: number): number {
+  const all = statements
+    .get('SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?')
+    .pluck()
+    .get(term.match) as number;
+  return all - rowsAbove(statements, term, maxKey);
+}
+
 /** Whether a term's MATCH is confined to a namespace's token. */
 export function isConfined(match: string): boolean {
   return CONFINED.test(match);

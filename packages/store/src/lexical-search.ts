@@ -322,10 +322,14 @@ export class LexicalSearch implements LexicalLeg {
   private plan(req: { namespace: string; query: string; contextWeight?: number }) {
     const query = planFtsQuery(req.query, this.opts);
     if (query.terms.length === 0) return { searchable: false as const, query };
-    // Confining the MATCH to the namespace's token pays off when the namespace is a minority of the
-    // corpus (other tenants' rows are never scored); when it holds most rows it is pure overhead.
     const nsRows = this.stats.rows(req.namespace);
     const allRows = this.stats.rows();
+    // Confining the MATCH to the namespace's token pays off when the namespace is a minority of the
+    // corpus (other tenants' rows are never scored), and its terms' idf is then the namespace's own (see
+    // TermQuery.within). When it holds most rows, confining is pure overhead: bm25() walks the token's
+    // doclist, most of the file, for every term it scores (measured: a fresh `cairn search` in a namespace
+    // of 94% of 106,000 memories 8–20% slower; bench/RESULTS.md, "A namespace's own counts"). Such a
+    // namespace is scored with the file's counts.
     const confine = nsRows < allRows * 0.5;
     const searched = confine ? nsRows : this.stats.rows();
     const pruned = this.pruneFrequent(query.terms, confine ? req.namespace : undefined, searched);
@@ -336,11 +340,14 @@ export class LexicalSearch implements LexicalLeg {
     const kept = contextWeight > 0 ? pruned.kept : pruned.kept.map((t) => `${OWN_COLUMNS} : ${t}`);
     const scope = confine ? scopeToken(req.namespace) : undefined;
     const bm25 = `bm25(memories_fts, ${wt}, ${wx}, ${wp}, ${ws}, ${contextWeight})`;
-    // Each term's idf from the namespace's own counts, when other namespaces hold rows (see TermQuery.within).
+    // Each term's idf from the namespace's own counts (see TermQuery.within).
     const within = (term: string): NamespaceCounts | undefined =>
-      nsRows >= allRows
-        ? undefined
-        : { rows: nsRows, confined: confine, hits: () => this.namespaceHits(term, req.namespace) };
+      confine
+        ? {
+            namespace: req.namespace,
+            estimateHits: () => this.stats.documentFrequency(term, req.namespace),
+          }
+        : undefined;
     return {
       searchable: true as const,
       query,
@@ -349,10 +356,10 @@ export class LexicalSearch implements LexicalLeg {
       scope,
       kept,
       bm25,
-      terms: kept.map((t, i) => ({
+      terms: kept.map((t) => ({
         match: renderFtsQuery([t], scope)!,
         bm25,
-        within: within(pruned.kept[i]!),
+        within: within(t),
       })),
     };
   }
@@ -620,14 +627,6 @@ export class LexicalSearch implements LexicalLeg {
   /** idf of words within a namespace, for weighting the query side of a term-weighted embedder. */
   termIdf(namespace: string, terms: readonly string[]): Map<string, number> {
     return this.stats.idf(namespace, terms);
-  }
-
-  /**
-   * How many of the namespace's rows hold a single-word term (estimated past a thousand, see TermStatistics);
-   * null for a phrase, whose count walks its words' positions.
-   */
-  private namespaceHits(term: string, namespace: string): number | null {
-    return term.includes(' ') ? null : this.stats.documentFrequency(term, namespace);
   }
 
   /** Each word's frequency when `term` is a phrase (`"read graph search"`); null for a single word. */

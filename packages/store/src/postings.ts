@@ -12,7 +12,8 @@ export interface Postings {
   /** Matches with keys below this one were left out (the term was over `maxPerTerm`); 0 when none were. */
   truncatedBelow: number;
   /**
-   * How many rows match the term up to `watermark` (every namespace, as FTS5 counts them for the idf), as
+   * How many rows match the term up to `watermark` (every namespace, as FTS5 counts them for the idf; for a
+   * term confined to a namespace's token, the namespace's), as
    * of `syncedSeq`; -1 when not known (left out past `maxPerTerm`, or rewritten since). Lets new matches
    * be scored without bm25()'s walk of the whole doclist (see fts5-bm25.ts).
    */

@@ -112,20 +112,21 @@ export interface TermQuery {
   /** The bm25() call with the leg's column weights. */
   bm25: string;
   /**
-   * The namespace a search is for, when it holds only part of the file: its own counts then take the place
-   * of the file's in the term's idf (see `TermPostingsCache.accumulate`). Absent: scores as FTS5 gives them.
+   * The namespace a search is for, when it holds only part of the file (its MATCH is then confined to the
+   * namespace's token): its own counts take the place of the file's in the term's idf (see
+   * `TermPostingsCache.accumulate`). Absent: scores as FTS5 gives them.
    */
   within?: NamespaceCounts;
 }
 
-/** A namespace's own counts behind a term's idf. */
+/** A namespace's own counts behind a confined term's idf. */
 export interface NamespaceCounts {
-  /** The namespace's rows. */
-  rows: number;
-  /** The term's MATCH is confined to the namespace's token: its matches, when all held, are its count. */
-  confined: boolean;
-  /** The namespace's rows holding the term, estimated, for when its matches do not tell (null: unknown). */
-  hits: () => number | null;
+  namespace: string;
+  /**
+   * The namespace's rows holding the term, estimated, for a term whose matches were cut at the cap and whose
+   * count was lost since (a rewrite scored by FTS5); null when unknown.
+   */
+  estimateHits: () => number | null;
 }
 
 /**
@@ -163,6 +164,9 @@ export class TermPostingsCache {
    * then left to the next prefetch rather than scored again on the calling thread.
    */
   scorerInUse = false;
+  /** Namespaces' row counts as of sequence `rowsReadFor` (see `namespaceRows`). */
+  private readonly rowsByNamespace = new Map<string, number>();
+  private rowsReadFor = Number.NaN;
   /** FTS5's row count as of sequence `rowsReadAt` (see `corpusRowsAtSync`). */
   private rowsAtSync: number | null = null;
   private rowsReadAt = Number.NaN;
@@ -265,18 +269,38 @@ export class TermPostingsCache {
    * namespace's rows over the idf FTS5 gave it among the whole file's. FTS5 counts every namespace's rows,
    * so without it one tenant's scores, and its ranking, moved with what other tenants wrote: a word another
    * tenant wrote a thousand times scored nearly 0 for the first, and a word in over half the file scored 0
-   * for every tenant. The idf is FTS5's formula, clamped as it clamps. 1 when the file's counts stand
-   * (one namespace holds every row), or when either idf cannot be told (a phrase in a namespace that holds
-   * most rows: counting it walks its words' positions).
+   * for every tenant. Only a term confined to the namespace's token is weighed: its matches are the
+   * namespace's own, so their count is exact (those held, with rewrites applied, when none was cut; else the
+   * count kept since it was scored), and every score it holds carries one idf (see `atCarriedIdf`). The
+   * namespace's rows are counted as of the cache's last sync, as its matches are. The idf is FTS5's
+   * formula, clamped as it clamps. 1 when either idf cannot be told.
    */
   private namespaceWeight(t: TermQuery, p: Postings): number {
     const within = t.within;
-    if (!within || p.length === 0) return 1;
+    if (!within || p.length === 0 || !isConfined(t.match)) return 1;
     const carried = this.carriedIdf(t, p);
     if (carried === null) return 1;
-    const hits = within.confined && p.truncatedBelow === 0 ? p.length : within.hits();
-    if (hits === null) return 1;
-    return bm25Idf(within.rows, Math.min(hits, within.rows)) / carried;
+    const hits = p.truncatedBelow === 0 ? matchingNow(p) : p.hits >= 0 ? p.hits : within.estimateHits();
+    const rows = this.namespaceRows(within.namespace);
+    if (hits === null || rows <= 0) return 1;
+    return bm25Idf(rows, Math.min(hits, rows)) / carried;
+  }
+
+  /** The namespace's rows (every state, as FTS5 holds them), read once per sync of the cache. */
+  private namespaceRows(namespace: string): number {
+    if (this.rowsReadFor !== this.seq) {
+      this.rowsByNamespace.clear();
+      this.rowsReadFor = this.seq;
+    }
+    let rows = this.rowsByNamespace.get(namespace);
+    if (rows === undefined) {
+      rows = this.statements
+        .get('SELECT coalesce(max(rows), 0) FROM namespace_rows WHERE namespace = ?')
+        .pluck()
+        .get(namespace) as number;
+      this.rowsByNamespace.set(namespace, rows);
+    }
+    return rows;
   }
 
   /**
@@ -705,6 +729,17 @@ export class TermPostingsCache {
 function savedDriftBudget(rowsNow: number, savedCorpusRows: number): number | null {
   const budget = Math.max(rowsNow, savedCorpusRows) * MAX_DRIFT;
   return Math.abs(rowsNow - savedCorpusRows) > budget ? null : budget;
+}
+
+/** The term's matches now: those held, less those rewritten not to match, plus those rewritten to match. */
+function matchingNow(p: Postings): number {
+  let n = p.length;
+  for (const [key, score] of p.patch) {
+    const held = indexOf(p.keys, p.length, key) >= 0;
+    if (held && Number.isNaN(score)) n--;
+    else if (!held && !Number.isNaN(score)) n++;
+  }
+  return n;
 }
 
 /** The cache's identity of a term: the bm25 call and the rendered MATCH. */

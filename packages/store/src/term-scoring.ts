@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { carriedIdf, isConfined, wordRowsUpTo } from './fts5-bm25.js';
+import { carriedIdf, isConfined, matchesUpTo, wordRowsUpTo } from './fts5-bm25.js';
 import type { StatementCache } from './statement-cache.js';
 
 /** One term to score alone against the store: what the postings cache asks of a scorer. */
@@ -19,9 +19,10 @@ export interface ScoredMatches {
   keys: Float64Array;
   scores: Float64Array;
   /**
-   * Rows holding the term up to the request's `maxKey`, every namespace (what FTS5 counts for its idf); -1
-   * when not known (past `maxPerTerm`, a term that is not plain: see `isPlainTerm`). Equal to the matches'
-   * count when they are all there.
+   * Rows holding the term up to the request's `maxKey`: for a word or a phrase every namespace's (what FTS5
+   * counts for its idf), for a term confined to a namespace's token the namespace's; -1 when not known (past
+   * `maxPerTerm`, a term that is neither plain nor confined: see `isPlainTerm`). Equal to the matches' count
+   * when they are all there.
    */
   hits: number;
   /**
@@ -62,11 +63,18 @@ export function scoreTerm(statements: StatementCache, req: TermScoreRequest): Sc
       .raw()
       .all(req.match, req.maxKey, req.maxPerTerm) as Array<[number, number]>;
     const newest = rows.at(-1);
+    const confined = isConfined(req.match);
+    // A confined term cut at the cap is counted: the namespace's count behind its idf (see
+    // TermPostingsCache's namespace weight), kept current as its new matches come.
     const hits =
-      rows.length < req.maxPerTerm ? rows.length : wordRowsUpTo(statements, req, newest!, req.maxKey);
+      rows.length < req.maxPerTerm
+        ? rows.length
+        : confined
+          ? matchesUpTo(statements, req, req.maxKey)
+          : wordRowsUpTo(statements, req, newest!, req.maxKey);
     const scored = toScoredMatches(rows, hits);
     // Where a term thread scores it: reading the idf back can cost a walk (a phrase's count).
-    if (newest && isConfined(req.match)) scored.idf = carriedIdf(statements, req, newest[0], newest[1]);
+    if (newest && confined) scored.idf = carriedIdf(statements, req, newest[0], newest[1]);
     return scored;
   });
 }

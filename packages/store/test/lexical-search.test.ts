@@ -1,5 +1,5 @@
 import type { SearchFilters } from '@cairn/core';
-import { LexicalSearch, type MemoryStore, planFtsQuery, renderFtsQuery, scopeToken } from '@cairn/store';
+import { LexicalSearch, MemoryStore, planFtsQuery, renderFtsQuery, scopeToken } from '@cairn/store';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mem, openTempStore, searchIds, T0, type TempStore } from './helpers.js';
@@ -561,21 +561,127 @@ describe("LexicalSearch: a namespace's scores are its own", () => {
     expectSameScores(shared, alone);
   });
 
-  it('does the same for a tenant holding most rows but not all (its MATCH is not confined)', () => {
-    writeP1(580);
-    const alone = ranked('p1', 'deploy rollback');
+  it('keeps one idf in a tenant whose word another tenant pushes past half the file, then writes once more', () => {
     t.store.write(
-      Array.from({ length: 400 }, (_, i) => mem({ namespace: 'p2', id: `n${i}`, text: five(i, 'deploy') })),
+      Array.from({ length: 455 }, (_, i) =>
+        mem({ namespace: 'a', id: `a${i}`, text: five(i, ...(i < 3 ? ['deploy'] : [])) }),
+      ),
     );
-    const shared = ranked('p1', 'deploy rollback');
+    t.store.write(
+      Array.from({ length: 482 }, (_, i) => mem({ namespace: 'b', id: `b${i}`, text: five(i, 'deploy') })),
+    );
+    const before = ranked('a', 'deploy');
+    t.store.write(
+      Array.from({ length: 45 }, (_, i) => mem({ namespace: 'b', id: `c${i}`, text: five(i, 'deploy') })),
+    );
+    t.store.write([mem({ namespace: 'a', id: 'late', text: five(0, 'deploy') })]);
+    const after = ranked('a', 'deploy');
+    const [first, late] = t.store.get('a', ['a0', 'late']).memories.map((m) => m.key);
+    const score = (key: number) => after.find((c) => c.key === key)!.bm25;
+    expect(score(late!)).toBeCloseTo(score(first!), 9);
+    const idf = (rows: number, hits: number) => Math.log((rows - hits + 0.5) / (hits + 0.5));
+    expect(score(first!)).toBeCloseTo((before[0]!.bm25 * idf(456, 4)) / idf(455, 3), 9);
+  });
+
+  it("counts a tenant's own new rows of the word at once", () => {
+    /** p1 with 600 rows, 3 saying the word; searched, then 50 more say it; alone, or beside a larger tenant. */
+    const run = (other: boolean) => {
+      const s = openTempStore('cairn-lexical-');
+      try {
+        s.store.write(
+          Array.from({ length: 600 }, (_, i) =>
+            mem({ namespace: 'p1', id: `a${i}`, text: five(i, ...(i < 3 ? ['deploy'] : [])) }),
+          ),
+        );
+        if (other)
+          s.store.write(
+            Array.from({ length: 700 }, (_, i) => mem({ namespace: 'p2', id: `b${i}`, text: five(i) })),
+          );
+        s.store.lexical.searchLexical({ namespace: 'p1', query: 'deploy', filters: {}, limit: 10 });
+        s.store.write(
+          Array.from({ length: 50 }, (_, i) =>
+            mem({ namespace: 'p1', id: `n${i}`, text: five(i + 1, 'deploy') }),
+          ),
+        );
+        return s.store.lexical
+          .searchLexical({ namespace: 'p1', query: 'deploy', filters: {}, limit: 60 })
+          .candidates.map((c) => c.bm25)
+          .sort((x, y) => x - y);
+      } finally {
+        s.cleanup();
+      }
+    };
+    const alone = run(false);
+    const shared = run(true);
+    expect(shared).toHaveLength(alone.length);
+    for (const [i, b] of shared.entries()) expect(b).toBeCloseTo(alone[i]!, 9);
+  });
+
+  it("counts another process's writes into the namespace as its own cache syncs", () => {
+    t.store.write(
+      Array.from({ length: 1000 }, (_, i) => mem({ namespace: 'z', id: `z${i}`, text: five(i) })),
+    );
+    t.store.write(
+      Array.from({ length: 5 }, (_, i) =>
+        mem({ namespace: 'p', id: `p${i}`, text: five(i, ...(i === 0 ? ['deploy'] : [])) }),
+      ),
+    );
+    ranked('p', 'deploy');
+    const other = new MemoryStore({ path: t.path });
+    try {
+      other.write(
+        Array.from({ length: 30 }, (_, i) =>
+          mem({ namespace: 'p', id: `q${i}`, text: five(i, ...(i % 3 === 0 ? ['deploy'] : [])) }),
+        ),
+      );
+      const fresh = new MemoryStore({ path: t.path, readonly: true });
+      try {
+        const want = fresh.lexical
+          .searchLexical({ namespace: 'p', query: 'deploy', filters: {}, limit: 10 })
+          .candidates.map((c) => ({ key: c.key, bm25: c.bm25 }));
+        expectSameScores(ranked('p', 'deploy'), want);
+        expect(want[0]!.bm25).toBeLessThan(-0.1);
+      } finally {
+        fresh.close();
+      }
+    } finally {
+      other.close();
+    }
+  });
+
+  it('weighs a search without context by the rows saying the word in their own columns', () => {
+    /** Turns in one session each (their context is the turn before), one in forty saying the word. */
+    const turns = (ns: string, word: boolean) =>
+      Array.from({ length: 600 }, (_, i) =>
+        mem({
+          namespace: ns,
+          id: `${ns}${i}`,
+          kind: 'turn',
+          session: `s-${ns}`,
+          ts: T0 + i * 1000,
+          text: five(i, ...(word && i % 40 === 0 ? ['deploy'] : [])),
+        }),
+      );
+    t.store.write(turns('p1', true));
+    const alone = t.store.lexical
+      .searchLexical({ namespace: 'p1', query: 'deploy', filters: {}, limit: 10, contextWeight: 0 })
+      .candidates.map((c) => ({ key: c.key, bm25: c.bm25 }));
+    // Two tenants shaped as p1's turns, without the word: the file's average length stays put.
+    t.store.write([...turns('p2', false), ...turns('p3', false)]);
+    const shared = t.store.lexical
+      .searchLexical({ namespace: 'p1', query: 'deploy', filters: {}, limit: 10, contextWeight: 0 })
+      .candidates.map((c) => ({ key: c.key, bm25: c.bm25 }));
     expectSameScores(shared, alone);
   });
 
   it("gives the second tenant's words to the first at once, not after the row counts' age", () => {
     writeP1();
     const alone = ranked('p1', 'deploy');
-    t.store.write([mem({ namespace: 'p2', id: 'n', text: five(0, 'deploy') })]);
-    expect(ranked('p1', 'deploy').map((c) => c.bm25)).toEqual(alone.map((c) => c.bm25));
+    // p1's 20 rows become a minority of the file with p2's first write.
+    t.store.write(
+      Array.from({ length: 25 }, (_, i) => mem({ namespace: 'p2', id: `n${i}`, text: five(i, 'deploy') })),
+    );
+    expectSameScores(ranked('p1', 'deploy'), alone);
   });
 });
 

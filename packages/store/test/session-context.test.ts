@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { MemoryStore, MIGRATIONS, migrate } from '@cairn/store';
+import { MemoryStore, MIGRATIONS, migrate, scopeToken } from '@cairn/store';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -256,11 +256,12 @@ describe('migration 6: contextual indexing', () => {
     const insert = v5.prepare(
       `INSERT INTO memories (namespace, id, kind, title, text, parts, scope, session, ts, tags, meta, importance,
          content_hash, fingerprint, created_at, updated_at, change_seq)
-       VALUES (?, ?, 'turn', NULL, ?, '', 'ns', ?, ?, '[]', '{}', 0.5, ?, 'f', 0, 0, ?)`,
+       VALUES (?, ?, 'turn', NULL, ?, '', ?, ?, ?, '[]', '{}', 0.5, ?, 'f', 0, 0, ?)`,
     );
-    insert.run('ns', 'q', 'Where is the lighthouse?', 's1', 0, 'h1', 1);
-    insert.run('ns', 'a', 'On the northern cape', 's1', 1, 'h2', 2);
-    insert.run('other', 'x', 'unrelated', 's1', 0, 'h3', 3);
+    // The scope column as a writer of that version filled it: the namespace's token first.
+    insert.run('ns', 'q', 'Where is the lighthouse?', scopeToken('ns'), 's1', 0, 'h1', 1);
+    insert.run('ns', 'a', 'On the northern cape', scopeToken('ns'), 's1', 1, 'h2', 2);
+    insert.run('other', 'x', 'unrelated', scopeToken('other'), 's1', 0, 'h3', 3);
     v5.close();
     const store = new MemoryStore({ path });
     try {

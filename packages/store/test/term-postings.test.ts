@@ -69,6 +69,9 @@ function namespaceRanking(store: MemoryStore, namespace: string, ftsQuery: strin
       .get(...args) as number;
   const fileRows = count('SELECT count(*) FROM memories');
   const nsRows = count('SELECT count(*) FROM memories WHERE namespace = ?', namespace);
+  // A namespace holding half the file or more is scored with the file's counts (its MATCH is not confined
+  // to it: see LexicalSearch's plan), as FTS5 scores it.
+  if (nsRows * 2 >= fileRows) return ftsRanking(store, namespace, ftsQuery);
   const sums = new Map<number, number>();
   for (const term of body.split(' OR ')) {
     const fileHits = count('SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?', term);
