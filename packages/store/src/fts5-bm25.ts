@@ -76,10 +76,13 @@ export function carriedIdf(
   return idfBehindScore(statements, term, key, score) ?? countedIdf(statements, term);
 }
 
-/** A confined term's idf among the whole file's rows, counted (null for another term). */
-export function countedIdf(statements: StatementCache, term: { match: string }): number | null {
+/**
+ * A confined term's idf among the whole file's rows, counted; null for another term, or when the scope
+ * column weighs (its phrase then has a share of every score).
+ */
+export function countedIdf(statements: StatementCache, term: { match: string; bm25: string }): number | null {
   const confined = CONFINED.exec(term.match);
-  if (!confined) return null;
+  if (!confined || bm25Weights(term.bm25)?.[3] !== 0) return null;
   return readingShadowTables(() => {
     const hits = statements
       .get('SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?')

@@ -20,6 +20,7 @@ import {
 } from './fts-query.js';
 import { highestKey } from './highest-key.js';
 import type { KeyCatalog } from './key-catalog.js';
+import type { NamespaceTermCounts } from './namespace-idf.js';
 import { SavedTermPostings } from './saved-term-postings.js';
 import { scopeToken } from './scope-token.js';
 import { Accumulator, isMatch } from './score-accumulator.js';
@@ -27,7 +28,6 @@ import { SessionMatch } from './session-match.js';
 import { StatementCache } from './statement-cache.js';
 import {
   COSTLY_TERM_MATCHES,
-  type NamespaceCounts,
   TermPostingsCache,
   type TermPostingsOptions,
   type TermQuery,
@@ -341,7 +341,7 @@ export class LexicalSearch implements LexicalLeg {
     const scope = confine ? scopeToken(req.namespace) : undefined;
     const bm25 = `bm25(memories_fts, ${wt}, ${wx}, ${wp}, ${ws}, ${contextWeight})`;
     // Each term's idf from the namespace's own counts (see TermQuery.within).
-    const within = (term: string): NamespaceCounts | undefined =>
+    const within = (term: string): NamespaceTermCounts | undefined =>
       confine
         ? {
             namespace: req.namespace,

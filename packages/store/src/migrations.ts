@@ -658,6 +658,17 @@ export const MIGRATIONS: readonly Migration[] = [
       db.exec('ANALYZE sqlite_schema');
     },
   },
+  {
+    version: 28,
+    description: "the idf a saved term's scores carry, so a search of one namespace can put its own in place",
+    up(db) {
+      // A term confined to a namespace's token has its scores weighed by the namespace's idf over the idf
+      // they carry (term-postings.ts). Read back from a loaded copy, that idf absorbed what changed since it
+      // was saved (the file's average length; for a phrase highlight() cannot mark, the file's count now).
+      // Rows saved before stay NULL: a confined one is scored again rather than loaded.
+      db.exec('ALTER TABLE term_postings ADD COLUMN idf REAL');
+    },
+  },
 ];
 
 // The trigger bodies of migration 18, for a row named `r` (NEW or OLD). Shipped SQL: never edit these,

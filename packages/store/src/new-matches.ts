@@ -9,6 +9,8 @@ export interface NewMatches {
   hits: number;
   /** `here`: without bm25() (fts5-bm25.ts); `fts5`: by bm25(), a walk of the whole doclist; null: none new. */
   by: 'here' | 'fts5' | null;
+  /** By bm25(): the newest match not new (at or below `after`), as bm25() scores it now, when there is one. */
+  reference?: [number, number];
 }
 
 /**
@@ -53,8 +55,12 @@ export function readNewMatches(
   }
   const rows: Array<[number, number]> = [];
   let above = 0;
+  let reference: [number, number] | undefined;
   for (const row of newest(`rowid, ${term.bm25}`)) {
-    if (row[0] <= after) break;
+    if (row[0] <= after) {
+      reference = row;
+      break;
+    }
     if (row[0] <= upTo) rows.push(row);
     else above++;
   }
@@ -64,5 +70,5 @@ export function readNewMatches(
     const total = documentsBehindScore(statements, term, rows[0]![0], rows[0]![1]);
     if (total !== null) hits = total - above;
   }
-  return { rows: rows.reverse(), hits, by: 'fts5' };
+  return { rows: rows.reverse(), hits, by: 'fts5', ...(reference ? { reference } : {}) };
 }

@@ -15,8 +15,10 @@ export interface SavedPostings {
   keys: Float64Array;
   /** FTS5 bm25() of the term alone, aligned with keys. */
   scores: Float64Array;
-  /** Rows holding the term up to `watermark`, every namespace; -1 when not known (see ScoredMatches). */
+  /** Rows holding the term up to `watermark` (see ScoredMatches); -1 when not known. */
   hits: number;
+  /** The idf the scores carry, for a term confined to a namespace's token (see ScoredMatches); null: not kept. */
+  idf: number | null;
 }
 
 /**
@@ -51,6 +53,7 @@ export class SavedTermPostings {
       keys: Float64Array.from(keys32),
       scores,
       hits: row.hits,
+      idf: row.idf ?? null,
     };
   }
 
@@ -58,11 +61,11 @@ export class SavedTermPostings {
     let stmt: ReturnType<StatementCache['get']>;
     try {
       stmt = this.statements.get(
-        'SELECT seq, watermark, max_per_term, corpus_rows, keys, scores, hits FROM term_postings WHERE cache_key = ?',
+        'SELECT seq, watermark, max_per_term, corpus_rows, keys, scores, hits, idf FROM term_postings WHERE cache_key = ?',
       );
     } catch {
       // A read-only process on a folder no writer of this version has opened yet (before migration 20, or
-      // 21 for the count): the term is scored as before.
+      // 21 for the count, or 28 for the idf): the term is scored as before.
       return undefined;
     }
     return stmt.get(cacheKey) as
@@ -74,6 +77,7 @@ export class SavedTermPostings {
           keys: Buffer;
           scores: Buffer;
           hits: number;
+          idf: number | null;
         }
       | undefined;
   }
@@ -103,11 +107,11 @@ export class SavedTermPostings {
     try {
       this.statements
         .get(
-          `INSERT INTO term_postings (cache_key, seq, watermark, max_per_term, corpus_rows, keys, scores, hits)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+          `INSERT INTO term_postings (cache_key, seq, watermark, max_per_term, corpus_rows, keys, scores, hits, idf)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (cache_key) DO UPDATE SET seq = excluded.seq, watermark = excluded.watermark,
              max_per_term = excluded.max_per_term, corpus_rows = excluded.corpus_rows, keys = excluded.keys,
-             scores = excluded.scores, hits = excluded.hits`,
+             scores = excluded.scores, hits = excluded.hits, idf = excluded.idf`,
         )
         .run(
           cacheKey,
@@ -118,10 +122,11 @@ export class SavedTermPostings {
           Buffer.from(keys.buffer, keys.byteOffset, keys.byteLength),
           Buffer.from(p.scores.buffer, p.scores.byteOffset, p.scores.byteLength),
           p.hits,
+          p.idf,
         );
       return true;
     } catch {
-      // Busy, full disk, a database opened before migration 20 (or 21) by an older build: the term stays in memory
+      // Busy, full disk, a database opened before migration 20 (or 21, 28) by an older build: the term stays in memory
       // and is scored again by the next process. Nothing depends on a save.
       return false;
     } finally {

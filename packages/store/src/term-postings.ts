@@ -1,15 +1,7 @@
 import { LRUCache } from 'lru-cache';
-import {
-  bm25Idf,
-  carriedIdf as carriedIdfOf,
-  corpusRowCount,
-  countedIdf,
-  idfBehindScore,
-  isConfined,
-  isPlainTerm,
-  scoreRewrittenLocally,
-} from './fts5-bm25.js';
+import { bm25Idf, corpusRowCount, isConfined, isPlainTerm, scoreRewrittenLocally } from './fts5-bm25.js';
 import { highestKey } from './highest-key.js';
+import { NamespaceIdf, type NamespaceTermCounts } from './namespace-idf.js';
 import { readNewMatches } from './new-matches.js';
 import { append, indexOf, type Postings } from './postings.js';
 import type { SavedTermPostings } from './saved-term-postings.js';
@@ -116,17 +108,7 @@ export interface TermQuery {
    * namespace's token): its own counts take the place of the file's in the term's idf (see
    * `TermPostingsCache.accumulate`). Absent: scores as FTS5 gives them.
    */
-  within?: NamespaceCounts;
-}
-
-/** A namespace's own counts behind a confined term's idf. */
-export interface NamespaceCounts {
-  namespace: string;
-  /**
-   * The namespace's rows holding the term, estimated, for a term whose matches were cut at the cap and whose
-   * count was lost since (a rewrite scored by FTS5); null when unknown.
-   */
-  estimateHits: () => number | null;
+  within?: NamespaceTermCounts;
 }
 
 /**
@@ -164,9 +146,8 @@ export class TermPostingsCache {
    * then left to the next prefetch rather than scored again on the calling thread.
    */
   scorerInUse = false;
-  /** Namespaces' row counts as of sequence `rowsReadFor` (see `namespaceRows`). */
-  private readonly rowsByNamespace = new Map<string, number>();
-  private rowsReadFor = Number.NaN;
+  /** Puts a namespace's own counts in a confined term's idf (see `TermQuery.within`). */
+  private readonly idf: NamespaceIdf;
   /** FTS5's row count as of sequence `rowsReadAt` (see `corpusRowsAtSync`). */
   private rowsAtSync: number | null = null;
   private rowsReadAt = Number.NaN;
@@ -185,6 +166,7 @@ export class TermPostingsCache {
     private readonly disk: SavedTermPostings | null = null,
   ) {
     this.opts = { ...DEFAULT_TERM_POSTINGS_OPTIONS, ...opts };
+    this.idf = new NamespaceIdf(statements);
     this.terms = new LRUCache<string, Postings>({
       maxSize: this.opts.maxEntries,
       sizeCalculation: (p) => Math.max(1, p.keys.length),
@@ -252,7 +234,7 @@ export class TermPostingsCache {
       const p = this.postings(t);
       truncatedBelow = Math.max(truncatedBelow, p.truncatedBelow);
       const { keys, scores } = p;
-      const w = this.namespaceWeight(t, p);
+      const w = this.idf.weight(t, p, this.seq);
       if (w === 1) for (let i = 0; i < p.length; i++) acc.add(keys[i]!, scores[i]!);
       else for (let i = 0; i < p.length; i++) acc.add(keys[i]!, scores[i]! * w);
       for (const [key, score] of p.patch) {
@@ -262,79 +244,6 @@ export class TermPostingsCache {
       }
     }
     return truncatedBelow;
-  }
-
-  /**
-   * What a term's scores are multiplied by for a search of one namespace (`t.within`): its idf among the
-   * namespace's rows over the idf FTS5 gave it among the whole file's. FTS5 counts every namespace's rows,
-   * so without it one tenant's scores, and its ranking, moved with what other tenants wrote: a word another
-   * tenant wrote a thousand times scored nearly 0 for the first, and a word in over half the file scored 0
-   * for every tenant. Only a term confined to the namespace's token is weighed: its matches are the
-   * namespace's own, so their count is exact (those held, with rewrites applied, when none was cut; else the
-   * count kept since it was scored), and every score it holds carries one idf (see `atCarriedIdf`). The
-   * namespace's rows are counted as of the cache's last sync, as its matches are. The idf is FTS5's
-   * formula, clamped as it clamps. 1 when either idf cannot be told.
-   */
-  private namespaceWeight(t: TermQuery, p: Postings): number {
-    const within = t.within;
-    if (!within || p.length === 0 || !isConfined(t.match)) return 1;
-    const carried = this.carriedIdf(t, p);
-    if (carried === null) return 1;
-    const hits = p.truncatedBelow === 0 ? matchingNow(p) : p.hits >= 0 ? p.hits : within.estimateHits();
-    const rows = this.namespaceRows(within.namespace);
-    if (hits === null || rows <= 0) return 1;
-    return bm25Idf(rows, Math.min(hits, rows)) / carried;
-  }
-
-  /** The namespace's rows (every state, as FTS5 holds them), read once per sync of the cache. */
-  private namespaceRows(namespace: string): number {
-    if (this.rowsReadFor !== this.seq) {
-      this.rowsByNamespace.clear();
-      this.rowsReadFor = this.seq;
-    }
-    let rows = this.rowsByNamespace.get(namespace);
-    if (rows === undefined) {
-      rows = this.statements
-        .get('SELECT coalesce(max(rows), 0) FROM namespace_rows WHERE namespace = ?')
-        .pluck()
-        .get(namespace) as number;
-      this.rowsByNamespace.set(namespace, rows);
-    }
-    return rows;
-  }
-
-  /**
-   * A confined term's new scores, scaled to the idf its held scores carry. FTS5 scores them with the word's
-   * idf among the whole file's rows as it is now, which other namespaces move; a confined term serves only
-   * its namespace's searches, which put the namespace's idf in place of the one carried (see
-   * `namespaceWeight`), so every score it holds must carry the same. Other terms are left as scored: they
-   * serve searches of the whole file too, whose scores the drift check keeps current.
-   */
-  private atCarriedIdf(t: TermQuery, p: Postings, rows: Array<[number, number]>): Array<[number, number]> {
-    if (rows.length === 0 || p.length === 0 || !isConfined(t.match)) return rows;
-    const carried = this.carriedIdf(t, p);
-    const newest = rows.at(-1)!;
-    const now = carried === null ? null : carriedIdfOf(this.statements, t, newest[0], newest[1]);
-    if (carried === null || now === null || now === carried) return rows;
-    const scale = carried / now;
-    return rows.map(([key, score]) => [key, score * scale]);
-  }
-
-  /**
-   * The idf the term's scores carry (see Postings.carriedIdf), read back from its newest score not patched
-   * since (a rewritten row's frequency and length are not those it was scored with). A few tries: the
-   * newest may have been deleted.
-   */
-  private carriedIdf(t: TermQuery, p: Postings): number | null {
-    if (p.carriedIdf !== undefined) return p.carriedIdf;
-    let idf: number | null = null;
-    for (let i = p.length - 1, tries = 0; i >= 0 && tries < 4 && idf === null; i--) {
-      if (p.patch.has(p.keys[i]!)) continue;
-      tries++;
-      idf = idfBehindScore(this.statements, t, p.keys[i]!, p.scores[i]!);
-    }
-    p.carriedIdf = idf ?? countedIdf(this.statements, t);
-    return p.carriedIdf;
   }
 
   /**
@@ -407,7 +316,7 @@ export class TermPostingsCache {
     for (const t of terms) {
       const p = this.postings(t);
       const { keys, scores, patch } = p;
-      const w = this.namespaceWeight(t, p);
+      const w = this.idf.weight(t, p, this.seq);
       visit.beginTerm();
       if (patch.size === 0) for (let i = 0; i < p.length; i++) visit.add(keys[i]!, scores[i]! * w);
       else {
@@ -489,7 +398,7 @@ export class TermPostingsCache {
     this.patchRewritten(t, p, due);
     p.syncedSeq = this.seq;
     if (this.maxKey > p.watermark) {
-      append(p, this.atCarriedIdf(t, p, this.newerMatches(t, p, this.maxKey)));
+      append(p, this.newerMatches(t, p, this.maxKey));
       p.watermark = this.maxKey;
       // The arrays grew: tell the cache, so its bound on entries stays true.
       this.terms.set(cacheKey, p);
@@ -586,6 +495,14 @@ export class TermPostingsCache {
     // it with the count, so that no later process walks the term's doclist on its first search after a write.
     if (saved.hits < 0 && this.disk.writable && saved.keys.length >= saved.maxPerTerm && isPlainTerm(t))
       return undefined;
+    // A confined term's scores are weighed by the namespace's count over the idf they carry: without either
+    // (saved by a build before migration 28, or cut at the cap without its count), scored again, by any
+    // process. Read back from a loaded copy, the idf would absorb what changed since it was saved.
+    if (
+      isConfined(t.match) &&
+      (saved.idf === null || (saved.hits < 0 && saved.keys.length >= saved.maxPerTerm))
+    )
+      return undefined;
     const budget = savedDriftBudget(this.rowsAtReset, saved.corpusRows);
     const added = Math.max(0, this.maxKey - saved.watermark);
     if (budget === null || added > budget) return undefined;
@@ -615,7 +532,7 @@ export class TermPostingsCache {
     if (read.by === 'here') this.newScoredHere++;
     else if (read.by === 'fts5') this.newScoredByFts5++;
     p.hits = read.hits;
-    return read.rows;
+    return this.idf.toCarried(t, p, read.rows, read.reference);
   }
 
   /**
@@ -633,23 +550,52 @@ export class TermPostingsCache {
       return;
     }
     const wanted = new Set(keys);
+    // A confined term's newest held match not rewritten, scored again beside them: it gives the scale from
+    // FTS5's idf now to the one the held scores carry (see `NamespaceIdf.toCarried`).
+    let reference: number | undefined;
+    if (isConfined(t.match))
+      for (let i = p.length - 1; i >= 0 && i >= p.length - 8; i--) {
+        const key = p.keys[i]!;
+        if (!wanted.has(key) && !p.patch.has(key)) {
+          reference = key;
+          break;
+        }
+      }
     // `rowid IN` a list, not `rowid BETWEEN k AND k` per memory: FTS5 seeks each listed key, where a range
     // on a long doclist is walked (2.4 ms a memory for a common word at 100k memories). A key that does not
     // match may be answered with a later match (seen for `rowid = ?` with SQLite 3.53): only keys asked for
     // are kept, each once.
+    const asked = reference === undefined ? [...wanted] : [...wanted, reference];
     const rows = this.statements
       .get(
         `SELECT rowid, ${t.bm25} FROM memories_fts WHERE memories_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))`,
       )
       .raw()
-      .all(t.match, JSON.stringify([...wanted])) as Array<[number, number]>;
-    // Marked first, so that the idf the held scores carry is not read back from a row rewritten since.
-    for (const key of wanted) if (!p.patch.has(key)) p.patch.set(key, Number.NaN);
+      .all(t.match, JSON.stringify(asked)) as Array<[number, number]>;
+    const referenceNow = rows.find(([key]) => key === reference);
     const scores = new Map<number, number>();
-    for (const [key, score] of this.atCarriedIdf(t, p, rows))
-      if (wanted.has(key) && !scores.has(key)) scores.set(key, score);
-    for (const key of wanted) p.patch.set(key, scores.get(key) ?? Number.NaN);
-    p.hits = -1;
+    for (const [key, score] of this.idf.toCarried(
+      t,
+      p,
+      rows.filter(([key]) => wanted.has(key)),
+      referenceNow,
+    ))
+      if (!scores.has(key)) scores.set(key, score);
+    // A confined term's count is the namespace's: kept by how each rewrite changed whether it matches (a
+    // rewrite of another namespace's memory changes nothing). Another term's count is FTS5's, unknown now.
+    const counted = isConfined(t.match) && p.hits >= 0;
+    let delta = 0;
+    for (const key of wanted) {
+      const now = scores.get(key) ?? Number.NaN;
+      if (counted) {
+        const before = p.patch.has(key)
+          ? !Number.isNaN(p.patch.get(key)!)
+          : indexOf(p.keys, p.length, key) >= 0;
+        delta += Number(!Number.isNaN(now)) - Number(before);
+      }
+      p.patch.set(key, now);
+    }
+    p.hits = counted ? p.hits + delta : -1;
   }
 
   /**
@@ -661,13 +607,16 @@ export class TermPostingsCache {
   private resavable(t: TermQuery, p: Postings): boolean {
     if (p.patch.size > 0) return false;
     if (p.truncatedBelow === 0) return p.length < this.opts.maxPerTerm;
-    return p.hits >= 0 || !isPlainTerm(t);
+    return p.hits >= 0 || (!isPlainTerm(t) && !isConfined(t.match));
   }
 
   /** Saves a term just scored, when common enough to be worth a load (a writer only; never waits). */
   private save(cacheKey: string, p: Postings): void {
     if (!this.disk?.writable || this.opts.saveFromMatches <= 0 || p.length < this.opts.saveFromMatches)
       return;
+    // A confined term is loaded only with the idf its scores carry (see `loadSaved`).
+    const confined = isConfined(cacheKey.slice(cacheKey.indexOf('\u0000') + 1));
+    if (confined && typeof p.carriedIdf !== 'number') return;
     const corpusRows = this.statements
       .get('SELECT coalesce(sum(rows), 0) FROM namespace_rows')
       .pluck()
@@ -680,6 +629,7 @@ export class TermPostingsCache {
       keys: p.keys.subarray(0, p.length),
       scores: p.scores.subarray(0, p.length),
       hits: p.hits,
+      idf: confined ? (p.carriedIdf ?? null) : null,
     });
     if (ok) {
       this.saved++;
@@ -729,17 +679,6 @@ export class TermPostingsCache {
 function savedDriftBudget(rowsNow: number, savedCorpusRows: number): number | null {
   const budget = Math.max(rowsNow, savedCorpusRows) * MAX_DRIFT;
   return Math.abs(rowsNow - savedCorpusRows) > budget ? null : budget;
-}
-
-/** The term's matches now: those held, less those rewritten not to match, plus those rewritten to match. */
-function matchingNow(p: Postings): number {
-  let n = p.length;
-  for (const [key, score] of p.patch) {
-    const held = indexOf(p.keys, p.length, key) >= 0;
-    if (held && Number.isNaN(score)) n--;
-    else if (!held && !Number.isNaN(score)) n++;
-  }
-  return n;
 }
 
 /** The cache's identity of a term: the bm25 call and the rendered MATCH. */

@@ -462,6 +462,7 @@ describe('migration 26: when each vector was first written', () => {
     // The database as migration 25 left it: no column.
     const raw = new Database(path);
     raw.exec('ALTER TABLE embeddings DROP COLUMN first_write_seq');
+    raw.exec('ALTER TABLE term_postings DROP COLUMN idf');
     raw.pragma('user_version = 25');
     raw.close();
 
