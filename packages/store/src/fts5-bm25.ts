@@ -80,7 +80,7 @@ export function carriedIdf(
  * A confined term's idf among the whole file's rows, counted; null for another term, or when the scope
  * column weighs (its phrase then has a share of every score).
  */
-export function countedIdf(statements: StatementCache, term: { match: string; bm25: string }): number | null {
+function countedIdf(statements: StatementCache, term: { match: string; bm25: string }): number | null {
   const confined = CONFINED.exec(term.match);
   if (!confined || bm25Weights(term.bm25)?.[3] !== 0) return null;
   return readingShadowTables(() => {
@@ -118,7 +118,7 @@ export function isConfined(match: string): boolean {
  * weighs, or a row that no longer holds the term. An idf clamped by FTS5 (a word in most rows) reads as
  * 1e-6, as FTS5 used it.
  */
-export function idfBehindScore(
+function idfBehindScore(
   statements: StatementCache,
   term: { match: string; bm25: string },
   key: number,
@@ -146,11 +146,13 @@ function readIdfBehindScore(
     .raw()
     .get(match, `[${key}]`) as [number, ...Array<string | null>] | undefined;
   if (row?.[0] !== key) return null;
-  const freq = weightedFrequency(columns, weights, row.slice(1) as Array<string | null>);
-  const length = rowLength(statements, key);
-  if (freq === 0 || length === null) return null;
-  const idf = -score / saturation(freq, length, corpusShape(statements).avgdl);
-  return Number.isFinite(idf) && idf > 0 ? idf : null;
+  const idf = idfOfScore(
+    statements,
+    key,
+    weightedFrequency(columns, weights, row.slice(1) as Array<string | null>),
+    score,
+  )?.idf;
+  return idf !== undefined && Number.isFinite(idf) && idf > 0 ? idf : null;
 }
 
 /** SQLite's varints, one after another: big-endian, seven bits a byte, the ninth byte whole. */
@@ -350,17 +352,33 @@ function countBehindScore(
 
 /** The rows behind the idf of `score`, FTS5's bm25 of a term for row `key`, whose weighted frequency is `freq`. */
 function countFromScore(statements: StatementCache, key: number, freq: number, score: number): number | null {
-  if (freq === 0 || score >= 0) return null;
-  const length = rowLength(statements, key);
-  if (length === null) return null;
-  const { nRow, avgdl } = corpusShape(statements);
-  const idf = -score / saturation(freq, length, avgdl);
+  const read = idfOfScore(statements, key, freq, score);
+  if (!read) return null;
+  const { idf, nRow } = read;
   // FTS5 clamps a non-positive idf to 1e-6: the count is then lost.
   if (!(idf > 1e-5)) return null;
   const e = Math.exp(idf);
   const n = (nRow + 0.5 - 0.5 * e) / (1 + e);
   const whole = Math.round(n);
   return Math.abs(n - whole) < 0.01 && whole >= 1 ? whole : null;
+}
+
+/**
+ * The idf behind `score`, FTS5's bm25 of a term for row `key` whose weighted frequency is `freq`: minus the
+ * score over the row's saturation (its length from docsize, the file's average length now), with the file's
+ * row count. Null when the row has no recorded length, or the score or frequency says no match.
+ */
+function idfOfScore(
+  statements: StatementCache,
+  key: number,
+  freq: number,
+  score: number,
+): { idf: number; nRow: number } | null {
+  if (freq === 0 || score >= 0) return null;
+  const length = rowLength(statements, key);
+  if (length === null) return null;
+  const { nRow, avgdl } = corpusShape(statements);
+  return { idf: -score / saturation(freq, length, avgdl), nRow };
 }
 
 /**

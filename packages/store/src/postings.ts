@@ -26,8 +26,9 @@ export interface Postings {
   /** The corpus's rows when the held scores were computed (FTS5's count for every idf; -1: not known). */
   scoredRows: number;
   /**
-   * The idf the held scores carry, read back from one of them (see `idfBehindScore`), so a search of one
-   * namespace can put its own in its place; undefined until first needed, null when it cannot be told.
+   * For a term confined to a namespace's token, the idf every held score carries (read back from one when
+   * scored: `carriedIdf` in fts5-bm25.ts; saved with the term), so a search of the namespace can put its own
+   * in its place (namespace-idf.ts); undefined until a score is held, null when it cannot be told.
    */
   carriedIdf?: number | null;
   /** Set once the term's idf drifted while it was too costly to score again inline (see there). */

@@ -106,7 +106,7 @@ export interface TermQuery {
   /**
    * The namespace a search is for, when it holds only part of the file (its MATCH is then confined to the
    * namespace's token): its own counts take the place of the file's in the term's idf (see
-   * `TermPostingsCache.accumulate`). Absent: scores as FTS5 gives them.
+   * `NamespaceIdf`). Absent: scores as FTS5 gives them.
    */
   within?: NamespaceTermCounts;
 }
@@ -218,7 +218,8 @@ export class TermPostingsCache {
   }
 
   /**
-   * Adds each term's BM25 contributions into `acc`, bringing the terms up to date first. Returns the
+   * Adds each term's BM25 contributions into `acc` (a confined term's on its namespace's idf: see
+   * `NamespaceIdf.weight`), bringing the terms up to date first. Returns the
    * highest key below which some term's matches were left out (0: every match of every term was summed).
    * `metaSeq`: the store's highest meta_seq, just read by the caller (the key catalog), if known.
    */
