@@ -9,7 +9,7 @@ export interface ComputePoolOptions {
   maxThreads: number;
   /** Tasks waiting for a thread before `run` rejects (backpressure, not unbounded memory). @defaultValue 1024 */
   maxQueue: number;
-  /** Idle threads exit after this many ms. @defaultValue 30_000 */
+  /** Idle threads exit after this many ms; `Infinity` keeps them while the pool is open. @defaultValue 30_000 */
   idleTimeoutMs: number;
   /**
    * How much lower than the serving thread the pool's threads run (Linux `nice`, per thread): when an

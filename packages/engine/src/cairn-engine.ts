@@ -20,6 +20,7 @@ import { BackgroundCheckpointer } from './background-checkpointer.js';
 import { type ConsolidationReport, Consolidator, DEFAULT_CONSOLIDATION_OPTIONS } from './consolidator.js';
 import { DataFolderLock } from './data-folder-lock.js';
 import { namedOpenFailure, openDataFolder } from './data-folder-open.js';
+import { EmbedLane } from './embed-lane.js';
 import {
   BULK_WRITE_MEMORIES,
   checkpointsOf,
@@ -31,11 +32,10 @@ import {
   termScoringOf,
 } from './engine-options.js';
 import { countNamespaces, type EngineStats } from './namespace-stats.js';
-import { offThreadPass } from './off-thread-embedder.js';
 import { type PruneReport, prune } from './pruner.js';
 import { type ServingSpace, serveSpace } from './serving-space.js';
-import { poolEmbedder, type SpaceBuildStatus } from './space-builder.js';
-import { embedderOfSpace, recordedSpecOf } from './space-embedder.js';
+import type { SpaceBuildStatus } from './space-builder.js';
+import { embedderOfSpace } from './space-embedder.js';
 import { SpaceSupervisor, type SpaceView } from './space-supervisor.js';
 import { StoreHealth } from './store-health.js';
 import { startTermScoring } from './term-scoring-thread.js';
@@ -53,6 +53,12 @@ const DISTRIBUTED_IN_FLIGHT = 1_000;
 const WARM_GRAPHS = 64;
 
 /**
+ * A consolidation asked for waits at most this long for the embedding backlog: under a steady stream of
+ * writes the backlog never empties, and the run then takes what has a vector (the next run, the rest).
+ */
+const CONSOLIDATE_SETTLE_MS = 5_000;
+
+/**
  * Cairn in one process: a data folder, no Redis. Writes are captured synchronously (durable when
  * `ingest` returns); embedding and vector indexing follow on the same event loop, and HNSW builds run on
  * worker threads. With `pipeline: 'external'` the same engine is the read side of a distributed
@@ -64,7 +70,7 @@ export class CairnEngine {
   private serving: ServingSpace;
   private readonly pool: ComputePool | null;
   /** Runs the writer's embed passes with the built-in embedder (see `embedWrites`); null: on this thread. */
-  private readonly embedLane: ComputePool | null;
+  private readonly embedLane: EmbedLane | null;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly log: EngineLog;
   /**
@@ -111,8 +117,7 @@ export class CairnEngine {
     // Starts no thread until a task runs: the steps below that read the file (a damaged one throws there)
     // must leave nothing running that would keep a process alive after the failed open.
     this.pool = embedder && (opts.useWorkerThreads ?? true) ? new ComputePool() : null;
-    // One thread: passes run one at a time anyway (the pipeline's loop), and it exits when writes stop.
-    this.embedLane = embedder && embedWritesOf(opts) === 'worker' ? new ComputePool({ maxThreads: 1 }) : null;
+    this.embedLane = embedder && embedWritesOf(opts) === 'worker' ? new EmbedLane() : null;
     // chrono's first two parses cost 0.15–0.4 s (see warmTemporalParser). A long-lived engine pays them
     // while it opens, before anyone can search it: paid a turn after opening, they landed in a server's
     // first searches, or in the first search of an engine searched as soon as it opened.
@@ -148,7 +153,7 @@ export class CairnEngine {
         storeSlice: storeSliceOf(opts),
         routes: this.store.routeEmbeddings,
         ...(this.embedLane && {
-          offThreadPass: offThreadPass(this.embedLane, store.embeddings.offThreadWriterPath()),
+          offThreadPass: this.embedLane.passes(store.embeddings.offThreadWriterPath()),
         }),
       },
     );
@@ -182,7 +187,7 @@ export class CairnEngine {
     if (consolidateEvery > 0 && embedder)
       this.every(consolidateEvery, () => {
         // The writer runs the schedule; a follower that takes the role over runs it from then on.
-        if (this.role === 'writer') void this.consolidate().catch(() => undefined);
+        if (this.role === 'writer') void this.runConsolidation({}).catch(() => undefined);
       });
     this.access =
       (opts.trackAccess ?? true)
@@ -292,7 +297,14 @@ export class CairnEngine {
         .map((n) => n.namespace);
       await vectors.mapSaved(largest);
     })();
-    const [catalog] = await Promise.all([settleWithin(loaded, timeoutMs), settleWithin(mapped, timeoutMs)]);
+    // The embed lane's thread loads its modules and embedder now, not beside the first writes' searches.
+    const { embedder, space } = this.serving;
+    const lane = this.embedLane && embedder && space ? this.embedLane.warm(embedder, space) : null;
+    const [catalog] = await Promise.all([
+      settleWithin(loaded, timeoutMs),
+      settleWithin(mapped, timeoutMs),
+      lane && settleWithin(lane, timeoutMs),
+    ]);
     return catalog && serving;
   }
 
@@ -561,9 +573,19 @@ export class CairnEngine {
 
   /**
    * Runs the consolidation job now (see Consolidator.run); `dryRun` reports what it would merge. Logged
-   * when it merged anything; a failure is logged and rethrown.
+   * when it merged anything; a failure is logged and rethrown. It first lets the embedding backlog settle
+   * (up to `CONSOLIDATE_SETTLE_MS`): the near-duplicate pass finds only memories with a vector, and a user
+   * who runs it right after writing expects those writes to count.
    */
   async consolidate(req: { dryRun?: boolean; namespace?: string } = {}): Promise<ConsolidationReport> {
+    if (!this.external) await settleWithin(this.pipeline.drain(), CONSOLIDATE_SETTLE_MS);
+    return this.runConsolidation(req);
+  }
+
+  private async runConsolidation(req: {
+    dryRun?: boolean;
+    namespace?: string;
+  }): Promise<ConsolidationReport> {
     try {
       const report = await this.health.guard(() => this.consolidator.run(req));
       if (report.merged > 0 && !report.dryRun)
@@ -651,8 +673,7 @@ export class CairnEngine {
   private passEmbedder(embedder: Embedder, space: SpaceInfo): Embedder;
   private passEmbedder(embedder: Embedder | null, space: SpaceInfo | null): Embedder | null;
   private passEmbedder(embedder: Embedder | null, space: SpaceInfo | null): Embedder | null {
-    const spec = space && recordedSpecOf(space);
-    return this.embedLane && embedder && spec ? poolEmbedder(embedder, spec, this.embedLane) : embedder;
+    return this.embedLane && embedder && space ? this.embedLane.passEmbedder(embedder, space) : embedder;
   }
 
   private serve(

@@ -149,14 +149,12 @@ export interface EngineOptions {
   /**
    * Where a long-lived writer embeds what is written, with the built-in embedder (a remote one waits on
    * the network, not the CPU): `'worker'`, whole passes (read, embed, store the vectors) on an embed lane,
-   * a thread of its own with a connection of its own, the event loop only adding the stored vectors to the
-   * index; `'inline'`, on the calling thread. Under 300 writes/s the lane made the serving thread's
-   * event-loop delay per scrape 40–45% shorter (bench/RESULTS.md, "An embed lane"); not the default yet: a
-   * lane idle for 30 s starts its thread again on the next write, so that write's vector came ~0.2 s later
-   * (a `cairn consolidate` run right after a write found nothing to merge), and one run of the live-reindex
-   * test under a loaded machine waited 166 s for its writes' vectors, not explained. Always 'inline' with an
-   * `embedder` given here (it runs as given), without `useWorkerThreads`, and in one-shot commands.
-   * @defaultValue 'inline'
+   * a thread of its own with a connection of its own, kept for the engine's life, the event loop only
+   * adding the stored vectors to the index; `'inline'`, on the calling thread. Under 300 writes/s the lane
+   * made the serving thread's event-loop delay per scrape 40–45% shorter (bench/RESULTS.md, "An embed
+   * lane"). Always 'inline' with an `embedder` given here (it runs as given), without `useWorkerThreads`,
+   * and in one-shot commands (their pool is busy building the graph, and nothing waits on their thread).
+   * @defaultValue 'worker' in a long-lived process (`refreshIntervalMs` > 0) with `useWorkerThreads`
    */
   embedWrites?: 'worker' | 'inline';
   /** Memories per embedder call. @defaultValue 256 */
@@ -219,7 +217,7 @@ export function embedWritesOf(
   // An embedder given in the options is run as given, no thread starts without useWorkerThreads, and a
   // one-shot command has no searches to keep answering (its pool is busy building the graph).
   if (opts.embedder !== undefined || opts.useWorkerThreads === false || !isLongLived(opts)) return 'inline';
-  return opts.embedWrites ?? 'inline';
+  return opts.embedWrites ?? 'worker';
 }
 
 /** Where the lexical leg scores new terms (see `termScoring`). */

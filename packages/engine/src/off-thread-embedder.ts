@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import type { ComputePool } from '@cairn/compute';
-import type { Embedder } from '@cairn/core';
+import type { Embedder, EmbeddingSpace } from '@cairn/core';
 import { EMBED_TASK, type EmbedTaskRequest } from '@cairn/embed';
 import type { EmbedStageResult, OffThreadPass } from '@cairn/pipeline';
 import type { SpacePassRequest } from './tasks/space-pass.js';
@@ -52,4 +52,25 @@ export function offThreadPass(pool: ComputePool, path: string | null): OffThread
     };
     return pool.run<EmbedStageResult>(SPACE_PASS_TASK, req);
   };
+}
+
+/**
+ * Loads the pass task and its embedder on `pool`'s thread (an embed lane of one), so that a server's first
+ * writes do not pay for it. Resolves once loaded; a failure is left to the first real pass to report.
+ */
+export async function warmPasses(
+  pool: ComputePool,
+  embedder: Embedder,
+  space: EmbeddingSpace,
+): Promise<void> {
+  if (!(embedder instanceof OffThreadEmbedder)) return;
+  const req: SpacePassRequest = {
+    path: '',
+    spec: embedder.spec,
+    space: { id: space.id, modelId: space.modelId, dimensions: space.dimensions },
+    batchSize: 0,
+    storeSlice: 0,
+    warm: true,
+  };
+  await pool.run<EmbedStageResult>(SPACE_PASS_TASK, req).catch(() => undefined);
 }

@@ -231,6 +231,23 @@ describe('consolidation merges near-duplicates into the newer memory', () => {
     expect((await blind.consolidate({ dryRun: true })).merged).toBe(3);
   });
 
+  it('asked for right after a write, waits for its vectors: the writes just made are merged', async () => {
+    // A long-lived writer embeds on its embed lane, so a write's vector lands a few ms after the write is
+    // acknowledged; a user who runs `cairn consolidate` at once expects those writes to count.
+    const engine = await engines.open({ consolidation: { intervalMs: 0 } });
+    engine.ingest(background(50));
+    await engine.drain();
+    // Behind 3,000 writes to another namespace, so their vectors are still on their way when it is asked for.
+    engine.ingest([
+      ...background(3_000).map((m) => ({ ...m, namespace: 'b' })),
+      ...Array.from({ length: 10 }, (_, i) => ({ namespace: 'a', id: `s${i}`, text: STORM, ts: T + i })),
+    ]);
+    expect(engine.stats().namespaces.a!.pending).toBeGreaterThan(0);
+    const run = await engine.consolidate({ namespace: 'a' });
+    expect(run.merged).toBe(9);
+    expect(engine.get('a', ['s0']).memories[0]!.supersededBy).toBe('s9');
+  });
+
   it('runs on the writer’s schedule', async () => {
     const engine = await engines.open({ consolidation: { intervalMs: 50 } });
     engine.ingest([

@@ -187,7 +187,7 @@ describe('BackgroundCheckpointer', () => {
 });
 
 describe('an engine', () => {
-  it('with embedWrites: worker, embeds a long-lived writer’s writes on a lane: this thread neither embeds nor stores them', async () => {
+  it('embeds a long-lived writer’s writes on a lane by default: this thread neither embeds nor stores them', async () => {
     const writeAndSearch = async (opts: Partial<EngineOptions>) => {
       const engine = await engines.open(opts);
       const here = { embedded: 0, stored: 0 };
@@ -218,14 +218,14 @@ describe('an engine', () => {
       return { counted, counts: { stored, embedded, indexed, pending, fieldsEmbedded }, top: r.hits[0] };
     };
     const complete = { stored: 40, embedded: 40, indexed: 40, pending: 0, fieldsEmbedded: 40 };
-    const lane = await writeAndSearch({ embedWrites: 'worker' });
+    const lane = await writeAndSearch({});
     expect(lane.counted).toEqual({ embedded: 0, stored: 0 });
     expect(lane.counts).toEqual(complete);
     expect(lane.top).toMatchObject({ id: 'm13' });
     expect(lane.top!.vecRank).not.toBeNull();
-    // Control: inline (the default), this thread embeds every memory and the four distinct field values,
-    // and stores the memories' vectors.
-    const inline = await writeAndSearch({});
+    // Control: inline, this thread embeds every memory and the four distinct field values, and stores the
+    // memories' vectors.
+    const inline = await writeAndSearch({ embedWrites: 'inline' });
     expect(inline.counted).toEqual({ embedded: 44, stored: 40 });
     expect(inline.counts).toEqual(complete);
     // A one-shot engine embeds inline even when asked for the lane.

@@ -16,6 +16,11 @@ export interface SpacePassRequest {
   space: EmbeddingSpace;
   batchSize: number;
   storeSlice: number;
+  /**
+   * Only load: this task's modules and the embedder, on the thread that runs it, and answer an empty pass.
+   * A server warms its embed lane so before it listens, not in its first requests.
+   */
+  warm?: boolean;
 }
 
 /**
@@ -40,6 +45,10 @@ function connectionTo(path: string) {
 }
 
 export default async function spacePass(req: SpacePassRequest): Promise<EmbedStageResult> {
+  if (req.warm) {
+    await threadEmbedder(req.spec, req.space.dimensions).embed(['warm']);
+    return { stored: [], reused: 0, examined: 0, caughtUp: true };
+  }
   const c = connectionTo(req.path);
   try {
     // The index is the sender's to update (it holds the space's loaded indexes): nothing is applied here.
