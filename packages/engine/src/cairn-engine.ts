@@ -182,6 +182,9 @@ export class CairnEngine {
       store,
       () => this.serving.vectors,
       withDefaults(DEFAULT_CONSOLIDATION_OPTIONS, opts.consolidation || {}),
+      // The writer's lane stores a pass's vectors before this thread adds them; another process's
+      // vectors reach this one's index at its next catch-up.
+      () => (this.external ? this.serving.vectors?.refresh() : this.pipeline.applied()),
     );
     const consolidateEvery = opts.consolidation === false ? 0 : this.consolidator.opts.intervalMs;
     if (consolidateEvery > 0 && embedder)
@@ -297,9 +300,11 @@ export class CairnEngine {
         .map((n) => n.namespace);
       await vectors.mapSaved(largest);
     })();
-    // The embed lane's thread loads its modules and embedder now, not beside the first writes' searches.
+    // The writer's embed lane loads its modules and embedder now, not beside the first writes' searches
+    // (a reader or a follower embeds nothing: its lane starts no thread unless it takes the role over).
     const { embedder, space } = this.serving;
-    const lane = this.embedLane && embedder && space ? this.embedLane.warm(embedder, space) : null;
+    const lane =
+      this.embedLane && embedder && space && !this.external ? this.embedLane.warm(embedder, space) : null;
     const [catalog] = await Promise.all([
       settleWithin(loaded, timeoutMs),
       settleWithin(mapped, timeoutMs),
@@ -578,8 +583,27 @@ export class CairnEngine {
    * who runs it right after writing expects those writes to count.
    */
   async consolidate(req: { dryRun?: boolean; namespace?: string } = {}): Promise<ConsolidationReport> {
-    if (!this.external) await settleWithin(this.pipeline.drain(), CONSOLIDATE_SETTLE_MS);
+    if (this.external) await this.writerEmbedded(req.namespace, Date.now() + CONSOLIDATE_SETTLE_MS);
+    else await settleWithin(this.pipeline.drain(), CONSOLIDATE_SETTLE_MS);
     return this.runConsolidation(req);
+  }
+
+  /**
+   * Resolves once the writer (another process) has embedded every memory stored in `namespace` (every
+   * namespace without one), read from the kept counts every 50 ms, or at `deadline`.
+   */
+  private async writerEmbedded(namespace: string | undefined, deadline: number): Promise<void> {
+    const spaceId = this.serving.space?.id;
+    if (!spaceId) return;
+    const done = () => {
+      if (namespace === undefined) {
+        const p = this.store.embeddings.progress(spaceId);
+        return p.embedded + p.failed >= p.total;
+      }
+      const c = this.store.embeddings.coverage(spaceId, namespace);
+      return c.current >= c.live;
+    };
+    while (!done() && !this.closed && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   }
 
   private async runConsolidation(req: {

@@ -149,10 +149,17 @@ export class Consolidator {
   private running: Promise<ConsolidationReport> | null = null;
   private stopped = false;
 
+  /**
+   * @param indexed Awaited before each batch is read: resolves once every vector stored so far is in the
+   * index the neighbours are searched in. A vector stored on another connection (the embed lane, a
+   * writer seen by a follower) and not yet added would be read as new and searched for in an index
+   * without it and its near copies, and the cursor would pass it for good.
+   */
   constructor(
     private readonly store: MemoryStore,
     private readonly index: () => NeighborIndex | null,
     readonly opts: ConsolidationOptions = DEFAULT_CONSOLIDATION_OPTIONS,
+    private readonly indexed: () => Promise<void> | void = () => {},
   ) {
     if (!(opts.threshold > 0 && opts.threshold <= 1))
       throw new CairnError('INVALID_INPUT', 'consolidation threshold must be in (0, 1]', {
@@ -222,6 +229,7 @@ export class Consolidator {
         report.skipped = 'stopped: the process is closing';
         break;
       }
+      await this.indexed();
       // Read before anything of the batch is verified: merge() skips what changes after (see stamps()).
       const stamps = records.stamps();
       const { candidates, upTo } = records.newVectors(

@@ -248,6 +248,48 @@ describe('consolidation merges near-duplicates into the newer memory', () => {
     expect(engine.get('a', ['s0']).memories[0]!.supersededBy).toBe('s9');
   });
 
+  it('asked for in a follower beside the writer, waits for the writer to embed what was just written', async () => {
+    // `cairn consolidate` beside a running server opens the folder as a follower; the server embeds.
+    const dir = engines.tempDir();
+    const writer = await engines.open({ consolidation: { intervalMs: 0 } }, dir);
+    const follower = await engines.open({ consolidation: { intervalMs: 0 }, ifWriterRunning: 'read' }, dir);
+    expect(follower.writerRole.role).toBe('follower');
+    writer.ingest([
+      ...background(3_000).map((m) => ({ ...m, namespace: 'b' })),
+      ...Array.from({ length: 10 }, (_, i) => ({ namespace: 'a', id: `s${i}`, text: STORM, ts: T + i })),
+    ]);
+    expect(follower.stats().namespaces.a!.pending).toBe(10);
+    expect((await follower.consolidate({ namespace: 'a' })).merged).toBe(9);
+    expect(writer.get('a', ['s0']).memories[0]!.supersededBy).toBe('s9');
+  });
+
+  it('never passes a vector stored on the embed lane and not yet in the index', async () => {
+    // The lane commits a pass's vectors on its own connection; this thread adds them when the pass returns.
+    // A scheduled run in between read them as new, found no near copy in an index without them, and moved
+    // its cursor past both for good.
+    const engine = await engines.open({ consolidation: { intervalMs: 0 } });
+    engine.ingest(background(50));
+    await engine.drain();
+    await engine.consolidate();
+    engine.ingest([
+      { namespace: 'a', id: 'nearOld', kind: 'observation', text: NEAR_A, ts: T + 100_000 },
+      { namespace: 'a', id: 'nearNew', kind: 'observation', text: NEAR_B, ts: T + 200_000 },
+    ]);
+    const space = engine.space!.id;
+    let gap = false;
+    for (let i = 0; i < 100_000 && !gap; i++) {
+      if (engine.store.embeddings.coverage(space, 'a').current === 52) gap = true;
+      else await new Promise((r) => setImmediate(r));
+    }
+    expect(gap).toBe(true);
+    expect(engine.stats().namespaces.a!.indexed).toBe(50);
+    // What the schedule runs (it does not wait for the backlog, as a run asked for does).
+    const scheduled = (engine as unknown as { runConsolidation(r: object): Promise<{ merged: number }> })
+      .runConsolidation({});
+    expect((await scheduled).merged).toBe(1);
+    expect(engine.get('a', ['nearOld']).memories[0]!.supersededBy).toBe('nearNew');
+  });
+
   it('runs on the writer’s schedule', async () => {
     const engine = await engines.open({ consolidation: { intervalMs: 50 } });
     engine.ingest([

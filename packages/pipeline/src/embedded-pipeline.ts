@@ -73,6 +73,8 @@ export class EmbeddedPipeline {
   private closed = false;
   private rerun = false;
   private readonly drainWaiters: Array<() => void> = [];
+  /** A pass running elsewhere (see `offThreadPass`), settled once its vectors are applied here. */
+  private elsewhere: Promise<unknown> | null = null;
   readonly status: PipelineStatus = { running: false, embedded: 0, reused: 0, lastError: null, failures: 0 };
 
   constructor(
@@ -204,10 +206,26 @@ export class EmbeddedPipeline {
     const elsewhere = this.opts.offThreadPass?.(embedder, space, embedBatchSize, storeSlice) ?? null;
     if (!elsewhere)
       return embedPending(this.embeddings, this.index, embedder, space, embedBatchSize, storeSlice);
-    return elsewhere.then((r) => {
+    const applied = elsewhere.then((r) => {
       this.index.apply(r.stored, space);
       return r;
     });
+    this.elsewhere = applied;
+    const clear = () => {
+      if (this.elsewhere === applied) this.elsewhere = null;
+    };
+    applied.then(clear, clear);
+    return applied;
+  }
+
+  /**
+   * Resolves once no pass run elsewhere has stored vectors that are not applied here yet: such a pass
+   * commits on its own connection, and its vectors reach the index only when it returns. A caller that
+   * reads stored vectors synchronously right after (before the loop's next pass, which starts a turn
+   * later) sees only applied ones. A pass here applies as it stores.
+   */
+  async applied(): Promise<void> {
+    while (this.elsewhere) await this.elsewhere.catch(() => undefined);
   }
 
   private releaseWaiters(): void {
