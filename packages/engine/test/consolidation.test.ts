@@ -284,8 +284,9 @@ describe('consolidation merges near-duplicates into the newer memory', () => {
     expect(gap).toBe(true);
     expect(engine.stats().namespaces.a!.indexed).toBe(50);
     // What the schedule runs (it does not wait for the backlog, as a run asked for does).
-    const scheduled = (engine as unknown as { runConsolidation(r: object): Promise<{ merged: number }> })
-      .runConsolidation({});
+    const scheduled = (
+      engine as unknown as { runConsolidation(r: object): Promise<{ merged: number }> }
+    ).runConsolidation({});
     expect((await scheduled).merged).toBe(1);
     expect(engine.get('a', ['nearOld']).memories[0]!.supersededBy).toBe('nearNew');
   });
