@@ -25,6 +25,24 @@ function embedPending() {
 }
 
 describe('ConsolidationStore', () => {
+  it('finds a text’s copies by its hash, not by walking the namespace, in a new folder (no statistics)', () => {
+    // Asked once per text written since the job's cursor: walking the namespace's memories for each made a
+    // run O(n²) (5.5 of 11 s over 4,000 fresh memories).
+    t = openTempStore('cairn-consolidation-');
+    const store = t.store;
+    store.embeddings.ensureSpace(space);
+    store.write(Array.from({ length: 50 }, (_, i) => mem({ id: `m${i}`, text: `note ${i}` })));
+    embedPending();
+    const sql = (store.consolidations as unknown as { sameTextStmt: { source: string } }).sameTextStmt.source;
+    const plan = (
+      store.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(space.id, 'h', 'ns') as Array<{
+        detail: string;
+      }>
+    ).map((r) => r.detail);
+    expect(plan[0]).toMatch(/SEARCH e USING INDEX embeddings_space_hash \(space=\? AND content_hash=\?\)/);
+    expect(plan.join('\n')).not.toMatch(/memories_ns_ts/);
+  });
+
   it('never offers a memory whose stored vector is of an older text (rewritten, not yet embedded again)', () => {
     t = openTempStore('cairn-consolidation-');
     const store = t.store;
