@@ -271,22 +271,35 @@ describe('consolidation merges near-duplicates into the newer memory', () => {
     engine.ingest(background(50));
     await engine.drain();
     await engine.consolidate();
+    // Hold the lane's answer after its task has stored the vectors: the gap, made to last.
+    const lane = (
+      engine as unknown as { embedLane: { pool: { run: (...a: unknown[]) => Promise<unknown> } } }
+    ).embedLane.pool;
+    const run = lane.run.bind(lane);
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    lane.run = (...a: unknown[]) =>
+      run(...a).then(async (r) => {
+        await held;
+        return r;
+      });
     engine.ingest([
       { namespace: 'a', id: 'nearOld', kind: 'observation', text: NEAR_A, ts: T + 100_000 },
       { namespace: 'a', id: 'nearNew', kind: 'observation', text: NEAR_B, ts: T + 200_000 },
     ]);
     const space = engine.space!.id;
-    let gap = false;
-    for (let i = 0; i < 100_000 && !gap; i++) {
-      if (engine.store.embeddings.coverage(space, 'a').current === 52) gap = true;
-      else await new Promise((r) => setImmediate(r));
-    }
-    expect(gap).toBe(true);
+    const until = Date.now() + 20_000;
+    while (engine.store.embeddings.coverage(space, 'a').current < 52 && Date.now() < until)
+      await new Promise((r) => setTimeout(r, 5));
+    expect(engine.store.embeddings.coverage(space, 'a').current).toBe(52);
     expect(engine.stats().namespaces.a!.indexed).toBe(50);
     // What the schedule runs (it does not wait for the backlog, as a run asked for does).
     const scheduled = (
       engine as unknown as { runConsolidation(r: object): Promise<{ merged: number }> }
     ).runConsolidation({});
+    setTimeout(release, 50);
     expect((await scheduled).merged).toBe(1);
     expect(engine.get('a', ['nearOld']).memories[0]!.supersededBy).toBe('nearNew');
   });
