@@ -91,7 +91,8 @@ export interface EngineOptions {
   hnsw?: Partial<HnswParams>;
   /**
    * Native threads one vector graph build or merge inserts with (in the compute pool, below the serving
-   * thread's priority). @defaultValue os.availableParallelism()
+   * thread's priority), and a consolidation batch's neighbour searches run on. @defaultValue
+   * os.availableParallelism()
    */
   buildThreads?: number;
   /**

@@ -14,6 +14,8 @@ export class GraphFileQueries {
     private readonly space: EmbeddingSpace,
     private readonly hnsw: HnswParams,
     private readonly builder: IndexBuilder,
+    /** Native threads a batch of neighbour searches runs on (see `GraphNeighborQuery.threads`). */
+    private readonly threads = 1,
   ) {}
 
   /**
@@ -34,7 +36,8 @@ export class GraphFileQueries {
   ): ((state: GraphState, vectors: Float32Array, k: number) => Promise<GraphNeighbors>) | undefined {
     const { builder } = this;
     if (!builder.nearestInFile) return undefined;
-    return (state, vectors, k) => builder.nearestInFile!({ ...this.file(namespace, state), vectors, k });
+    return (state, vectors, k) =>
+      builder.nearestInFile!({ ...this.file(namespace, state), vectors, k, threads: this.threads });
   }
 
   private file(namespace: string, state: GraphState) {

@@ -2,7 +2,7 @@
 // consolidation's near-duplicate pass), so its thousands of native searches run beside the serving thread
 // rather than on it.
 import { statSync } from 'node:fs';
-import type { Index } from 'usearch';
+import type { BatchMatches, Index, Matches } from 'usearch';
 import type { GraphNeighborQuery, GraphNeighbors } from './hnsw-params.js';
 import { createHnswIndex, releaseIndex, viewIndexFile } from './usearch-index.js';
 
@@ -42,14 +42,17 @@ export default function nearestInFile(req: GraphNeighborQuery): GraphNeighbors {
   const graph = graphAt(req);
   const k = Math.min(req.k, graph.size());
   if (k === 0) return { keys, cosines, counts };
+  // One batch search: usearch splits the rows over its threads (searches, unlike inserts, are safe to run
+  // at once). Native code must see an offset-0 buffer; a structured clone's is.
+  const queries = req.vectors.byteOffset === 0 ? req.vectors : req.vectors.slice();
+  // usearch's types read a flat matrix as one vector; a batch of more than one row answers a BatchMatches.
+  const found = graph.search(queries, k, Math.max(1, req.threads ?? 1)) as Matches | BatchMatches;
   for (let i = 0; i < n; i++) {
-    // One query at a time, on this thread (the pool is the parallelism); a copy, not a subarray: native
-    // code must see offset-0 buffers.
-    const m = graph.search(req.vectors.slice(i * req.dimensions, (i + 1) * req.dimensions), k, 1);
-    counts[i] = m.keys.length;
-    for (let j = 0; j < m.keys.length; j++) {
-      keys[i * req.k + j] = Number(m.keys[j]);
-      cosines[i * req.k + j] = 1 - m.distances[j]!;
+    const count = 'counts' in found ? Number(found.counts[i]) : found.keys.length;
+    counts[i] = count;
+    for (let j = 0; j < count; j++) {
+      keys[i * req.k + j] = Number(found.keys[i * k + j]);
+      cosines[i * req.k + j] = 1 - found.distances[i * k + j]!;
     }
   }
   return { keys, cosines, counts };

@@ -85,7 +85,13 @@ export class VectorIndexManager implements VectorLeg {
       this.opts.builder,
       this.opts.buildThreads,
     );
-    this.fileQueries = new GraphFileQueries(this.files, this.space, this.opts.hnsw, this.opts.builder);
+    this.fileQueries = new GraphFileQueries(
+      this.files,
+      this.space,
+      this.opts.hnsw,
+      this.opts.builder,
+      this.opts.buildThreads,
+    );
     this.tombstones = new Tombstones(this.opts.keys);
     this.persistence = new GraphPersistence(this.slots, {
       files: this.files,

@@ -77,7 +77,8 @@ export interface VectorIndexOptions {
    * threads run below the serving thread's priority where the pool can lower it (Linux), and usearch's
    * insert threads inherit it, so builds take the cores the serving thread leaves idle. With one thread a
    * 100k graph held one core for about a minute while the other idled (bench/RESULTS.md, "Graph builds on
-   * every core"). @defaultValue os.availableParallelism()
+   * every core"). A background job's batch of neighbour searches in a graph file (the consolidation's
+   * near-duplicate pass) runs on as many. @defaultValue os.availableParallelism()
    */
   buildThreads?: number;
   log?: LogFn;

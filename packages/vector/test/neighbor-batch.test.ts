@@ -150,6 +150,51 @@ describe('VectorIndexManager.nearestOffThread', () => {
 });
 
 describe('the pool task that searches a graph file', () => {
+  it('searches a batch on several native threads, each row answered as its own search is', () => {
+    const path = join(fx.dir, 'batch.g1.usearch');
+    const vs = randomUnitVectors(400, DIMS, 71);
+    const packed = new Float32Array(vs.length * DIMS);
+    for (const [i, v] of vs.entries()) packed.set(v, i * DIMS);
+    const index = createHnswIndex(DIMS, DEFAULT_HNSW_PARAMS);
+    addInChunks(
+      index,
+      BigUint64Array.from(vs, (_, i) => BigInt(i)),
+      packed,
+      DIMS,
+    );
+    saveIndexAtomically(index, path);
+    const queries = randomUnitVectors(60, DIMS, 72);
+    const batch = new Float32Array(queries.length * DIMS);
+    for (const [i, q] of queries.entries()) batch.set(q, i * DIMS);
+    const k = 7;
+    const all = nearestInFile({
+      path,
+      dimensions: DIMS,
+      params: DEFAULT_HNSW_PARAMS,
+      vectors: batch,
+      k,
+      threads: 2,
+    });
+    expect(Array.from(all.counts)).toEqual(queries.map(() => k));
+    for (const [i, q] of queries.entries()) {
+      // A one-row batch: usearch answers it in another shape, read the same way.
+      const one = nearestInFile({
+        path,
+        dimensions: DIMS,
+        params: DEFAULT_HNSW_PARAMS,
+        vectors: q.slice(),
+        k,
+      });
+      expect(one.counts[0]).toBe(k);
+      expect(Array.from(all.keys.subarray(i * k, (i + 1) * k))).toEqual(Array.from(one.keys));
+      expect(Array.from(all.cosines.subarray(i * k, (i + 1) * k))).toEqual(Array.from(one.cosines));
+    }
+    // Nearest first, and a row's own vector (were it stored) would head it: cosines fall along each row.
+    for (let i = 0; i < queries.length; i++)
+      for (let j = 1; j < k; j++)
+        expect(all.cosines[i * k + j]!).toBeLessThanOrEqual(all.cosines[i * k + j - 1]!);
+  });
+
   it('never answers from a file it mapped before when another file takes the same name', () => {
     const path = join(fx.dir, 'ns.g1.usearch');
     const save = (seed: number) => {
