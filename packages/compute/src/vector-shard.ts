@@ -99,7 +99,9 @@ export class VectorShard {
       );
     }
     this.ensureRows(first + list.length);
-    for (const [i, v] of list.entries()) this.write(first + i, v);
+    // One look at the buffer for all the rows: a shared memory's `buffer` is a new object on every read.
+    const buffer = this.memory.buffer;
+    for (const [i, v] of list.entries()) this.write(first + i, v, buffer);
     // Published after the bytes: a thread that reads the new count sees the rows it counts.
     Atomics.store(this.header, HEADER_ROWS, first + list.length);
     return first;
@@ -112,7 +114,7 @@ export class VectorShard {
         field: 'row',
       });
     }
-    this.write(row, vector);
+    this.write(row, vector, this.memory.buffer);
   }
 
   /**
@@ -139,7 +141,7 @@ export class VectorShard {
     if (need > have) this.memory.grow(Math.ceil((need - have) / PAGE));
   }
 
-  private write(row: number, v: Float32Array): void {
+  private write(row: number, v: Float32Array, buffer: ArrayBufferLike): void {
     const { dimensions: d, stride, vectorsOffset, quantization } = this.layout;
     if (v.length !== d) {
       throw new CairnError('DIMENSION_MISMATCH', `expected a ${d}-d vector, got ${v.length}`);
@@ -147,10 +149,10 @@ export class VectorShard {
     const inv = inverseNorm(v);
     const at = vectorsOffset + row * stride;
     if (quantization === 'f32') {
-      const out = new Float32Array(this.memory.buffer, at, d);
+      const out = new Float32Array(buffer, at, d);
       for (let i = 0; i < d; i++) out[i] = v[i]! * inv;
     } else {
-      const out = new Int8Array(this.memory.buffer, at, d);
+      const out = new Int8Array(buffer, at, d);
       for (let i = 0; i < d; i++) out[i] = Math.max(-127, Math.min(127, Math.round(v[i]! * inv * 127)));
     }
   }
