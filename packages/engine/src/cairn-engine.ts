@@ -9,7 +9,6 @@ import {
   type SearchRequest,
   type SearchResponse,
   settleWithin,
-  withDefaults,
 } from '@cairn/core';
 import { type CaptureResult, EmbeddedPipeline } from '@cairn/pipeline';
 import { type HybridRouter, warmTemporalParser } from '@cairn/router';
@@ -17,10 +16,11 @@ import type { MemoryStore, MergeRecord, SpaceInfo, TimelineResult } from '@cairn
 import type { VectorIndexManager } from '@cairn/vector';
 import { AccessTracker } from './access-tracker.js';
 import { BackgroundCheckpointer } from './background-checkpointer.js';
-import { type ConsolidationReport, Consolidator, DEFAULT_CONSOLIDATION_OPTIONS } from './consolidator.js';
+import type { ConsolidationReport } from './consolidator.js';
 import { DataFolderLock } from './data-folder-lock.js';
 import { namedOpenFailure, openDataFolder } from './data-folder-open.js';
 import { EmbedLane } from './embed-lane.js';
+import { EngineHygiene } from './engine-hygiene.js';
 import {
   BULK_WRITE_MEMORIES,
   checkpointsOf,
@@ -32,11 +32,11 @@ import {
   termScoringOf,
 } from './engine-options.js';
 import { countNamespaces, type EngineStats } from './namespace-stats.js';
-import { type PruneReport, prune } from './pruner.js';
-import { type ServingSpace, serveSpace } from './serving-space.js';
+import type { PruneReport } from './pruner.js';
+import type { ServingSpace } from './serving-space.js';
 import type { SpaceBuildStatus } from './space-builder.js';
-import { embedderOfSpace } from './space-embedder.js';
 import { SpaceSupervisor, type SpaceView } from './space-supervisor.js';
+import { SpaceSwitch } from './space-switch.js';
 import { StoreHealth } from './store-health.js';
 import { startTermScoring } from './term-scoring-thread.js';
 
@@ -53,12 +53,6 @@ const DISTRIBUTED_IN_FLIGHT = 1_000;
 const WARM_GRAPHS = 64;
 
 /**
- * A consolidation asked for waits at most this long for the embedding backlog: under a steady stream of
- * writes the backlog never empties, and the run then takes what has a vector (the next run, the rest).
- */
-const CONSOLIDATE_SETTLE_MS = 5_000;
-
-/**
  * Cairn in one process: a data folder, no Redis. Writes are captured synchronously (durable when
  * `ingest` returns); embedding and vector indexing follow on the same event loop, and HNSW builds run on
  * worker threads. With `pipeline: 'external'` the same engine is the read side of a distributed
@@ -67,7 +61,8 @@ const CONSOLIDATE_SETTLE_MS = 5_000;
 export class CairnEngine {
   readonly store: MemoryStore;
   readonly pipeline: EmbeddedPipeline;
-  private serving: ServingSpace;
+  /** The embedding space searches are served from, and the switch to another. */
+  private readonly served: SpaceSwitch;
   private readonly pool: ComputePool | null;
   /** Runs the writer's embed passes with the built-in embedder (see `embedWrites`); null: on this thread. */
   private readonly embedLane: EmbedLane | null;
@@ -92,10 +87,8 @@ export class CairnEngine {
   /** Runs the WAL checkpoints off the serving thread (see `checkpoints`); null while they run inline. */
   private checkpointer: BackgroundCheckpointer | null = null;
   private closed = false;
-  /** The switch to a space this process built, until its build's last pass settled (see `adopt`). */
-  private retargeting: Promise<void> = Promise.resolve();
-  /** Near-duplicates merged into the newer memory (see Consolidator); the writer runs it on a timer. */
-  readonly consolidator: Consolidator;
+  /** Consolidation and pruning, on the writer's schedule or when asked (see EngineHygiene). */
+  private readonly hygiene: EngineHygiene;
   /** How often searches return each memory, written in the background; null with trackAccess off. */
   private readonly access: AccessTracker | null;
 
@@ -122,7 +115,13 @@ export class CairnEngine {
     // while it opens, before anyone can search it: paid a turn after opening, they landed in a server's
     // first searches, or in the first search of an engine searched as soon as it opened.
     if (isLongLived(opts)) warmTemporalParser();
-    this.serving = this.serve(embedder, space);
+    this.served = new SpaceSwitch(
+      { dataDir, store, pool: this.pool, opts, log: this.log },
+      this.embedLane,
+      { isWriter: () => !this.external, closed: () => this.closed, pipeline: () => this.pipeline },
+      embedder,
+      space,
+    );
     this.spaces = new SpaceSupervisor({
       store,
       dataDir,
@@ -131,7 +130,7 @@ export class CairnEngine {
       log: this.log,
       health: this.health,
       builds: opts.embedder === undefined,
-      onActivated: (s, e, vectors, settled) => this.adopt(s, e, vectors, settled),
+      onActivated: (s, e, vectors, settled) => this.served.adopt(s, e, vectors, settled),
     });
     this.pipeline = new EmbeddedPipeline(
       this.store,
@@ -146,7 +145,7 @@ export class CairnEngine {
           this.serving.vectors?.apply(current);
         },
       },
-      this.passEmbedder(embedder, space),
+      this.served.passEmbedder(embedder, space),
       space,
       {
         embedBatchSize: opts.embedBatchSize,
@@ -178,37 +177,32 @@ export class CairnEngine {
           });
         });
     }
-    this.consolidator = new Consolidator(
-      store,
-      () => this.serving.vectors,
-      withDefaults(DEFAULT_CONSOLIDATION_OPTIONS, opts.consolidation || {}),
-      // The writer's lane stores a pass's vectors before this thread adds them; another process's
-      // vectors reach this one's index at its next catch-up.
-      () => (this.external ? this.serving.vectors?.refresh() : this.pipeline.applied()),
-    );
-    const consolidateEvery = opts.consolidation === false ? 0 : this.consolidator.opts.intervalMs;
-    if (consolidateEvery > 0 && embedder)
-      this.every(consolidateEvery, () => {
-        // The writer runs the schedule; a follower that takes the role over runs it from then on.
-        if (this.role === 'writer') void this.runConsolidation({}).catch(() => undefined);
-      });
     this.access =
       (opts.trackAccess ?? true)
         ? new AccessTracker(store, (err) =>
             this.log('warn', 'access counts not saved; the next window tries again', { error: err.message }),
           )
         : null;
-    const policies = opts.prune?.policies ?? [];
-    const pruneEvery = opts.prune?.intervalMs ?? 3_600_000;
-    if (policies.length > 0 && pruneEvery > 0)
-      this.every(pruneEvery, () => {
-        if (this.role !== 'writer') return;
-        void (async () => {
-          for (const p of policies) await this.prune(p);
-        })().catch((err: Error) =>
-          this.log('warn', 'pruning failed; the next round tries again', { error: err.message }),
-        );
-      });
+    this.hygiene = new EngineHygiene(
+      {
+        store,
+        health: this.health,
+        log: this.log,
+        vectors: () => this.serving.vectors,
+        space: () => this.serving.space,
+        isWriter: () => this.role === 'writer',
+        closed: () => this.closed,
+        drained: () => this.pipeline.drain(),
+        // The writer's lane stores a pass's vectors before this thread adds them; another process's
+        // vectors reach this one's index at its next catch-up.
+        indexed: () => (this.external ? this.serving.vectors?.refresh() : this.pipeline.applied()),
+        flushAccess: () => this.access?.flush(),
+        forgetDeletes: () => this.forgetDeletes(),
+        every: (ms, fn) => this.every(ms, fn),
+      },
+      opts,
+      embedder !== null,
+    );
     const persistEvery = opts.persistIntervalMs ?? 30_000;
     if (persistEvery > 0 && embedder) this.every(persistEvery, () => void this.maintainIndex());
     if (!this.external) {
@@ -226,6 +220,11 @@ export class CairnEngine {
       lock?.release();
       throw namedOpenFailure(opts.dataDir, err);
     }
+  }
+
+  /** What searches are served from now (a switch replaces it as a whole). */
+  private get serving(): ServingSpace {
+    return this.served.current;
   }
 
   get embedder(): Embedder | null {
@@ -324,7 +323,7 @@ export class CairnEngine {
    */
   async drain(maxFailures?: number, opts: { scoreCommonWords?: boolean } = {}): Promise<void> {
     if (this.external) return;
-    await this.retargeting;
+    await this.served.retargeting;
     await this.pipeline.drain(maxFailures);
     const vectors = this.serving.vectors;
     // Indexed means a fresh process serves its first query from a saved file: build every namespace's
@@ -415,7 +414,7 @@ export class CairnEngine {
     const active = this.store.embeddings.activeSpace();
     if (active && active.id !== this.serving.space?.id) {
       try {
-        this.activate(active);
+        this.served.activate(active);
       } catch (err) {
         this.log('error', 'cannot serve the newly activated embedding space', {
           space: active.id,
@@ -439,13 +438,7 @@ export class CairnEngine {
     this.role = 'writer';
     const was = this.followerBecause;
     this.followerBecause = null;
-    const old = this.serving;
-    this.serving = this.serve(old.embedder, old.space);
-    // A space activated while this process followed (a reindex by the old writer) was served, but the
-    // pipeline was not retargeted then: a follower embeds nothing.
-    if (old.embedder && old.space)
-      this.pipeline.retarget(this.passEmbedder(old.embedder, old.space), old.space);
-    void old.vectors?.close();
+    this.served.serveAsWriter();
     this.log('info', 'took over the writer role of the data folder', { dataDir: this.dataDir, was });
     this.pipeline.kick();
   }
@@ -528,40 +521,6 @@ export class CairnEngine {
     }
   }
 
-  /** Serves a space this process just built and activated, from its already loaded indexes. */
-  private adopt(
-    space: SpaceInfo,
-    embedder: Embedder,
-    vectors: VectorIndexManager,
-    settled: Promise<void>,
-  ): void {
-    const old = this.serving;
-    // Built with loading on writes off (see spaceIndexes); serving, the writer loads on writes again.
-    vectors.setLoadAfterWrites();
-    // The memories deleted while it was built (its builds dropped those they saw) leave it before it serves.
-    vectors.forgetDeletes();
-    this.serving = this.serve(embedder, space, vectors);
-    // The build's last pass may still be on the pool: its vectors are applied when it returns, and applied
-    // after this pipeline's newer ones they would be skipped. Meanwhile new writes get vectors in the space
-    // just left (kept current for the grace period); this space's cursor then says what it lacks.
-    this.retargeting = settled.then(() => {
-      if (!this.closed && this.serving.space?.id === space.id)
-        this.pipeline.retarget(this.passEmbedder(embedder, space), space);
-    });
-    this.log('info', 'serving the embedding space this process built', { from: old.space?.id, to: space.id });
-    void old.vectors?.close();
-  }
-
-  /** Serves queries from another (complete) space; the old space's index is flushed and dropped. */
-  private activate(space: SpaceInfo): void {
-    const old = this.serving;
-    const embedder = embedderOfSpace(space, this.opts.env);
-    this.serving = this.serve(embedder, space);
-    if (!this.external) this.pipeline.retarget(this.passEmbedder(embedder, space), space);
-    this.log('info', 'serving a newly activated embedding space', { from: old.space?.id, to: space.id });
-    void old.vectors?.close();
-  }
-
   /** The periodic index upkeep: audit the loaded indexes against SQLite, then (as the writer) persist them. */
   private async maintainIndex(): Promise<void> {
     const vectors = this.serving.vectors;
@@ -576,85 +535,24 @@ export class CairnEngine {
     }
   }
 
-  /**
-   * Runs the consolidation job now (see Consolidator.run); `dryRun` reports what it would merge. Logged
-   * when it merged anything; a failure is logged and rethrown. It first lets the embedding backlog settle
-   * (up to `CONSOLIDATE_SETTLE_MS`): the near-duplicate pass finds only memories with a vector, and a user
-   * who runs it right after writing expects those writes to count.
-   */
-  async consolidate(req: { dryRun?: boolean; namespace?: string } = {}): Promise<ConsolidationReport> {
-    if (this.external) await this.writerEmbedded(req.namespace, Date.now() + CONSOLIDATE_SETTLE_MS);
-    else await settleWithin(this.pipeline.drain(), CONSOLIDATE_SETTLE_MS);
-    return this.runConsolidation(req);
-  }
-
-  /**
-   * Resolves once the writer (another process) has embedded every memory stored in `namespace` (every
-   * namespace without one), read from the kept counts every 50 ms, or at `deadline`.
-   */
-  private async writerEmbedded(namespace: string | undefined, deadline: number): Promise<void> {
-    const spaceId = this.serving.space?.id;
-    if (!spaceId) return;
-    const done = () => {
-      if (namespace === undefined) {
-        const p = this.store.embeddings.progress(spaceId);
-        return p.embedded + p.failed >= p.total;
-      }
-      const c = this.store.embeddings.coverage(spaceId, namespace);
-      return c.current >= c.live;
-    };
-    while (!done() && !this.closed && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  }
-
-  private async runConsolidation(req: {
-    dryRun?: boolean;
-    namespace?: string;
-  }): Promise<ConsolidationReport> {
-    try {
-      const report = await this.health.guard(() => this.consolidator.run(req));
-      if (report.merged > 0 && !report.dryRun)
-        this.log('info', 'consolidation merged near-duplicates', {
-          merged: report.merged,
-          exact: report.exact,
-          near: report.near,
-          tookMs: report.tookMs,
-        });
-      return report;
-    } catch (err) {
-      this.log('warn', 'consolidation failed; the next run tries again', { error: (err as Error).message });
-      throw err;
-    }
+  /** Runs the consolidation job now, after the embedding backlog settles (see EngineHygiene.consolidate). */
+  consolidate(req: { dryRun?: boolean; namespace?: string } = {}): Promise<ConsolidationReport> {
+    return this.hygiene.consolidate(req);
   }
 
   /** Undoes consolidation merges in `namespace` (`ids`, or every one); the job never merges them again. */
   undoConsolidation(namespace: string, ids?: readonly string[]): MergeRecord[] {
-    return this.health.guard(() => this.store.consolidations.undo(namespace, ids));
+    return this.hygiene.undoConsolidation(namespace, ids);
   }
 
   /** The namespace's consolidation merges, newest first, undone ones included. */
   consolidations(namespace: string, limit?: number): MergeRecord[] {
-    return this.health.guard(() => this.store.consolidations.list(namespace, limit));
+    return this.hygiene.consolidations(namespace, limit);
   }
 
-  /**
-   * Applies a pruning policy now (see `prune`): deletes what it does not keep or protect, or, dry, lists
-   * it. Logged when it deleted anything.
-   */
-  async prune(policy: PrunePolicy, opts: { dryRun?: boolean; now?: number } = {}): Promise<PruneReport> {
-    // Counts still in memory must protect what they protect.
-    this.access?.flush();
-    const report = await this.health.guard(() => prune(this.store, policy, opts));
-    if (!report.dryRun && report.pruned.length > 0) this.forgetDeletes();
-    if (report.pruned.length > 0 && !report.dryRun)
-      this.log('info', 'pruning policy deleted memories', {
-        namespace: report.namespace,
-        slot: policy.slot,
-        kind: policy.kind,
-        pruned: report.pruned.length,
-        protected: report.protected,
-        ids: report.pruned.slice(0, 20),
-      });
-    return report;
+  /** Applies a pruning policy now (see EngineHygiene.prune); `dryRun` lists what it would delete. */
+  prune(policy: PrunePolicy, opts: { dryRun?: boolean; now?: number } = {}): Promise<PruneReport> {
+    return this.hygiene.prune(policy, opts);
   }
 
   /** Counts per namespace; `only` limits the (per-namespace) work to the namespaces a caller may see. */
@@ -666,7 +564,7 @@ export class CairnEngine {
     if (this.closed) return;
     this.closed = true;
     for (const t of this.timers) clearInterval(t);
-    await this.consolidator.stop();
+    await this.hygiene.stop();
     this.access?.close();
     await this.spaces.stop();
     await this.health.close();
@@ -688,31 +586,6 @@ export class CairnEngine {
     if (this.checkpointer || this.closed) return;
     this.checkpointer = new BackgroundCheckpointer(join(this.dataDir, 'cairn.db'), this.store.db, this.log);
     this.checkpointer.start();
-  }
-
-  /**
-   * The embedder the writer's pipeline runs: the built-in one as a stand-in whose passes run whole on the
-   * embed lane (see `embedWrites`; a remote one, or one given in the options, stays as it is).
-   */
-  private passEmbedder(embedder: Embedder, space: SpaceInfo): Embedder;
-  private passEmbedder(embedder: Embedder | null, space: SpaceInfo | null): Embedder | null;
-  private passEmbedder(embedder: Embedder | null, space: SpaceInfo | null): Embedder | null {
-    return this.embedLane && embedder && space ? this.embedLane.passEmbedder(embedder, space) : embedder;
-  }
-
-  private serve(
-    embedder: Embedder | null,
-    space: SpaceInfo | null,
-    built: VectorIndexManager | null = null,
-  ): ServingSpace {
-    const deps = {
-      dataDir: this.dataDir,
-      store: this.store,
-      pool: this.pool,
-      opts: this.opts,
-      log: this.log,
-    };
-    return serveSpace(deps, embedder, space, this.external ? 'reader' : 'writer', built);
   }
 
   private every(ms: number, fn: () => void): void {

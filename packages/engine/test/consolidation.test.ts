@@ -297,8 +297,8 @@ describe('consolidation merges near-duplicates into the newer memory', () => {
     expect(engine.stats().namespaces.a!.indexed).toBe(50);
     // What the schedule runs (it does not wait for the backlog, as a run asked for does).
     const scheduled = (
-      engine as unknown as { runConsolidation(r: object): Promise<{ merged: number }> }
-    ).runConsolidation({});
+      engine as unknown as { hygiene: { runConsolidation(r: object): Promise<{ merged: number }> } }
+    ).hygiene.runConsolidation({});
     setTimeout(release, 50);
     expect((await scheduled).merged).toBe(1);
     expect(engine.get('a', ['nearOld']).memories[0]!.supersededBy).toBe('nearNew');
