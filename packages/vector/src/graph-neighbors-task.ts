@@ -2,6 +2,7 @@
 // consolidation's near-duplicate pass), so its thousands of native searches run beside the serving thread
 // rather than on it.
 import { statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import type { BatchMatches, Index, Matches } from 'usearch';
 import type { GraphNeighborQuery, GraphNeighbors } from './hnsw-params.js';
 import { createHnswIndex, releaseIndex, viewIndexFile } from './usearch-index.js';
@@ -46,7 +47,10 @@ export default function nearestInFile(req: GraphNeighborQuery): GraphNeighbors {
   // at once). Native code must see an offset-0 buffer; a structured clone's is.
   const queries = req.vectors.byteOffset === 0 ? req.vectors : req.vectors.slice();
   // usearch's types read a flat matrix as one vector; a batch of more than one row answers a BatchMatches.
-  const found = graph.search(queries, k, Math.max(1, req.threads ?? 1)) as Matches | BatchMatches;
+  // At most one thread per CPU: a mapped graph has a search slot per CPU, and a call asking for more
+  // threads fails whole ("Reserve capacity ahead of searches!"; CAIRN_BUILD_THREADS may say 8 on 2 cores).
+  const threads = Math.min(Math.max(1, Math.floor(req.threads ?? 1)), availableParallelism());
+  const found = graph.search(queries, k, threads) as Matches | BatchMatches;
   for (let i = 0; i < n; i++) {
     const count = 'counts' in found ? Number(found.counts[i]) : found.keys.length;
     counts[i] = count;

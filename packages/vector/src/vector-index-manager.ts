@@ -177,11 +177,20 @@ export class VectorIndexManager implements VectorLeg {
     if (!ready.ok) return null;
     const current = () => this.slots.get(namespace)?.ready;
     const ask = () => nearestOffThread({ current, searchFile, keys: this.opts.keys }, namespace, vectors, k);
-    return ask().catch(() => {
+    // Null sends the caller to `searchVector`, one at a time on this thread: said, so a pool that keeps
+    // failing is seen rather than paid for quietly.
+    const fallBack = (err: Error) => {
+      this.opts.log('warn', 'a batch of neighbour searches failed on the pool; searched here instead', {
+        namespace,
+        error: err.message,
+      });
+      return null;
+    };
+    return ask().catch((err: Error) => {
       // A reader's generation is deleted once the writer has published the next: map that one, ask again.
-      if (this.opts.role !== 'reader') return null;
+      if (this.opts.role !== 'reader') return fallBack(err);
       this.refresh();
-      return ask().catch(() => null);
+      return ask().catch(fallBack);
     });
   }
 
