@@ -6,6 +6,11 @@ import { exactSearch, MetricKind } from 'usearch';
  */
 export class ExactMatrix {
   private data: Float32Array;
+  /**
+   * The rows quantised to i8 (see `searchMany`), made at the first batch and kept current by every change
+   * after it: a quarter of the f32 rows' memory, held only by matrices a background job scans.
+   */
+  private quantized: Int8Array | null = null;
   private keys: number[] = [];
   private readonly rowOf = new Map<number, number>();
 
@@ -40,14 +45,21 @@ export class ExactMatrix {
     const row = this.rowOf.get(key);
     if (row !== undefined) {
       this.data.set(vector, row * this.dimensions);
+      if (this.quantized) quantizeRow(this.data, this.quantized, row, this.dimensions);
       return;
     }
     if ((this.keys.length + 1) * this.dimensions > this.data.length) {
       const grown = new Float32Array(this.data.length * 2);
       grown.set(this.data);
       this.data = grown;
+      if (this.quantized) {
+        const q = new Int8Array(grown.length);
+        q.set(this.quantized);
+        this.quantized = q;
+      }
     }
     this.data.set(vector, this.keys.length * this.dimensions);
+    if (this.quantized) quantizeRow(this.data, this.quantized, this.keys.length, this.dimensions);
     this.rowOf.set(key, this.keys.length);
     this.keys.push(key);
   }
@@ -60,12 +72,65 @@ export class ExactMatrix {
     if (row !== last) {
       const moved = this.keys[last]!;
       this.data.copyWithin(row * this.dimensions, last * this.dimensions, (last + 1) * this.dimensions);
+      this.quantized?.copyWithin(row * this.dimensions, last * this.dimensions, (last + 1) * this.dimensions);
       this.keys[row] = moved;
       this.rowOf.set(moved, row);
     }
     this.keys.pop();
     this.rowOf.delete(key);
     return true;
+  }
+
+  /**
+   * Many queries' top `k` by approximate cosine, for a background job's batch (the consolidation's
+   * near-duplicate pass): the rows (kept quantised once asked, see `quantized`) and the queries in i8
+   * (normalised, × 127), scanned by usearch a group of queries at a time. ~3× cheaper a pair than `search` (f32): 54–78 against
+   * 156–192 ns a 384-d pair on a slow 2-core machine. Cosines are off by about 0.005, so callers verify
+   * what they keep on the stored vectors. `groupDone` runs after each group's scan (a caller's yield).
+   */
+  async searchMany(
+    queries: readonly Float32Array[],
+    k: number,
+    pairsPerCall: number,
+    groupDone: () => Promise<void> | void = () => {},
+  ): Promise<Array<Array<{ key: number; cosine: number }>>> {
+    const n = this.keys.length;
+    const d = this.dimensions;
+    const kk = Math.min(k, n);
+    if (n === 0 || kk <= 0) return queries.map(() => []);
+    if (!this.quantized) {
+      this.quantized = new Int8Array(this.data.length);
+      for (let r = 0; r < n; r++) quantizeRow(this.data, this.quantized, r, d);
+    }
+    // A copy of the rows and keys as they are now: a write between groups changes the matrix, not these.
+    const rows = this.quantized.slice(0, n * d);
+    const keys = [...this.keys];
+    const per = Math.max(1, Math.floor(pairsPerCall / n));
+    const out: Array<Array<{ key: number; cosine: number }>> = [];
+    for (let g = 0; g < queries.length; g += per) {
+      const group = queries.slice(g, g + per);
+      const packed = new Float32Array(group.length * d);
+      for (const [i, q] of group.entries()) packed.set(q, i * d);
+      const q8 = new Int8Array(group.length * d);
+      for (let i = 0; i < group.length; i++) quantizeRow(packed, q8, i, d);
+      const m = exactSearch(rows, q8, d, kk, MetricKind.Cos, 1) as {
+        keys: BigUint64Array;
+        distances: Float32Array;
+        counts?: BigUint64Array;
+      };
+      for (let i = 0; i < group.length; i++) {
+        // usearch answers a one-query batch without counts, its lists already cut to their length.
+        const count = m.counts ? Number(m.counts[i]) : m.keys.length;
+        const list: Array<{ key: number; cosine: number }> = [];
+        for (let j = i * kk; j < i * kk + count; j++) {
+          const key = keys[Number(m.keys[j])];
+          if (key !== undefined) list.push({ key, cosine: 1 - m.distances[j]! });
+        }
+        out.push(list);
+      }
+      await groupDone();
+    }
+    return out;
   }
 
   /** Top `k` by cosine, best first. */
@@ -91,4 +156,13 @@ export class ExactMatrix {
     }
     return out;
   }
+}
+
+/** Row `r` of `from`, normalised and scaled to i8 (× 127, rounded), into row `r` of `to`. */
+function quantizeRow(from: Float32Array, to: Int8Array, r: number, d: number): void {
+  const at = r * d;
+  let sum = 0;
+  for (let i = 0; i < d; i++) sum += from[at + i]! * from[at + i]!;
+  const scale = sum > 0 ? 127 / Math.sqrt(sum) : 0;
+  for (let i = 0; i < d; i++) to[at + i] = Math.round(from[at + i]! * scale);
 }

@@ -1,6 +1,7 @@
 import { setImmediate as yieldTurn } from 'node:timers/promises';
 import type { GraphNeighbors } from './hnsw-params.js';
 import {
+  type ExactState,
   type GraphState,
   type NamespaceState,
   nearest,
@@ -14,23 +15,40 @@ import { absorbersAmong, crowdedByDead, liveCandidates } from './vector-search.j
 /** The longest the serving thread merges answers in without yielding (the delta's scans are per query). */
 const TURN_MS = 8;
 
+/**
+ * An exact namespace's batch is scanned in groups of about this many row × query pairs (~2–4 ms of i8
+ * scans on a slow 2-core machine), the event loop free between groups.
+ */
+const MATRIX_PAIRS_PER_CALL = 49_152;
+
+/**
+ * Fewer queries than this into an exact namespace are left to the caller's one-at-a-time search: the
+ * batch quantises the namespace's rows for the call, which costs about what four f32 scans do.
+ */
+export const MIN_MATRIX_BATCH = 4;
+
 export interface NeighborBatchDeps {
   /** The namespace's index as it is now (a refresh or a merge may change it while the graph is searched). */
   current(): NamespaceState | undefined;
-  /** Searches the graph file of `state`'s generation for each row of `vectors` (see `nearestInFile`). */
-  searchFile(state: GraphState, vectors: Float32Array, k: number): Promise<GraphNeighbors>;
+  /**
+   * Searches the graph file of `state`'s generation for each row of `vectors` (see `nearestInFile`);
+   * absent (no pool), a graph namespace's batch is left to the caller.
+   */
+  searchFile?(state: GraphState, vectors: Float32Array, k: number): Promise<GraphNeighbors>;
   keys: KeyFilter;
 }
 
 /**
- * Each vector's `k` nearest live keys in one graph namespace, for a background job such as the
- * consolidation's near-duplicate pass: the graph's part is searched where builds run, and only the delta's
- * small exact scans and the liveness check run here, a few milliseconds at a time. Searched one by one on
+ * Each vector's `k` nearest live keys in one namespace, for a background job such as the consolidation's
+ * near-duplicate pass. In a graph namespace the graph's part is searched where builds run, and only the
+ * delta's small exact scans and the liveness check run here, a few milliseconds at a time; an exact
+ * namespace's batch is scanned here in i8, a few milliseconds at a time (see `ExactMatrix.searchMany`). Searched one by one on
  * this thread, a 100k catch-up held a distributed worker's thread for ~16 s of native searches, and the
  * embedded writer's for as long between queries. Each answer is what `searchVector` gives unfiltered (dead
  * copies stand for the memory that absorbed them), or null where that search would have widened (dead keys
  * crowd out the live ones, as after a dup storm): the caller searches that one itself. Null as a whole when
- * the namespace is not a graph; a failed search of the file (a reader's file deleted by the writer's next
+ * the namespace is not loaded, when a graph namespace has no pool, or when an exact namespace's batch is
+ * too small to be worth it; a failed search of the file (a reader's file deleted by the writer's next
  * generation) throws.
  */
 export async function nearestOffThread(
@@ -40,7 +58,9 @@ export async function nearestOffThread(
   k: number,
 ): Promise<Array<Array<{ key: number; cosine: number }> | null> | null> {
   const state = deps.current();
-  if (state?.kind !== 'hnsw' || vectors.length === 0) return null;
+  if (!state || vectors.length === 0) return null;
+  if (state.kind === 'exact') return nearestInMatrix(deps, namespace, state, vectors, k);
+  if (state.kind !== 'hnsw' || !deps.searchFile) return null;
   const fetch = Math.ceil(k * UNFILTERED_OVERSAMPLE) + 8;
   const dims = state.delta.dimensions;
   const packed = new Float32Array(vectors.length * dims);
@@ -66,6 +86,40 @@ export async function nearestOffThread(
       (fresh ? nearestFromAnswer(state, vectors[i]!, fetch, rows) : null) ?? nearest(now, vectors[i]!, fetch),
     );
   }
+  return servedLists(deps, namespace, lists, k, fetch < size);
+}
+
+/**
+ * An exact namespace's batch, scanned on this thread in i8 a group at a time: each answer is the matrix as
+ * its group's scan found it. Null when the batch is too small, or when the namespace's index was replaced
+ * meanwhile (grown into a graph): the caller then searches each vector itself.
+ */
+async function nearestInMatrix(
+  deps: NeighborBatchDeps,
+  namespace: string,
+  state: ExactState,
+  vectors: readonly Float32Array[],
+  k: number,
+): Promise<Array<Array<{ key: number; cosine: number }> | null> | null> {
+  const size = state.matrix.size;
+  if (vectors.length < MIN_MATRIX_BATCH || size === 0) return null;
+  const fetch = Math.min(size, Math.ceil(k * UNFILTERED_OVERSAMPLE) + 8);
+  const lists = await state.matrix.searchMany(vectors, fetch, MATRIX_PAIRS_PER_CALL, () => yieldTurn());
+  if (deps.current() !== state) return null;
+  return servedLists(deps, namespace, lists, k, fetch < size);
+}
+
+/**
+ * Each raw list as `searchVector` serves it unfiltered: dead copies stand for the memory that absorbed
+ * them, and a list they crowd is null where a wider search could still find more (`canWiden`).
+ */
+function servedLists(
+  deps: NeighborBatchDeps,
+  namespace: string,
+  lists: Array<Array<{ key: number; cosine: number }>>,
+  k: number,
+  canWiden: boolean,
+): Array<Array<{ key: number; cosine: number }> | null> {
   const all = lists.flat();
   const live = deps.keys.allowedKeys(
     namespace,
@@ -74,6 +128,6 @@ export async function nearestOffThread(
   );
   const absorbers = absorbersAmong(deps.keys, namespace, all, live);
   return lists.map((raw) =>
-    crowdedByDead(raw, live, k) && fetch < size ? null : liveCandidates(raw, live, absorbers, k),
+    crowdedByDead(raw, live, k) && canWiden ? null : liveCandidates(raw, live, absorbers, k),
   );
 }

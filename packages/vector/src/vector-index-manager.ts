@@ -164,14 +164,16 @@ export class VectorIndexManager implements VectorLeg {
       : res;
   }
 
-  /** Background jobs' batched searches, a graph's on the pool (`neighbor-batch.ts`); null: `searchVector`. */
+  /**
+   * Background jobs' batched searches (`neighbor-batch.ts`): a graph's on the pool, an exact namespace's
+   * here in i8, a group at a time; null: `searchVector`, one at a time.
+   */
   async nearestOffThread(
     namespace: string,
     vectors: readonly Float32Array[],
     k: number,
   ): Promise<Array<Array<{ key: number; cosine: number }> | null> | null> {
     const searchFile = this.fileQueries.searcher(namespace);
-    if (!searchFile) return null;
     for (const v of vectors) assertDimensions(v, this.space, 'query vector');
     const ready = await this.acquire(namespace, this.opts.waitForBuild, this.opts.unbuiltSearch);
     if (!ready.ok) return null;

@@ -69,10 +69,48 @@ describe('VectorIndexManager.nearestOffThread', () => {
       for (let i = 1; i < l!.length; i++) expect(l![i]!.cosine).toBeLessThanOrEqual(l![i - 1]!.cosine);
   });
 
-  it('leaves the search to the caller where it cannot run off the thread: an exact namespace, no pool', async () => {
+  it('scans an exact namespace in i8 a batch at a time, kept current through writes and deletes', async () => {
+    const vectors = randomUnitVectors(300, DIMS, 81);
+    const { keys } = fx.add('small', vectors);
+    const m = fx.manager({ exactThreshold: 1_000 });
+    await m.warm('small');
+    expect(m.status('small').state).toBe('exact');
+    const queries = vectors.slice(0, 40);
+    const first = await m.nearestOffThread('small', queries, 5);
+    expect(first).not.toBeNull();
+    // Each stored vector finds itself first; the rest agree with the serving thread's exact f32 search,
+    // give or take a near tie that i8 orders otherwise.
+    const here = await servedHere(m, 'small', queries, 5);
+    let agree = 0;
+    for (const [i, l] of first!.entries()) {
+      expect(l![0]!.key).toBe(keys[i]);
+      expect(l![0]!.cosine).toBeCloseTo(1, 1);
+      agree += l!.filter((n) => here[i]!.includes(n.key)).length;
+    }
+    expect(agree).toBeGreaterThanOrEqual(0.9 * 40 * 5);
+    // After the first batch the matrix keeps its i8 rows: a new memory, a rewritten one and a removed one
+    // must reach them. A vector written again takes its new place; a deleted memory is never answered.
+    const late = fx.add('small', randomUnitVectors(3, DIMS, 82), () => ({}), 'late');
+    m.apply(late.stored);
+    const moved = randomUnitVectors(1, DIMS, 83)[0]!;
+    m.apply(fx.add('small', [moved], () => ({ text: 'small memory m0, said again' }), 'm').stored);
+    fx.store.delete('small', 'm9');
+    m.forgetDeletes();
+    const again = await m.nearestOffThread(
+      'small',
+      [...randomUnitVectors(3, DIMS, 82), moved, vectors[9]!],
+      5,
+    );
+    for (const [i, key] of late.keys.entries()) expect(again![i]![0]!.key).toBe(key);
+    expect(again![3]![0]!.key).toBe(keys[0]);
+    for (const l of again!) expect(l!.map((n) => n.key)).not.toContain(keys[9]);
+  });
+
+  it('leaves the search to the caller where it cannot run off the thread: a few queries, no pool', async () => {
     const vectors = randomUnitVectors(40, DIMS, 71);
     fx.add('small', vectors);
     const pooled = fx.manager({ exactThreshold: 100, builder: workerIndexBuilder(new ThreadRunner()) });
+    // An exact namespace's batch of fewer than four: its one-at-a-time searches cost less.
     expect(await pooled.nearestOffThread('small', vectors.slice(0, 3), 5)).toBeNull();
     const inProcess = fx.manager({ exactThreshold: 10, builder: singleThreadIndexBuilder });
     await inProcess.warm('small');
