@@ -72,7 +72,9 @@ export class ExactMatrix {
     if (row !== last) {
       const moved = this.keys[last]!;
       this.data.copyWithin(row * this.dimensions, last * this.dimensions, (last + 1) * this.dimensions);
-      this.quantized?.copyWithin(row * this.dimensions, last * this.dimensions, (last + 1) * this.dimensions);
+      // From the f32 row, not the i8 copy: while the i8 rows are first made (see searchMany), the last
+      // row may not have its yet.
+      if (this.quantized) quantizeRow(this.data, this.quantized, row, this.dimensions);
       this.keys[row] = moved;
       this.rowOf.set(moved, row);
     }
@@ -84,28 +86,37 @@ export class ExactMatrix {
   /**
    * Many queries' top `k` by approximate cosine, for a background job's batch (the consolidation's
    * near-duplicate pass): the rows (kept quantised once asked, see `quantized`) and the queries in i8
-   * (normalised, × 127), scanned by usearch a group of queries at a time. ~3× cheaper a pair than `search` (f32): 54–78 against
-   * 156–192 ns a 384-d pair on a slow 2-core machine. Cosines are off by about 0.005, so callers verify
-   * what they keep on the stored vectors. `groupDone` runs after each group's scan (a caller's yield).
+   * (normalised, × 127), scanned by usearch a group of queries at a time. ~3× cheaper a pair than `search`
+   * (f32): 54–78 against 156–192 ns a 384-d pair on a slow 2-core machine. The cosines run low by about
+   * d / (12 · 127²) (the rounding's noise in the norms: ~0.002 at 384 dimensions, 0.0075 at 1,536, worst
+   * 0.011 there), so callers verify what they keep on the stored vectors. `work` bounds each native call
+   * (rows × queries × dimensions); `turn` runs between calls and between slices of the first quantisation
+   * (a caller's yield).
    */
   async searchMany(
     queries: readonly Float32Array[],
     k: number,
-    pairsPerCall: number,
-    groupDone: () => Promise<void> | void = () => {},
+    work: number,
+    turn: () => Promise<void> | void = () => {},
   ): Promise<Array<Array<{ key: number; cosine: number }>>> {
-    const n = this.keys.length;
     const d = this.dimensions;
+    if (!this.quantized) {
+      // Made a slice at a time; writes meanwhile keep the rows already made current (see upsert, remove),
+      // and the rows after them are made from the f32 rows as they are when reached.
+      this.quantized = new Int8Array(this.data.length);
+      const slice = Math.max(1, Math.floor(work / d));
+      for (let r = 0; r < this.keys.length; r++) {
+        quantizeRow(this.data, this.quantized, r, d);
+        if ((r + 1) % slice === 0) await turn();
+      }
+    }
+    const n = this.keys.length;
     const kk = Math.min(k, n);
     if (n === 0 || kk <= 0) return queries.map(() => []);
-    if (!this.quantized) {
-      this.quantized = new Int8Array(this.data.length);
-      for (let r = 0; r < n; r++) quantizeRow(this.data, this.quantized, r, d);
-    }
     // A copy of the rows and keys as they are now: a write between groups changes the matrix, not these.
     const rows = this.quantized.slice(0, n * d);
     const keys = [...this.keys];
-    const per = Math.max(1, Math.floor(pairsPerCall / n));
+    const per = Math.max(1, Math.floor(work / (n * d)));
     const out: Array<Array<{ key: number; cosine: number }>> = [];
     for (let g = 0; g < queries.length; g += per) {
       const group = queries.slice(g, g + per);
@@ -128,7 +139,7 @@ export class ExactMatrix {
         }
         out.push(list);
       }
-      await groupDone();
+      await turn();
     }
     return out;
   }

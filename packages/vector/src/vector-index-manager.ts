@@ -182,7 +182,7 @@ export class VectorIndexManager implements VectorLeg {
     // Null sends the caller to `searchVector`, one at a time on this thread: said, so a pool that keeps
     // failing is seen rather than paid for quietly.
     const fallBack = (err: Error) => {
-      this.opts.log('warn', 'a batch of neighbour searches failed on the pool; searched here instead', {
+      this.opts.log('warn', 'a batch of neighbour searches failed; searched one at a time instead', {
         namespace,
         error: err.message,
       });

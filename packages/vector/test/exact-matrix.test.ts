@@ -186,3 +186,33 @@ describe('ExactMatrix', () => {
     );
   });
 });
+
+describe('ExactMatrix.searchMany (a background job’s batch, in i8)', () => {
+  it('keeps its i8 rows current through writes and removals made while it first makes them', async () => {
+    const dims = 16;
+    const m = new ExactMatrix(dims, 8);
+    const first = randomUnitVectors(400, dims, 91);
+    for (const [i, v] of first.entries()) m.upsert(i, v);
+    const added = randomUnitVectors(40, dims, 92);
+    const rewritten = randomUnitVectors(40, dims, 93);
+    let slice = 0;
+    // Slices of two rows: between them a removal moves the last row (not made yet) into an early slot
+    // (made already), a row is rewritten and a new one grows the matrix.
+    await m.searchMany([first[0]!], 1, 2 * dims, () => {
+      const i = slice++;
+      if (i >= 40) return;
+      m.remove(i * 3);
+      m.upsert(i * 3 + 1, rewritten[i]!);
+      m.upsert(1_000 + i, added[i]!);
+    });
+    expect(slice).toBeGreaterThan(40);
+    const live = [...m.keyList()];
+    const lists = await m.searchMany(
+      live.map((key) => m.get(key)!.slice()),
+      1,
+      1e9,
+    );
+    // Each live vector finds itself first: every i8 row holds its memory's vector.
+    expect(lists.map((l) => l[0]?.key)).toEqual(live);
+  });
+});

@@ -3,6 +3,7 @@ import {
   addInChunks,
   createHnswIndex,
   DEFAULT_HNSW_PARAMS,
+  ExactMatrix,
   GRAPH_NEIGHBORS_TASK_FILE,
   saveIndexAtomically,
   type VectorIndexManager,
@@ -10,6 +11,7 @@ import {
 } from '@cairn/vector';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import nearestInFile from '../src/graph-neighbors-task.js';
+import { nearestOffThread as nearestBatch } from '../src/neighbor-batch.js';
 import { DIMS, randomUnitVectors, singleThreadIndexBuilder, ThreadRunner, VectorFixture } from './helpers.js';
 
 /**
@@ -104,6 +106,18 @@ describe('VectorIndexManager.nearestOffThread', () => {
     for (const [i, key] of late.keys.entries()) expect(again![i]![0]!.key).toBe(key);
     expect(again![3]![0]!.key).toBe(keys[0]);
     for (const l of again!) expect(l!.map((n) => n.key)).not.toContain(keys[9]);
+  });
+
+  it('leaves an exact namespace of wide vectors to the caller: i8 cosines run low past 1,536 dimensions', async () => {
+    const wide = new ExactMatrix(2_048, 16);
+    const vectors = Array.from({ length: 8 }, (_, i) => {
+      const v = new Float32Array(2_048);
+      v[i] = 1;
+      return v;
+    });
+    for (const [i, v] of vectors.entries()) wide.upsert(i + 1, v);
+    const state = { kind: 'exact' as const, matrix: wide, watermark: 0 };
+    expect(await nearestBatch({ current: () => state, keys: fx.store }, 'wide', vectors, 3)).toBeNull();
   });
 
   it('leaves the search to the caller where it cannot run off the thread: a few queries, no pool', async () => {
