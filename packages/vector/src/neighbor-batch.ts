@@ -29,8 +29,9 @@ const MATRIX_WORK_PER_CALL = 49_152 * 384;
 export const MAX_MATRIX_DIMENSIONS = 1_536;
 
 /**
- * Fewer queries than this into an exact namespace are left to the caller's one-at-a-time search: the
- * batch quantises the namespace's rows for the call, which costs about what four f32 scans do.
+ * Fewer queries than this into an exact namespace are left to the caller's one-at-a-time search: a batch
+ * copies the namespace's i8 rows for its call (and the first one makes them), costing about what a few
+ * f32 scans do.
  */
 export const MIN_MATRIX_BATCH = 4;
 
@@ -49,9 +50,9 @@ export interface NeighborBatchDeps {
  * Each vector's `k` nearest live keys in one namespace, for a background job such as the consolidation's
  * near-duplicate pass. In a graph namespace the graph's part is searched where builds run, and only the
  * delta's small exact scans and the liveness check run here, a few milliseconds at a time; an exact
- * namespace's batch is scanned here in i8, a few milliseconds at a time (see `ExactMatrix.searchMany`). Searched one by one on
- * this thread, a 100k catch-up held a distributed worker's thread for ~16 s of native searches, and the
- * embedded writer's for as long between queries. Each answer is what `searchVector` gives unfiltered (dead
+ * namespace's batch is scanned here in i8, a few milliseconds at a time (see `ExactMatrix.searchMany`).
+ * Searched one by one on this thread, a graph's 100k catch-up held a distributed worker's thread for ~16 s
+ * of native searches, and the embedded writer's for as long between queries. Each answer is what `searchVector` gives unfiltered (dead
  * copies stand for the memory that absorbed them), or null where that search would have widened (dead keys
  * crowd out the live ones, as after a dup storm): the caller searches that one itself. Null as a whole when
  * the namespace is not loaded, when a graph namespace has no pool, or when an exact namespace's batch is
