@@ -304,7 +304,7 @@ const usedMemory = async (admin: Admin) => Number(await redisInfo(admin, 'memory
 async function openDataFolder(dir: string): Promise<{ store: MemoryStore; space: SpaceInfo }> {
   const store = new MemoryStore({ path: join(dir, 'cairn.db') });
   const embedder = await resolveEmbedder('hash');
-  const space = store.embeddings.ensureSpace(embeddingSpaceOf(embedder), { embedder: 'hash' });
+  const space = store.spaces.ensureSpace(embeddingSpaceOf(embedder), { embedder: 'hash' });
   return { store, space };
 }
 
@@ -403,7 +403,7 @@ async function embeddedPhase(
     const storedMs = now() - t0;
     await engine.pipeline.drain();
     const embeddedMs = now() - t0;
-    const p = engine.store.embeddings.progress(engine.space!.id);
+    const p = engine.store.spaces.progress(engine.space!.id);
     if (p.embedded !== corpus.memories.length || p.total !== corpus.memories.length)
       throw new Error(
         `embedded mode: ${p.embedded} vectors for ${p.total} memories, expected ${corpus.memories.length}`,
@@ -510,7 +510,7 @@ async function distributedRun(
     await waitFor(() => doneAt !== null, procs, 'every vector in SQLite');
     clearInterval(sampler);
     sampler = null;
-    const p = store.embeddings.progress(space.id);
+    const p = store.spaces.progress(space.id);
     if (p.embedded !== n || p.total !== n)
       throw new Error(`${workers} worker(s): ${p.embedded} vectors for ${p.total} memories, expected ${n}`);
     const counts = await queueCounts(topology);
@@ -677,7 +677,7 @@ interface ReindexReport {
 
 async function reindexSpace(store: MemoryStore): Promise<{ embedder: Embedder; space: SpaceInfo }> {
   const embedder = await resolveEmbedder(REINDEX_SPEC);
-  const space = store.embeddings.ensureSpace(embeddingSpaceOf(embedder), {
+  const space = store.spaces.ensureSpace(embeddingSpaceOf(embedder), {
     embedder: REINDEX_SPEC,
     state: 'building',
   });
@@ -693,9 +693,9 @@ async function embeddedReindex(store: MemoryStore, embedder: Embedder, space: Sp
     pipeline.kick();
     await pipeline.drain();
     const ms = now() - t0;
-    const p = store.embeddings.progress(space.id);
+    const p = store.spaces.progress(space.id);
     if (p.embedded !== n) throw new Error(`embedded reindex: ${p.embedded} of ${n} vectors`);
-    store.embeddings.activate(space.id);
+    store.spaces.activate(space.id);
     return ms;
   } finally {
     await pipeline.close();
@@ -992,7 +992,7 @@ async function main(): Promise<void> {
     let embeddedMs: number;
     let spaceId: string;
     try {
-      const active = store.embeddings.activeSpace()!;
+      const active = store.spaces.activeSpace()!;
       const { embedder, space } = await reindexSpace(store);
       spaceId = space.id;
       progress(`Redis footprint: ${int(Math.min(opts.queued, n))} memories per job type, no workers`);

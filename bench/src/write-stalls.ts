@@ -52,7 +52,7 @@ for (const checkpoints of ['inline', 'off (background)'] as const) {
         if (existsSync(join(values['data-dir'], f))) cpSync(join(values['data-dir'], f), join(dir, f));
       const store = new MemoryStore({ path: join(dir, 'cairn.db'), catalog: false });
       if (checkpoints !== 'inline') store.db.pragma('wal_autocheckpoint = 0');
-      store.embeddings.ensureSpace(space, { embedder: `hash:${space.dimensions}`, state: 'building' });
+      store.spaces.ensureSpace(space, { embedder: `hash:${space.dimensions}`, state: 'building' });
       const t = {
         pending: [] as number[],
         lookup: [] as number[],

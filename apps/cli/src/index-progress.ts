@@ -18,7 +18,7 @@ export interface IndexProgress {
 export function indexProgress(engine: CairnEngine): IndexProgress {
   const space = engine.space;
   if (!space) return { total: 0, embedded: 0, unmerged: 0 };
-  const p = engine.store.embeddings.progress(space.id);
+  const p = engine.store.spaces.progress(space.id);
   let unmerged = 0;
   const vectors = engine.vectors;
   if (vectors)

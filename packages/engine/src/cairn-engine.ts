@@ -411,7 +411,7 @@ export class CairnEngine {
       if (this.external) this.serving.vectors?.refresh();
       return;
     }
-    const active = this.store.embeddings.activeSpace();
+    const active = this.store.spaces.activeSpace();
     if (active && active.id !== this.serving.space?.id) {
       try {
         this.served.activate(active);

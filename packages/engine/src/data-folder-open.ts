@@ -73,22 +73,22 @@ export async function openDataFolder(options: EngineOptions): Promise<OpenedData
     if (opts.embedder !== undefined) {
       embedder = opts.embedder;
       if (embedder)
-        space = store.embeddings.ensureSpace(embeddingSpaceOf(embedder), {
+        space = store.spaces.ensureSpace(embeddingSpaceOf(embedder), {
           state: 'ready',
           ...(opts.vectorStorage ? { storage: opts.vectorStorage } : {}),
         });
     } else {
-      const active = store.embeddings.activeSpace();
+      const active = store.spaces.activeSpace();
       if (active) embedder = embedderOfSpace(active, opts.env);
       else {
         const spec = opts.embedderSpec ?? 'hash';
         embedder = await resolveEmbedder(spec, { env: opts.env });
-        store.embeddings.ensureSpace(embeddingSpaceOf(embedder), {
+        store.spaces.ensureSpace(embeddingSpaceOf(embedder), {
           embedder: spec,
           ...(opts.vectorStorage ? { storage: opts.vectorStorage } : {}),
         });
       }
-      space = store.embeddings.getSpace(embeddingSpaceOf(embedder).id)!;
+      space = store.spaces.getSpace(embeddingSpaceOf(embedder).id)!;
     }
     return { opts, store, embedder, space, lock, followerBecause: readerBecause };
   } catch (err) {

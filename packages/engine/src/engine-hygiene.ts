@@ -129,10 +129,10 @@ export class EngineHygiene {
   private async writerEmbedded(namespace: string | undefined, deadline: number): Promise<void> {
     const spaceId = this.host.space()?.id;
     if (!spaceId) return;
-    const { embeddings } = this.host.store;
+    const { embeddings, spaces } = this.host.store;
     const done = () => {
       if (namespace === undefined) {
-        const p = embeddings.progress(spaceId);
+        const p = spaces.progress(spaceId);
         return p.embedded + p.failed >= p.total;
       }
       const c = embeddings.coverage(spaceId, namespace);

@@ -45,7 +45,7 @@ export class RouteEmbedLoop {
   /** One round now: embeds until caught up or `maxBatches` batches were embedded. */
   async run(): Promise<void> {
     try {
-      const space = this.store.embeddings.activeSpace();
+      const space = this.store.spaces.activeSpace();
       if (!space || this.closed) return;
       if (this.embedder?.spaceId !== space.id)
         this.embedder = { spaceId: space.id, embedder: embedderOfSpace(space, this.env) };

@@ -228,14 +228,14 @@ export class SpaceBuilder {
 
   private async run(): Promise<void> {
     const { store, log } = this.deps;
-    log('info', 'reindex started', { ...store.embeddings.progress(this.space.id) });
+    log('info', 'reindex started', { ...store.spaces.progress(this.space.id) });
     let saved = false;
     while (!this.stopped) {
       this.status.phase = 'embedding';
       this.changed = false;
       await this.drain();
       if (this.stopped) return;
-      let now = store.embeddings.getSpace(this.space.id);
+      let now = store.spaces.getSpace(this.space.id);
       if (now?.state !== 'building' || now.active) return; // dropped or activated elsewhere
       // Indexes are built and saved once, and again only right before an activation: a space kept waiting
       // under a stream of writes must not rewrite its graph files on every one (apply merges by itself).
@@ -245,7 +245,7 @@ export class SpaceBuilder {
         await buildAndSave(this.vectors, store, () => this.stopped);
         saved = true;
         if (this.stopped) return;
-        now = store.embeddings.getSpace(this.space.id);
+        now = store.spaces.getSpace(this.space.id);
         if (now?.state !== 'building' || now.active) return;
       }
       if (now.activateWhenReady) {
@@ -283,7 +283,7 @@ export class SpaceBuilder {
     try {
       // The few memories written since the drain are embedded into the new space by the engine's own
       // pipeline right after the switch, like any fresh write; waiting for zero could wait forever.
-      active = store.embeddings.activate(this.space.id, {
+      active = store.spaces.activate(this.space.id, {
         maxMissing: buildBatchSize(this.deps.opts),
         keepPreviousMs: previousSpaceGraceMs(this.deps.opts),
       });
@@ -301,7 +301,7 @@ export class SpaceBuilder {
     this.stopped = true;
     this.closing = this.pipeline.close();
     this.deps.onActivated(active, this.embedder, this.vectors, this.closing);
-    log('info', 'reindex activated', { ...store.embeddings.progress(this.space.id) });
+    log('info', 'reindex activated', { ...store.spaces.progress(this.space.id) });
     return 'activated';
   }
 }

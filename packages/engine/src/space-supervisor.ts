@@ -71,9 +71,9 @@ export class SpaceSupervisor {
   list(): SpaceView[] {
     const { store, health } = this.deps;
     return health.guard(() =>
-      store.embeddings.listSpaces().map((s) => ({
+      store.spaces.listSpaces().map((s) => ({
         ...s,
-        progress: store.embeddings.progress(s.id),
+        progress: store.spaces.progress(s.id),
         build: this.builder?.spaceId === s.id ? { ...this.builder.status } : null,
       })),
     );
@@ -88,12 +88,12 @@ export class SpaceSupervisor {
     const { store, health } = this.deps;
     const embedder = await resolveEmbedder(spec, { env: this.deps.opts.env });
     return health.guard(() => {
-      const s = store.embeddings.ensureSpace(embeddingSpaceOf(embedder), {
+      const s = store.spaces.ensureSpace(embeddingSpaceOf(embedder), {
         embedder: spec,
         state: 'building',
         ...(this.deps.opts.vectorStorage ? { storage: this.deps.opts.vectorStorage } : {}),
       });
-      return s.active ? s : store.embeddings.requestBuild(s.id, activate);
+      return s.active ? s : store.spaces.requestBuild(s.id, activate);
     });
   }
 
@@ -106,8 +106,8 @@ export class SpaceSupervisor {
   activate(spaceId: string, force: boolean, inFlight = 0): SpaceInfo {
     const { store, health, opts } = this.deps;
     return health.guard(() => {
-      const kept = store.embeddings.currentSpaces().some((s) => s.id === spaceId);
-      return store.embeddings.activate(spaceId, {
+      const kept = store.spaces.currentSpaces().some((s) => s.id === spaceId);
+      return store.spaces.activate(spaceId, {
         force,
         maxMissing: Math.max(inFlight, kept ? buildBatchSize(opts) : 0),
         keepPreviousMs: previousSpaceGraceMs(opts),
@@ -120,7 +120,7 @@ export class SpaceSupervisor {
    * the writer stops on the writer's next refresh and removes whatever files it had written since.
    */
   drop(spaceId: string): number {
-    const n = this.deps.health.guard(() => this.deps.store.embeddings.drop(spaceId));
+    const n = this.deps.health.guard(() => this.deps.store.spaces.drop(spaceId));
     rmSync(VectorIndexManager.spaceDir(join(this.deps.dataDir, 'vectors'), spaceId), {
       recursive: true,
       force: true,
@@ -134,7 +134,7 @@ export class SpaceSupervisor {
    * files instead of serving a rebuild).
    */
   async buildIndexes(spaceId: string): Promise<void> {
-    const space = this.deps.health.guard(() => this.deps.store.embeddings.getSpace(spaceId));
+    const space = this.deps.health.guard(() => this.deps.store.spaces.getSpace(spaceId));
     if (!space) throw new CairnError('NOT_FOUND', `no embedding space ${spaceId}`, { field: 'space' });
     const vectors = spaceIndexes(this.deps, space);
     try {
@@ -167,7 +167,7 @@ export class SpaceSupervisor {
   /** Starts a keeper for each space in its grace period, and stops those whose period ended. */
   private keepCurrent(): void {
     const { store, health, log } = this.deps;
-    const current = health.guard(() => store.embeddings.currentSpaces());
+    const current = health.guard(() => store.spaces.currentSpaces());
     for (const [id, keeper] of this.keepers)
       if (!current.some((s) => s.id === id)) {
         this.keepers.delete(id);
@@ -206,7 +206,7 @@ export class SpaceSupervisor {
     this.keepCurrent();
     this.reclaimDisk();
     const { store, health, log } = this.deps;
-    const wanted = health.guard(() => store.embeddings.buildingSpaces());
+    const wanted = health.guard(() => store.spaces.buildingSpaces());
     if (this.builder) {
       const current = this.builder;
       const row = wanted.find((s) => s.id === current.spaceId);
@@ -217,7 +217,7 @@ export class SpaceSupervisor {
       }
       this.builder = null;
       if (current.failed) this.failedAt.set(current.spaceId, Date.now());
-      const now = health.guard(() => store.embeddings.getSpace(current.spaceId));
+      const now = health.guard(() => store.spaces.getSpace(current.spaceId));
       // Activated by another process while built here: serve from these indexes, not a second writer.
       if (now?.active && current.status.phase !== 'activated') current.handOver(now);
       else this.retire(current.stop({ discard: !now }));

@@ -110,11 +110,11 @@ export class StageWorkerHost {
       opened.store = store;
       await bindDataFolder(topology, { id: store.folderId(), path: resolve(opts.dataDir) });
     }
-    if (store && !store.embeddings.activeSpace()) {
+    if (store && !store.spaces.activeSpace()) {
       // A fresh data folder: the first space is chosen here, once, as the embedded engine would.
       const spec = opts.embedderSpec ?? 'hash';
       const embedder = await resolveEmbedder(spec, { env: opts.env });
-      store.embeddings.ensureSpace(embeddingSpaceOf(embedder), {
+      store.spaces.ensureSpace(embeddingSpaceOf(embedder), {
         embedder: spec,
         ...(opts.vectorStorage ? { storage: opts.vectorStorage } : {}),
       });
@@ -122,12 +122,12 @@ export class StageWorkerHost {
     const pool = stages.has('index') ? new ComputePool() : null;
     const vectors = new Map<string, VectorIndexManager>();
     const embedders = new Map<string, { embedder: Embedder; space: EmbeddingSpace }>();
-    const spaceOf = (id: string) => store?.embeddings.getSpace(id);
+    const spaceOf = (id: string) => store?.spaces.getSpace(id);
     // The spaces new memories must reach: the active one, any a reindex is filling, and the one a reindex
     // replaced while its grace period lasts (so switching back to it is instant, as in embedded mode).
     const embedSpaces = (): SpaceRef[] => {
       if (!store) return [];
-      const e = store.embeddings;
+      const e = store.spaces;
       const active = e.activeSpace();
       return [...(active ? [active] : []), ...e.buildingSpaces(), ...e.currentSpaces()].map((s) => ({
         id: s.id,
@@ -284,7 +284,7 @@ class WorkerHygiene {
   ): Promise<WorkerHygiene> {
     let view: VectorIndexManager | null = null;
     const index = () => {
-      const space = store.embeddings.activeSpace();
+      const space = store.spaces.activeSpace();
       if (!space) return null;
       if (view?.space.id !== space.id) {
         void view?.close();

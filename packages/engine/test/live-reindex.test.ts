@@ -25,7 +25,7 @@ async function until(what: string, done: () => boolean, ms = 60_000): Promise<vo
 
 /** Every live memory has a current vector in `space`. */
 function complete(engine: CairnEngine, space: string): boolean {
-  const p = engine.store.embeddings.progress(space);
+  const p = engine.store.spaces.progress(space);
   return p.embedded === p.total;
 }
 
@@ -134,7 +134,7 @@ describe('live reindex in the writer', () => {
     await engine.drain();
     await engine.requestReindex('hash:128', { activate: true });
     await until('the switch', () => engine.space?.id === 'cairn-hash-v1/128');
-    const old = engine.store.embeddings.getSpace('cairn-hash-v1/384')!;
+    const old = engine.store.spaces.getSpace('cairn-hash-v1/384')!;
     expect(old.currentUntil).toBeGreaterThan(Date.now() + 3_000_000);
     // Writes after the switch get vectors in the old space too.
     engine.ingest(corpus(300, 2_000));
@@ -150,7 +150,7 @@ describe('live reindex in the writer', () => {
     expect(r.hits[0]).toMatchObject({ id: 'm2001' });
     expect(r.hits[0]!.vecRank).not.toBeNull();
     // And the space it left is now the one kept current.
-    expect(engine.store.embeddings.getSpace('cairn-hash-v1/128')!.currentUntil).not.toBeNull();
+    expect(engine.store.spaces.getSpace('cairn-hash-v1/128')!.currentUntil).not.toBeNull();
   }, 60_000);
 
   it('with no grace period the replaced space falls behind, and activating it is refused as incomplete', async () => {
@@ -162,7 +162,7 @@ describe('live reindex in the writer', () => {
     engine.ingest(corpus(10, 1_000));
     await engine.drain();
     await new Promise((r) => setTimeout(r, 200));
-    expect(engine.store.embeddings.progress('cairn-hash-v1/384')).toMatchObject({
+    expect(engine.store.spaces.progress('cairn-hash-v1/384')).toMatchObject({
       total: 1_010,
       embedded: 1_000,
     });
@@ -188,7 +188,7 @@ describe('live reindex in the writer', () => {
     await engine.requestReindex('hash:128', { activate: false });
     await until('the build to wait', () => engine.build?.phase === 'waiting');
     // What `cairn spaces activate` beside this writer does: one transaction on cairn.db.
-    engine.store.embeddings.activate('cairn-hash-v1/128');
+    engine.store.spaces.activate('cairn-hash-v1/128');
     await until('the switch', () => engine.space?.id === 'cairn-hash-v1/128');
     expect(engine.build).toBeNull();
     // Served at once from the loaded indexes: no namespace is building, nothing is degraded.

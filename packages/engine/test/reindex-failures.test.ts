@@ -54,7 +54,7 @@ describe('a reindex into a failing embedder', () => {
     await engine.requestReindex('ollama:nomic-embed-text', { activate: true });
     // The build keeps what it stored and says why it waits.
     await until('the outage to be seen', () => /500|terminated/.test(engine.build?.lastError ?? ''));
-    const during = engine.store.embeddings.progress(OLLAMA_SPACE);
+    const during = engine.store.spaces.progress(OLLAMA_SPACE);
     expect(during.embedded).toBeGreaterThan(0);
     expect(during.embedded).toBeLessThan(1_200);
     expect(engine.space?.id).toBe('cairn-hash-v1/384');
@@ -62,7 +62,7 @@ describe('a reindex into a failing embedder', () => {
     expect((await engine.search({ namespace: 'acme', query: 'billing ticket T1' })).degraded).toEqual([]);
     await fake.setMode('up');
     await until('the switch', () => engine.space?.id === OLLAMA_SPACE);
-    expect(engine.store.embeddings.progress(OLLAMA_SPACE)).toMatchObject({
+    expect(engine.store.spaces.progress(OLLAMA_SPACE)).toMatchObject({
       total: 1_200,
       embedded: 1_200,
       failed: 0,

@@ -20,7 +20,7 @@ describe('an engine whose space keeps i8 vectors', () => {
       first.ingest(docs);
       await first.drain();
       expect(first.space!.id).toBe('cairn-hash-v1/384');
-      expect(first.store.embeddings.getSpace(first.space!.id)!.storage).toBe(storage);
+      expect(first.store.spaces.getSpace(first.space!.id)!.storage).toBe(storage);
       bytes[storage] = first.store.db
         .prepare('SELECT sum(length(vector)) FROM embeddings')
         .pluck()
@@ -35,7 +35,7 @@ describe('an engine whose space keeps i8 vectors', () => {
       results[storage] = res.hits.map((h) => h.id);
       results[`${storage}-vector`] = vec.hits.map((h) => h.id);
       // The option only picks the storage of spaces this process creates: the folder keeps its own.
-      expect(engine.store.embeddings.getSpace(engine.space!.id)!.storage).toBe(storage);
+      expect(engine.store.spaces.getSpace(engine.space!.id)!.storage).toBe(storage);
     }
     // The best hit is the same; below it, near-ties among a thousand look-alike notes may swap places.
     expect(results.i8![0]).toBe('m4242');

@@ -45,7 +45,7 @@ describe('vectors stored in slices', () => {
     );
     const embedder = new HashingEmbedder({ dimensions: 32 });
     const space = embeddingSpaceOf(embedder);
-    store.embeddings.ensureSpace(space, { embedder: 'hash:32' });
+    store.spaces.ensureSpace(space, { embedder: 'hash:32' });
     return { store, embedder, space };
   }
 
@@ -309,6 +309,6 @@ describe('an engine', () => {
     expect(autocheckpoint(oneShot.store.db)).toBe(1000);
     const space = await oneShot.requestReindex('hash:64', { activate: true });
     expect(autocheckpoint(oneShot.store.db)).toBe(0);
-    await eventually(() => oneShot.store.embeddings.getSpace(space.id)?.active === true);
+    await eventually(() => oneShot.store.spaces.getSpace(space.id)?.active === true);
   });
 });

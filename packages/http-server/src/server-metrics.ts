@@ -78,7 +78,7 @@ export class ServerMetrics {
       collect() {
         this.reset();
         // The rows only: no progress counting, which the gauge above already did for this scrape.
-        for (const s of service.engine.store.embeddings.listSpaces())
+        for (const s of service.engine.store.spaces.listSpaces())
           this.set({ space: s.id, state: s.state, active: s.active ? 'true' : 'false' }, 1);
       },
     });

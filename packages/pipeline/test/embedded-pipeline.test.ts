@@ -47,8 +47,8 @@ describe('EmbeddedPipeline', () => {
     const next = new HashingEmbedder({ dimensions: 16 });
     const oldSpace = embeddingSpaceOf(old);
     const nextSpace = embeddingSpaceOf(next);
-    store.embeddings.ensureSpace(oldSpace, { embedder: 'hash:32' });
-    store.embeddings.ensureSpace(nextSpace, { embedder: 'hash:16' });
+    store.spaces.ensureSpace(oldSpace, { embedder: 'hash:32' });
+    store.spaces.ensureSpace(nextSpace, { embedder: 'hash:16' });
     const pipeline = new EmbeddedPipeline(store, store.embeddings, { apply: () => {} }, old, oldSpace);
     pipeline.ingest(
       Array.from({ length: 10 }, (_, i) => ({ namespace: 'ns', id: `m${i}`, text: `note ${i}` })),

@@ -1,13 +1,10 @@
-import { assertDimensions, CairnError, type EmbeddingSpace, type PendingMemory } from '@cairn/core';
+import { assertDimensions, type EmbeddingSpace, type PendingMemory } from '@cairn/core';
 import type Database from 'better-sqlite3';
+import { EmbeddingSpaces } from './embedding-spaces.js';
 import { NAMESPACE_KEYS_READER } from './namespace-keys-reader.js';
 import { NAMESPACE_VECTORS_READER } from './namespace-vectors-reader.js';
 import { StatementCache } from './statement-cache.js';
-import { blobToVector, type VectorStorage, vectorToBlob } from './vector-blob.js';
-
-/** The share of a space's memories that may have failed to embed for it to be activated unforced. */
-/** Activation refuses a space in which more than this share of memories failed to embed (unless forced). */
-export const MAX_FAILED_SHARE_TO_ACTIVATE = 0.01;
+import { blobToVector, vectorToBlob } from './vector-blob.js';
 
 export interface StoredEmbedding {
   key: number;
@@ -21,39 +18,10 @@ export interface StoredEmbedding {
   vector: Float32Array;
 }
 
-export interface SpaceInfo extends EmbeddingSpace {
-  active: boolean;
-  cursor: number;
-  createdAt: number;
-  /** The embedder spec that fills this space (`hash`, `ollama:nomic-embed-text`, …), when known. */
-  embedder: string | null;
-  /** `building` while a reindex fills it side by side; `ready` once it may serve queries. */
-  state: 'building' | 'ready';
-  /** A building space the writer activates as soon as it is complete and its vector index is saved. */
-  activateWhenReady: boolean;
-  /**
-   * Until when (epoch ms) an inactive space keeps receiving vectors of new writes: the space a reindex
-   * replaced, for its grace period, so switching back is instant. Null: not kept current.
-   */
-  currentUntil: number | null;
-  /** How its vectors are kept in SQLite (see VectorStorage). */
-  storage: VectorStorage;
-}
-
-export interface SpaceProgress {
-  space: string;
-  /** Live memories (what a complete space has a vector for). */
-  total: number;
-  /** Live memories with a current vector in the space. */
-  embedded: number;
-  /** Live memories the embedder refused. */
-  failed: number;
-}
-
 /**
  * Embeddings live in SQLite beside the records they describe: they are the source of truth from which
- * any vector index file can be rebuilt. Each space keeps a cursor over `memories.change_seq`, so the
- * embed stage resumes exactly where it stopped after a crash.
+ * any vector index file can be rebuilt. Each space (EmbeddingSpaces) keeps a cursor over
+ * `memories.change_seq`, so the embed stage resumes exactly where it stopped after a crash.
  */
 export class EmbeddingStore {
   private readonly byKeysStmt: Database.Statement;
@@ -65,7 +33,11 @@ export class EmbeddingStore {
    */
   private readonly statements: StatementCache;
 
-  constructor(private readonly db: Database.Database) {
+  /** @param spaces The folder's spaces (how each keeps its vectors); its own over `db` when not given. */
+  constructor(
+    private readonly db: Database.Database,
+    private readonly spaces: EmbeddingSpaces = new EmbeddingSpaces(db),
+  ) {
     // `+namespace`: without it SQLite walks the (space, namespace, write_seq) index over the whole namespace
     // (100k rows for a page of 20 keys: ~25 ms a search at 100k) instead of probing (space, key) per key.
     this.byKeysStmt = db.prepare(
@@ -73,95 +45,6 @@ export class EmbeddingStore {
     );
     this.clockStmt = db.prepare('SELECT value FROM embedding_clock').pluck();
     this.statements = new StatementCache(db);
-  }
-
-  /**
-   * Registers a space (idempotent). The first space registered becomes active and ready; a later one is
-   * registered `building` (a reindex fills it) unless `state` says otherwise.
-   */
-  ensureSpace(
-    space: EmbeddingSpace,
-    opts: { embedder?: string; state?: 'building' | 'ready'; storage?: VectorStorage } = {},
-  ): SpaceInfo {
-    const existing = this.getSpace(space.id);
-    if (existing) {
-      if (existing.dimensions !== space.dimensions) {
-        throw new CairnError(
-          'DIMENSION_MISMATCH',
-          `embedding space ${space.id} is stored with ${existing.dimensions} dimensions, not ${space.dimensions}`,
-        );
-      }
-      if (opts.embedder && !existing.embedder)
-        this.db.prepare('UPDATE embedding_spaces SET embedder = ? WHERE id = ?').run(opts.embedder, space.id);
-      return this.getSpace(space.id)!;
-    }
-    const anyActive = this.db.prepare('SELECT 1 FROM embedding_spaces WHERE active = 1').get();
-    this.db
-      .prepare(
-        'INSERT INTO embedding_spaces (id, model_id, dimensions, created_at, active, embedder, state, storage) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      )
-      .run(
-        space.id,
-        space.modelId,
-        space.dimensions,
-        Date.now(),
-        anyActive ? 0 : 1,
-        opts.embedder ?? null,
-        anyActive ? (opts.state ?? 'building') : 'ready',
-        opts.storage ?? 'f32',
-      );
-    return this.getSpace(space.id)!;
-  }
-
-  /** How `spaceId` keeps its vectors (f32 for a space not recorded: what every space was before). */
-  storageOf(spaceId: string): VectorStorage {
-    const s = this.statements.get('SELECT storage FROM embedding_spaces WHERE id = ?').pluck().get(spaceId);
-    return s === 'i8' ? 'i8' : 'f32';
-  }
-
-  /**
-   * Asks the data folder's writer to fill an inactive space (again) and, with `activate`, to activate it
-   * once complete with its vector index saved. A space left `ready` but inactive (the one a reindex
-   * replaced) has fallen behind since: it goes back to `building` and resumes from its cursor.
-   */
-  requestBuild(spaceId: string, activate: boolean): SpaceInfo {
-    const space = this.getSpace(spaceId);
-    if (!space) throw new CairnError('NOT_FOUND', `no embedding space ${spaceId}`, { field: 'space' });
-    if (space.active) return space;
-    this.db
-      .prepare("UPDATE embedding_spaces SET state = 'building', activate_when_ready = ? WHERE id = ?")
-      .run(activate ? 1 : 0, spaceId);
-    return this.getSpace(spaceId)!;
-  }
-
-  /** Inactive, ready spaces still kept current at `now` (a replaced space in its grace period). */
-  currentSpaces(now = Date.now()): SpaceInfo[] {
-    return this.listSpaces().filter(
-      (s) => !s.active && s.state === 'ready' && s.currentUntil !== null && s.currentUntil > now,
-    );
-  }
-
-  /** The spaces a writer is asked to build, oldest request first. */
-  buildingSpaces(): SpaceInfo[] {
-    return this.listSpaces().filter((s) => s.state === 'building' && !s.active);
-  }
-
-  /**
-   * How far a space is from having a vector for every live memory. The first two figures are counts kept
-   * by triggers (kept-counts.ts): a row per namespace, where counting them joined every vector of the space
-   * with its memory (0.3 s at 100k memories, on the thread serving searches). Failures are few: counted.
-   */
-  progress(spaceId: string): SpaceProgress {
-    const r = this.db
-      .prepare(
-        `SELECT
-           (SELECT coalesce(sum(live + superseded), 0) FROM namespace_rows) AS total,
-           (SELECT coalesce(sum(current), 0) FROM space_vectors WHERE space = ?) AS embedded,
-           (SELECT count(*) FROM embed_failures f JOIN memories m ON m.key = f.key
-              WHERE f.space = ? AND m.deleted_at IS NULL) AS failed`,
-      )
-      .get(spaceId, spaceId) as { total: number; embedded: number; failed: number };
-    return { space: spaceId, ...r };
   }
 
   /** Every namespace's current vectors in the space (kept counts: one read of a small table). */
@@ -189,101 +72,6 @@ export class EmbeddingStore {
       .prepare('SELECT coalesce(max(current), 0) FROM space_vectors WHERE namespace = ? AND space = ?')
       .pluck()
       .get(namespace, spaceId) ?? 0) as number;
-  }
-
-  /**
-   * Makes a space the one queries use, in one transaction: every process that reads the active space
-   * afterwards sees the new one, and none sees two. Refuses a space with memories still missing a vector
-   * or with more than 1% of them failed, unless `force`. `maxMissing` tolerates that many memories still
-   * without a vector: the ones written in the last moments of a live reindex, which the activating writer
-   * embeds next (a live one never finds zero under a steady stream of writes). `keepPreviousMs` keeps the
-   * space this one replaces current for that long (see SpaceInfo.currentUntil).
-   */
-  activate(
-    spaceId: string,
-    opts: { force?: boolean; maxMissing?: number; keepPreviousMs?: number; now?: number } = {},
-  ): SpaceInfo {
-    const force = opts.force ?? false;
-    const maxMissing = opts.maxMissing ?? 0;
-    const now = opts.now ?? Date.now();
-    return this.db
-      .transaction(() => {
-        const space = this.getSpace(spaceId);
-        if (!space) throw new CairnError('NOT_FOUND', `no embedding space ${spaceId}`, { field: 'space' });
-        const p = this.progress(spaceId);
-        if (!force && p.embedded + p.failed + maxMissing < p.total)
-          throw new CairnError(
-            'INVALID_INPUT',
-            `embedding space ${spaceId} is incomplete (${p.embedded + p.failed} of ${p.total} memories); finish the reindex or force it`,
-            { field: 'space', reason: 'incomplete' },
-          );
-        // A space most memories failed in (an embedder returning the wrong dimensions, say) would quietly
-        // turn the vector leg off; a few refusals (over-long texts) are normal.
-        if (!force && p.failed > Math.max(0, p.total * MAX_FAILED_SHARE_TO_ACTIVATE))
-          throw new CairnError(
-            'INVALID_INPUT',
-            `embedding space ${spaceId} failed for ${p.failed} of ${p.total} memories (cairn spaces shows why); fix the embedder and reindex, or force it`,
-            { field: 'space', reason: 'failures' },
-          );
-        const previous = this.activeSpace();
-        this.db.prepare('UPDATE embedding_spaces SET active = (id = ?)').run(spaceId);
-        this.db
-          .prepare(
-            "UPDATE embedding_spaces SET state = 'ready', activate_when_ready = 0, current_until = NULL WHERE id = ?",
-          )
-          .run(spaceId);
-        if (previous && previous.id !== spaceId && (opts.keepPreviousMs ?? 0) > 0)
-          this.db
-            .prepare('UPDATE embedding_spaces SET current_until = ? WHERE id = ?')
-            .run(now + opts.keepPreviousMs!, previous.id);
-        return this.getSpace(spaceId)!;
-      })
-      .immediate();
-  }
-
-  /** Deletes an inactive space and its vectors; returns how many vectors went. */
-  drop(spaceId: string): number {
-    return this.db
-      .transaction(() => {
-        const space = this.getSpace(spaceId);
-        if (!space) throw new CairnError('NOT_FOUND', `no embedding space ${spaceId}`, { field: 'space' });
-        if (space.active)
-          throw new CairnError(
-            'INVALID_INPUT',
-            `embedding space ${spaceId} is active; activate another one first`,
-            {
-              field: 'space',
-            },
-          );
-        const n = this.db.prepare('DELETE FROM embeddings WHERE space = ?').run(spaceId).changes;
-        this.db.prepare('DELETE FROM embed_failures WHERE space = ?').run(spaceId);
-        this.db.prepare('DELETE FROM embedding_spaces WHERE id = ?').run(spaceId);
-        // Its rows counted down to 0 as its vectors went; a space created later under this id starts clean.
-        this.db.prepare('DELETE FROM space_vectors WHERE space = ?').run(spaceId);
-        return n;
-      })
-      .immediate();
-  }
-
-  getSpace(id: string): SpaceInfo | undefined {
-    const row = this.statements.get('SELECT * FROM embedding_spaces WHERE id = ?').get(id) as
-      | SpaceRow
-      | undefined;
-    return row && spaceOf(row);
-  }
-
-  /** Every space, oldest first, in one query (the writer reads them on every refresh). */
-  listSpaces(): SpaceInfo[] {
-    return (this.db.prepare('SELECT * FROM embedding_spaces ORDER BY created_at').all() as SpaceRow[]).map(
-      spaceOf,
-    );
-  }
-
-  activeSpace(): SpaceInfo | undefined {
-    const id = this.db.prepare('SELECT id FROM embedding_spaces WHERE active = 1').pluck().get() as
-      | string
-      | undefined;
-    return id === undefined ? undefined : this.getSpace(id);
   }
 
   /** Memories changed after the space's cursor, oldest change first. */
@@ -384,7 +172,7 @@ export class EmbeddingStore {
     items: ReadonlyArray<{ memory: PendingMemory; vector: Float32Array }>,
     cursor?: number,
   ): StoredEmbedding[] {
-    const storage = this.storageOf(space.id);
+    const storage = this.spaces.storageOf(space.id);
     const upsert = this.statements.get(
       `INSERT INTO embeddings (space, key, namespace, content_hash, seq, vector, write_seq, first_write_seq)
        SELECT ?, key, namespace, content_hash, change_seq, ?, ?, ? FROM memories
@@ -450,11 +238,6 @@ export class EmbeddingStore {
   }
 
   /**
-   * Iterates a namespace's vectors in the order they were written, starting after `afterWriteSeq`,
-   * copying each BLOB. Reads in pages with `.all()`: an open SQLite cursor held across a consumer's
-   * `await` would make every write on this connection fail with "connection is busy" until it ends.
-   */
-  /**
    * Where a worker thread reads a namespace's vectors itself (a graph build; see
    * `namespace-vectors-reader.ts`): the module and what to pass it besides the limit and dimensions. Null for
    * an in-memory database, which no other connection can open.
@@ -493,6 +276,11 @@ export class EmbeddingStore {
     return { module: NAMESPACE_KEYS_READER, args: { path: this.db.name, spaceId, namespace, afterWriteSeq } };
   }
 
+  /**
+   * Iterates a namespace's vectors in the order they were written, starting after `afterWriteSeq`,
+   * copying each BLOB. Reads in pages with `.all()`: an open SQLite cursor held across a consumer's
+   * `await` would make every write on this connection fail with "connection is busy" until it ends.
+   */
   *iterate(
     spaceId: string,
     namespace: string,
@@ -638,34 +426,4 @@ export class EmbeddingStore {
         .get(spaceId, namespace) as { n: number }
     ).n;
   }
-}
-
-interface SpaceRow {
-  id: string;
-  model_id: string;
-  dimensions: number;
-  active: number;
-  cursor: number;
-  created_at: number;
-  embedder: string | null;
-  state: string;
-  activate_when_ready: number;
-  current_until: number | null;
-  storage: string;
-}
-
-function spaceOf(row: SpaceRow): SpaceInfo {
-  return {
-    id: row.id,
-    modelId: row.model_id,
-    dimensions: row.dimensions,
-    active: row.active === 1,
-    cursor: row.cursor,
-    createdAt: row.created_at,
-    embedder: row.embedder,
-    state: row.state === 'building' ? 'building' : 'ready',
-    activateWhenReady: row.activate_when_ready === 1,
-    currentUntil: row.current_until,
-    storage: row.storage === 'i8' ? 'i8' : 'f32',
-  };
 }

@@ -16,12 +16,12 @@ export {
 } from './consolidation-store.js';
 export type { DiskUsage } from './disk-space.js';
 export {
-  EmbeddingStore,
+  EmbeddingSpaces,
   MAX_FAILED_SHARE_TO_ACTIVATE,
   type SpaceInfo,
   type SpaceProgress,
-  type StoredEmbedding,
-} from './embedding-store.js';
+} from './embedding-spaces.js';
+export { EmbeddingStore, type StoredEmbedding } from './embedding-store.js';
 export { liveFilterSql, type SqlFragment } from './filter-sql.js';
 export {
   DEFAULT_FTS_QUERY_OPTIONS,
@@ -70,11 +70,8 @@ export {
   type SessionContextOptions,
 } from './session-context.js';
 export { StatementCache } from './statement-cache.js';
-export {
-  DEFAULT_TERM_POSTINGS_OPTIONS,
-  TermPostingsCache,
-  type TermPostingsOptions,
-} from './term-postings.js';
+export { TermPostingsCache } from './term-postings.js';
+export { DEFAULT_TERM_POSTINGS_OPTIONS, type TermPostingsOptions } from './term-postings-options.js';
 export {
   type ScoredMatches,
   TERM_SCORE_TASK,

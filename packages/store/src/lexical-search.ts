@@ -1,37 +1,34 @@
 import {
   hasFilters,
-  identifierParts,
-  isQueryStopWord,
   type LexicalLeg,
   type LexicalLegResult,
   type QueryCoverage,
-  rawTokens,
   type SearchFilters,
   withDefaults,
 } from '@cairn/core';
 import type Database from 'better-sqlite3';
 import { facetClauses } from './facet-tokens.js';
-import { allowedKeys, liveFilterSql, type SqlFragment } from './filter-sql.js';
+import { allowedKeys, liveFilterSql } from './filter-sql.js';
+import { frequentWords } from './frequent-words.js';
 import {
   DEFAULT_FTS_QUERY_OPTIONS,
   type FtsQueryOptions,
   planFtsQuery,
   renderFtsQuery,
 } from './fts-query.js';
+import { type PlannedQuery, type ScoredRow, searchInFts5, smallAllowedSet } from './fts5-plans.js';
 import { highestKey } from './highest-key.js';
 import type { KeyCatalog } from './key-catalog.js';
 import type { NamespaceTermCounts } from './namespace-idf.js';
+import { OWN_COLUMNS, wordsSaidBy } from './query-coverage.js';
 import { SavedTermPostings } from './saved-term-postings.js';
 import { scopeToken } from './scope-token.js';
 import { Accumulator, isMatch } from './score-accumulator.js';
 import { SessionMatch } from './session-match.js';
 import { StatementCache } from './statement-cache.js';
-import {
-  COSTLY_TERM_MATCHES,
-  TermPostingsCache,
-  type TermPostingsOptions,
-  type TermQuery,
-} from './term-postings.js';
+import { TermPostingsCache } from './term-postings.js';
+import { COSTLY_TERM_MATCHES, type TermPostingsOptions } from './term-postings-options.js';
+import type { TermQuery } from './term-query.js';
 import type { TermScorer } from './term-scoring.js';
 import { TermStatistics } from './term-statistics.js';
 
@@ -78,11 +75,6 @@ export const DEFAULT_LEXICAL_OPTIONS: Readonly<LexicalOptions> = Object.freeze({
   postings: Object.freeze({}),
 });
 
-interface ScoredRow {
-  key: number;
-  bm25: number;
-}
-
 /** Rows, and the share of a row's bm25 that came from its session's match (0: none). */
 interface RankedRows {
   rows: ScoredRow[];
@@ -99,25 +91,6 @@ const NO_SHARE = () => 0;
  * seconds its catalog took to load.
  */
 const MAX_SQL_SESSION_LOOKUP = 2_000;
-
-/** A search request with its FTS expression and plan decided. */
-interface PlannedQuery {
-  namespace: string;
-  filters: SearchFilters;
-  limit: number;
-  ftsQuery: string;
-  /** The bm25() call with this leg's column weights. */
-  bm25: string;
-  /** Score only the newest `scoreBudget` matches. */
-  recent: boolean;
-  where: SqlFragment;
-}
-
-/** The FTS5 column filter of a memory's own words: everything but the namespace token and the context. */
-const OWN_COLUMNS = '{title text parts}';
-
-/** A filter passed by at most this many memories is applied by intersecting the ranked matches in memory. */
-const SMALL_ALLOWED_SET = 5_000;
 
 /**
  * The lexical leg: BM25 over the FTS5 index, confined to one namespace, with the caller's filters.
@@ -189,10 +162,7 @@ export class LexicalSearch implements LexicalLeg {
       recent: pruned.estimatedMatches > budget,
       where: liveFilterSql(req.namespace, req.filters),
     };
-    const rows =
-      this.rankedWinners(run) ??
-      (hasFilters(req.filters) ? this.fromFilterSide(run) : null) ??
-      this.joinedScan(run);
+    const rows = searchInFts5(this.statements, run, budget);
     return {
       candidates: rows.slice(0, req.limit).map((r, i) => ({ key: r.key, bm25: r.bm25, rank: i + 1 })),
       ftsQuery,
@@ -253,27 +223,12 @@ export class LexicalSearch implements LexicalLeg {
       .all(namespace, opts.sampleRows ?? 20_000) as string[];
     const nsRows = this.stats.rows(namespace);
     if (texts.length === 0 || nsRows < minMatches) return 0;
-    // A word counts under its lower-case form; a compound identifier (`readGraphSearch`, `read_graph`) also
-    // under its raw form, whose plan adds the phrase of its parts ("read graph search"): a query naming the
-    // identifier scores that phrase too, walking its common parts' positions (20–50 ms at 100k when
-    // cold), so a common one is worth scoring here as much as a common word.
-    const df = new Map<string, number>();
-    for (const text of texts) {
-      const seen = new Set<string>();
-      for (const raw of rawTokens(text)) {
-        seen.add(raw.toLowerCase());
-        if (identifierParts(raw).length > 1) seen.add(raw);
-      }
-      for (const w of seen) df.set(w, (df.get(w) ?? 0) + 1);
-    }
     // Half the threshold: the sample's estimate is rough, and the index settles it below. A caller that
     // samples the rows it just wrote asks instead for the words said by that many of them.
-    const need = opts.minSampleMatches ?? (minMatches / 2) * (texts.length / nsRows);
-    const words = [...df]
-      .filter(([w, n]) => n >= need && !isQueryStopWord(w))
-      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
-      .slice(0, opts.maxWords ?? 5_000)
-      .map(([w]) => w);
+    const words = frequentWords(texts, {
+      minMatches: opts.minSampleMatches ?? (minMatches / 2) * (texts.length / nsRows),
+      maxWords: opts.maxWords ?? 5_000,
+    });
     const done = new Set<string>();
     let warmed = 0;
     let since = performance.now();
@@ -494,7 +449,7 @@ export class LexicalSearch implements LexicalLeg {
 
   /** The memories passing the filter, when they are few, ranked by their summed scores; null when many. */
   private allowedFromSums(namespace: string, filters: SearchFilters, limit: number): ScoredRow[] | null {
-    const allowed = this.smallAllowedSet(liveFilterSql(namespace, filters));
+    const allowed = smallAllowedSet(this.statements, liveFilterSql(namespace, filters));
     if (!allowed) return null;
     const rows: ScoredRow[] = [];
     for (const key of allowed) {
@@ -504,123 +459,13 @@ export class LexicalSearch implements LexicalLeg {
     return rows.sort((a, b) => a.bm25 - b.bm25 || b.key - a.key).slice(0, limit);
   }
 
-  /** Keys of the memories passing a filter, or null when more than SMALL_ALLOWED_SET pass. */
-  private smallAllowedSet(where: SqlFragment): number[] | null {
-    const allowed = this.statements
-      .get(`SELECT m.key FROM memories m WHERE ${where.sql} LIMIT ?`)
-      .pluck()
-      .all(...where.params, SMALL_ALLOWED_SET + 1) as number[];
-    return allowed.length > SMALL_ALLOWED_SET ? null : allowed;
-  }
-
-  /**
-   * Ranks inside FTS5 alone and checks only the winners against the namespace and filters: joining every
-   * match to `memories` costs about twice as much as scoring it. Filters are already narrowed inside FTS5
-   * by their facet tokens, so the winners mostly pass; exact bounds (a time window's edges) are checked
-   * here. Unfiltered, twice the page covers the few dead rows; filtered, it widens once. Null: too few
-   * winners passed, change plan.
-   */
-  private rankedWinners(q: PlannedQuery): ScoredRow[] | null {
-    const sql = q.recent
-      ? `SELECT key, bm25 FROM (SELECT rowid AS key, ${q.bm25} AS bm25 FROM memories_fts
-           WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ${this.opts.scoreBudget}) ORDER BY bm25 LIMIT ?`
-      : `SELECT rowid AS key, ${q.bm25} AS bm25 FROM memories_fts WHERE memories_fts MATCH ? ORDER BY bm25 LIMIT ?`;
-    const wants = hasFilters(q.filters) ? [q.limit * 8 + 16, q.limit * 40] : [q.limit * 2 + 16];
-    for (const want of wants) {
-      const rows = this.statements.get(sql).all(q.ftsQuery, want) as ScoredRow[];
-      const ok = allowedKeys(
-        this.statements,
-        q.namespace,
-        rows.map((r) => r.key),
-        q.filters,
-      );
-      const kept = rows.filter((r) => ok.has(r.key));
-      if (kept.length >= q.limit || rows.length < want) return kept;
-    }
-    return null;
-  }
-
-  /**
-   * A selective filter applied from its side: when few memories pass, score only the rowid span they
-   * occupy (sessions and time windows are stored together, so it is narrow) and keep the allowed rows.
-   * Null when too many pass for that to pay.
-   */
-  private fromFilterSide(q: PlannedQuery): ScoredRow[] | null {
-    const allowed = this.smallAllowedSet(q.where);
-    if (!allowed) return null;
-    if (allowed.length === 0) return [];
-    let lo = allowed[0]!;
-    let hi = lo;
-    for (const k of allowed) {
-      if (k < lo) lo = k;
-      if (k > hi) hi = k;
-    }
-    const inSpan = this.statements
-      .get(
-        `SELECT rowid AS key, ${q.bm25} AS bm25 FROM memories_fts
-         WHERE memories_fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY bm25`,
-      )
-      .all(q.ftsQuery, lo, hi) as ScoredRow[];
-    const set = new Set(allowed);
-    return inSpan.filter((r) => set.has(r.key));
-  }
-
-  /**
-   * The last resort: join every match to `memories`. CROSS JOIN pins FTS5 as the outer loop: with a
-   * selective filter SQLite would otherwise walk the memories index and probe FTS5 once per row, which is
-   * orders of magnitude slower.
-   */
-  private joinedScan(q: PlannedQuery): ScoredRow[] {
-    const sql = q.recent
-      ? `SELECT key, bm25 FROM (
-           SELECT f.rowid AS key, ${q.bm25} AS bm25
-           FROM memories_fts f CROSS JOIN memories m ON m.key = f.rowid
-           WHERE memories_fts MATCH ? AND ${q.where.sql}
-           ORDER BY f.rowid DESC LIMIT ${this.opts.scoreBudget})
-         ORDER BY bm25 LIMIT ?`
-      : `SELECT f.rowid AS key, ${q.bm25} AS bm25
-         FROM memories_fts f CROSS JOIN memories m ON m.key = f.rowid
-         WHERE memories_fts MATCH ? AND ${q.where.sql}
-         ORDER BY bm25 LIMIT ?`;
-    return this.statements.get(sql).all(q.ftsQuery, ...q.where.params, q.limit) as ScoredRow[];
-  }
-
-  /**
-   * Which of the query's single words each key says in its own columns. One FTS5 lookup per word, confined
-   * to the keys asked (a page's first few), so it costs a few index probes whatever the corpus size.
-   */
+  /** Which of the query's single words each key says in its own columns (see `wordsSaidBy`). */
   queryCoverage(namespace: string, query: string, keys: readonly number[]): QueryCoverage {
     const words = planFtsQuery(query, this.opts)
       .terms.filter((t) => !t.includes(' '))
       .map((t) => t.slice(1, -1));
     const idf = this.stats.idf(namespace, words);
-    const matched = new Map<number, Set<string>>(keys.map((k) => [k, new Set<string>()]));
-    if (keys.length > 0) {
-      const keyList = JSON.stringify(keys);
-      const probe = this.statements
-        .get(
-          'SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))',
-        )
-        .pluck();
-      for (const w of words) {
-        for (const key of probe.all(`${OWN_COLUMNS} : "${w}"`, keyList) as number[]) {
-          matched.get(key)?.add(w);
-        }
-      }
-      // A memory's named fields are its own words too (multi-route recall), when the namespace has any.
-      if (this.statements.get('SELECT 1 FROM memory_routes WHERE namespace = ? LIMIT 1').get(namespace)) {
-        const routeProbe = this.statements
-          .get(
-            `SELECT r.key FROM routes_fts JOIN memory_routes r ON r.id = routes_fts.rowid
-             WHERE routes_fts MATCH ? AND r.key IN (SELECT value FROM json_each(?))`,
-          )
-          .pluck();
-        for (const w of words) {
-          const match = `scope : "${scopeToken(namespace)}" AND text : "${w}"`;
-          for (const key of routeProbe.all(match, keyList) as number[]) matched.get(key)?.add(w);
-        }
-      }
-    }
+    const matched = wordsSaidBy(this.statements, namespace, words, keys);
     return { words: words.map((word) => ({ word, idf: idf.get(word) ?? 0 })), matched };
   }
 

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { LexicalSearch } from './lexical-search.js';
-import { RESAVE_AFTER_NEW_MATCHES } from './term-postings.js';
+import { RESAVE_AFTER_NEW_MATCHES } from './term-postings-options.js';
 import type { WriteResult } from './write-result.js';
 import { WrittenRows } from './written-rows.js';
 

@@ -13,6 +13,7 @@ import { type PruningCandidate, rankForPruning, recordAccess } from './access-co
 import type { CatalogChunkReader } from './catalog-chunk.js';
 import { ConsolidationStore } from './consolidation-store.js';
 import { compact, type DiskUsage, diskUsage, reclaimFreePages } from './disk-space.js';
+import { EmbeddingSpaces } from './embedding-spaces.js';
 import { EmbeddingStore } from './embedding-store.js';
 import { allowedKeys, liveFilterSql } from './filter-sql.js';
 import { KeyCatalog, type KeyCatalogOptions } from './key-catalog.js';
@@ -61,6 +62,9 @@ export interface NamespaceCounts {
 export class MemoryStore implements MemorySource {
   readonly db: Database.Database;
   readonly lexical: LexicalSearch;
+  /** The folder's embedding spaces: which is active, which a reindex builds. */
+  readonly spaces: EmbeddingSpaces;
+  /** The spaces' vectors. */
   readonly embeddings: EmbeddingStore;
   /** Multi-route recall over memories' named fields (the router's RouteLeg). */
   readonly routes: RouteSearch;
@@ -81,7 +85,8 @@ export class MemoryStore implements MemorySource {
     this.statements = new StatementCache(this.db);
     this.catalog = opts.catalog === false ? null : new KeyCatalog(this.statements, opts.catalog);
     this.lexical = new LexicalSearch(this.db, opts.lexical, this.catalog);
-    this.embeddings = new EmbeddingStore(this.db);
+    this.spaces = new EmbeddingSpaces(this.db);
+    this.embeddings = new EmbeddingStore(this.db, this.spaces);
     this.routes = new RouteSearch(this.db, this.statements, this.catalog);
     this.routeEmbeddings = new RouteEmbeddings(this.db);
     this.consolidations = new ConsolidationStore(this.db);

@@ -1,114 +1,30 @@
 import { LRUCache } from 'lru-cache';
-import { bm25Idf, corpusRowCount, isConfined, isPlainTerm, scoreRewrittenLocally } from './fts5-bm25.js';
+import { CorpusChanges, savedDriftBudget } from './corpus-changes.js';
+import { bm25Idf, corpusRowCount, isConfined, isPlainTerm } from './fts5-bm25.js';
 import { highestKey } from './highest-key.js';
-import { NamespaceIdf, type NamespaceTermCounts } from './namespace-idf.js';
+import { NamespaceIdf } from './namespace-idf.js';
 import { readNewMatches } from './new-matches.js';
 import { append, indexOf, type Postings } from './postings.js';
+import { patchRewritten } from './rewritten-matches.js';
 import type { SavedTermPostings } from './saved-term-postings.js';
 import type { Accumulator } from './score-accumulator.js';
 import type { StatementCache } from './statement-cache.js';
+import {
+  DEFAULT_TERM_POSTINGS_OPTIONS,
+  INLINE_RESCORE_MATCHES,
+  MAX_IDF_DRIFT,
+  MAX_SAVED_IDF_DRIFT,
+  RESAVE_AFTER_NEW_MATCHES,
+  type TermPostingsOptions,
+} from './term-postings-options.js';
+import type { TermQuery } from './term-query.js';
 import { type ScoredMatches, scoreTerm, type TermScorer } from './term-scoring.js';
-
-/** Tunables of the postings cache. */
-export interface TermPostingsOptions {
-  /**
-   * Postings (one memory's score for one term) kept in memory across all terms, 16 bytes each;
-   * the least recently used terms are dropped past it. @defaultValue 4_000_000
-   */
-  maxEntries: number;
-  /**
-   * At most this many matches of one term are scored, the most recently stored ones. It bounds what a term
-   * costs the first time it is seen (FTS5 scores ~1 µs per match): a term in 20% of 100k memories would
-   * otherwise cost 20–25 ms once on a small machine, and a question can hold several. Older matches of such
-   * a term miss only that term's contribution (its idf is low: it is common), and memories stored later
-   * are always added. @defaultValue 10_000
-   */
-  maxPerTerm: number;
-  /**
-   * In-place content updates to already cached memories are patched term by term; past this many pending,
-   * the cache starts over. @defaultValue 512
-   */
-  maxPendingUpdates: number;
-  /**
-   * A writer saves a term it scored with at least this many matches in the `term_postings` table, and any
-   * process loads it from there instead of scoring it again while it still holds (see `loadSaved`). 0 turns
-   * saving and loading off. By default, every term costly enough to be scored off the serving thread
-   * (COSTLY_TERM_MATCHES): loading its row costs a small fraction of scoring it, and a new process's first
-   * queries then wait on no thread for it. @defaultValue COSTLY_TERM_MATCHES (300)
-   */
-  saveFromMatches: number;
-}
-
-/**
- * Matches from which scoring a term is worth keeping out of a search's way. Scoring costs ~1 µs a match
- * inline, a round trip to a term thread ~0.2–0.5 ms of waiting (which the router spends on the vector leg),
- * so the lexical leg sends a new term this common to a term thread (offloading every new term made a lone
- * client's first-pass p50 0.4–0.7 ms slower; from 2,000 down to 300 matches moved ~0.8 ms a first-pass query
- * off the serving thread at 100k with no change in its latency beyond noise). A writer saves such a term's
- * postings too (saveFromMatches), so a later process loads them, a row read, instead: saving from 300 rather
- * than 2,000 matches made a new engine's first pass over the peers' queries at 100k 23–28% faster (p50
- * 4.6–5.6 → 3.2–4.1 ms, four runs each) for 13 MB more (3% of the folder) and a second of `cairn ingest`; at
- * a million, 4,768 terms saved instead of 1,976 take 28 MB more (0.7%) (bench/RESULTS.md).
- */
-export const COSTLY_TERM_MATCHES = 300;
-
-export const DEFAULT_TERM_POSTINGS_OPTIONS: Readonly<TermPostingsOptions> = Object.freeze({
-  maxEntries: 4_000_000,
-  maxPerTerm: 10_000,
-  maxPendingUpdates: 512,
-  saveFromMatches: COSTLY_TERM_MATCHES,
-});
-
-/**
- * A writer saves a saved term again once this many new matches were appended to it since: a new process
- * loads the saved row, then scores every match newer than it on its first search that says the word (on
- * the serving thread, ~1 µs a match, or bm25()'s walk past 2,000), so without it the first searches of
- * every restart grow dearer with each write since the ingest. At 10 writes a second this saves ~0.2 rows
- * a second, each a blob of ~12 bytes a match.
- */
-export const RESAVE_AFTER_NEW_MATCHES = 1_000;
-
-/**
- * The cache starts over once rows added or rewritten since it last did pass this share of the corpus:
- * scores computed before carry the idf and average length of then.
- */
-const MAX_DRIFT = 0.1;
-
-/**
- * A term's scores are computed again once its idf, at the count of rows now holding it, differs from the
- * idf its scores were computed with by more than this share of the latter (of 1, for an idf under 1: a
- * word in nearly half the rows has an idf near 0, which a few writes move by a large share and its scores
- * by next to nothing). A word rare when first scored and common since (the cache starts over only when a
- * tenth of the whole corpus changed) kept scoring its first matches as a rare word's, several times what a
- * fresh process gives them.
- */
-const MAX_IDF_DRIFT = 0.1;
-
-/** A term that drifted is scored again on the spot up to this many matches (~1 µs each); past it, off-thread. */
-const INLINE_RESCORE_MATCHES = 2_000;
-
-/** A term is saved again only this close to the idf its scores carry: a load takes the saved count as theirs. */
-const MAX_SAVED_IDF_DRIFT = 0.02;
 
 /** Sees each term's current contributions, one term at a time (see TermPostingsCache.visit). */
 export interface TermVisitor {
   beginTerm(): void;
   add(key: number, score: number): void;
   endTerm(): void;
-}
-
-/** What a lookup needs to score one term: the FTS5 MATCH of the term (confined to a scope when given). */
-export interface TermQuery {
-  /** Cache identity: the rendered MATCH expression. */
-  match: string;
-  /** The bm25() call with the leg's column weights. */
-  bm25: string;
-  /**
-   * The namespace a search is for, when it holds only part of the file (its MATCH is then confined to the
-   * namespace's token): its own counts take the place of the file's in the term's idf (see
-   * `NamespaceIdf`). Absent: scores as FTS5 gives them.
-   */
-  within?: NamespaceTermCounts;
 }
 
 /**
@@ -129,18 +45,10 @@ export interface TermQuery {
 export class TermPostingsCache {
   private readonly opts: TermPostingsOptions;
   private readonly terms: LRUCache<string, Postings>;
-  /** Change sequence and highest key seen at the last sync. */
-  private seq = -1;
-  private maxKey = 0;
-  /** Rows in the corpus when the cache started over, and rows added or rewritten since. */
-  private rowsAtReset = 0;
-  private changesSinceReset = 0;
-  /** Keys rewritten in place since the cache started, with the sequence of their last rewrite. */
-  private readonly rewritten = new Map<number, number>();
+  /** What changed in the store since the cache last looked, and when it starts over. */
+  private readonly changes: CorpusChanges;
   /** The caller's meta_seq reading that preceded the last sync (NaN: none given). */
   private metaSeqAtSync = Number.NaN;
-  /** Counts the times the cache started over: a term scored elsewhere before a reset is stale after it. */
-  private generation = 0;
   /**
    * Set while searches prefetch their costly terms on a scorer (a term thread): a term whose idf drifted is
    * then left to the next prefetch rather than scored again on the calling thread.
@@ -148,9 +56,6 @@ export class TermPostingsCache {
   scorerInUse = false;
   /** Puts a namespace's own counts in a confined term's idf (see `TermQuery.within`). */
   private readonly idf: NamespaceIdf;
-  /** FTS5's row count as of sequence `rowsReadAt` (see `corpusRowsAtSync`). */
-  private rowsAtSync: number | null = null;
-  private rowsReadAt = Number.NaN;
   /** Terms being scored by a TermScorer, by cache key, so concurrent queries ask once. */
   private readonly inFlight = new Map<string, Promise<void>>();
   private prefetched = 0;
@@ -167,6 +72,7 @@ export class TermPostingsCache {
   ) {
     this.opts = { ...DEFAULT_TERM_POSTINGS_OPTIONS, ...opts };
     this.idf = new NamespaceIdf(statements);
+    this.changes = new CorpusChanges(statements, this.opts.maxPendingUpdates);
     this.terms = new LRUCache<string, Postings>({
       maxSize: this.opts.maxEntries,
       sizeCalculation: (p) => Math.max(1, p.keys.length),
@@ -235,7 +141,7 @@ export class TermPostingsCache {
       const p = this.postings(t);
       truncatedBelow = Math.max(truncatedBelow, p.truncatedBelow);
       const { keys, scores } = p;
-      const w = this.idf.weight(t, p, this.seq);
+      const w = this.idf.weight(t, p, this.changes.seq);
       if (w === 1) for (let i = 0; i < p.length; i++) acc.add(keys[i]!, scores[i]!);
       else for (let i = 0; i < p.length; i++) acc.add(keys[i]!, scores[i]! * w);
       for (const [key, score] of p.patch) {
@@ -281,10 +187,14 @@ export class TermPostingsCache {
     for (const t of missing) {
       const cacheKey = keyOf(t);
       // Keyed by generation too: a request made before the cache started over is dropped when it lands.
-      const flightKey = `${this.generation}\u0000${cacheKey}`;
+      const flightKey = `${this.changes.generation}\u0000${cacheKey}`;
       let wait = this.inFlight.get(flightKey);
       if (!wait) {
-        const asked = { generation: this.generation, seq: this.seq, maxKey: this.maxKey };
+        const asked = {
+          generation: this.changes.generation,
+          seq: this.changes.seq,
+          maxKey: this.changes.maxKey,
+        };
         wait = scorer({
           match: t.match,
           bm25: t.bm25,
@@ -293,7 +203,7 @@ export class TermPostingsCache {
         })
           .then(
             (scored) => {
-              if (asked.generation !== this.generation || this.terms.has(cacheKey)) return;
+              if (asked.generation !== this.changes.generation || this.terms.has(cacheKey)) return;
               const p = this.fromScored(scored, asked.maxKey, asked.seq);
               this.terms.set(cacheKey, p);
               this.prefetched++;
@@ -317,7 +227,7 @@ export class TermPostingsCache {
     for (const t of terms) {
       const p = this.postings(t);
       const { keys, scores, patch } = p;
-      const w = this.idf.weight(t, p, this.seq);
+      const w = this.idf.weight(t, p, this.changes.seq);
       visit.beginTerm();
       if (patch.size === 0) for (let i = 0; i < p.length; i++) visit.add(keys[i]!, scores[i]! * w);
       else {
@@ -328,49 +238,9 @@ export class TermPostingsCache {
     }
   }
 
-  /**
-   * The store's change sequence against the cache's: new rows are noted, rewritten rows remembered. Both
-   * probes are index lookups (a max each), since this runs before every query whenever anything was
-   * written; the rows are counted only when the cache starts over.
-   */
+  /** Brings the view of the store's changes up to date; starting over drops every term held. */
   private sync(): void {
-    const head = this.statements.get('SELECT max(change_seq) FROM memories').pluck().get() as number | null;
-    const seq = head ?? 0;
-    if (seq === this.seq) return;
-    const maxKey = highestKey(this.statements);
-    const added = Math.max(0, maxKey - this.maxKey);
-    if (this.seq < 0 || this.changesSinceReset + added > this.rowsAtReset * MAX_DRIFT) {
-      this.reset(seq, maxKey);
-      return;
-    }
-    // Rows at or below the old top key that changed are rewrites (or a key reused after a purge); rows
-    // above it are new, and each term picks those up by rowid range when next used.
-    const rewrites = this.statements
-      .get('SELECT key, change_seq AS seq FROM memories WHERE change_seq > ? AND key <= ? LIMIT ?')
-      .all(this.seq, this.maxKey, this.opts.maxPendingUpdates + 1) as Array<{ key: number; seq: number }>;
-    if (this.rewritten.size + rewrites.length > this.opts.maxPendingUpdates) {
-      this.reset(seq, maxKey);
-      return;
-    }
-    for (const r of rewrites) this.rewritten.set(r.key, r.seq);
-    this.changesSinceReset += added + rewrites.length;
-    this.seq = seq;
-    this.maxKey = maxKey;
-  }
-
-  private reset(seq: number, maxKey: number): void {
-    this.generation++;
-    this.terms.clear();
-    this.rewritten.clear();
-    this.seq = seq;
-    this.maxKey = maxKey;
-    // The triggers' per-namespace counts: counting the table itself took ~30 ms at a million rows, paid by
-    // every one-shot `cairn search` on its first query.
-    this.rowsAtReset = this.statements
-      .get('SELECT coalesce(sum(rows), 0) FROM namespace_rows')
-      .pluck()
-      .get() as number;
-    this.changesSinceReset = 0;
+    if (this.changes.sync() === 'reset') this.terms.clear();
   }
 
   private postings(t: TermQuery): Postings {
@@ -391,16 +261,17 @@ export class TermPostingsCache {
     // one, the next search's prefetch scores it off this thread; until then (a second pass of this search,
     // such as session match) it is summed as it is, brought up to date below as any term.
     if (p.stale && !this.scorerInUse) return this.rescore(t, cacheKey);
-    if (p.syncedSeq === this.seq) return p;
+    if (p.syncedSeq === this.changes.seq) return p;
     // Rewrites first: patched, they leave the term's count known, so its new matches are scored without a
     // walk of its doclist.
     const due: number[] = [];
-    for (const [key, seq] of this.rewritten) if (seq > p.syncedSeq && key <= p.watermark) due.push(key);
-    this.patchRewritten(t, p, due);
-    p.syncedSeq = this.seq;
-    if (this.maxKey > p.watermark) {
-      append(p, this.newerMatches(t, p, this.maxKey));
-      p.watermark = this.maxKey;
+    for (const [key, seq] of this.changes.rewritten)
+      if (seq > p.syncedSeq && key <= p.watermark) due.push(key);
+    patchRewritten(this.statements, this.idf, t, p, due);
+    p.syncedSeq = this.changes.seq;
+    if (this.changes.maxKey > p.watermark) {
+      append(p, this.newerMatches(t, p, this.changes.maxKey));
+      p.watermark = this.changes.maxKey;
       // The arrays grew: tell the cache, so its bound on entries stays true.
       this.terms.set(cacheKey, p);
     }
@@ -422,18 +293,6 @@ export class TermPostingsCache {
     return p;
   }
 
-  /**
-   * FTS5's row count, read once per sync of the cache: after a write every term a search uses is brought up
-   * to date and checked for drift, and the count is the same for all of them.
-   */
-  private corpusRowsAtSync(): number | null {
-    if (this.rowsReadAt !== this.seq) {
-      this.rowsAtSync = corpusRowCount(this.statements);
-      this.rowsReadAt = this.seq;
-    }
-    return this.rowsAtSync;
-  }
-
   private rescore(t: TermQuery, cacheKey: string): Postings {
     const fresh = this.scoreFromScratch(t);
     this.terms.set(cacheKey, fresh);
@@ -447,7 +306,7 @@ export class TermPostingsCache {
    */
   private idfDrift(p: Postings): number {
     if (p.hits < 0 || p.scoredHits < 0 || p.scoredRows < 0) return 0;
-    const rows = this.corpusRowsAtSync();
+    const rows = this.changes.corpusRowsAtSync();
     if (rows === null) return 0;
     const then = bm25Idf(p.scoredRows, p.scoredHits);
     return Math.abs(bm25Idf(rows, p.hits) - then) / Math.max(then, 1);
@@ -465,10 +324,7 @@ export class TermPostingsCache {
     const newest = this.disk.newest();
     if (!newest) return true;
     const maxKey = highestKey(this.statements);
-    const rows = this.statements
-      .get('SELECT coalesce(sum(rows), 0) FROM namespace_rows')
-      .pluck()
-      .get() as number;
+    const rows = this.changes.corpusRows();
     const budget = savedDriftBudget(rows, newest.corpusRows);
     if (budget === null || maxKey - newest.watermark > budget) return false;
     const rewritten = this.statements
@@ -488,9 +344,9 @@ export class TermPostingsCache {
    * scored the term at the saved sequence itself.
    */
   private loadSaved(t: TermQuery): Postings | undefined {
-    if (!this.disk || this.opts.saveFromMatches <= 0 || this.seq < 0) return undefined;
+    if (!this.disk || this.opts.saveFromMatches <= 0 || this.changes.seq < 0) return undefined;
     const saved = this.disk.load(keyOf(t));
-    if (!saved || saved.maxPerTerm !== this.opts.maxPerTerm || saved.seq > this.seq) return undefined;
+    if (!saved || saved.maxPerTerm !== this.opts.maxPerTerm || saved.seq > this.changes.seq) return undefined;
     // Saved without the term's count of rows (a word by a build before migration 21, a phrase by one before
     // phrases were scored here): a writer scores it once more (on a term thread when it has one) and saves
     // it with the count, so that no later process walks the term's doclist on its first search after a write.
@@ -504,20 +360,17 @@ export class TermPostingsCache {
       (saved.idf === null || (saved.hits < 0 && saved.keys.length >= saved.maxPerTerm))
     )
       return undefined;
-    const budget = savedDriftBudget(this.rowsAtReset, saved.corpusRows);
-    const added = Math.max(0, this.maxKey - saved.watermark);
+    const budget = savedDriftBudget(this.changes.rowsAtReset, saved.corpusRows);
+    const added = Math.max(0, this.changes.maxKey - saved.watermark);
     if (budget === null || added > budget) return undefined;
-    const rewrites = this.statements
-      .get('SELECT key, change_seq AS seq FROM memories WHERE change_seq > ? AND key <= ? LIMIT ?')
-      .all(saved.seq, saved.watermark, this.opts.maxPendingUpdates + 1) as Array<{
-      key: number;
-      seq: number;
-    }>;
-    if (rewrites.length > this.opts.maxPendingUpdates || added + rewrites.length > budget) return undefined;
+    const rewrites = this.changes.rewritesSince(saved.seq, saved.watermark);
+    if (this.changes.tooManyRewrites(rewrites) || added + rewrites.length > budget) return undefined;
     // Its scores carry the idf of the corpus it was saved from.
     const p = this.fromScored(saved, saved.watermark, saved.seq, saved.corpusRows);
     p.savedLength = p.length;
-    this.patchRewritten(
+    patchRewritten(
+      this.statements,
+      this.idf,
       t,
       p,
       rewrites.map((r) => r.key),
@@ -534,69 +387,6 @@ export class TermPostingsCache {
     else if (read.by === 'fts5') this.newScoredByFts5++;
     p.hits = read.hits;
     return this.idf.toCarried(t, p, read.rows, read.reference);
-  }
-
-  /**
-   * Patches the term's scores of memories rewritten since it was scored (their text or context changed)
-   * with their scores as they read now, keeping its count of rows when it can be told (see
-   * `scoreRewrittenLocally`: a seek per memory and one walk of the doclist); else FTS5 scores them all in
-   * one statement (bm25() then walks the doclist once per memory), and the count is no longer known.
-   */
-  private patchRewritten(t: TermQuery, p: Postings, keys: readonly number[]): void {
-    if (keys.length === 0) return;
-    const local = scoreRewrittenLocally(this.statements, t, keys, p.watermark);
-    if (local) {
-      for (const [key, score] of local.scores) p.patch.set(key, score);
-      p.hits = local.hits;
-      return;
-    }
-    const wanted = new Set(keys);
-    // A confined term's newest held match not rewritten, scored again beside them: it gives the scale from
-    // FTS5's idf now to the one the held scores carry (see `NamespaceIdf.toCarried`).
-    let reference: number | undefined;
-    if (isConfined(t.match))
-      for (let i = p.length - 1; i >= 0 && i >= p.length - 8; i--) {
-        const key = p.keys[i]!;
-        if (!wanted.has(key) && !p.patch.has(key)) {
-          reference = key;
-          break;
-        }
-      }
-    // `rowid IN` a list, not `rowid BETWEEN k AND k` per memory: FTS5 seeks each listed key, where a range
-    // on a long doclist is walked (2.4 ms a memory for a common word at 100k memories). A key that does not
-    // match may be answered with a later match (seen for `rowid = ?` with SQLite 3.53): only keys asked for
-    // are kept, each once.
-    const asked = reference === undefined ? [...wanted] : [...wanted, reference];
-    const rows = this.statements
-      .get(
-        `SELECT rowid, ${t.bm25} FROM memories_fts WHERE memories_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))`,
-      )
-      .raw()
-      .all(t.match, JSON.stringify(asked)) as Array<[number, number]>;
-    const referenceNow = rows.find(([key]) => key === reference);
-    const scores = new Map<number, number>();
-    for (const [key, score] of this.idf.toCarried(
-      t,
-      p,
-      rows.filter(([key]) => wanted.has(key)),
-      referenceNow,
-    ))
-      if (!scores.has(key)) scores.set(key, score);
-    // A confined term's count is the namespace's: kept by how each rewrite changed whether it matches (a
-    // rewrite of another namespace's memory changes nothing). Another term's count is FTS5's, unknown now.
-    const counted = isConfined(t.match) && p.hits >= 0;
-    let delta = 0;
-    for (const key of wanted) {
-      const now = scores.get(key) ?? Number.NaN;
-      if (counted) {
-        const before = p.patch.has(key)
-          ? !Number.isNaN(p.patch.get(key)!)
-          : indexOf(p.keys, p.length, key) >= 0;
-        delta += Number(!Number.isNaN(now)) - Number(before);
-      }
-      p.patch.set(key, now);
-    }
-    p.hits = counted ? p.hits + delta : -1;
   }
 
   /**
@@ -618,10 +408,7 @@ export class TermPostingsCache {
     // A confined term is loaded only with the idf its scores carry (see `loadSaved`).
     const confined = isConfined(cacheKey.slice(cacheKey.indexOf('\u0000') + 1));
     if (confined && typeof p.carriedIdf !== 'number') return;
-    const corpusRows = this.statements
-      .get('SELECT coalesce(sum(rows), 0) FROM namespace_rows')
-      .pluck()
-      .get() as number;
+    const corpusRows = this.changes.corpusRows();
     const ok = this.disk.save(cacheKey, {
       seq: p.syncedSeq,
       watermark: p.watermark,
@@ -642,10 +429,10 @@ export class TermPostingsCache {
     const scored = scoreTerm(this.statements, {
       match: t.match,
       bm25: t.bm25,
-      maxKey: this.maxKey,
+      maxKey: this.changes.maxKey,
       maxPerTerm: this.opts.maxPerTerm,
     });
-    return this.fromScored(scored, this.maxKey, this.seq);
+    return this.fromScored(scored, this.changes.maxKey, this.changes.seq);
   }
 
   /**
@@ -671,15 +458,6 @@ export class TermPostingsCache {
       savedLength: -1,
     };
   }
-}
-
-/**
- * How many rows added or rewritten since a term was saved its saved copy tolerates (MAX_DRIFT of the corpus,
- * as the cache itself does); null when the corpus changed size by more than that since.
- */
-function savedDriftBudget(rowsNow: number, savedCorpusRows: number): number | null {
-  const budget = Math.max(rowsNow, savedCorpusRows) * MAX_DRIFT;
-  return Math.abs(rowsNow - savedCorpusRows) > budget ? null : budget;
 }
 
 /** The cache's identity of a term: the bm25 call and the rendered MATCH. */

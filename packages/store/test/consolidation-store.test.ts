@@ -30,7 +30,7 @@ describe('ConsolidationStore', () => {
     // run O(n²) (5.5 of 11 s over 4,000 fresh memories).
     t = openTempStore('cairn-consolidation-');
     const store = t.store;
-    store.embeddings.ensureSpace(space);
+    store.spaces.ensureSpace(space);
     store.write(Array.from({ length: 50 }, (_, i) => mem({ id: `m${i}`, text: `note ${i}` })));
     embedPending();
     const sql = (store.consolidations as unknown as { sameTextStmt: { source: string } }).sameTextStmt.source;
@@ -46,7 +46,7 @@ describe('ConsolidationStore', () => {
   it('never offers a memory whose stored vector is of an older text (rewritten, not yet embedded again)', () => {
     t = openTempStore('cairn-consolidation-');
     const store = t.store;
-    store.embeddings.ensureSpace(space);
+    store.spaces.ensureSpace(space);
     store.write([mem({ id: 'x', text: 'same words' }), mem({ id: 'y', text: 'same words' })]);
     embedPending();
     const { contentHash } = store.get('ns', ['x']).memories[0]!;
@@ -96,7 +96,7 @@ describe('ConsolidationStore', () => {
   it('answers "nothing merged" from one probe, per namespace', () => {
     t = openTempStore('cairn-consolidation-');
     const store = t.store;
-    store.embeddings.ensureSpace(space);
+    store.spaces.ensureSpace(space);
     store.write([
       mem({ id: 'x', text: 'w' }),
       mem({ id: 'y', text: 'w' }),

@@ -18,7 +18,7 @@ afterEach(() => {
 /** Stores `n` memories with a vector of `dims` floats each in a space of that size. */
 function fill(store: MemoryStore, n: number, dims: number): string {
   const space = embeddingSpaceOf({ modelId: 'test-model', dimensions: dims });
-  store.embeddings.ensureSpace(space);
+  store.spaces.ensureSpace(space);
   store.write(Array.from({ length: n }, (_, i) => mem({ id: `m${i}`, text: `memory ${i}` })));
   const pending = store.embeddings.pending(space.id, n);
   store.embeddings.put(
@@ -56,7 +56,7 @@ describe('disk space', () => {
     t = openTempStore('cairn-disk-');
     const a = fill(t.store, 1_000, 768);
     const b = embeddingSpaceOf({ modelId: 'other-model', dimensions: 768 });
-    t.store.embeddings.ensureSpace(b);
+    t.store.spaces.ensureSpace(b);
     const pending = t.store.embeddings.pending(b.id, 1_000);
     t.store.embeddings.put(
       b,
@@ -65,7 +65,7 @@ describe('disk space', () => {
     );
     expect(t.store.diskUsage().autoVacuum).toBe('incremental');
     const full = t.store.diskUsage().bytes;
-    expect(t.store.embeddings.drop(b.id)).toBe(1_000);
+    expect(t.store.spaces.drop(b.id)).toBe(1_000);
     expect(t.store.diskUsage().freeBytes).toBeGreaterThan(3_000_000);
     let free = t.store.diskUsage().freeBytes;
     let steps = 0;
@@ -79,7 +79,7 @@ describe('disk space', () => {
     t.store.db.pragma('wal_checkpoint(TRUNCATE)');
     expect(statSync(t.path).size).toBe(after);
     // The remaining space is intact.
-    expect(t.store.embeddings.progress(a)).toMatchObject({ total: 1_000, embedded: 1_000 });
+    expect(t.store.spaces.progress(a)).toMatchObject({ total: 1_000, embedded: 1_000 });
   });
 
   it('compact() converts an older file (no auto-vacuum) and shrinks it, keeping every row', () => {
@@ -104,20 +104,20 @@ describe('disk space', () => {
     };
     const a = fill(store, 1_000, 768);
     const other = embeddingSpaceOf({ modelId: 'other-model', dimensions: 768 });
-    store.embeddings.ensureSpace(other);
+    store.spaces.ensureSpace(other);
     const pending = store.embeddings.pending(other.id, 1_000);
     store.embeddings.put(
       other,
       pending.map((memory) => ({ memory, vector: new Float32Array(768) })),
       Math.max(...pending.map((m) => m.changeSeq)),
     );
-    store.embeddings.drop(other.id);
+    store.spaces.drop(other.id);
     expect(store.diskUsage().autoVacuum).toBe('none');
     expect(store.reclaimFreePages(1_000_000)).toBeGreaterThan(3_000_000); // nothing given back
     const { before, after } = store.compact();
     expect(after).toBeLessThan(before * 0.6);
     expect(store.diskUsage()).toMatchObject({ autoVacuum: 'incremental', freeBytes: 0 });
     expect(statSync(path).size).toBe(after);
-    expect(store.embeddings.progress(a)).toMatchObject({ total: 1_000, embedded: 1_000 });
+    expect(store.spaces.progress(a)).toMatchObject({ total: 1_000, embedded: 1_000 });
   });
 });

@@ -27,25 +27,25 @@ function embedAll(items: PendingMemory[] = t.store.embeddings.pending(space.id, 
 
 describe('EmbeddingStore: spaces', () => {
   it('registers a space idempotently and makes the first one active', () => {
-    const a = t.store.embeddings.ensureSpace(space);
+    const a = t.store.spaces.ensureSpace(space);
     expect(a).toMatchObject({ id: 'test-model/4', dimensions: 4, active: true, cursor: 0 });
-    expect(t.store.embeddings.ensureSpace(space)).toEqual(a);
-    const b = t.store.embeddings.ensureSpace(embeddingSpaceOf({ modelId: 'other', dimensions: 8 }));
+    expect(t.store.spaces.ensureSpace(space)).toEqual(a);
+    const b = t.store.spaces.ensureSpace(embeddingSpaceOf({ modelId: 'other', dimensions: 8 }));
     expect(b.active).toBe(false);
-    expect(t.store.embeddings.activeSpace()?.id).toBe(space.id);
-    expect(t.store.embeddings.listSpaces().map((s) => s.id)).toEqual([space.id, 'other/8']);
+    expect(t.store.spaces.activeSpace()?.id).toBe(space.id);
+    expect(t.store.spaces.listSpaces().map((s) => s.id)).toEqual([space.id, 'other/8']);
   });
 
   it('refuses to re-register a space id with other dimensions', () => {
-    t.store.embeddings.ensureSpace(space);
-    const err = cairnErrorFrom(() => t.store.embeddings.ensureSpace({ ...space, dimensions: 5 }));
+    t.store.spaces.ensureSpace(space);
+    const err = cairnErrorFrom(() => t.store.spaces.ensureSpace({ ...space, dimensions: 5 }));
     expect(err.code).toBe('DIMENSION_MISMATCH');
   });
 });
 
 describe('EmbeddingStore: pending and put', () => {
   beforeEach(() => {
-    t.store.embeddings.ensureSpace(space);
+    t.store.spaces.ensureSpace(space);
   });
 
   it('lists memories changed after the cursor, oldest change first, up to the limit', () => {
@@ -67,7 +67,7 @@ describe('EmbeddingStore: pending and put', () => {
     const pending = t.store.embeddings.pending(space.id, 10);
     const stored = embedAll(pending);
     expect(stored.map((s) => s.key)).toEqual(pending.map((p) => p.key));
-    expect(t.store.embeddings.getSpace(space.id)?.cursor).toBe(pending.at(-1)!.changeSeq);
+    expect(t.store.spaces.getSpace(space.id)?.cursor).toBe(pending.at(-1)!.changeSeq);
     expect(t.store.embeddings.pending(space.id, 10)).toEqual([]);
     expect(t.store.embeddings.count(space.id, 'ns')).toBe(2);
   });
@@ -75,9 +75,9 @@ describe('EmbeddingStore: pending and put', () => {
   it('never moves the cursor backwards', () => {
     t.store.write([mem({ id: 'a', text: 'one' })]);
     embedAll();
-    const cursor = t.store.embeddings.getSpace(space.id)!.cursor;
+    const cursor = t.store.spaces.getSpace(space.id)!.cursor;
     t.store.embeddings.put(space, [], 0);
-    expect(t.store.embeddings.getSpace(space.id)?.cursor).toBe(cursor);
+    expect(t.store.spaces.getSpace(space.id)?.cursor).toBe(cursor);
   });
 
   it('resumes from the cursor in batches', () => {
@@ -155,7 +155,7 @@ describe('EmbeddingStore: pending and put', () => {
     );
     expect(err.code).toBe('DIMENSION_MISMATCH');
     expect(t.store.embeddings.count(space.id, 'ns')).toBe(0);
-    expect(t.store.embeddings.getSpace(space.id)?.cursor).toBe(0);
+    expect(t.store.spaces.getSpace(space.id)?.cursor).toBe(0);
   });
 
   it('does not list deleted memories as pending and drops their vectors', () => {
@@ -181,7 +181,7 @@ describe('EmbeddingStore: pending and put', () => {
 
 describe('EmbeddingStore: reading vectors', () => {
   beforeEach(() => {
-    t.store.embeddings.ensureSpace(space);
+    t.store.spaces.ensureSpace(space);
   });
 
   it('reuses a vector for the same content hash, whatever the namespace', () => {

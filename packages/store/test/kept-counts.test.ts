@@ -95,7 +95,7 @@ function apply(store: MemoryStore, o: Op): void {
       store.delete(o.namespace, `m${o.id}`);
       return;
     case 'embed': {
-      store.embeddings.ensureSpace(o.space, { state: 'ready' });
+      store.spaces.ensureSpace(o.space, { state: 'ready' });
       const items: PendingMemory[] = store.embeddings.pending(o.space.id, o.n);
       if (o.stale && items[0]) {
         const row = store.db
@@ -115,7 +115,7 @@ function apply(store: MemoryStore, o: Op): void {
       return;
     }
     case 'fail': {
-      store.embeddings.ensureSpace(o.space, { state: 'ready' });
+      store.spaces.ensureSpace(o.space, { state: 'ready' });
       const [first] = store.embeddings.pending(o.space.id, 1);
       if (first)
         store.embeddings.recordFailures(o.space.id, [{ key: first.key, error: 'refused' }], first.changeSeq);
@@ -125,8 +125,7 @@ function apply(store: MemoryStore, o: Op): void {
       store.db.prepare('DELETE FROM memories WHERE namespace = ? AND id = ?').run(o.namespace, `m${o.id}`);
       return;
     case 'dropB':
-      if (store.embeddings.getSpace(B.id) && !store.embeddings.getSpace(B.id)!.active)
-        store.embeddings.drop(B.id);
+      if (store.spaces.getSpace(B.id) && !store.spaces.getSpace(B.id)!.active) store.spaces.drop(B.id);
       return;
   }
 }
@@ -143,8 +142,8 @@ describe('counts kept by triggers (migrations 17 and 18)', () => {
             for (const o of ops) apply(store, o);
             expect(keptCountsDrift(store.db)).toEqual([]);
             expect(store.namespaces()).toEqual(countedNamespaces(store));
-            for (const s of store.embeddings.listSpaces()) {
-              const p = store.embeddings.progress(s.id);
+            for (const s of store.spaces.listSpaces()) {
+              const p = store.spaces.progress(s.id);
               expect({ total: p.total, embedded: p.embedded }).toEqual(countedProgress(store, s.id));
               for (const ns of NAMESPACES)
                 expect(store.embeddings.currentCount(s.id, ns)).toBe(
@@ -205,7 +204,7 @@ describe('counts kept by triggers (migrations 17 and 18)', () => {
         { namespace: 'ns', live: 1, superseded: 1, deleted: 1 },
         { namespace: 'other', live: 1, superseded: 0, deleted: 0 },
       ]);
-      expect(store.embeddings.progress('a/2')).toEqual({ space: 'a/2', total: 3, embedded: 2, failed: 0 });
+      expect(store.spaces.progress('a/2')).toEqual({ space: 'a/2', total: 3, embedded: 2, failed: 0 });
       store.db.prepare("UPDATE space_vectors SET current = 7 WHERE namespace = 'ns'").run();
       store.db.prepare("UPDATE namespace_rows SET live = 0 WHERE namespace = 'other'").run();
       expect(keptCountsDrift(store.db)).toHaveLength(2);

@@ -81,7 +81,7 @@ describe('MemoryWriter: idempotent ingest', () => {
   });
 
   it('does not re-embed a memory whose metadata alone changed, but does re-embed changed text', () => {
-    t.store.embeddings.ensureSpace(space);
+    t.store.spaces.ensureSpace(space);
     t.store.write(batch());
     expect(embedPending()).toBe(3);
     t.store.write([mem({ id: 'a', text: 'first memory', tags: ['x', 'new-tag'], importance: 1 })]);
@@ -143,7 +143,7 @@ describe('MemoryWriter: idempotent ingest', () => {
   });
 
   it('revives a deleted memory when it is written again, even unchanged, and queues it for embedding', () => {
-    t.store.embeddings.ensureSpace(space);
+    t.store.spaces.ensureSpace(space);
     t.store.write([mem({ id: 'a', text: 'come back' })]);
     embedPending();
     expect(t.store.delete('ns', 'a')).toBe(true);

@@ -347,7 +347,7 @@ describe('migration 5: embeddings carry the order they were written in', () => {
     try {
       expect([...store.embeddings.iterate('s', 'ns')].map((e) => e.writeSeq)).toEqual([3, 7]);
       store.write([mem({ namespace: 'ns', id: 'c', text: 'new' })]);
-      const space = store.embeddings.getSpace('s')!;
+      const space = store.spaces.getSpace('s')!;
       const pending = store.embeddings.pending('s', 10).filter((p) => p.text === 'new');
       const [stored] = store.embeddings.put(space, [{ memory: pending[0]!, vector: new Float32Array(4) }]);
       expect(stored!.writeSeq).toBe(8);
@@ -455,7 +455,7 @@ describe('migration 26: when each vector was first written', () => {
       );
     };
     let store = new MemoryStore({ path });
-    store.embeddings.ensureSpace(space);
+    store.spaces.ensureSpace(space);
     store.write([note('a', 'alpha'), note('b', 'beta')]);
     const [a, b] = embed(store);
     store.close();

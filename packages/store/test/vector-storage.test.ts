@@ -40,10 +40,10 @@ describe('vector storage: f32 or i8 BLOBs, each saying how to read it', () => {
     const store = t.store;
     const f32 = embeddingSpaceOf({ modelId: 'm-f32', dimensions: 64 });
     const i8 = embeddingSpaceOf({ modelId: 'm-i8', dimensions: 64 });
-    store.embeddings.ensureSpace(f32);
-    store.embeddings.ensureSpace(i8, { storage: 'i8' });
-    expect(store.embeddings.getSpace(i8.id)!.storage).toBe('i8');
-    expect(store.embeddings.getSpace(f32.id)!.storage).toBe('f32');
+    store.spaces.ensureSpace(f32);
+    store.spaces.ensureSpace(i8, { storage: 'i8' });
+    expect(store.spaces.getSpace(i8.id)!.storage).toBe('i8');
+    expect(store.spaces.getSpace(f32.id)!.storage).toBe('f32');
     store.write(Array.from({ length: 50 }, (_, i) => mem({ id: `m${i}`, text: `memory ${i}` })));
     const vectors = new Map<number, Float32Array>();
     for (const space of [f32, i8]) {

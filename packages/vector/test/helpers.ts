@@ -112,7 +112,7 @@ export class VectorFixture {
 
   constructor(dims = DIMS, modelId = 'test-model') {
     this.space = embeddingSpaceOf({ modelId, dimensions: dims });
-    this.store.embeddings.ensureSpace(this.space);
+    this.store.spaces.ensureSpace(this.space);
   }
 
   readonly log: LogFn = (level, msg, data) => {

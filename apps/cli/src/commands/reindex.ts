@@ -213,15 +213,15 @@ async function reindexHere(flags: ReindexFlags, env: CliEnv): Promise<ReindexSum
           bindDataFolder(topology, { id: store.folderId(), path: resolveDataDir(flags.dataDir, env) }),
         );
         const embedder = await resolveEmbedder(flags.embedder, { env: env.raw });
-        space = store.embeddings.ensureSpace(embeddingSpaceOf(embedder), {
+        space = store.spaces.ensureSpace(embeddingSpaceOf(embedder), {
           embedder: flags.embedder,
           state: 'building',
           storage: env.CAIRN_VECTOR_STORAGE,
         });
       } else space = await engine.requestReindex(flags.embedder, { activate: flags.activate });
-      const before = store.embeddings.progress(space.id);
+      const before = store.spaces.progress(space.id);
       const label = `reindex ${space.id}`;
-      const read = () => store.embeddings.progress(space.id);
+      const read = () => store.spaces.progress(space.id);
       const complete = () => {
         const p = read();
         return p.embedded + p.failed >= p.total;
@@ -245,7 +245,7 @@ async function reindexHere(flags: ReindexFlags, env: CliEnv): Promise<ReindexSum
           else await followBuild(engine, space.id, flags.activate, complete);
         });
       }
-      let activated = store.embeddings.getSpace(space.id)?.active ?? false;
+      let activated = store.spaces.getSpace(space.id)?.active ?? false;
       if (distributed && !activated && flags.activate) {
         // Built and saved before the switch: index workers and API nodes load files, not a rebuild.
         if (!flags.json) warn(`reindex ${space.id}: building its vector indexes`);
@@ -289,7 +289,7 @@ async function followBuild(
   let lastError: string | null = null;
   for (;;) {
     engine.refresh();
-    const s = engine.store.embeddings.getSpace(spaceId);
+    const s = engine.store.spaces.getSpace(spaceId);
     if (!s)
       throw new CairnError('NOT_FOUND', `embedding space ${spaceId} was dropped during its reindex`, {
         field: 'space',
@@ -297,7 +297,7 @@ async function followBuild(
     if (s.active) return;
     const build = engine.build;
     if (!activate && complete() && (build === null || build.phase === 'waiting')) return;
-    if (activate) refusedActivation(spaceId, engine.store.embeddings.progress(spaceId));
+    if (activate) refusedActivation(spaceId, engine.store.spaces.progress(spaceId));
     if (build?.lastError && build.lastError !== lastError) warn(`reindex ${spaceId}: ${build.lastError}`);
     lastError = build?.lastError ?? lastError;
     await new Promise((r) => setTimeout(r, 200));
@@ -344,7 +344,7 @@ async function fillThroughQueues(
     while (!complete()) {
       await new Promise((r) => setTimeout(r, 500));
       // Dropped meanwhile (cairn spaces drop): its jobs are refused, so it would never complete.
-      if (!store.embeddings.getSpace(spaceId))
+      if (!store.spaces.getSpace(spaceId))
         throw new CairnError('NOT_FOUND', `embedding space ${spaceId} was dropped during its reindex`, {
           field: 'space',
         });
