@@ -1,4 +1,4 @@
-import type { CairnEngine } from '@cairn/engine';
+import { type CairnEngine, whenWriterEmbedded } from '@cairn/engine';
 import { SingleBar } from 'cli-progress';
 
 /** How far a bulk ingest's wait for vectors and saved indexes has come. */
@@ -81,4 +81,58 @@ export async function withIndexProgress<T>(engine: CairnEngine, work: () => Prom
     update();
     bar.stop();
   }
+}
+
+/** How a command's wait for the vectors of what it stored ended. */
+export interface VectorWait {
+  /**
+   * Another process held the data folder's writer role (a `cairn serve`, a `cairn mcp`) and embedded them:
+   * who (see `CairnEngine.writerRole`). Null: this process did.
+   */
+  writer: string | null;
+  /** Memories still without a vector when the wait ended (a writer busy or stalled; 0 after a drain here). */
+  pending: number;
+}
+
+/**
+ * Waits for the vectors of the memories a command stored (`keys`). Beside the folder's running writer (this
+ * process opened as its follower), that writer embeds them: the wait follows it, and should the writer go,
+ * this process takes its role over and drains the rest itself. Otherwise `drain` runs here. A bar shows the
+ * wait when `showBar`.
+ */
+export async function waitForVectors(
+  engine: CairnEngine,
+  keys: readonly number[],
+  drain: () => Promise<void>,
+  showBar: boolean,
+): Promise<VectorWait> {
+  const { role, writer } = engine.writerRole;
+  if (role === 'follower') {
+    const bar = showBar
+      ? new SingleBar({
+          stream: process.stderr,
+          format:
+            'embed  [{bar}] {percentage}% | {value}/{total} embedded by the running writer | {duration} s',
+          noTTYOutput: true,
+          notTTYSchedule: 2000,
+        })
+      : null;
+    bar?.start(Math.max(1, keys.length), 0);
+    let wait: Awaited<ReturnType<typeof whenWriterEmbedded>>;
+    try {
+      wait = await whenWriterEmbedded(engine, keys, { onProgress: (settled) => bar?.update(settled) });
+    } finally {
+      bar?.stop();
+    }
+    if (!wait.tookOver) return { writer, pending: wait.pending };
+  }
+  await (showBar ? withIndexProgress(engine, drain) : drain());
+  return { writer: null, pending: 0 };
+}
+
+/** What a command says of vectors another process (the folder's writer) embedded for it. */
+export function byWriter(wait: { writer: string | null; pending: number }): string {
+  return wait.pending === 0
+    ? `all embedded by the folder's running writer, which indexes them as it stores them (${wait.writer})`
+    : `${wait.pending} still waiting for the folder's running writer to embed them (${wait.writer}); they are stored, and it embeds them when it can`;
 }

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,7 +70,7 @@ describe('cairn serve (embedded)', () => {
     const s = await post(`${url}/v1/search`, { namespace: 'proj', query: 'flaky auth test' });
     expect(s.body.hits[0].id).toBe(w.body.items[0].id);
     expect((await post(`${url}/v1/search`, { namespace: 'other', query: 'x' })).status).toBe(403);
-    // The server owns the data folder: the CLI may read beside it, and a second writer is refused by name.
+    // The server owns the data folder: the CLI reads beside it, and stores beside it as its follower.
     const cli = (args: string[]) =>
       spawnSync(process.execPath, [MAIN, ...args], {
         encoding: 'utf8',
@@ -78,10 +78,6 @@ describe('cairn serve (embedded)', () => {
       });
     const search = cli(['search', 'flaky auth test', '-n', 'proj', '--json']);
     expect(JSON.parse(search.stdout).hits[0].id).toBe(w.body.items[0].id);
-    const ingest = cli(['ingest', '-']);
-    expect(ingest.status).toBe(1);
-    expect(ingest.stderr).toContain('WRITER_ELSEWHERE');
-    expect(ingest.stderr).toContain(`process ${child.pid}`);
     // cairn add stores beside the server (a follower); the server finds it at once and embeds it.
     const add = cli(['add', 'the release train leaves on Thursdays', '-n', 'proj', '--json']);
     expect(add.status, add.stderr).toBe(0);
@@ -107,6 +103,70 @@ describe('cairn serve (embedded)', () => {
     expect(stderr).toContain('Stopping: finishing requests, then saving vector indexes');
   });
 
+  it('cairn ingest beside it stores as its follower and waits for it to embed; a server killed meanwhile leaves the ingest the writer, which finishes', async () => {
+    const { url, child } = await serve(['--no-auth'], { CAIRN_API_KEYS: '' });
+    const cli = (args: string[]) =>
+      spawnSync(process.execPath, [MAIN, ...args], {
+        encoding: 'utf8',
+        env: { ...process.env, CAIRN_DATA_DIR: join(dir, 'data') },
+      });
+    const file = (name: string, from: number) => {
+      const path = join(dir, name);
+      const lines = Array.from({ length: 200 }, (_, i) =>
+        JSON.stringify({
+          namespace: 'proj',
+          id: `m${from + i}`,
+          text: `canary ${from + i}: rollback of shard ${i % 7}`,
+        }),
+      );
+      writeFileSync(path, `${lines.join('\n')}\n`);
+      return path;
+    };
+    const first = cli(['ingest', file('first.jsonl', 0), '--json']);
+    expect(first.status, first.stderr).toBe(0);
+    const summary = JSON.parse(first.stdout);
+    expect(summary).toMatchObject({ stored: 200, rejected: 0, embedded: true, pending: 0 });
+    expect(summary.writer).toContain(`process ${child.pid}`);
+    // The server embedded them: its own counts say so when the command returns, and its vector leg finds one.
+    const stats = (await (await fetch(`${url}/v1/stats`)).json()) as {
+      namespaces: Record<string, { stored: number; embedded: number }>;
+    };
+    expect(stats.namespaces.proj).toMatchObject({ stored: 200, embedded: 200 });
+    const hit = await post(
+      `${url}/v1/search`,
+      { namespace: 'proj', query: 'canary 17 rollback', explain: 'hits' },
+      null,
+    );
+    expect(hit.body.hits[0]).toMatchObject({ id: 'm17' });
+    expect(hit.body.hits[0].explain.vecRank).toBeGreaterThan(0);
+    const human = cli(['ingest', file('again.jsonl', 0)]);
+    expect(human.stdout).toContain('unchanged 200');
+    expect(human.stdout).toContain("all embedded by the folder's running writer");
+
+    // The server frozen (alive, holding the role, embedding nothing): an ingest stores and waits; the server
+    // killed, the ingest takes the writer role over and embeds and indexes what it stored itself.
+    child.kill('SIGSTOP');
+    const second = start(['ingest', file('second.jsonl', 200), '--json']);
+    let out = '';
+    second.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    const done = once(second, 'exit');
+    for (let i = 0; i < 300; i++) {
+      const now = cli(['stats', '--json']);
+      if (now.status === 0 && JSON.parse(now.stdout).namespaces.proj?.stored === 400) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const killed = once(child, 'exit');
+    child.kill('SIGKILL');
+    await killed;
+    const [code] = await done;
+    expect(code).toBe(0);
+    expect(JSON.parse(out)).toMatchObject({ stored: 200, embedded: true, writer: null, pending: 0 });
+    const after = JSON.parse(cli(['stats', '--json']).stdout).namespaces.proj;
+    expect(after).toMatchObject({ stored: 400, embedded: 400, indexed: 400, pending: 0 });
+  });
+
   it('refuses to start without keys unless --no-auth, and --no-auth only on loopback', () => {
     const noKeys = spawnSync(process.execPath, [MAIN, 'serve', '--port', '0'], {
       encoding: 'utf8',
@@ -124,6 +184,8 @@ describe('cairn serve (embedded)', () => {
     );
     expect(open.status).not.toBe(0);
     expect(open.stderr).toMatch(/loopback/);
+    // Refused before the folder was opened: a mistyped --data-dir is not left behind.
+    expect(existsSync(join(dir, 'data'))).toBe(false);
   });
 
   it("names a port already in use as the user's to change, not an internal error, and exits 2", async () => {

@@ -276,6 +276,22 @@ describe('cairn ingest', () => {
     }
   });
 
+  it('prints a line of binary junk with its control characters escaped, never raw to the terminal', () => {
+    const p = join(dir, 'junk.jsonl');
+    // ESC sequences (recolour, retitle, clear), BEL, DEL and a C1 CSI (U+009B), then a good line.
+    writeFileSync(
+      p,
+      `\u001b[31mRED\u0007\u007f\u009b2J\n{"a":\u001b]0;pwned\u0007}\n${JSON.stringify(memories[0])}\n`,
+    );
+    const r = cairn(['ingest', p]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/^line 1: malformed JSON \(.*\\u001b\[31mRED\\u0007\\u007f\\u009b2J/m);
+    expect(r.stderr).toMatch(/^line 2: malformed JSON \(.*\\u001b\]0;pwned\\u0007/m);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: no control character may reach the terminal
+    expect(r.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    expect(r.stdout).toMatch(/stored 1/);
+  });
+
   it('reads a file that starts with a byte-order mark', () => {
     const file = join(dir, 'bom.jsonl');
     writeFileSync(
@@ -384,7 +400,9 @@ describe('cairn search', () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l));
-    expect(lines.map((l) => l.id)).toEqual(['q1', 'q2', 'q3', 'q4', 5]);
+    // Each answer names its line; a line without an id (a malformed one) has no stand-in id.
+    expect(lines.map((l) => l.id)).toEqual(['q1', 'q2', 'q3', 'q4', undefined]);
+    expect(lines.map((l) => l.line)).toEqual([1, 2, 3, 4, 5]);
     expect(lines[0].hits).toHaveLength(2);
     expect(lines[1].hits.map((h: { id: string }) => h.id)).toEqual(['a3']);
     expect(lines[2].error).toMatchObject({ code: 'INVALID_INPUT', field: 'k' });
@@ -428,6 +446,44 @@ describe('cairn search', () => {
     expect(batch.code, batch.stderr).toBe(0);
     expect(JSON.parse(batch.stdout).hits[0].id).toBe('k77');
     expect(graphs()).toHaveLength(1);
+  });
+
+  it('answers an id-less query line by its line only, never with its line number as an id', () => {
+    cairn(['ingest', file('in.jsonl', memories)]);
+    const q = file('q.jsonl', [
+      { id: 2, namespace: 'proj', query: 'redis' },
+      { namespace: 'proj', query: 'redis' },
+    ]);
+    const lines = cairn(['search', '--queries', q, '--json'])
+      .stdout.trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines.map((l) => [l.id, l.line])).toEqual([
+      [2, 1],
+      [undefined, 2],
+    ]);
+    expect(lines[1]).not.toHaveProperty('id');
+  });
+
+  it('refuses a query argument or a per-query flag beside --queries, rather than ignoring it', () => {
+    cairn(['ingest', file('in.jsonl', memories)]);
+    const q = file('q.jsonl', [{ id: 'q1', namespace: 'proj', query: 'redis' }]);
+    for (const [extra, named] of [
+      [['hello'], 'the query "hello"'],
+      [['--namespace', 'proj'], '--namespace'],
+      [
+        ['hello', '-n', 'proj', '--tag', 'infra', '--as-of', '1d'],
+        'the query "hello", --namespace, --tag and --as-of',
+      ],
+    ] as const) {
+      const r = cairn(['search', '--queries', q, ...extra, '--json']);
+      expect(r.code, extra.join(' ')).toBe(2);
+      const { error } = JSON.parse(r.stdout);
+      expect(error).toMatchObject({ code: 'INVALID_INPUT', field: 'queries' });
+      expect(error.message).toContain(`drop ${named},`);
+    }
+    // --json and --data-dir are the batch's own flags.
+    expect(cairn(['search', '--queries', q, '--json', '--data-dir', join(dir, 'data')]).code).toBe(0);
   });
 
   it('refuses a search without a namespace, naming the flag', () => {
@@ -723,6 +779,36 @@ describe('cairn export and import', () => {
       deleted: 0,
     });
     expect(cairn(['export', '-n', 'proj', '--data-dir', fresh]).stdout).toBe(exported.stdout);
+  });
+});
+
+describe('cairn export --out', () => {
+  it('writes the file whole or leaves it as it was: a namespace holding nothing, a path that cannot be written', () => {
+    expect(cairn(['ingest', file('m.jsonl', memories)]).code).toBe(0);
+    const out = join(dir, 'backup.jsonl');
+    const done = cairn(['export', '-n', 'proj', '--out', out]);
+    expect(done.code, done.stderr).toBe(0);
+    const backup = readFileSync(out, 'utf8');
+    const lines = backup.trim().split('\n').length;
+    expect(lines).toBe(memories.filter((m) => m.namespace === 'proj').length);
+    expect(done.stderr).toContain(`exported ${lines} memories of proj (0 deleted) to ${out}`);
+    // A mistyped namespace: refused, and yesterday's backup is still there, whole (it was emptied, exit 0).
+    const typo = cairn(['export', '-n', 'porj', '--out', out]);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toContain('[NOT_FOUND]: namespace porj holds no memories in this data folder');
+    expect(typo.stderr).toContain(`${out} left as it was`);
+    expect(readFileSync(out, 'utf8')).toBe(backup);
+    // A folder that does not exist is the user's mistake, named, not an internal error.
+    const nowhere = cairn(['export', '-n', 'proj', '--out', join(dir, 'no', 'such', 'x.jsonl')]);
+    expect(nowhere.code).toBe(2);
+    expect(nowhere.stderr).toContain('[INVALID_INPUT]: cannot write');
+    expect(nowhere.stderr).toContain('ENOENT');
+    // A folder as the target: refused, the folder untouched.
+    const asFolder = cairn(['export', '-n', 'proj', '--out', dir]);
+    expect(asFolder.code).toBe(2);
+    expect(statSync(dir).isDirectory()).toBe(true);
+    // No temporary file is left behind by any of them.
+    expect(readdirSync(dir).filter((f) => f.endsWith('.partial'))).toEqual([]);
   });
 });
 

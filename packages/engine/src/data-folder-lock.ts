@@ -132,9 +132,28 @@ function readHolder(path: string): LockHolder | null {
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
     // EPERM: it exists but belongs to someone else.
     return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  return !isZombie(pid);
+}
+
+/**
+ * A process that has exited but was not yet reaped by its parent still answers `kill(pid, 0)`. In a
+ * container without an init, or under a parent that never waits, a killed writer stays so for good, and
+ * its lock was kept until the minute of staleness ran out. Linux says so in /proc (state Z); elsewhere, or
+ * when it cannot be read, the process counts as alive.
+ */
+function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // pid (comm) state …: comm may hold spaces and parentheses, so the state follows the last ')'.
+    return stat
+      .slice(stat.lastIndexOf(')') + 1)
+      .trim()
+      .startsWith('Z');
+  } catch {
+    return false;
   }
 }

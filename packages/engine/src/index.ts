@@ -15,3 +15,9 @@ export type { SpaceBuildStatus } from './space-builder.js';
 export { embedderOfSpace, specOf } from './space-embedder.js';
 export type { SpaceView } from './space-supervisor.js';
 export { StoreHealth, type StoreHealthStatus } from './store-health.js';
+export {
+  DEFAULT_WRITER_WAIT_OPTIONS,
+  type WriterWaitOptions,
+  type WriterWaitResult,
+  whenWriterEmbedded,
+} from './writer-wait.js';

@@ -1,5 +1,6 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -95,6 +96,36 @@ describe('one embedded writer per data folder', () => {
     expect((await engine()).writerRole.role).toBe('writer');
     await open.pop()!.close();
   });
+
+  // A writer killed while its parent never reaps it (a container without an init) is a zombie: kill(pid, 0)
+  // still answers for it, and its lock was kept for the minute of staleness.
+  it.runIf(process.platform === 'linux')(
+    'takes over the lock of a writer that exited and was never reaped (a zombie)',
+    async () => {
+      // `sh` starts a child, then becomes `sleep 30`, which never waits for it: the child stays a zombie.
+      const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 30'], {
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+      try {
+        const [chunk] = (await once(parent.stdout!, 'data')) as [Buffer];
+        const pid = Number(chunk.toString().trim());
+        const state = () => {
+          const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+          return stat.slice(stat.lastIndexOf(')') + 1).trim()[0];
+        };
+        for (let i = 0; i < 250 && state() !== 'Z'; i++) await new Promise((r) => setTimeout(r, 20));
+        expect(state()).toBe('Z');
+        expect(() => process.kill(pid, 0)).not.toThrow();
+        writeFileSync(
+          DataFolderLock.file(dir),
+          JSON.stringify({ pid, host: hostname(), since: Date.now(), token: 'zombie' }),
+        );
+        expect((await engine()).writerRole.role).toBe('writer');
+      } finally {
+        parent.kill('SIGKILL');
+      }
+    },
+  );
 
   it('respects a fresh lock from another host, and takes over one that stopped beating', async () => {
     const file = DataFolderLock.file(dir);

@@ -67,6 +67,19 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * Refuses to serve without auth (`keys` null) on anything but a loopback address. Exported so that `cairn
+ * serve` asks before it opens (and so creates) a data folder for a server that would be refused.
+ */
+export function assertAuthAllowed(keys: ApiKeys | null, host: string): void {
+  if (keys === null && !LOOPBACK.has(host))
+    throw new CairnError(
+      'INVALID_INPUT',
+      `auth can be switched off only on a loopback address, not ${host}; set CAIRN_API_KEYS`,
+      { field: 'host' },
+    );
+}
+
 function errorBody(e: CairnError) {
   return { error: e.toJSON() };
 }
@@ -152,12 +165,7 @@ export async function createHttpServer(
     { host: '127.0.0.1', rateLimitPerMinute: 6_000, logger: false } as HttpServerOptions,
     options,
   );
-  if (o.keys === null && !LOOPBACK.has(o.host))
-    throw new CairnError(
-      'INVALID_INPUT',
-      `auth can be switched off only on a loopback address, not ${o.host}; set CAIRN_API_KEYS`,
-      { field: 'host' },
-    );
+  assertAuthAllowed(o.keys, o.host);
   const { service } = o;
   const metrics = new ServerMetrics(service, o.queues?.depths);
   const app = Fastify({

@@ -129,6 +129,23 @@ export class EmbeddingStore {
     return rows;
   }
 
+  /**
+   * Of `keys`, the memories still waiting for a vector in the space: not deleted, with neither a current
+   * vector (of their text as it is now) nor a recorded failure. What a process that stored them beside
+   * the folder's writer waits on (see the engine's `whenEmbedded`).
+   */
+  unsettled(spaceId: string, keys: readonly number[]): number[] {
+    if (keys.length === 0) return [];
+    return this.statements
+      .get(
+        `SELECT m.key FROM memories m WHERE m.key IN (SELECT value FROM json_each(?)) AND m.deleted_at IS NULL
+           AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.space = ? AND e.key = m.key AND e.seq = m.change_seq)
+           AND NOT EXISTS (SELECT 1 FROM embed_failures f WHERE f.space = ? AND f.key = m.key)`,
+      )
+      .pluck()
+      .all(JSON.stringify(keys), spaceId, spaceId) as number[];
+  }
+
   /** A reindex's page: live memories after `afterSeq` with neither a current vector nor a failure in the space. */
   unembeddedAfter(spaceId: string, afterSeq: number, limit: number): PendingMemory[] {
     return this.statements

@@ -3,7 +3,7 @@ import { SingleBar } from 'cli-progress';
 import { loadDistributed } from '../distributed.js';
 import type { CliEnv } from '../env.js';
 import { integerFlag } from '../flags.js';
-import { withIndexProgress } from '../index-progress.js';
+import { byWriter, waitForVectors } from '../index-progress.js';
 import { fileSize, readJsonl } from '../jsonl.js';
 import { withEngine, withQueues } from '../open-engine.js';
 import { EXIT, warn, writeJson } from '../output.js';
@@ -32,6 +32,13 @@ export interface IngestSummary {
   /** The first 100 rejections, with their line numbers. */
   errors: Array<{ line: number; code: string; message: string; field?: string }>;
   embedded: boolean;
+  /**
+   * Another process held the data folder's writer role (a `cairn serve`, a `cairn mcp`): this command
+   * stored the memories beside it and waited for that writer to embed them. Null: this process did.
+   */
+  writer: string | null;
+  /** Memories stored but still without a vector when the command returned (a busy or stalled writer). */
+  pending: number;
   /** The whole command: reading and storing, then (unless --no-embed) embedding and indexing. */
   seconds: number;
   /** Lines read per second of the whole command, so a rate printed beside "indexed" includes indexing. */
@@ -75,6 +82,8 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
     mode: env.REDIS_URL ? 'distributed' : 'embedded',
     errors: [],
     embedded: false,
+    writer: null,
+    pending: 0,
     seconds: 0,
     perSecond: 0,
     storedSeconds: 0,
@@ -157,15 +166,32 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
       }
     });
   } else {
-    await withEngine(flags.dataDir, env, async (engine) => {
-      await ingestFile(async (values) => engine.ingest(values, { embed: flags.embed }));
-      if (flags.embed) {
+    // Beside a running writer (`cairn serve`, `cairn mcp`) this process stores as its follower and the writer
+    // embeds and indexes what it stored; should the writer go, this process takes its role over.
+    await withEngine(
+      flags.dataDir,
+      env,
+      async (engine) => {
+        const keys: number[] = [];
+        await ingestFile(async (values) => {
+          const res = engine.ingest(values, { embed: flags.embed });
+          for (const key of res.keys) keys.push(key);
+          return res;
+        });
+        if (!flags.embed) return;
         // Stored memories are already durable and searchable lexically; this waits for their vectors.
-        const drain = () => engine.drain(5, { scoreCommonWords: true });
-        await (showBar ? withIndexProgress(engine, drain) : drain());
-        summary.embedded = true;
-      }
-    });
+        const wait = await waitForVectors(
+          engine,
+          keys,
+          () => engine.drain(5, { scoreCommonWords: true }),
+          showBar,
+        );
+        summary.writer = wait.writer;
+        summary.pending = wait.pending;
+        summary.embedded = wait.pending === 0;
+      },
+      { follow: true },
+    );
   }
 
   summary.seconds = (performance.now() - started) / 1000;
@@ -178,7 +204,7 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
       `read ${summary.read}, stored ${summary.stored}, updated ${summary.updated}, unchanged ${summary.unchanged}, ` +
         `${summary.mode === 'distributed' && summary.queued > 0 ? `queued ${summary.queued}, ` : ''}` +
         `rejected ${summary.rejected} in ${summary.seconds.toFixed(2)} s (${summary.perSecond}/s)` +
-        `${summary.embedded ? `; all embedded and indexed (stored in the first ${summary.storedSeconds.toFixed(2)} s)` : ''}\n`,
+        `${!flags.embed ? '' : summary.writer ? `; ${byWriter(summary)}` : `; all embedded and indexed (stored in the first ${summary.storedSeconds.toFixed(2)} s)`}\n`,
     );
   }
   if (summary.rejected > 0) process.exitCode = EXIT.partial;

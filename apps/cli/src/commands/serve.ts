@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { CairnError } from '@cairn/core';
 import type { CairnEngine } from '@cairn/engine';
-import { createHttpServer, EXPLORER_PREFIX, loadApiKeys } from '@cairn/http-server';
+import { assertAuthAllowed, createHttpServer, EXPLORER_PREFIX, loadApiKeys } from '@cairn/http-server';
 import type { CaptureProducer, QueueTopology } from '@cairn/pipeline/distributed';
 import { MemoryService, TokenizerThread } from '@cairn/service';
 import { closeInOrder } from '../close-in-order.js';
@@ -89,6 +89,8 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
       'no API keys: set CAIRN_API_KEYS ("key1=nsA,nsB;key2=nsC") or CAIRN_API_KEYS_FILE, or pass --no-auth to serve without auth on a loopback address',
       { field: 'CAIRN_API_KEYS' },
     );
+  // Before the folder is opened (which creates it): a mistyped --data-dir was left behind by a refusal.
+  assertAuthAllowed(keys, flags.host);
   const processes = Number.parseInt(flags.processes, 10);
   if (!Number.isInteger(processes) || processes < 1 || processes > 64)
     throw new CairnError('INVALID_INPUT', '--processes must be 1..64', { field: 'processes' });

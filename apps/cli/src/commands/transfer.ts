@@ -1,13 +1,15 @@
 import { once } from 'node:events';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, openSync, renameSync, rmSync, type WriteStream } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { CairnError, type KeyedMemory } from '@cairn/core';
 import type { CliEnv } from '../env.js';
 import { integerFlag, requireNamespace } from '../flags.js';
+import { byWriter, waitForVectors } from '../index-progress.js';
 import { fileSize, readJsonl } from '../jsonl.js';
 import { withEngine } from '../open-engine.js';
-import { EXIT, writeJson } from '../output.js';
+import { EXIT, warn, writeJson } from '../output.js';
 
 /**
  * One exported memory: the fields `cairn ingest` takes, plus what ingest cannot say on its own line: which
@@ -90,6 +92,11 @@ interface ExportFlags {
  * deleted ones included, so `cairn import` rebuilds the namespace as it was (ids, times, tags, facts,
  * supersessions, tombstones). Vectors are not exported: they are derived, and the importing folder's
  * embedder makes its own.
+ *
+ * `--out` is written whole or not at all: into a temporary file beside it, renamed over it once every line
+ * is written. Written in place, a mistyped namespace emptied yesterday's backup with exit 0, and an
+ * interrupted export left a shorter file that `cairn import` takes for the whole namespace. A namespace
+ * holding no memory at all is refused (NOT_FOUND) and leaves the file as it was.
  */
 export async function exportCommand(flags: ExportFlags, env: CliEnv): Promise<void> {
   const namespace = requireNamespace(flags.namespace);
@@ -104,18 +111,86 @@ export async function exportCommand(flags: ExportFlags, env: CliEnv): Promise<vo
         list.push(id);
         supersedes.set(supersededBy, list);
       }
-      const out: NodeJS.WritableStream = flags.out ? createWriteStream(flags.out) : process.stdout;
-      for (const { memory, deletedAt } of engine.exportNamespace(namespace)) {
-        const line = `${JSON.stringify(toLine(memory, supersedes.get(memory.id), deletedAt !== null))}\n`;
-        if (!out.write(line)) await once(out, 'drain');
+      const target = flags.out ? new WholeFile(flags.out) : null;
+      const out: NodeJS.WritableStream = target?.stream ?? process.stdout;
+      let memories = 0;
+      let deleted = 0;
+      try {
+        for (const { memory, deletedAt } of engine.exportNamespace(namespace)) {
+          const line = `${JSON.stringify(toLine(memory, supersedes.get(memory.id), deletedAt !== null))}\n`;
+          memories++;
+          if (deletedAt !== null) deleted++;
+          if (!out.write(line)) await once(out, 'drain');
+        }
+        if (memories === 0)
+          throw new CairnError(
+            'NOT_FOUND',
+            `namespace ${namespace} holds no memories in this data folder: nothing exported${flags.out ? ` (${flags.out} left as it was)` : ''}`,
+            { field: 'namespace' },
+          );
+        await target?.commit();
+      } catch (err) {
+        target?.abandon();
+        throw err;
       }
-      if (out !== process.stdout) {
-        out.end();
-        await finished(out);
-      }
+      warn(
+        `exported ${memories} memories of ${namespace} (${deleted} deleted)${flags.out ? ` to ${flags.out}` : ''}`,
+      );
     },
     { follow: true, existing: true },
   );
+}
+
+/**
+ * A file written whole or not at all: lines go to a temporary file in the same folder (so the rename
+ * cannot cross filesystems), which `commit` renames over the target and `abandon` removes.
+ */
+class WholeFile {
+  readonly stream: WriteStream;
+  private readonly temp: string;
+  private failure: Error | null = null;
+
+  constructor(private readonly path: string) {
+    this.temp = join(dirname(path), `.${basename(path)}.${process.pid}.partial`);
+    let fd: number;
+    try {
+      fd = openSync(this.temp, 'wx');
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      throw new CairnError('INVALID_INPUT', `cannot write ${path}: ${e.code ?? e.message}`, { field: 'out' });
+    }
+    this.stream = createWriteStream('', { fd });
+    // Kept for `commit`: an error event with no listener would end the process.
+    this.stream.on('error', (err) => {
+      this.failure ??= err;
+    });
+  }
+
+  async commit(): Promise<void> {
+    this.stream.end();
+    await finished(this.stream).catch(() => undefined);
+    if (this.failure) {
+      const e = this.failure as NodeJS.ErrnoException;
+      throw new CairnError(
+        e.code === 'ENOSPC' ? 'STORAGE_FULL' : 'STORAGE_ERROR',
+        `writing ${this.path} failed (${e.code ?? e.message}); it was left as it was`,
+        { field: 'out' },
+      );
+    }
+    try {
+      renameSync(this.temp, this.path);
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      throw new CairnError('INVALID_INPUT', `cannot write ${this.path}: ${e.code ?? e.message}`, {
+        field: 'out',
+      });
+    }
+  }
+
+  abandon(): void {
+    this.stream.destroy();
+    rmSync(this.temp, { force: true });
+  }
 }
 
 interface ImportFlags {
@@ -139,87 +214,100 @@ export async function importCommand(file: string, flags: ImportFlags, env: CliEn
   fileSize(file); // a missing file or a folder is named before a data folder is opened (or created)
   const summary = { read: 0, stored: 0, updated: 0, unchanged: 0, rejected: 0, superseding: 0, deleted: 0 };
   const rejected: Array<{ line: number; code: string; message: string }> = [];
-  await withEngine(flags.dataDir, env, async (engine) => {
-    const later: Array<{ line: number; value: Record<string, unknown> }> = [];
-    const tombstones: Array<{ namespace: string; id: string }> = [];
-    // A deleted memory the folder already holds deleted, as the file says it: written again it would come
-    // back to life until its delete, rewriting its session's neighbours, at every re-import of one file.
-    const deletedHere = new Map<string, Map<string, ExportLine>>();
-    const alreadyDeleted = (line: Record<string, unknown>): boolean => {
-      const ns = String(line.namespace);
-      let here = deletedHere.get(ns);
-      if (!here) {
-        here = new Map();
-        try {
-          for (const { memory, deletedAt } of engine.exportNamespace(ns))
-            if (deletedAt !== null) here.set(memory.id, toLine(memory, undefined, true));
-        } catch {
-          // Not a namespace (the line is refused when written): nothing held.
+  // Beside a running writer this process stores as its follower, and the writer embeds (see waitForVectors).
+  const keys: number[] = [];
+  let writer: string | null = null;
+  let pending = 0;
+  await withEngine(
+    flags.dataDir,
+    env,
+    async (engine) => {
+      const later: Array<{ line: number; value: Record<string, unknown> }> = [];
+      const tombstones: Array<{ namespace: string; id: string }> = [];
+      // A deleted memory the folder already holds deleted, as the file says it: written again it would come
+      // back to life until its delete, rewriting its session's neighbours, at every re-import of one file.
+      const deletedHere = new Map<string, Map<string, ExportLine>>();
+      const alreadyDeleted = (line: Record<string, unknown>): boolean => {
+        const ns = String(line.namespace);
+        let here = deletedHere.get(ns);
+        if (!here) {
+          here = new Map();
+          try {
+            for (const { memory, deletedAt } of engine.exportNamespace(ns))
+              if (deletedAt !== null) here.set(memory.id, toLine(memory, undefined, true));
+          } catch {
+            // Not a namespace (the line is refused when written): nothing held.
+          }
+          deletedHere.set(ns, here);
         }
-        deletedHere.set(ns, here);
-      }
-      const { supersedes: _s, ...said } = line;
-      const held = here.get(String(line.id));
-      return held !== undefined && isDeepStrictEqual(held, said);
-    };
-    let batch: Array<{ line: number; value: Record<string, unknown> }> = [];
-    const store = (items: typeof batch) => {
-      const res = engine.ingest(items.map((b) => b.value));
-      for (const item of res.items) {
-        if (item.status === 'rejected') {
+        const { supersedes: _s, ...said } = line;
+        const held = here.get(String(line.id));
+        return held !== undefined && isDeepStrictEqual(held, said);
+      };
+      let batch: Array<{ line: number; value: Record<string, unknown> }> = [];
+      const store = (items: typeof batch) => {
+        const res = engine.ingest(items.map((b) => b.value));
+        for (const key of res.keys) keys.push(key);
+        for (const item of res.items) {
+          if (item.status === 'rejected') {
+            summary.rejected++;
+            rejected.push({
+              line: items[item.index]!.line,
+              code: item.error!.code,
+              message: item.error!.message,
+            });
+          } else summary[item.status]++;
+        }
+      };
+      for await (const l of readJsonl(file)) {
+        summary.read++;
+        if (l.error !== undefined || typeof l.value !== 'object' || l.value === null) {
           summary.rejected++;
-          rejected.push({
-            line: items[item.index]!.line,
-            code: item.error!.code,
-            message: item.error!.message,
-          });
-        } else summary[item.status]++;
+          rejected.push({ line: l.line, code: 'INVALID_INPUT', message: l.error ?? 'not a JSON object' });
+          continue;
+        }
+        const { deleted, supersedes, ...memory } = l.value as Record<string, unknown>;
+        if (deleted === true && alreadyDeleted(l.value as Record<string, unknown>)) {
+          summary.unchanged++;
+          continue;
+        }
+        if (deleted === true) tombstones.push({ namespace: String(memory.namespace), id: String(memory.id) });
+        // A memory that supersedes others is written once, after them, with what it supersedes: written
+        // first without it, it differed from itself as stored, so every re-import rewrote it twice.
+        if (Array.isArray(supersedes) && supersedes.length > 0) {
+          later.push({ line: l.line, value: { ...memory, supersedes } });
+          continue;
+        }
+        batch.push({ line: l.line, value: memory });
+        if (batch.length >= batchSize) {
+          store(batch);
+          batch = [];
+        }
       }
-    };
-    for await (const l of readJsonl(file)) {
-      summary.read++;
-      if (l.error !== undefined || typeof l.value !== 'object' || l.value === null) {
-        summary.rejected++;
-        rejected.push({ line: l.line, code: 'INVALID_INPUT', message: l.error ?? 'not a JSON object' });
-        continue;
+      store(batch);
+      // Second pass: the superseding memories, each after every one it supersedes (a chain, in its order).
+      const ordered = supersedersInOrder(later);
+      for (let i = 0; i < ordered.length; i += batchSize) {
+        const part = ordered.slice(i, i + batchSize);
+        const before = summary.rejected;
+        store(part);
+        summary.superseding += part.length - (summary.rejected - before);
       }
-      const { deleted, supersedes, ...memory } = l.value as Record<string, unknown>;
-      if (deleted === true && alreadyDeleted(l.value as Record<string, unknown>)) {
-        summary.unchanged++;
-        continue;
-      }
-      if (deleted === true) tombstones.push({ namespace: String(memory.namespace), id: String(memory.id) });
-      // A memory that supersedes others is written once, after them, with what it supersedes: written
-      // first without it, it differed from itself as stored, so every re-import rewrote it twice.
-      if (Array.isArray(supersedes) && supersedes.length > 0) {
-        later.push({ line: l.line, value: { ...memory, supersedes } });
-        continue;
-      }
-      batch.push({ line: l.line, value: memory });
-      if (batch.length >= batchSize) {
-        store(batch);
-        batch = [];
-      }
-    }
-    store(batch);
-    // Second pass: the superseding memories, each after every one it supersedes (a chain, in its order).
-    const ordered = supersedersInOrder(later);
-    for (let i = 0; i < ordered.length; i += batchSize) {
-      const part = ordered.slice(i, i + batchSize);
-      const before = summary.rejected;
-      store(part);
-      summary.superseding += part.length - (summary.rejected - before);
-    }
-    rejected.sort((a, b) => a.line - b.line);
-    for (const t of tombstones) if (engine.delete(t.namespace, t.id)) summary.deleted++;
-    await engine.drain(5);
-  });
-  if (flags.json) writeJson({ ...summary, errors: rejected });
+      rejected.sort((a, b) => a.line - b.line);
+      for (const t of tombstones) if (engine.delete(t.namespace, t.id)) summary.deleted++;
+      const wait = await waitForVectors(engine, keys, () => engine.drain(5), false);
+      writer = wait.writer;
+      pending = wait.pending;
+    },
+    { follow: true },
+  );
+  if (flags.json) writeJson({ ...summary, writer, pending, errors: rejected });
   else {
     for (const r of rejected) process.stderr.write(`line ${r.line}: [${r.code}] ${r.message}\n`);
+    const vectors = writer ? byWriter({ writer, pending }) : 'all embedded and indexed';
     process.stdout.write(
       `read ${summary.read}, stored ${summary.stored}, updated ${summary.updated}, unchanged ${summary.unchanged}, ` +
-        `rejected ${summary.rejected}; ${summary.superseding} supersessions and ${summary.deleted} deletions restored; all embedded and indexed\n`,
+        `rejected ${summary.rejected}; ${summary.superseding} supersessions and ${summary.deleted} deletions restored; ${vectors}\n`,
     );
   }
   if (summary.rejected > 0) process.exitCode = EXIT.partial;
