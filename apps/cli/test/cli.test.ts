@@ -895,11 +895,17 @@ describe('cairn check', () => {
       text: `memory ${i} zq${i}x`,
     }));
     expect(cairn(['ingest', file('many.jsonl', many)]).code).toBe(0);
+    // stats does not check the file (it reads every page); it says so, and what the last check found.
+    expect(cairn(['stats']).stdout).toContain('integrity: not checked yet');
     const ok = cairn(['check', '--json']);
     expect(ok.code).toBe(0);
     expect(JSON.parse(ok.stdout)).toMatchObject({ ok: true, depth: 'full', problems: [] });
+    expect(cairn(['stats']).stdout).toMatch(
+      /integrity: sound when last checked \(.*, cairn check \(process \d+\)\)/,
+    );
     // Garbage over some pages, as a failing disk leaves them.
     const path = join(dir, 'data', 'cairn.db');
+    const sound = readFileSync(path);
     const fd = openSync(path, 'r+');
     const pages = Math.floor(statSync(path).size / 4096);
     for (let i = 0; i < 12; i++)
@@ -912,6 +918,17 @@ describe('cairn check', () => {
     const quick = cairn(['check', '--quick', '--json']);
     expect(quick.code).toBe(1);
     expect(JSON.parse(quick.stdout)).toMatchObject({ ok: false, depth: 'quick' });
+    // stats may read only sound pages, and said nothing of the damage (exit 0): it reports the last verdict
+    // now, and exits 1, until a check finds the file sound again (here: its pages put back).
+    const damaged = readFileSync(path);
+    writeFileSync(path, sound);
+    const stats = cairn(['stats', '--json']);
+    expect(stats.code).toBe(1);
+    expect(JSON.parse(stats.stdout).integrity).toMatchObject({ ok: false, depth: 'quick' });
+    expect(cairn(['stats']).stdout).toContain('integrity: DAMAGED when last checked');
+    expect(cairn(['check', '--quick']).code).toBe(0);
+    expect(cairn(['stats']).code).toBe(0);
+    writeFileSync(path, damaged);
     // A search either answers or names the damage, never a raw SQLite error as INTERNAL.
     const search = cairn(['search', 'zq7x', '-n', 'proj', '--json']);
     expect(search.stderr).not.toContain('[INTERNAL]');

@@ -2,7 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { workerExecArgv } from '@cairn/compute';
 import { settleWithin } from '@cairn/core';
-import { damagedDatabaseError, type IntegrityReport, isDatabaseDamage } from '@cairn/store';
+import { damagedDatabaseError, type IntegrityReport, isDatabaseDamage, recordIntegrity } from '@cairn/store';
 
 /** Compiled through `../dist/` so the task runs from `src/` (tests) and `dist/` alike. */
 const QUICK_CHECK_TASK = fileURLToPath(new URL('../dist/tasks/quick-check.js', import.meta.url));
@@ -86,6 +86,8 @@ export class StoreHealth {
             ms: report.ms,
           };
         }
+        // Beside the file, for the commands that do not check it (`cairn stats`).
+        recordIntegrity(this.path, report, `the start-up check of process ${process.pid}`);
         if (report.ok) this.log('info', 'database integrity check passed', { ms: report.ms });
         else this.log('error', 'database is damaged', { path: this.path, problems: report.problems });
         resolve(report);
@@ -126,6 +128,11 @@ export class StoreHealth {
     if (!isDatabaseDamage(err)) return err;
     if (this.current.state !== 'damaged') {
       this.current = { state: 'damaged', problems: [(err as Error).message], checkedAt: Date.now() };
+      recordIntegrity(
+        this.path,
+        { ok: false, depth: 'quick', problems: this.current.problems },
+        `an operation of process ${process.pid}`,
+      );
       this.log('error', 'database is damaged', { path: this.path, error: (err as Error).message });
     }
     return damagedDatabaseError(this.path, this.current.problems, err);

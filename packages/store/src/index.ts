@@ -37,6 +37,7 @@ export {
   type IntegrityReport,
   isDatabaseDamage,
 } from './integrity.js';
+export { type RecordedIntegrity, readRecordedIntegrity, recordIntegrity } from './integrity-record.js';
 export {
   keptCountsDrift,
   type NamespaceRowCounts,

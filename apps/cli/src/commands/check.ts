@@ -1,7 +1,12 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { CairnError } from '@cairn/core';
-import { checkDatabaseFile, keptCountsDriftOfFile, recountKeptCountsOfFile } from '@cairn/store';
+import {
+  checkDatabaseFile,
+  keptCountsDriftOfFile,
+  recordIntegrity,
+  recountKeptCountsOfFile,
+} from '@cairn/store';
 import { type CliEnv, resolveDataDir } from '../env.js';
 import { EXIT, writeJson } from '../output.js';
 
@@ -20,6 +25,7 @@ export async function checkCommand(
   const path = join(dir, 'cairn.db');
   if (!existsSync(path)) throw new CairnError('NOT_FOUND', `no cairn.db in ${dir}`, { field: 'dataDir' });
   const report = checkDatabaseFile(path, flags.quick ? 'quick' : 'full', 100);
+  recordIntegrity(path, report, `cairn check (process ${process.pid})`);
   // The counts only mean something in a sound file, and comparing them reads every row (not --quick).
   if (report.ok && flags.recount) recountKeptCountsOfFile(path);
   const drift = report.ok && !flags.quick ? keptCountsDriftOfFile(path) : null;

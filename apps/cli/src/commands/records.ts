@@ -1,7 +1,9 @@
+import { join } from 'node:path';
 import { DEFAULT_API_LIMITS } from '@cairn/api-contract';
 import { CairnError, isCairnError } from '@cairn/core';
 import type { EngineStats } from '@cairn/engine';
 import type { QueueCounts } from '@cairn/pipeline/distributed';
+import { type RecordedIntegrity, readRecordedIntegrity } from '@cairn/store';
 import { loadDistributed } from '../distributed.js';
 import type { CliEnv } from '../env.js';
 import { integerFlag, requireNamespace } from '../flags.js';
@@ -80,11 +82,16 @@ export async function statsCommand(flags: { dataDir?: string; json?: boolean }, 
       process.exitCode = EXIT.failure;
     }
   }
+  // This command does not check cairn.db (a quick check reads every page: seconds at 100k memories); it
+  // says what the last check found, which `cairn serve`, `cairn mcp` and `cairn check` record.
+  const integrity = readRecordedIntegrity(join(stats.dataDir, 'cairn.db'));
+  if (integrity && !integrity.ok) process.exitCode = EXIT.failure;
   if (flags.json) {
-    writeJson(stats);
+    writeJson({ ...stats, integrity });
     return;
   }
   process.stdout.write(`data dir: ${stats.dataDir}\nembedding space: ${stats.space ?? '(none)'}\n`);
+  process.stdout.write(`${integrityLine(integrity)}\n`);
   for (const [ns, s] of Object.entries(stats.namespaces)) {
     process.stdout.write(
       `${ns}: stored ${s.stored}, embedded ${s.embedded}, indexed ${s.indexed} (${s.index}), pending ${s.pending}, failed ${s.failed}` +
@@ -108,4 +115,14 @@ export async function deleteCommand(id: string, flags: NsFlags, env: CliEnv): Pr
   if (!ok) throw new CairnError('NOT_FOUND', `no memory with id "${id}" in namespace "${ns}"`);
   if (flags.json) writeJson({ deleted: id });
   else process.stdout.write(`deleted ${id}\n`);
+}
+
+/** What `cairn stats` says of cairn.db's integrity: the last recorded verdict, and how to check now. */
+function integrityLine(r: RecordedIntegrity | null): string {
+  if (!r)
+    return 'integrity: not checked yet (cairn serve and cairn mcp check cairn.db as they start; cairn check does now)';
+  const when = new Date(r.checkedAt).toISOString();
+  return r.ok
+    ? `integrity: sound when last checked (${when}, ${r.by}); cairn check checks it now`
+    : `integrity: DAMAGED when last checked (${when}, ${r.by}: ${r.problems[0] ?? 'malformed'}); run cairn check for the report`;
 }
