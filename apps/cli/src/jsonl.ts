@@ -34,26 +34,51 @@ export function fileSize(path: string): number | null {
   return stat.size;
 }
 
+/**
+ * Control characters (C0, DEL, C1) and lone surrogates, to be written as `\u001b`: what a terminal would
+ * act on (an escape sequence that recolours, retitles or clears the screen) or cannot show. JSON.parse
+ * quotes the line it failed on, so a crafted file could otherwise drive the terminal of whoever ingests
+ * it. With the `u` flag a surrogate pair is one code point, so the surrogate range matches lone ones only.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\ud800-\udfff]/gu;
+
+/** `text` with every unprintable character escaped, safe to print to a terminal. */
+export function printable(text: string): string {
+  return text.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** Streams a JSONL file (or stdin for "-"), skipping blank lines, reporting bytes read for progress. */
 export async function* readJsonl(path: string, onBytes?: (bytes: number) => void): AsyncGenerator<JsonlLine> {
   if (path !== '-') fileSize(path);
   const input = path === '-' ? process.stdin : createReadStream(path, { encoding: 'utf8' });
   const rl = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
   let line = 0;
-  for await (let text of rl) {
-    line++;
-    onBytes?.(Buffer.byteLength(text) + 1);
-    // A byte-order mark (editors on Windows write one) is not part of the first line's JSON.
-    if (line === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-    if (text.trim() === '') continue;
-    if (text.length > MAX_LINE_BYTES) {
-      yield { line, error: `line is longer than ${MAX_LINE_BYTES} bytes` };
-      continue;
-    }
-    try {
-      yield { line, value: JSON.parse(text) };
-    } catch (err) {
-      yield { line, error: `malformed JSON (${(err as Error).message})` };
+  try {
+    yield* lines();
+  } finally {
+    // A reader that stops early (an interrupted ingest): closing the interface leaves its input open, and
+    // an open stdin kept the process alive after the command was done.
+    rl.close();
+    input.destroy();
+  }
+
+  async function* lines(): AsyncGenerator<JsonlLine> {
+    for await (let text of rl) {
+      line++;
+      onBytes?.(Buffer.byteLength(text) + 1);
+      // A byte-order mark (editors on Windows write one) is not part of the first line's JSON.
+      if (line === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+      if (text.trim() === '') continue;
+      if (text.length > MAX_LINE_BYTES) {
+        yield { line, error: `line is longer than ${MAX_LINE_BYTES} bytes` };
+        continue;
+      }
+      try {
+        yield { line, value: JSON.parse(text) };
+      } catch (err) {
+        yield { line, error: `malformed JSON (${printable((err as Error).message)})` };
+      }
     }
   }
 }

@@ -12,8 +12,11 @@ export function warn(message: string): void {
   process.stderr.write(`${message}\n`);
 }
 
-/** Exit codes: 0 ok, 1 internal/backend failure, 2 bad input or not found, 3 some ingest lines rejected. */
-export const EXIT = { ok: 0, failure: 1, usage: 2, partial: 3 } as const;
+/**
+ * Exit codes: 0 ok, 1 internal/backend failure, 2 bad input or not found, 3 some ingest lines rejected, 130
+ * interrupted (Ctrl-C; the shell's own code for SIGINT).
+ */
+export const EXIT = { ok: 0, failure: 1, usage: 2, partial: 3, interrupted: 130 } as const;
 
 export function exitCodeFor(code: CairnErrorCode): number {
   switch (code) {

@@ -782,6 +782,90 @@ describe('cairn export and import', () => {
   });
 });
 
+describe('cairn ingest interrupted (Ctrl-C)', () => {
+  it('stops after the batch in hand, says what it stored and exits 130; a second run goes on; Ctrl-C while waiting for vectors leaves every line stored', async () => {
+    const line = (i: number) =>
+      `${JSON.stringify({ namespace: 'proj', id: `m${i}`, text: `note ${i} about the ledger service` })}\n`;
+    const env = { ...process.env, CAIRN_DATA_DIR: join(dir, 'data') };
+    // From a pipe, as `producer | cairn ingest -`: stopped while it stores.
+    const child = spawn(process.execPath, [MAIN, 'ingest', '-', '--batch-size', '100', '--json'], { env });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
+    const exited = once(child, 'exit');
+    for (let i = 0; i < 300; i++) child.stdin.write(line(i));
+    for (let i = 0; i < 300; i++) {
+      const stats = cairn(['stats', '--json']);
+      if (stats.code === 0 && (JSON.parse(stats.stdout).namespaces.proj?.stored ?? 0) >= 200) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    child.kill('SIGINT');
+    for (let i = 0; i < 100 && !err.includes('interrupted'); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(err).toContain('cairn ingest: interrupted: storing the batch in hand, then stopping');
+    child.stdin.write(line(300));
+    const [code] = await exited;
+    expect(code).toBe(130);
+    const summary = JSON.parse(out) as {
+      read: number;
+      stored: number;
+      interrupted: string;
+      embedded: boolean;
+    };
+    expect(summary).toMatchObject({ interrupted: 'storing', embedded: false });
+    // Every line read was stored (the batch in hand too), and nothing after it.
+    expect(summary.stored).toBe(summary.read);
+    expect(summary.read).toBeGreaterThanOrEqual(200);
+    expect(summary.read).toBeLessThanOrEqual(301);
+    expect(JSON.parse(cairn(['stats', '--json']).stdout).namespaces.proj.stored).toBe(summary.read);
+    // The same input again goes on: what was stored comes back unchanged, the rest is stored.
+    const all = file(
+      'all.jsonl',
+      Array.from({ length: 3_000 }, (_, i) => line(i).trim()),
+    );
+    const again = cairn(['ingest', all, '--json']);
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({
+      stored: 3_000 - summary.read,
+      unchanged: summary.read,
+      embedded: true,
+    });
+
+    // Stopped while it waits for vectors: every line stored, and the next writer embeds them.
+    const more = file(
+      'more.jsonl',
+      Array.from({ length: 20_000 }, (_, i) => line(10_000 + i).trim()),
+    );
+    const waiting = spawn(process.execPath, [MAIN, 'ingest', more, '--json', '--progress'], { env });
+    let waitOut = '';
+    let waitErr = '';
+    waiting.stdout.on('data', (d: Buffer) => {
+      waitOut += d.toString();
+    });
+    waiting.stderr.on('data', (d: Buffer) => {
+      waitErr += d.toString();
+    });
+    const waited = once(waiting, 'exit');
+    for (let i = 0; i < 1_200 && !waitErr.includes('index  ['); i++)
+      await new Promise((r) => setTimeout(r, 50));
+    waiting.kill('SIGINT');
+    const [waitCode] = await waited;
+    expect(waitCode).toBe(130);
+    expect(JSON.parse(waitOut)).toMatchObject({ read: 20_000, stored: 20_000, interrupted: 'embedding' });
+    const after = cairn(['ingest', file('none.jsonl', []), '--json']);
+    expect(after.code, after.stderr).toBe(0);
+    expect(JSON.parse(cairn(['stats', '--json']).stdout).namespaces.proj).toMatchObject({
+      stored: 23_000,
+      embedded: 23_000,
+      pending: 0,
+    });
+  });
+});
+
 describe('cairn export --out', () => {
   it('writes the file whole or leaves it as it was: a namespace holding nothing, a path that cannot be written', () => {
     expect(cairn(['ingest', file('m.jsonl', memories)]).code).toBe(0);

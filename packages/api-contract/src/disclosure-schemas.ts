@@ -1,7 +1,8 @@
-import { DEFAULT_INPUT_LIMITS, NamespaceSchema } from '@cairn/core';
+import { DEFAULT_INPUT_LIMITS, NamespaceSchema, WellFormedString } from '@cairn/core';
 import { z } from 'zod';
 import { DEFAULT_API_LIMITS as L } from './api-limits.js';
 import { MemoryRecordSchema } from './memory-schemas.js';
+import { queryInteger } from './query-integer.js';
 
 export const MaxTokensSchema = z
   .number()
@@ -40,11 +41,14 @@ export type IndexEntry = z.infer<typeof IndexEntrySchema>;
 export const TimelineQuerySchema = z
   .strictObject({
     namespace: NamespaceSchema,
-    anchor: z.string().min(1).max(DEFAULT_INPUT_LIMITS.maxIdChars).optional(),
-    query: z.string().min(1).max(4_096).optional().describe('find the anchor: the best hit of this search'),
-    before: z.coerce.number().min(0).max(L.maxTimelineSide).int().default(5),
-    after: z.coerce.number().min(0).max(L.maxTimelineSide).int().default(5),
-    max_tokens: z.coerce.number().pipe(MaxTokensSchema).optional(),
+    anchor: WellFormedString.min(1).max(DEFAULT_INPUT_LIMITS.maxIdChars).optional(),
+    query: WellFormedString.min(1)
+      .max(4_096)
+      .optional()
+      .describe('find the anchor: the best hit of this search'),
+    before: queryInteger('before', z.number().min(0).max(L.maxTimelineSide).int()).default(5),
+    after: queryInteger('after', z.number().min(0).max(L.maxTimelineSide).int()).default(5),
+    max_tokens: queryInteger('max_tokens', MaxTokensSchema).optional(),
   })
   .refine((q) => q.anchor !== undefined || q.query !== undefined, {
     message: 'give anchor (a memory id) or query (to find one)',
@@ -72,13 +76,10 @@ export const GetRequestSchema = z.strictObject({
   // No stored id is longer (writes refuse them), so a longer one is a mistake, not a miss to echo back.
   ids: z
     .array(
-      z
-        .string()
-        .min(1)
-        .max(
-          DEFAULT_INPUT_LIMITS.maxIdChars,
-          `an id is at most ${DEFAULT_INPUT_LIMITS.maxIdChars} characters`,
-        ),
+      WellFormedString.min(1).max(
+        DEFAULT_INPUT_LIMITS.maxIdChars,
+        `an id is at most ${DEFAULT_INPUT_LIMITS.maxIdChars} characters`,
+      ),
     )
     .min(1)
     .max(L.maxGetIds, `at most ${L.maxGetIds} ids`),
@@ -96,12 +97,12 @@ export const GetResponseSchema = z
 
 export const ContextRequestSchema = z.strictObject({
   namespace: NamespaceSchema,
-  query: z.string().max(4_096).optional(),
+  query: WellFormedString.max(4_096).optional(),
   max_tokens: MaxTokensSchema.default(2_000),
   format: z.enum(['markdown', 'text']).default('markdown'),
   summaries: z.number().min(0).max(20).int().default(3).describe('most recent session summaries to include'),
   k: z.number().min(0).max(L.maxK).int().default(10).describe('memories relevant to the query'),
-  exclude_ids: z.array(z.string()).max(1_000).default([]).describe('already in the caller’s context'),
+  exclude_ids: z.array(WellFormedString).max(1_000).default([]).describe('already in the caller’s context'),
 });
 
 export const ContextResponseSchema = z

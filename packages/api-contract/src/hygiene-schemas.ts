@@ -1,5 +1,6 @@
-import { NamespaceSchema, PrunePolicySchema } from '@cairn/core';
+import { NamespaceSchema, PrunePolicySchema, WellFormedString } from '@cairn/core';
 import { z } from 'zod';
+import { queryInteger } from './query-integer.js';
 
 /**
  * Memory hygiene over the API: the consolidation job (near-duplicates merged into the newer memory,
@@ -45,7 +46,7 @@ export const UndoConsolidationRequestSchema = z
   .strictObject({
     namespace: NamespaceSchema,
     ids: z
-      .array(z.string().min(1).max(512))
+      .array(WellFormedString.min(1).max(512))
       .min(1)
       .max(1_000)
       .optional()
@@ -59,7 +60,7 @@ export const UndoConsolidationResponseSchema = z
 
 export const ConsolidationsQuerySchema = z.object({
   namespace: NamespaceSchema,
-  limit: z.coerce.number().min(1).max(1_000).int().default(100),
+  limit: queryInteger('limit', z.number().min(1).max(1_000).int()).default(100),
 });
 
 export const ConsolidationsResponseSchema = z

@@ -1,3 +1,4 @@
+import { WellFormedString } from '@cairn/core';
 import { z } from 'zod';
 
 /**
@@ -6,7 +7,7 @@ import { z } from 'zod';
  * vectors of all of them.
  */
 
-const SpaceIdSchema = z.string().min(1).max(200).describe('a space id, e.g. cairn-hash-v1/384');
+const SpaceIdSchema = WellFormedString.min(1).max(200).describe('a space id, e.g. cairn-hash-v1/384');
 
 export const SpaceSchema = z
   .object({
@@ -47,7 +48,9 @@ export const SpacesResponseSchema = z.object({ spaces: z.array(SpaceSchema) }).m
 
 export const ReindexRequestSchema = z
   .strictObject({
-    embedder: z.string().min(1).max(200).describe('hash, hash:<dims>, ollama:<model> or openai:<model>'),
+    embedder: WellFormedString.min(1)
+      .max(200)
+      .describe('hash, hash:<dims>, ollama:<model> or openai:<model>'),
     activate: z.boolean().default(true).describe('switch to the space once it is complete and indexed'),
   })
   .meta({ id: 'ReindexRequest' });

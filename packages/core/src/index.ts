@@ -113,3 +113,4 @@ export { isQueryStopWord, isStopWord, STOP_WORDS } from './stop-words.js';
 export { codeParts, identifierParts, rawTokens, tokenize } from './text-terms.js';
 export { MS_PER_DAY, parseDuration, parseTimeBound, parseTimestamp } from './time.js';
 export { cosine, dot, l2Normalize } from './vector-math.js';
+export { hasLoneSurrogate, loneSurrogateMessage, WellFormedString } from './well-formed-string.js';

@@ -3,6 +3,12 @@ import { z } from 'zod';
 import { CairnError } from './errors.js';
 import { DEFAULT_INPUT_LIMITS } from './limits.js';
 import { parseTimestamp } from './time.js';
+import {
+  hasLoneSurrogate,
+  isLoneSurrogateIssue,
+  loneSurrogateMessage,
+  WellFormedString,
+} from './well-formed-string.js';
 
 const L = DEFAULT_INPUT_LIMITS;
 
@@ -12,9 +18,7 @@ export const BUILTIN_KINDS = ['turn', 'observation', 'summary', 'fact', 'prompt'
 /** Namespaces are path-like names so they can be derived from repos (`acme/api`) or tenants (`t:42`). */
 export const NAMESPACE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@/-]*$/;
 
-export const NamespaceSchema = z
-  .string()
-  .min(1, 'namespace must not be empty')
+export const NamespaceSchema = WellFormedString.min(1, 'namespace must not be empty')
   .max(L.maxNamespaceChars, `namespace must be at most ${L.maxNamespaceChars} characters`)
   .regex(
     NAMESPACE_PATTERN,
@@ -31,6 +35,8 @@ const utf8Bytes = (s: string) => Buffer.byteLength(s, 'utf8');
  * route of the memory's own words and cannot be a field.
  */
 export const ROUTE_NAME_PATTERN = /^[a-z][a-z0-9_]{0,31}$/;
+/** ROUTE_NAME_PATTERN in words, for the refusal of a key that breaks it. */
+export const ROUTE_NAME_RULE = 'a field name matches [a-z][a-z0-9_]*, at most 32 characters';
 /** The route of a memory's own text (title and text), beside its named fields' routes. */
 export const TEXT_ROUTE = 'text';
 /** @defaultValue 8 (named fields per memory) */
@@ -40,10 +46,7 @@ const FieldsSchema = z
   .record(
     z
       .string()
-      .regex(
-        ROUTE_NAME_PATTERN,
-        'a field name is 1-32 lower-case letters, digits or _, starting with a letter',
-      )
+      .regex(ROUTE_NAME_PATTERN, ROUTE_NAME_RULE)
       .refine(
         (name) => name !== TEXT_ROUTE,
         `"${TEXT_ROUTE}" names the memory's own text; pick another field name`,
@@ -58,7 +61,7 @@ const FieldsSchema = z
   )
   .refine((f) => Object.keys(f).length <= MAX_FIELDS, `at most ${MAX_FIELDS} fields`);
 
-/** What a caller sends to store one memory. Unknown fields are refused so a typo never drops data. */
+/** Levels of nested objects and arrays meta may hold. */
 const MAX_META_DEPTH = 32;
 
 /** Depth of nested objects and arrays, without recursion (so any input is safe to measure). */
@@ -75,9 +78,6 @@ function nestingDepth(value: unknown): number {
   return max;
 }
 
-/** A lone UTF-16 surrogate: not Unicode text. SQLite stores it as U+FFFD, so it would read back altered. */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
 /**
  * The path of a string (or object key) in `value` holding a lone surrogate, or null when there is none.
  * Iterative, so any input is safe to walk (meta's depth is checked before this runs).
@@ -87,19 +87,25 @@ function illFormedPath(value: unknown): string | null {
   while (stack.length > 0) {
     const [v, path] = stack.pop()!;
     if (typeof v === 'string') {
-      if (LONE_SURROGATE.test(v)) return path;
+      if (hasLoneSurrogate(v)) return path;
       continue;
     }
     if (v === null || typeof v !== 'object') continue;
     for (const [k, child] of Object.entries(v)) {
       const at = path ? `${path}.${k}` : k;
-      if (LONE_SURROGATE.test(k)) return at;
+      if (hasLoneSurrogate(k)) return at;
       stack.push([child, at]);
     }
   }
   return null;
 }
 
+/**
+ * What a caller sends to store one memory. Unknown fields are refused so a typo never drops data. Its
+ * strings are plain `z.string()`, not WellFormedString: normalizeMemory walks the whole memory after
+ * this schema, meta's nested values and keys included (which no string schema reaches), and refuses a lone
+ * surrogate anywhere with the reason a write cannot take one.
+ */
 export const MemoryInputSchema = z.strictObject({
   // "." and ".." cannot be addressed in a URL path (clients and servers resolve them away), so a memory
   // with such an id could be written but never read or deleted by id.
@@ -227,6 +233,22 @@ function describeZodIssue(issue: z.core.$ZodIssue, fieldPrefix?: string): { fiel
     const keys = issue.keys.map((k) => [...path, k].join('.'));
     return { field: keys.join(','), message: `unknown field(s): ${keys.join(', ')}` };
   }
+  if (isLoneSurrogateIssue(issue)) return { field, message: loneSurrogateMessage(field || 'value') };
+  if (issue.code === 'invalid_key') {
+    // A record's key broke the key schema: zod says only "Invalid key in record". Name the key and the rule
+    // (`fields: key "Bad": a field name matches …`); the nested issue's path is relative to the key.
+    const nested = issue.issues[0];
+    if (nested && isLoneSurrogateIssue(nested)) return { field, message: loneSurrogateMessage(field) };
+    const key = String(issue.path[issue.path.length - 1]);
+    const parent = path.slice(0, -1).join('.') || 'value';
+    return { field, message: `${parent}: key ${JSON.stringify(key)}: ${nested?.message ?? 'not allowed'}` };
+  }
+  if (issue.code === 'invalid_union') {
+    // A union's own message is "Invalid input". A lone surrogate in its string branch (`since`, `decay`)
+    // is what was wrong whatever the other branches wanted: say so, as for any other string.
+    const surrogate = issue.errors.flat().find(isLoneSurrogateIssue);
+    if (surrogate) return describeZodIssue(surrogate, field || undefined);
+  }
   if (issue.code === 'invalid_type') {
     // zod 4 does not keep the input on the issue; its message says what was received.
     const received = /received (\w+)/.exec(issue.message)?.[1];
@@ -266,11 +288,9 @@ export function normalizeMemory(input: unknown, now: number = Date.now()): Norma
   const m = parsed.data;
   const illFormed = illFormedPath(m);
   if (illFormed !== null)
-    throw new CairnError(
-      'INVALID_INPUT',
-      `${illFormed} holds a lone UTF-16 surrogate: not valid Unicode text, it would be stored altered`,
-      { field: illFormed },
-    );
+    throw new CairnError('INVALID_INPUT', `${loneSurrogateMessage(illFormed)}, it would be stored altered`, {
+      field: illFormed,
+    });
   const title = m.title?.trim() ? m.title : null;
   const hash = contentHash(m.kind, title, m.text);
   return {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { FACT_LIMITS } from './facts.js';
 import { NamespaceSchema, zodToCairnError } from './memory.js';
 import { parseDuration } from './time.js';
+import { WellFormedString } from './well-formed-string.js';
 
 /**
  * A pruning policy for one namespace: of the live memories it covers (a fact slot, a kind, or both), keep
@@ -26,10 +27,10 @@ export interface PrunePolicy {
 export const PrunePolicySchema = z
   .strictObject({
     namespace: NamespaceSchema,
-    slot: z.string().min(1).max(FACT_LIMITS.maxSlotChars).optional(),
-    kind: z.string().min(1).max(64).optional(),
+    slot: WellFormedString.min(1).max(FACT_LIMITS.maxSlotChars).optional(),
+    kind: WellFormedString.min(1).max(64).optional(),
     cap: z.number().min(0).max(10_000_000).int(),
-    min_age: z.union([z.string(), z.number().nonnegative()]).optional(),
+    min_age: z.union([WellFormedString, z.number().nonnegative()]).optional(),
     min_access: z.number().int().min(1).optional(),
   })
   .refine((p) => p.slot !== undefined || p.kind !== undefined, {

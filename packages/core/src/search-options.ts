@@ -4,9 +4,10 @@ import { withDefaults } from './defaults.js';
 import type { Embedder } from './embedder.js';
 import { CairnError } from './errors.js';
 import { DEFAULT_INPUT_LIMITS } from './limits.js';
-import { NamespaceSchema, ROUTE_NAME_PATTERN, zodToCairnError } from './memory.js';
+import { NamespaceSchema, ROUTE_NAME_PATTERN, ROUTE_NAME_RULE, zodToCairnError } from './memory.js';
 import { DEFAULT_RECENCY_OPTIONS, type RecencyOptions } from './recency-blend.js';
 import { parseDuration, parseTimeBound, parseTimestamp } from './time.js';
+import { WellFormedString } from './well-formed-string.js';
 
 /** Restricts every leg of a search. Filters are ANDed; list filters match any of their values. */
 export interface SearchFilters {
@@ -220,8 +221,8 @@ export interface ResolvedSearch extends Omit<SearchOptions, 'decay'> {
 }
 
 const L = DEFAULT_INPUT_LIMITS;
-const stringList = z.array(z.string().min(1).max(256)).max(64);
-const timeLike = z.union([z.number(), z.string()]);
+const stringList = z.array(WellFormedString.min(1).max(256)).max(64);
+const timeLike = z.union([z.number(), WellFormedString]);
 
 export const SearchFiltersSchema = z.strictObject({
   kinds: stringList.optional(),
@@ -238,7 +239,7 @@ export const SearchFiltersSchema = z.strictObject({
 export const DecaySchema = z.union([
   z.literal('auto'),
   z.literal('off'),
-  z.string(),
+  WellFormedString,
   z.strictObject({ halfLifeMs: z.number().positive() }),
   z.strictObject({ tauMs: z.number().positive() }),
 ]);
@@ -246,7 +247,7 @@ export const DecaySchema = z.union([
 /** The wire shape of a search request (CLI query files, HTTP). */
 export const SearchRequestSchema = z.strictObject({
   namespace: NamespaceSchema,
-  query: z.string().max(L.maxQueryChars, `query must be at most ${L.maxQueryChars} characters`),
+  query: WellFormedString.max(L.maxQueryChars, `query must be at most ${L.maxQueryChars} characters`),
   k: z.number().min(1).max(L.maxK, `k must be at most ${L.maxK}`).int().optional(),
   candidatePool: z
     .number()
@@ -267,13 +268,16 @@ export const SearchRequestSchema = z.strictObject({
   sessionSupport: z.number().min(0).max(1).optional(),
   routeWeight: z.number().min(0).max(100).optional(),
   routeWeights: z
-    .record(z.string().regex(ROUTE_NAME_PATTERN, 'a route is a field name'), z.number().min(0).max(100))
+    .record(WellFormedString.regex(ROUTE_NAME_PATTERN, ROUTE_NAME_RULE), z.number().min(0).max(100))
     .optional(),
   routeFusion: z.enum(['best', 'sum']).optional(),
   neighbors: z.number().min(0).max(L.maxNeighbors).int().optional(),
   decay: DecaySchema.optional(),
   kindHalfLives: z
-    .record(z.string().min(1).max(64), z.union([z.literal('off'), z.string().min(1), z.number().positive()]))
+    .record(
+      WellFormedString.min(1).max(64),
+      z.union([z.literal('off'), WellFormedString.min(1), z.number().positive()]),
+    )
     .refine((r) => Object.keys(r).length <= 32, 'at most 32 kinds')
     .optional(),
   recency: z
@@ -296,10 +300,10 @@ export const SearchRequestSchema = z.strictObject({
     .array(
       z
         .strictObject({
-          tag: z.string().min(1).max(64).optional(),
-          kind: z.string().min(1).max(64).optional(),
-          agent: z.string().min(1).max(256).optional(),
-          path: z.string().min(1).max(512).optional(),
+          tag: WellFormedString.min(1).max(64).optional(),
+          kind: WellFormedString.min(1).max(64).optional(),
+          agent: WellFormedString.min(1).max(256).optional(),
+          path: WellFormedString.min(1).max(512).optional(),
           factor: z.number().gt(0, 'factor must be above 0').max(10),
         })
         .refine(
@@ -320,7 +324,7 @@ export const SearchRequestSchema = z.strictObject({
    * A hard recency window, like claude-mem's 90 days: memories older than this before now are left out
    * (it tightens `filters.since`). A duration: `"90d"`, `"12h"`, or ms. Off unless given.
    */
-  maxAge: z.union([z.string(), z.number().positive()]).optional(),
+  maxAge: z.union([WellFormedString, z.number().positive()]).optional(),
 });
 
 export type SearchRequestWire = z.input<typeof SearchRequestSchema>;

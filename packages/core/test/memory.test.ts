@@ -86,6 +86,27 @@ describe('normalizeMemory: unknown fields', () => {
   });
 });
 
+describe('normalizeMemory: named fields', () => {
+  it('refuses a field name that breaks the rule, naming the key and the rule (not "Invalid key in record")', () => {
+    for (const name of ['Bad', '1st', 'with-dash', 'x'.repeat(33)]) {
+      const err = cairnErrorFrom(() =>
+        normalizeMemory({ namespace: 'a', text: 'x', fields: { [name]: 1 } }, NOW),
+      );
+      expect(err.code).toBe('INVALID_INPUT');
+      expect(err.data.field).toBe(`fields.${name}`);
+      expect(err.message).toBe(
+        `fields: key ${JSON.stringify(name)}: a field name matches [a-z][a-z0-9_]*, at most 32 characters`,
+      );
+    }
+    const text = cairnErrorFrom(() =>
+      normalizeMemory({ namespace: 'a', text: 'x', fields: { text: 'y' } }, NOW),
+    );
+    expect(text.message).toBe(
+      `fields: key "text": "text" names the memory's own text; pick another field name`,
+    );
+  });
+});
+
 describe('normalizeMemory: timestamps', () => {
   it('parses an ISO-8601 ts to epoch ms', () => {
     const m = normalizeMemory({ namespace: 'a', text: 'x', ts: '2024-05-08T13:56:00Z' }, NOW);
@@ -144,6 +165,13 @@ describe('normalizeMemory: text that could not be read back as written', () => {
     }
     // A surrogate pair (an emoji) and NUL are text.
     expect(normalizeMemory({ namespace: 'a', id: 'x\u{1F600}', text: 'a\u0000b 😀' }, NOW).id).toBe('x😀');
+  });
+
+  it('says the same as every read does, and why a write cannot take one', () => {
+    const err = cairnErrorFrom(() => normalizeMemory({ namespace: 'a', text: 'lone \ud800' }, NOW));
+    expect(err.message).toBe(
+      'text holds a lone UTF-16 surrogate: not valid Unicode text, it would be stored altered',
+    );
   });
 
   it('refuses "." and ".." as ids: a URL path cannot address them', () => {

@@ -232,6 +232,79 @@ describe('transport-level errors', () => {
     expect(engine.get('a', ['lone']).missing).toEqual(['lone']);
   });
 
+  it('refuses a lone UTF-16 surrogate in any string of a read request, naming the field as a write does', async () => {
+    const post = async (path: string, body: string) => {
+      const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+      return { status: res.status, body: (await res.json()) as ErrorShape & Record<string, unknown> };
+    };
+    // JSON's \uXXXX escapes: strings no UTF-8 can carry. A search for one was answered 200 (blank_query).
+    const cases: Array<[path: string, body: string, field: string]> = [
+      ['/v1/search', '{"namespace":"a","query":"\\ud800"}', 'query'],
+      ['/v1/search', '{"namespace":"a","query":"deploy \\udc00 target"}', 'query'],
+      [
+        '/v1/search',
+        '{"namespace":"a","query":"deploy","filters":{"tags":["ok","\\udc00"]}}',
+        'filters.tags.1',
+      ],
+      ['/v1/search', '{"namespace":"a","query":"deploy","filters":{"since":"\\ud800"}}', 'filters.since'],
+      [
+        '/v1/search',
+        '{"namespace":"a","query":"deploy","boosts":[{"tag":"\\ud800","factor":2}]}',
+        'boosts.0.tag',
+      ],
+      ['/v1/search', '{"namespace":"a","query":"deploy","decay":"\\ud800"}', 'decay'],
+      ['/v1/search/federated', '{"namespaces":["a"],"query":"\\ud800"}', 'query'],
+      ['/v1/memories/get', '{"namespace":"a","ids":["m1","\\ud800"]}', 'ids.1'],
+      ['/v1/context', '{"namespace":"a","query":"deploy \\udfff"}', 'query'],
+      ['/v1/context', '{"namespace":"a","exclude_ids":["\\ud800"]}', 'exclude_ids.0'],
+      ['/v1/hygiene/undo', '{"namespace":"a","ids":["\\ud800"]}', 'ids.0'],
+      ['/v1/hygiene/prune', '{"namespace":"a","slot":"\\ud800","cap":1,"dry_run":true}', 'slot'],
+    ];
+    for (const [path, body, field] of cases) {
+      const r = await post(path, body);
+      expect(r.status, `${path} ${body}`).toBe(400);
+      expect(r.body.error, `${path} ${body}`).toEqual({
+        code: 'INVALID_INPUT',
+        field,
+        message: `${field} holds a lone UTF-16 surrogate: not valid Unicode text`,
+      });
+    }
+    // A batch answers each query in its slot: the bad one is refused there, the good one answered.
+    const batch = await post(
+      '/v1/search/batch',
+      '{"queries":[{"namespace":"a","query":"\\ud800"},{"namespace":"a","query":"deploy"}]}',
+    );
+    expect(batch.status).toBe(200);
+    const [bad, good] = batch.body.results as Array<{ ok: boolean; error?: unknown }>;
+    expect(bad).toEqual({
+      ok: false,
+      error: {
+        code: 'INVALID_INPUT',
+        field: 'query',
+        message: 'queries.0: query holds a lone UTF-16 surrogate: not valid Unicode text',
+      },
+    });
+    expect(good?.ok).toBe(true);
+    // A surrogate pair (an emoji) is text, and is searched as such.
+    expect((await post('/v1/search', '{"namespace":"a","query":"deploy \\ud83d\\ude00"}')).status).toBe(200);
+  });
+
+  it('names the query parameter and what was sent when a number is not one', async () => {
+    const r = await fetch(`http://127.0.0.1:${port}/v1/timeline?namespace=a&anchor=m1&before=abc`);
+    expect(r.status).toBe(400);
+    expect(((await r.json()) as ErrorShape).error).toEqual({
+      code: 'INVALID_INPUT',
+      field: 'before',
+      message: 'before must be an integer, got "abc"',
+    });
+    const ok = await fetch(`http://127.0.0.1:${port}/v1/timeline?namespace=a&anchor=m1&before=2&after=0`);
+    expect(ok.status).toBe(200);
+  });
+
   it('without keys, serves requests addressed to this machine only (no DNS rebinding)', async () => {
     const as = (host: string) => raw(`GET /v1/stats HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
     for (const host of [

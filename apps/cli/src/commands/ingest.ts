@@ -39,6 +39,12 @@ export interface IngestSummary {
   writer: string | null;
   /** Memories stored but still without a vector when the command returned (a busy or stalled writer). */
   pending: number;
+  /**
+   * Ctrl-C: `storing` stopped reading after the batch being stored (every line before is stored; run the
+   * same command again to go on); `embedding` left the wait for vectors (every line is stored; the folder's
+   * next writer embeds the rest). Null: not interrupted.
+   */
+  interrupted: 'storing' | 'embedding' | null;
   /** The whole command: reading and storing, then (unless --no-embed) embedding and indexing. */
   seconds: number;
   /** Lines read per second of the whole command, so a rate printed beside "indexed" includes indexing. */
@@ -84,6 +90,7 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
     embedded: false,
     writer: null,
     pending: 0,
+    interrupted: null,
     seconds: 0,
     perSecond: 0,
     storedSeconds: 0,
@@ -94,6 +101,51 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
       summary.errors.push(field ? { line, code, message, field } : { line, code, message });
     if (!flags.json) warn(`line ${line}: ${message}`);
   };
+
+  /** Prints the summary: at the end, or when Ctrl-C leaves the wait for vectors. */
+  const report = () => {
+    summary.seconds = (performance.now() - started) / 1000;
+    summary.perSecond = Math.round(summary.read / Math.max(summary.seconds, 1e-3));
+    // Lines refused as they were read (bad JSON) come before those refused when their batch was written.
+    summary.errors.sort((a, b) => a.line - b.line);
+    if (flags.json) writeJson(summary);
+    else {
+      const vectors =
+        summary.interrupted === 'storing'
+          ? `; interrupted after line ${summary.read}: every line before is stored, and running the same command again goes on (stored lines come back unchanged)`
+          : summary.interrupted === 'embedding'
+            ? '; interrupted while waiting for vectors: every line is stored, and the next writer of the folder (cairn serve, mcp or ingest) embeds and indexes the rest'
+            : !flags.embed
+              ? ''
+              : summary.writer
+                ? `; ${byWriter(summary)}`
+                : `; all embedded and indexed (stored in the first ${summary.storedSeconds.toFixed(2)} s)`;
+      process.stdout.write(
+        `read ${summary.read}, stored ${summary.stored}, updated ${summary.updated}, unchanged ${summary.unchanged}, ` +
+          `${summary.mode === 'distributed' && summary.queued > 0 ? `queued ${summary.queued}, ` : ''}` +
+          `rejected ${summary.rejected} in ${summary.seconds.toFixed(2)} s (${summary.perSecond}/s)${vectors}\n`,
+      );
+    }
+    if (summary.interrupted) process.exitCode = EXIT.interrupted;
+    else if (summary.rejected > 0) process.exitCode = EXIT.partial;
+  };
+  // Ctrl-C used to end the command with no word of what was stored. The first now stops reading after the
+  // batch being stored, or leaves the wait for vectors (nothing is lost: what is stored is committed, and
+  // vectors are derived); a second ends the process at once.
+  let phase: 'storing' | 'embedding' = 'storing';
+  const onInterrupt = () => {
+    if (summary.interrupted) process.exit(EXIT.interrupted);
+    summary.interrupted = phase;
+    if (phase === 'storing') {
+      warn(
+        'cairn ingest: interrupted: storing the batch in hand, then stopping (Ctrl-C again to stop at once)',
+      );
+      return;
+    }
+    report();
+    process.exit(EXIT.interrupted);
+  };
+  process.on('SIGINT', onInterrupt);
 
   type Item = {
     status: 'stored' | 'updated' | 'unchanged' | 'rejected' | 'queued';
@@ -136,6 +188,7 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
           }
         }
         if (batch.length >= batchSize) await flush();
+        if (summary.interrupted) break;
       }
       await flush();
     } finally {
@@ -178,8 +231,9 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
           for (const key of res.keys) keys.push(key);
           return res;
         });
-        if (!flags.embed) return;
+        if (!flags.embed || summary.interrupted) return;
         // Stored memories are already durable and searchable lexically; this waits for their vectors.
+        phase = 'embedding';
         const wait = await waitForVectors(
           engine,
           keys,
@@ -194,18 +248,6 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
     );
   }
 
-  summary.seconds = (performance.now() - started) / 1000;
-  summary.perSecond = Math.round(summary.read / Math.max(summary.seconds, 1e-3));
-  // Lines refused as they were read (bad JSON) come before those refused when their batch was written.
-  summary.errors.sort((a, b) => a.line - b.line);
-  if (flags.json) writeJson(summary);
-  else {
-    process.stdout.write(
-      `read ${summary.read}, stored ${summary.stored}, updated ${summary.updated}, unchanged ${summary.unchanged}, ` +
-        `${summary.mode === 'distributed' && summary.queued > 0 ? `queued ${summary.queued}, ` : ''}` +
-        `rejected ${summary.rejected} in ${summary.seconds.toFixed(2)} s (${summary.perSecond}/s)` +
-        `${!flags.embed ? '' : summary.writer ? `; ${byWriter(summary)}` : `; all embedded and indexed (stored in the first ${summary.storedSeconds.toFixed(2)} s)`}\n`,
-    );
-  }
-  if (summary.rejected > 0) process.exitCode = EXIT.partial;
+  process.off('SIGINT', onInterrupt);
+  report();
 }

@@ -105,12 +105,37 @@ export function requestFromFlags(query: string, f: SearchFlags): SearchRequest {
   return req;
 }
 
+/** The flags of `search` that are not per-query options: the only ones a batch (`--queries`) takes. */
+const BATCH_FLAGS = new Set(['queries', 'json', 'dataDir']);
+
+/**
+ * A batch reads every query and all its options from its file's lines, each a whole request naming its own
+ * namespace. A query argument or a per-query flag beside it was ignored without a word; it is refused
+ * instead, rather than made a default for the lines that leave it out: a flag that applied to some lines
+ * and not others would be harder to predict than a line that says it all, and `jq` writes one easily.
+ */
+function refuseQueryBesideBatch(query: string | undefined, flags: SearchFlags): void {
+  const extra = Object.entries(flags)
+    .filter(([name, value]) => value !== undefined && !BATCH_FLAGS.has(name))
+    .map(([name]) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
+  if (query !== undefined) extra.unshift(`the query ${JSON.stringify(query)}`);
+  if (extra.length === 0) return;
+  const named = extra.length === 1 ? extra[0] : `${extra.slice(0, -1).join(', ')} and ${extra.at(-1)}`;
+  throw new CairnError(
+    'INVALID_INPUT',
+    `--queries reads each query and its options from the file, one request per line with its own ` +
+      `namespace: drop ${named}, or put them in the lines`,
+    { field: 'queries' },
+  );
+}
+
 export async function searchCommand(
   query: string | undefined,
   flags: SearchFlags,
   env: CliEnv,
 ): Promise<void> {
-  if (flags.queries) {
+  if (flags.queries !== undefined) {
+    refuseQueryBesideBatch(query, flags);
     await withEngine(flags.dataDir, env, (engine) => batchSearch(engine, flags.queries!), {
       follow: true,
       existing: true,
@@ -140,7 +165,9 @@ export async function searchCommand(
 /**
  * One JSON line per input query, in input order; a bad line yields an error line, not an abort. Each line is
  * validated and answered by the same service code as the HTTP API's /v1/search, so the same request gets the
- * same answer, or the same error, on both faces.
+ * same answer, or the same error, on both faces. Every answer carries `line`, the query's line in the file,
+ * and `id` only when the query gave one: a line number standing in for a missing id could not be told from
+ * an id of that number.
  */
 async function batchSearch(engine: CairnEngine, file: string): Promise<void> {
   const service = new MemoryService({ engine });
@@ -148,15 +175,15 @@ async function batchSearch(engine: CairnEngine, file: string): Promise<void> {
   let failed = 0;
   for await (const l of readJsonl(file)) {
     const raw = (l.value ?? {}) as Record<string, unknown>;
-    const id = raw.id ?? l.line;
+    const { id, ...rest } = raw;
+    const which = id === undefined ? { line: l.line } : { id, line: l.line };
     try {
       if (l.error !== undefined) throw new CairnError('INVALID_INPUT', `line ${l.line}: ${l.error}`);
-      const { id: _id, ...rest } = raw;
-      writeJson({ id, ...(await service.search(everything, rest)) });
+      writeJson({ ...which, ...(await service.search(everything, rest)) });
     } catch (err) {
       failed++;
       const e = err instanceof CairnError ? err : new CairnError('INTERNAL', (err as Error).message);
-      writeJson({ id, error: e.toJSON() });
+      writeJson({ ...which, error: e.toJSON() });
     }
   }
   if (failed > 0) process.exitCode = EXIT.partial;
