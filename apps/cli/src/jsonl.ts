@@ -1,6 +1,7 @@
 import { createReadStream, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { CairnError } from '@cairn/core';
+import { printable } from './output.js';
 
 export interface JsonlLine {
   /** 1-based line number in the file. */
@@ -32,20 +33,6 @@ export function fileSize(path: string): number | null {
       field: 'file',
     });
   return stat.size;
-}
-
-/**
- * Control characters (C0, DEL, C1) and lone surrogates, to be written as `\u001b`: what a terminal would
- * act on (an escape sequence that recolours, retitles or clears the screen) or cannot show. JSON.parse
- * quotes the line it failed on, so a crafted file could otherwise drive the terminal of whoever ingests
- * it. With the `u` flag a surrogate pair is one code point, so the surrogate range matches lone ones only.
- */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\ud800-\udfff]/gu;
-
-/** `text` with every unprintable character escaped, safe to print to a terminal. */
-export function printable(text: string): string {
-  return text.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** Streams a JSONL file (or stdin for "-"), skipping blank lines, reporting bytes read for progress. */

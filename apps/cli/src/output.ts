@@ -8,8 +8,24 @@ export function writeJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
 }
 
+/** Writes a line to stderr, its unprintable characters escaped (a message may repeat input: see printable). */
 export function warn(message: string): void {
-  process.stderr.write(`${message}\n`);
+  process.stderr.write(`${printable(message)}\n`);
+}
+
+/**
+ * Control characters (C0 but tab and newline, DEL, C1) and lone surrogates, to be written as `\u001b`: what
+ * a terminal would act on (an escape sequence that recolours, retitles or clears the screen; a carriage
+ * return that overwrites the line) or cannot show. JSON.parse quotes the line it failed on, and a refusal
+ * names the unknown field it met, so a crafted file could otherwise drive the terminal of whoever ingests
+ * it. With the `u` flag a surrogate pair is one code point, so the surrogate range matches lone ones only.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const UNPRINTABLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\ud800-\udfff]/gu;
+
+/** `text` with every unprintable character escaped, safe to print to a terminal. */
+export function printable(text: string): string {
+  return text.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /**

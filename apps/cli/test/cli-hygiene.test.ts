@@ -60,6 +60,12 @@ describe('cairn consolidate and cairn prune', () => {
 
     const undo = cairn(['consolidate', '--undo', 's0', '-n', 'proj', '--json']);
     expect(JSON.parse(undo.stdout).restored).toEqual([expect.objectContaining({ id: 's0', into: 's29' })]);
+    expect(undo.code).toBe(0);
+    // An id no merge holds (a typo, or one restored already) is named, exit 3, as `cairn get` does.
+    const again = cairn(['consolidate', '--undo', 's0', 'nothere', '-n', 'proj']);
+    expect(again.code).toBe(3);
+    expect(again.stdout).toContain('restored 0 memories');
+    expect(again.stderr).toContain('not restored: s0, nothere (no merge of proj holds them');
     expect(JSON.parse(cairn(['consolidate', '--json']).stdout).merged).toBe(0);
 
     const prune = cairn(['prune', '-n', 'proj', '--slot', 'prefs', '--cap', '2', '--dry-run']);

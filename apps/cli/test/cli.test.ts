@@ -281,12 +281,15 @@ describe('cairn ingest', () => {
     // ESC sequences (recolour, retitle, clear), BEL, DEL and a C1 CSI (U+009B), then a good line.
     writeFileSync(
       p,
-      `\u001b[31mRED\u0007\u007f\u009b2J\n{"a":\u001b]0;pwned\u0007}\n${JSON.stringify(memories[0])}\n`,
+      `\u001b[31mRED\u0007\u007f\u009b2J\n{"a":\u001b]0;pwned\u0007}\n${JSON.stringify(memories[0])}\n` +
+        // Valid JSON whose refusal names what it met: an unknown field named with an escape sequence.
+        `${JSON.stringify({ namespace: 'proj', text: 'x', '\u001b]0;pwned\u0007': 1 })}\n`,
     );
     const r = cairn(['ingest', p]);
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/^line 1: malformed JSON \(.*\\u001b\[31mRED\\u0007\\u007f\\u009b2J/m);
     expect(r.stderr).toMatch(/^line 2: malformed JSON \(.*\\u001b\]0;pwned\\u0007/m);
+    expect(r.stderr).toMatch(/^line 4: .*\\u001b\]0;pwned\\u0007/m);
     // biome-ignore lint/suspicious/noControlCharactersInRegex: no control character may reach the terminal
     expect(r.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
     expect(r.stdout).toMatch(/stored 1/);

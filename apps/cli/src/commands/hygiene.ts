@@ -5,7 +5,7 @@ import { HygieneService, NamespaceAccess } from '@cairn/service';
 import { type ApiTargetFlags, apiTarget } from '../api-target.js';
 import type { CliEnv } from '../env.js';
 import { withEngine } from '../open-engine.js';
-import { writeJson } from '../output.js';
+import { EXIT, warn, writeJson } from '../output.js';
 
 /**
  * Runs `fn` against the hygiene operations of a running API (--api / CAIRN_API_URL) or of the data folder.
@@ -60,6 +60,16 @@ export async function consolidateCommand(ids: string[], flags: ConsolidateFlags,
         namespace: flags.namespace!,
         ...(ids.length > 0 ? { ids } : {}),
       });
+      // Ids asked for that were not restored: a typo, or a memory never merged (or restored already). Said,
+      // with exit 3 as `cairn get` does for ids it did not find, rather than "restored 0" and exit 0.
+      const restored = new Set(res.restored.map((m) => m.id));
+      const notMerged = ids.filter((id) => !restored.has(id));
+      if (notMerged.length > 0) {
+        warn(
+          `not restored: ${notMerged.join(', ')} (no merge of ${flags.namespace} holds ${notMerged.length === 1 ? 'it' : 'them'}, or undone already; cairn consolidate --list shows the merges)`,
+        );
+        process.exitCode = EXIT.partial;
+      }
       if (flags.json) return writeJson(res);
       process.stdout.write(
         `restored ${res.restored.length} memor${res.restored.length === 1 ? 'y' : 'ies'}\n`,

@@ -303,7 +303,7 @@ export async function importCommand(file: string, flags: ImportFlags, env: CliEn
   );
   if (flags.json) writeJson({ ...summary, writer, pending, errors: rejected });
   else {
-    for (const r of rejected) process.stderr.write(`line ${r.line}: [${r.code}] ${r.message}\n`);
+    for (const r of rejected) warn(`line ${r.line}: [${r.code}] ${r.message}`);
     const vectors = writer ? byWriter({ writer, pending }) : 'all embedded and indexed';
     process.stdout.write(
       `read ${summary.read}, stored ${summary.stored}, updated ${summary.updated}, unchanged ${summary.unchanged}, ` +
