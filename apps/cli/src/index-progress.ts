@@ -92,6 +92,8 @@ export interface VectorWait {
   writer: string | null;
   /** Memories still without a vector when the wait ended (a writer busy or stalled; 0 after a drain here). */
   pending: number;
+  /** False when the writer is a one-shot command, which embeds only its own writes (nothing was waited for). */
+  writerEmbedsOthers: boolean;
 }
 
 /**
@@ -105,6 +107,8 @@ export async function waitForVectors(
   keys: readonly number[],
   drain: () => Promise<void>,
   showBar: boolean,
+  /** Told, as a follower's wait goes, how many of the keys are still without a vector. */
+  onPending?: (pending: number) => void,
 ): Promise<VectorWait> {
   const { role, writer } = engine.writerRole;
   if (role === 'follower') {
@@ -117,22 +121,33 @@ export async function waitForVectors(
           notTTYSchedule: 2000,
         })
       : null;
-    bar?.start(Math.max(1, keys.length), 0);
+    bar?.start(Math.max(1, new Set(keys).size), 0);
     let wait: Awaited<ReturnType<typeof whenWriterEmbedded>>;
     try {
-      wait = await whenWriterEmbedded(engine, keys, { onProgress: (settled) => bar?.update(settled) });
+      wait = await whenWriterEmbedded(engine, keys, {
+        onProgress: (settled, total) => {
+          bar?.update(settled);
+          onPending?.(total - settled);
+        },
+      });
     } finally {
       bar?.stop();
     }
-    if (!wait.tookOver) return { writer, pending: wait.pending };
+    if (!wait.tookOver) return { writer, pending: wait.pending, writerEmbedsOthers: wait.writerEmbedsOthers };
   }
   await (showBar ? withIndexProgress(engine, drain) : drain());
-  return { writer: null, pending: 0 };
+  return { writer: null, pending: 0, writerEmbedsOthers: true };
 }
 
-/** What a command says of vectors another process (the folder's writer) embedded for it. */
-export function byWriter(wait: { writer: string | null; pending: number }): string {
-  return wait.pending === 0
-    ? `all embedded by the folder's running writer, which indexes them as it stores them (${wait.writer})`
-    : `${wait.pending} still waiting for the folder's running writer to embed them (${wait.writer}); they are stored, and it embeds them when it can`;
+/** What a command says of vectors another process (the folder's writer) embedded, or is to embed, for it. */
+export function byWriter(wait: {
+  writer: string | null;
+  pending: number;
+  writerEmbedsOthers: boolean;
+}): string {
+  if (wait.pending === 0)
+    return `all embedded by the folder's running writer, which indexes them as it stores them (${wait.writer})`;
+  if (!wait.writerEmbedsOthers)
+    return `${wait.pending} without a vector yet: the folder's writer is a one-shot command that embeds only its own writes (${wait.writer}); they are stored, and the next cairn serve, mcp or ingest embeds them`;
+  return `${wait.pending} still waiting for the folder's running writer to embed them (${wait.writer}); they are stored, and it embeds them when it can`;
 }

@@ -36,16 +36,24 @@ export function fileSize(path: string): number | null {
 }
 
 /** Streams a JSONL file (or stdin for "-"), skipping blank lines, reporting bytes read for progress. */
-export async function* readJsonl(path: string, onBytes?: (bytes: number) => void): AsyncGenerator<JsonlLine> {
+export async function* readJsonl(
+  path: string,
+  onBytes?: (bytes: number) => void,
+  /** Aborted, reading stops at once (lines already read are still given), even while the input is idle. */
+  signal?: AbortSignal,
+): AsyncGenerator<JsonlLine> {
   if (path !== '-') fileSize(path);
   const input = path === '-' ? process.stdin : createReadStream(path, { encoding: 'utf8' });
   const rl = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
+  const stop = () => rl.close();
+  signal?.addEventListener('abort', stop, { once: true });
   let line = 0;
   try {
     yield* lines();
   } finally {
     // A reader that stops early (an interrupted ingest): closing the interface leaves its input open, and
     // an open stdin kept the process alive after the command was done.
+    signal?.removeEventListener('abort', stop);
     rl.close();
     input.destroy();
   }

@@ -1,14 +1,17 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import {
+  chmodSync,
   closeSync,
   existsSync,
+  lstatSync,
   mkdtempSync,
   openSync,
   readdirSync,
   readFileSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
   writeSync,
 } from 'node:fs';
@@ -801,6 +804,7 @@ describe('cairn ingest interrupted (Ctrl-C)', () => {
       err += d.toString();
     });
     const exited = once(child, 'exit');
+    child.stdin.on('error', () => {}); // the command closes its input when interrupted
     for (let i = 0; i < 300; i++) child.stdin.write(line(i));
     for (let i = 0; i < 300; i++) {
       const stats = cairn(['stats', '--json']);
@@ -810,7 +814,7 @@ describe('cairn ingest interrupted (Ctrl-C)', () => {
     child.kill('SIGINT');
     for (let i = 0; i < 100 && !err.includes('interrupted'); i++) await new Promise((r) => setTimeout(r, 20));
     expect(err).toContain('cairn ingest: interrupted: storing the batch in hand, then stopping');
-    child.stdin.write(line(300));
+    // No further line comes: the pipe stays open and idle, and the command still ends.
     const [code] = await exited;
     expect(code).toBe(130);
     const summary = JSON.parse(out) as {
@@ -823,7 +827,7 @@ describe('cairn ingest interrupted (Ctrl-C)', () => {
     // Every line read was stored (the batch in hand too), and nothing after it.
     expect(summary.stored).toBe(summary.read);
     expect(summary.read).toBeGreaterThanOrEqual(200);
-    expect(summary.read).toBeLessThanOrEqual(301);
+    expect(summary.read).toBeLessThanOrEqual(300);
     expect(JSON.parse(cairn(['stats', '--json']).stdout).namespaces.proj.stored).toBe(summary.read);
     // The same input again goes on: what was stored comes back unchanged, the rest is stored.
     const all = file(
@@ -896,6 +900,31 @@ describe('cairn export --out', () => {
     expect(statSync(dir).isDirectory()).toBe(true);
     // No temporary file is left behind by any of them.
     expect(readdirSync(dir).filter((f) => f.endsWith('.partial'))).toEqual([]);
+    // A private backup stays private; a file the user may not write stays refused, as it was in place.
+    chmodSync(out, 0o600);
+    expect(cairn(['export', '-n', 'proj', '--out', out]).code).toBe(0);
+    expect(statSync(out).mode & 0o777).toBe(0o600);
+    if (process.getuid?.() !== 0) {
+      chmodSync(out, 0o400);
+      expect(cairn(['export', '-n', 'proj', '--out', out]).stderr).toContain('EACCES');
+      chmodSync(out, 0o600);
+    }
+    // Through a symbolic link: the file it points to is replaced, and the link stays a link.
+    const link = join(dir, 'latest.jsonl');
+    symlinkSync(out, link);
+    writeFileSync(out, 'old\n');
+    expect(cairn(['export', '-n', 'proj', '--out', link]).code).toBe(0);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readFileSync(out, 'utf8')).toBe(backup);
+    // A device or a pipe is written in place (it cannot be replaced): --out /dev/stdout in a shell pipeline.
+    const toStdout = spawnSync(
+      'sh',
+      ['-c', `"${process.execPath}" "${MAIN}" export -n proj --out /dev/stdout | cat`],
+      { encoding: 'utf8', env: { ...process.env, CAIRN_DATA_DIR: join(dir, 'data') } },
+    );
+    expect(toStdout.status, toStdout.stderr).toBe(0);
+    expect(toStdout.stdout).toBe(backup);
+    expect(lstatSync('/dev/stdout').isSymbolicLink()).toBe(true);
   });
 });
 

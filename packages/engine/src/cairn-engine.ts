@@ -432,7 +432,7 @@ export class CairnEngine {
    */
   private tryTakeOver(): void {
     if (!DataFolderLock.free(this.dataDir)) return;
-    const r = DataFolderLock.acquire(this.dataDir);
+    const r = DataFolderLock.acquire(this.dataDir, isLongLived(this.opts));
     if (!(r instanceof DataFolderLock)) return;
     this.lock = r;
     this.role = 'writer';

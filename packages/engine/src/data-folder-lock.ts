@@ -9,6 +9,12 @@ export interface LockHolder {
   since: number;
   /** Random per process: tells this process from an earlier one that had the same pid (PID 1 in a container). */
   token: string;
+  /**
+   * Whether the holder embeds what other processes store as it comes (a long-lived writer: `cairn serve`,
+   * `cairn mcp`); false for a one-shot command, which embeds only its own writes. Absent (an older
+   * holder): taken as true.
+   */
+  embedsOthers?: boolean;
 }
 
 /** This process's identity in lock files. */
@@ -43,10 +49,19 @@ export class DataFolderLock {
     return join(dataDir, 'writer.lock');
   }
 
-  /** The lock, or the live process holding it. */
-  static acquire(dataDir: string): DataFolderLock | { heldBy: LockHolder } {
+  /**
+   * The lock, or the live process holding it. `embedsOthers`: whether this process will embed what others
+   * store (see LockHolder.embedsOthers).
+   */
+  static acquire(dataDir: string, embedsOthers = true): DataFolderLock | { heldBy: LockHolder } {
     const path = DataFolderLock.file(dataDir);
-    const me: LockHolder = { pid: process.pid, host: hostname(), since: Date.now(), token: TOKEN };
+    const me: LockHolder = {
+      pid: process.pid,
+      host: hostname(),
+      since: Date.now(),
+      token: TOKEN,
+      embedsOthers,
+    };
     for (let attempt = 0; attempt < 5; attempt++) {
       const aside = `${path}.${TOKEN}.new`;
       writeFileSync(aside, JSON.stringify(me));
@@ -97,6 +112,13 @@ export class DataFolderLock {
     return holder === null || isStale(holder, path);
   }
 
+  /** The live process holding the folder's lock; null when none does (no lock file, or a stale one). */
+  static holder(dataDir: string): LockHolder | null {
+    const path = DataFolderLock.file(dataDir);
+    const holder = readHolder(path);
+    return holder === null || isStale(holder, path) ? null : holder;
+  }
+
   release(): void {
     clearInterval(this.heartbeat);
     if (this.ours()) rmSync(this.path, { force: true });
@@ -133,8 +155,8 @@ function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
   } catch (err) {
-    // EPERM: it exists but belongs to someone else.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    // EPERM: it exists but belongs to someone else (a zombie of theirs is as dead).
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
   return !isZombie(pid);
 }

@@ -4,7 +4,7 @@ import { CairnError, type Embedder, embeddingSpaceOf } from '@cairn/core';
 import { resolveEmbedder } from '@cairn/embed';
 import { damagedDatabaseError, isDatabaseDamage, MemoryStore, type SpaceInfo } from '@cairn/store';
 import { DataFolderLock } from './data-folder-lock.js';
-import type { EngineOptions } from './engine-options.js';
+import { type EngineOptions, isLongLived } from './engine-options.js';
 import { embedderOfSpace } from './space-embedder.js';
 
 /** What an engine is made of once its data folder is open. */
@@ -38,7 +38,7 @@ export async function openDataFolder(options: EngineOptions): Promise<OpenedData
   let readerBecause: string | null = null;
   if ((opts.pipeline ?? 'embedded') === 'embedded') {
     mkdirSync(opts.dataDir, { recursive: true });
-    const r = DataFolderLock.acquire(opts.dataDir);
+    const r = DataFolderLock.acquire(opts.dataDir, isLongLived(opts));
     if (r instanceof DataFolderLock) lock = r;
     else {
       const who = `process ${r.heldBy.pid} on ${r.heldBy.host} (since ${new Date(r.heldBy.since).toISOString()})`;

@@ -78,6 +78,7 @@ export class StoreHealth {
       this.exited = new Promise<void>((r) => child.once('close', () => r()));
       child.once('message', (message) => {
         const report = message as IntegrityReport;
+        // Damage met meanwhile (and recorded then) is not cleared by a check that read past it.
         if (this.current.state !== 'damaged') {
           this.current = {
             state: report.ok ? 'ok' : 'damaged',
@@ -85,9 +86,9 @@ export class StoreHealth {
             checkedAt: Date.now(),
             ms: report.ms,
           };
+          // Beside the file, for the commands that do not check it (`cairn stats`).
+          recordIntegrity(this.path, report, `the start-up check of process ${process.pid}`);
         }
-        // Beside the file, for the commands that do not check it (`cairn stats`).
-        recordIntegrity(this.path, report, `the start-up check of process ${process.pid}`);
         if (report.ok) this.log('info', 'database integrity check passed', { ms: report.ms });
         else this.log('error', 'database is damaged', { path: this.path, problems: report.problems });
         resolve(report);

@@ -1,4 +1,5 @@
 import type { CairnEngine } from './cairn-engine.js';
+import { DataFolderLock } from './data-folder-lock.js';
 
 export interface WriterWaitOptions {
   /**
@@ -29,6 +30,11 @@ export interface WriterWaitResult {
    * process's to embed (its `drain`).
    */
   tookOver: boolean;
+  /**
+   * False when the folder's writer is a one-shot command (a `cairn search --queries` reading a pipe, say),
+   * which embeds only its own writes: nothing was waited for, and the next long-lived writer embeds them.
+   */
+  writerEmbedsOthers: boolean;
 }
 
 /**
@@ -47,11 +53,21 @@ export async function whenWriterEmbedded(
   let outstanding = [...new Set(keys)];
   const total = outstanding.length;
   let progressAt = Date.now();
+  const stillWaiting = (spaceId: string) => {
+    let n = 0;
+    for (let i = 0; i < outstanding.length; i += LOOK_AHEAD)
+      n += engine.store.embeddings.unsettled(spaceId, outstanding.slice(i, i + LOOK_AHEAD)).length;
+    return n;
+  };
   for (;;) {
     engine.refresh();
-    if (engine.writerRole.role === 'writer') return { pending: outstanding.length, tookOver: true };
+    if (engine.writerRole.role === 'writer')
+      return { pending: outstanding.length, tookOver: true, writerEmbedsOthers: true };
     const space = engine.space;
-    if (!space || outstanding.length === 0) return { pending: outstanding.length, tookOver: false };
+    if (!space || outstanding.length === 0)
+      return { pending: outstanding.length, tookOver: false, writerEmbedsOthers: true };
+    if (DataFolderLock.holder(engine.dataDir)?.embedsOthers === false)
+      return { pending: stillWaiting(space.id), tookOver: false, writerEmbedsOthers: false };
     // The writer embeds in the order memories changed, so the oldest waiting settle first: looking at them
     // alone is enough until they have all settled, whatever the file's size.
     const front = outstanding.slice(0, LOOK_AHEAD);
@@ -60,9 +76,10 @@ export async function whenWriterEmbedded(
       outstanding = [...front.filter((k) => waiting.has(k)), ...outstanding.slice(LOOK_AHEAD)];
       progressAt = Date.now();
       o.onProgress?.(total - outstanding.length, total);
-      if (outstanding.length === 0) return { pending: 0, tookOver: false };
+      if (outstanding.length === 0) return { pending: 0, tookOver: false, writerEmbedsOthers: true };
     } else if (Date.now() - progressAt > o.stallMs) {
-      return { pending: outstanding.length, tookOver: false };
+      // Counted over every key left, not only the ones looked at so far.
+      return { pending: stillWaiting(space.id), tookOver: false, writerEmbedsOthers: true };
     }
     await new Promise((r) => setTimeout(r, o.pollMs));
   }

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'no
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CairnEngine, DataFolderLock } from '../src/index.js';
+import { CairnEngine, DataFolderLock, whenWriterEmbedded } from '../src/index.js';
 
 let dir: string;
 const open: CairnEngine[] = [];
@@ -71,6 +71,30 @@ describe('one embedded writer per data folder', () => {
     const res = await follower.search({ namespace: 'ns', query: 'nobody embedded', weights: { lexical: 0 } });
     expect(res.hits[0]!.id).toBe('f2');
     await expect(engine()).rejects.toMatchObject({ code: 'WRITER_ELSEWHERE' });
+  });
+
+  it("a follower's wait for its writes' vectors: a long-lived writer embeds them; a one-shot writer is not waited on", async () => {
+    // A one-shot writer (no refresh: a `cairn search --queries` reading a pipe) embeds only its own writes.
+    const oneShot = await engine();
+    const follower = await engine({ ifWriterRunning: 'read' });
+    const stored = follower.ingest([{ namespace: 'ns', id: 'f1', text: 'stored beside a one-shot writer' }]);
+    const t0 = Date.now();
+    const beside = await whenWriterEmbedded(follower, stored.keys, { stallMs: 60_000 });
+    expect(beside).toEqual({ pending: 1, tookOver: false, writerEmbedsOthers: false });
+    expect(Date.now() - t0).toBeLessThan(30_000);
+    await follower.close();
+    await oneShot.close();
+    open.splice(0);
+    // A long-lived writer (its refresh notices others' writes) embeds them, and the wait ends with none left.
+    const writer = await engine({ refreshIntervalMs: 100 });
+    const second = await engine({ ifWriterRunning: 'read' });
+    const more = second.ingest([{ namespace: 'ns', id: 'f2', text: 'stored beside a serving writer' }]);
+    expect(await whenWriterEmbedded(second, more.keys, { stallMs: 60_000 })).toEqual({
+      pending: 0,
+      tookOver: false,
+      writerEmbedsOthers: true,
+    });
+    expect(writer.stats().namespaces.ns).toMatchObject({ stored: 2, embedded: 2 });
   });
 
   it('frees the folder on close', async () => {

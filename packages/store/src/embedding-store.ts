@@ -131,8 +131,9 @@ export class EmbeddingStore {
 
   /**
    * Of `keys`, the memories still waiting for a vector in the space: not deleted, with neither a current
-   * vector (of their text as it is now) nor a recorded failure. What a process that stored them beside
-   * the folder's writer waits on (see the engine's `whenEmbedded`).
+   * vector (of their text as it is now) nor a failure recorded since their text last changed (a rewrite
+   * leaves an older failure's row in place until the writer tries again). What a process that stored them
+   * beside the folder's writer waits on (see the engine's `whenWriterEmbedded`).
    */
   unsettled(spaceId: string, keys: readonly number[]): number[] {
     if (keys.length === 0) return [];
@@ -140,7 +141,7 @@ export class EmbeddingStore {
       .get(
         `SELECT m.key FROM memories m WHERE m.key IN (SELECT value FROM json_each(?)) AND m.deleted_at IS NULL
            AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.space = ? AND e.key = m.key AND e.seq = m.change_seq)
-           AND NOT EXISTS (SELECT 1 FROM embed_failures f WHERE f.space = ? AND f.key = m.key)`,
+           AND NOT EXISTS (SELECT 1 FROM embed_failures f WHERE f.space = ? AND f.key = m.key AND f.at >= m.updated_at)`,
       )
       .pluck()
       .all(JSON.stringify(keys), spaceId, spaceId) as number[];

@@ -1,4 +1,5 @@
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { IntegrityReport } from './integrity.js';
 
@@ -19,14 +20,19 @@ const FILE = 'integrity.json';
 /**
  * Records a verdict on `dbPath` beside it (`integrity.json`, replaced whole), so that a command that does
  * not check the file itself (`cairn stats`, which must stay quick at a million memories) can say when it was
- * last found sound, or damaged, and by whom. Never throws: the verdict matters more than its record (a full
- * disk, a read-only folder).
+ * last found sound, or damaged, and by whom. A quick check's "sound" does not replace a full check's
+ * "damaged": the quick check does not read index contents, where the full one may have found the damage.
+ * Never throws: the verdict matters more than its record (a full disk, a read-only folder).
  */
 export function recordIntegrity(
   dbPath: string,
   report: Pick<IntegrityReport, 'ok' | 'depth' | 'problems'>,
   by: string,
 ): void {
+  if (report.ok && report.depth === 'quick') {
+    const last = readRecordedIntegrity(dbPath);
+    if (last && !last.ok && last.depth === 'full') return;
+  }
   const record: RecordedIntegrity = {
     ok: report.ok,
     depth: report.depth,
@@ -35,12 +41,13 @@ export function recordIntegrity(
     by,
   };
   const path = join(dirname(dbPath), FILE);
-  const temp = `${path}.${process.pid}.tmp`;
+  const temp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
   try {
     writeFileSync(temp, `${JSON.stringify(record)}\n`);
     renameSync(temp, path);
   } catch {
     // Not recorded: the verdict itself was acted on (logged, requests refused).
+    rmSync(temp, { force: true });
   }
 }
 

@@ -37,6 +37,8 @@ export interface IngestSummary {
    * stored the memories beside it and waited for that writer to embed them. Null: this process did.
    */
   writer: string | null;
+  /** False when that writer is a one-shot command, which embeds only its own writes (nothing was waited for). */
+  writerEmbedsOthers: boolean;
   /** Memories stored but still without a vector when the command returned (a busy or stalled writer). */
   pending: number;
   /**
@@ -89,6 +91,7 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
     errors: [],
     embedded: false,
     writer: null,
+    writerEmbedsOthers: true,
     pending: 0,
     interrupted: null,
     seconds: 0,
@@ -112,7 +115,7 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
     else {
       const vectors =
         summary.interrupted === 'storing'
-          ? `; interrupted after line ${summary.read}: every line before is stored, and running the same command again goes on (stored lines come back unchanged)`
+          ? `; interrupted after line ${lastLine}: every line up to it is ${summary.mode === 'distributed' ? 'accepted (stored, or queued with --wait queued)' : 'stored'}, and running the same command again goes on (stored lines come back unchanged)`
           : summary.interrupted === 'embedding'
             ? '; interrupted while waiting for vectors: every line is stored, and the next writer of the folder (cairn serve, mcp or ingest) embeds and indexes the rest'
             : !flags.embed
@@ -133,10 +136,15 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
   // batch being stored, or leaves the wait for vectors (nothing is lost: what is stored is committed, and
   // vectors are derived); a second ends the process at once.
   let phase: 'storing' | 'embedding' = 'storing';
+  /** The file's line number last read (blank lines count, as in the per-line refusals). */
+  let lastLine = 0;
+  // Stops the reading at once, even while the input is idle (a pipe whose writer waits).
+  const reading = new AbortController();
   const onInterrupt = () => {
     if (summary.interrupted) process.exit(EXIT.interrupted);
     summary.interrupted = phase;
     if (phase === 'storing') {
+      reading.abort();
       warn(
         'cairn ingest: interrupted: storing the batch in hand, then stopping (Ctrl-C again to stop at once)',
       );
@@ -174,10 +182,15 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
       });
     };
     try {
-      for await (const l of readJsonl(file, (n) => {
-        bytes += n;
-      })) {
+      for await (const l of readJsonl(
+        file,
+        (n) => {
+          bytes += n;
+        },
+        reading.signal,
+      )) {
         summary.read++;
+        lastLine = l.line;
         if (l.error !== undefined) reject(l.line, 'INVALID_INPUT', l.error);
         else {
           try {
@@ -234,13 +247,21 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
         if (!flags.embed || summary.interrupted) return;
         // Stored memories are already durable and searchable lexically; this waits for their vectors.
         phase = 'embedding';
+        // Known before the wait, so that a Ctrl-C during it reports who embeds and what is left.
+        const { role, writer } = engine.writerRole;
+        if (role === 'follower') summary.writer = writer;
+        summary.pending = new Set(keys).size;
         const wait = await waitForVectors(
           engine,
           keys,
           () => engine.drain(5, { scoreCommonWords: true }),
           showBar,
+          (pending) => {
+            summary.pending = pending;
+          },
         );
         summary.writer = wait.writer;
+        summary.writerEmbedsOthers = wait.writerEmbedsOthers;
         summary.pending = wait.pending;
         summary.embedded = wait.pending === 0;
       },

@@ -1,7 +1,4 @@
 import { once } from 'node:events';
-import { createWriteStream, openSync, renameSync, rmSync, type WriteStream } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
-import { finished } from 'node:stream/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { CairnError, type KeyedMemory } from '@cairn/core';
 import type { CliEnv } from '../env.js';
@@ -10,6 +7,7 @@ import { byWriter, waitForVectors } from '../index-progress.js';
 import { fileSize, readJsonl } from '../jsonl.js';
 import { withEngine } from '../open-engine.js';
 import { EXIT, warn, writeJson } from '../output.js';
+import { WholeFile } from '../whole-file.js';
 
 /**
  * One exported memory: the fields `cairn ingest` takes, plus what ingest cannot say on its own line: which
@@ -91,12 +89,8 @@ interface ExportFlags {
  * `cairn export -n NS [--out file]`: every memory of a namespace as JSONL, oldest first, superseded and
  * deleted ones included, so `cairn import` rebuilds the namespace as it was (ids, times, tags, facts,
  * supersessions, tombstones). Vectors are not exported: they are derived, and the importing folder's
- * embedder makes its own.
- *
- * `--out` is written whole or not at all: into a temporary file beside it, renamed over it once every line
- * is written. Written in place, a mistyped namespace emptied yesterday's backup with exit 0, and an
- * interrupted export left a shorter file that `cairn import` takes for the whole namespace. A namespace
- * holding no memory at all is refused (NOT_FOUND) and leaves the file as it was.
+ * embedder makes its own. `--out` is written whole or not at all (see WholeFile); a namespace holding no
+ * memory at all is refused (NOT_FOUND) and leaves the file as it was.
  */
 export async function exportCommand(flags: ExportFlags, env: CliEnv): Promise<void> {
   const namespace = requireNamespace(flags.namespace);
@@ -113,6 +107,15 @@ export async function exportCommand(flags: ExportFlags, env: CliEnv): Promise<vo
       }
       const target = flags.out ? new WholeFile(flags.out) : null;
       const out: NodeJS.WritableStream = target?.stream ?? process.stdout;
+      // Interrupted, the target is left as it was and the temporary file removed (it was left behind).
+      const onSignal = () => {
+        target?.abandon();
+        process.exit(EXIT.interrupted);
+      };
+      if (target) {
+        process.once('SIGINT', onSignal);
+        process.once('SIGTERM', onSignal);
+      }
       let memories = 0;
       let deleted = 0;
       try {
@@ -132,6 +135,9 @@ export async function exportCommand(flags: ExportFlags, env: CliEnv): Promise<vo
       } catch (err) {
         target?.abandon();
         throw err;
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
       }
       warn(
         `exported ${memories} memories of ${namespace} (${deleted} deleted)${flags.out ? ` to ${flags.out}` : ''}`,
@@ -139,58 +145,6 @@ export async function exportCommand(flags: ExportFlags, env: CliEnv): Promise<vo
     },
     { follow: true, existing: true },
   );
-}
-
-/**
- * A file written whole or not at all: lines go to a temporary file in the same folder (so the rename
- * cannot cross filesystems), which `commit` renames over the target and `abandon` removes.
- */
-class WholeFile {
-  readonly stream: WriteStream;
-  private readonly temp: string;
-  private failure: Error | null = null;
-
-  constructor(private readonly path: string) {
-    this.temp = join(dirname(path), `.${basename(path)}.${process.pid}.partial`);
-    let fd: number;
-    try {
-      fd = openSync(this.temp, 'wx');
-    } catch (err) {
-      const e = err as NodeJS.ErrnoException;
-      throw new CairnError('INVALID_INPUT', `cannot write ${path}: ${e.code ?? e.message}`, { field: 'out' });
-    }
-    this.stream = createWriteStream('', { fd });
-    // Kept for `commit`: an error event with no listener would end the process.
-    this.stream.on('error', (err) => {
-      this.failure ??= err;
-    });
-  }
-
-  async commit(): Promise<void> {
-    this.stream.end();
-    await finished(this.stream).catch(() => undefined);
-    if (this.failure) {
-      const e = this.failure as NodeJS.ErrnoException;
-      throw new CairnError(
-        e.code === 'ENOSPC' ? 'STORAGE_FULL' : 'STORAGE_ERROR',
-        `writing ${this.path} failed (${e.code ?? e.message}); it was left as it was`,
-        { field: 'out' },
-      );
-    }
-    try {
-      renameSync(this.temp, this.path);
-    } catch (err) {
-      const e = err as NodeJS.ErrnoException;
-      throw new CairnError('INVALID_INPUT', `cannot write ${this.path}: ${e.code ?? e.message}`, {
-        field: 'out',
-      });
-    }
-  }
-
-  abandon(): void {
-    this.stream.destroy();
-    rmSync(this.temp, { force: true });
-  }
 }
 
 interface ImportFlags {
@@ -218,6 +172,7 @@ export async function importCommand(file: string, flags: ImportFlags, env: CliEn
   const keys: number[] = [];
   let writer: string | null = null;
   let pending = 0;
+  let writerEmbedsOthers = true;
   await withEngine(
     flags.dataDir,
     env,
@@ -298,13 +253,14 @@ export async function importCommand(file: string, flags: ImportFlags, env: CliEn
       const wait = await waitForVectors(engine, keys, () => engine.drain(5), false);
       writer = wait.writer;
       pending = wait.pending;
+      writerEmbedsOthers = wait.writerEmbedsOthers;
     },
     { follow: true },
   );
-  if (flags.json) writeJson({ ...summary, writer, pending, errors: rejected });
+  if (flags.json) writeJson({ ...summary, writer, writerEmbedsOthers, pending, errors: rejected });
   else {
     for (const r of rejected) warn(`line ${r.line}: [${r.code}] ${r.message}`);
-    const vectors = writer ? byWriter({ writer, pending }) : 'all embedded and indexed';
+    const vectors = writer ? byWriter({ writer, pending, writerEmbedsOthers }) : 'all embedded and indexed';
     process.stdout.write(
       `read ${summary.read}, stored ${summary.stored}, updated ${summary.updated}, unchanged ${summary.unchanged}, ` +
         `rejected ${summary.rejected}; ${summary.superseding} supersessions and ${summary.deleted} deletions restored; ${vectors}\n`,
