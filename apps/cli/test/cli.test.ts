@@ -644,6 +644,11 @@ describe('cairn add, list, context and --version', () => {
       namespace: 'proj',
       text: expect.stringContaining('eu-west-2'),
     });
+    // No summaries and no question: said, where an empty line was printed.
+    const empty = cairn(['context', '-n', 'proj']);
+    expect(empty.code).toBe(0);
+    expect(empty.stdout).toBe('');
+    expect(empty.stderr).toContain('nothing to pack for proj: no summaries yet (add --query');
 
     const version = cairn(['--version']);
     expect(version.code).toBe(0);

@@ -204,11 +204,22 @@ export async function createHttpServer(
     if (retryAfter) reply.header('retry-after', retryAfter);
     return reply.code(httpStatusOf(e.code)).type('application/json').send(errorBody(e));
   });
-  app.setNotFoundHandler((req, reply) =>
-    reply
+  // Every route's method and path, so a request with the wrong method is told which ones the path takes.
+  const routes: Array<{ methods: string[]; path: RegExp }> = [];
+  app.addHook('onRoute', (route) => {
+    const pattern = route.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]\w*/g, '[^/]+');
+    routes.push({ methods: [route.method].flat().map(String), path: new RegExp(`^${pattern}/?$`) });
+  });
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0] ?? req.url;
+    const takes = [...new Set(routes.filter((r) => r.path.test(path)).flatMap((r) => r.methods))].filter(
+      (m) => m !== 'HEAD',
+    );
+    const hint = takes.length > 0 ? `: ${path} takes ${takes.join(', ')}` : '';
+    return reply
       .code(404)
-      .send(errorBody(new CairnError('NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0]}`))),
-  );
+      .send(errorBody(new CairnError('NOT_FOUND', `no route ${req.method} ${path}${hint}`)));
+  });
 
   // HTTP/1.1 requires a Host header (RFC 9112, section 3.2); HTTP/1.0 does not.
   app.addHook('onRequest', async (req) => {

@@ -654,10 +654,19 @@ describe('operations', () => {
     expect((await call('GET', '/v1/timeline?namespace=team/alpha&anchor=a2&before=1')).status).toBe(200);
   });
 
-  it('unknown routes are 404 in the error shape', async () => {
+  it('unknown routes are 404 in the error shape; a known path asked with the wrong method says which it takes', async () => {
     const r = await call('GET', '/v1/nope');
     expect(r.status).toBe(404);
     expect(r.body.error.code).toBe('NOT_FOUND');
+    expect(r.body.error.message).toBe('no route GET /v1/nope');
+    const wrong = await call('GET', '/v1/search');
+    expect(wrong.status).toBe(404);
+    expect(wrong.body.error.message).toBe('no route GET /v1/search: /v1/search takes POST');
+    // A path with a parameter is matched by its pattern.
+    const put = await call('PUT', '/v1/memories/a1?namespace=team/alpha', {});
+    expect(put.body.error.message).toMatch(
+      /^no route PUT \/v1\/memories\/a1: \/v1\/memories\/a1 takes .*DELETE/,
+    );
   });
 
   it('rate limits per key with 429 RATE_LIMITED', async () => {

@@ -5,7 +5,7 @@ import { loadDistributed } from '../distributed.js';
 import type { CliEnv } from '../env.js';
 import { filtersFromFlags, integerFlag, requireNamespace } from '../flags.js';
 import { connectQueues, withEngine } from '../open-engine.js';
-import { writeJson } from '../output.js';
+import { warn, writeJson } from '../output.js';
 import { renderMemories } from '../render.js';
 
 interface AddFlags {
@@ -116,5 +116,10 @@ export async function contextCommand(flags: ContextFlags, env: CliEnv): Promise<
     { follow: true, existing: true },
   );
   if (flags.json) writeJson(pack);
+  else if (pack.included.length === 0)
+    // An empty line said nothing of why: a namespace with no summaries yet, nor anything matching --query.
+    warn(
+      `nothing to pack for ${namespace}: no summaries yet${flags.query ? `, and nothing found for "${flags.query}"` : ' (add --query to pack what is relevant to a question)'}`,
+    );
   else process.stdout.write(`${pack.text}\n`);
 }
