@@ -278,7 +278,7 @@ describe('cairn reindex beside a running cairn serve', () => {
     // A space filled but not activated says it is complete and how to switch, not "building 0/s".
     expect(cairn(['reindex', '--embedder', 'hash:64', '--no-activate', '--json']).code).toBe(0);
     expect(cairn(['spaces']).stdout).toMatch(
-      /^ {2}cairn-hash-v1\/64 .*building {2}321\/321 embedded, complete \(cairn spaces activate cairn-hash-v1\/64 switches to it\)$/m,
+      /^ {2}cairn-hash-v1\/64 .*complete {2}321\/321 embedded \(cairn spaces activate cairn-hash-v1\/64 switches to it\)$/m,
     );
     // What the note advises works: the old space catches up and is active again.
     const spec = /--embedder (\S+) catches/.exec(list.stdout)![1]!;

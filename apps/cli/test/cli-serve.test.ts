@@ -139,6 +139,11 @@ describe('cairn serve (embedded)', () => {
     );
     expect(hit.body.hits[0]).toMatchObject({ id: 'm17' });
     expect(hit.body.hits[0].explain.vecRank).toBeGreaterThan(0);
+    // The demo too: it stores its sample beside the server, which embeds it; its searches show both legs.
+    const demo = cli(['demo']);
+    expect(demo.status, demo.stderr).toBe(0);
+    expect(demo.stdout).toMatch(/Ingested 31 memories/);
+    expect(demo.stdout).toMatch(/"vecRank": \d+/);
     const human = cli(['ingest', file('again.jsonl', 0)]);
     expect(human.stdout).toContain('unchanged 200');
     expect(human.stdout).toContain("all embedded by the folder's running writer");

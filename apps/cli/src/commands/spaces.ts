@@ -125,11 +125,13 @@ function spaceLine(s: ListedSpace, now = Date.now()): string {
     : complete
       ? s.activate_when_ready
         ? ', complete: building its vector indexes, then it activates'
-        : `, complete (cairn spaces activate ${s.id} switches to it)`
+        : ` (cairn spaces activate ${s.id} switches to it)`
       : s.rate !== null
         ? ` ${s.rate}/s${s.eta_seconds === null ? '' : ` ETA ${s.eta_seconds} s`}${s.activate_when_ready ? ', activates when ready' : ''}`
         : '';
-  return `${s.active ? '*' : ' '} ${s.id}  embedder ${s.embedder ?? '?'}  ${s.state}  ${p.embedded}/${p.total} embedded${p.failed ? `, ${p.failed} failed` : ''}${rate}${standbyNote(s, now)}`;
+  // A complete space waiting to be activated is kept current, but nothing is left to build: not `building`.
+  const state = building && complete && !s.activate_when_ready ? 'complete' : s.state;
+  return `${s.active ? '*' : ' '} ${s.id}  embedder ${s.embedder ?? '?'}  ${state}  ${p.embedded}/${p.total} embedded${p.failed ? `, ${p.failed} failed` : ''}${rate}${standbyNote(s, now)}`;
 }
 
 /** `cairn spaces … --api URL`: the same actions through /v1/spaces (a key for every namespace). */
