@@ -797,18 +797,22 @@ describe('cairn ingest interrupted (Ctrl-C)', () => {
   it('stops after the batch in hand, says what it stored and exits 130; a second run goes on; Ctrl-C while waiting for vectors leaves every line stored', async () => {
     const line = (i: number) =>
       `${JSON.stringify({ namespace: 'proj', id: `m${i}`, text: `note ${i} about the ledger service` })}\n`;
-    const env = { ...process.env, CAIRN_DATA_DIR: join(dir, 'data') };
+    /** `cairn <args>` started, with what it has written so far and its exit. */
+    const started = (args: string[]) => {
+      const child = spawn(process.execPath, [MAIN, ...args], {
+        env: { ...process.env, CAIRN_DATA_DIR: join(dir, 'data') },
+      });
+      const seen = { out: '', err: '' };
+      child.stdout.on('data', (d: Buffer) => {
+        seen.out += d.toString();
+      });
+      child.stderr.on('data', (d: Buffer) => {
+        seen.err += d.toString();
+      });
+      return { child, seen, exited: once(child, 'exit') };
+    };
     // From a pipe, as `producer | cairn ingest -`: stopped while it stores.
-    const child = spawn(process.execPath, [MAIN, 'ingest', '-', '--batch-size', '100', '--json'], { env });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
-    });
-    const exited = once(child, 'exit');
+    const { child, seen, exited } = started(['ingest', '-', '--batch-size', '100', '--json']);
     child.stdin.on('error', () => {}); // the command closes its input when interrupted
     for (let i = 0; i < 300; i++) child.stdin.write(line(i));
     for (let i = 0; i < 300; i++) {
@@ -817,12 +821,13 @@ describe('cairn ingest interrupted (Ctrl-C)', () => {
       await new Promise((r) => setTimeout(r, 50));
     }
     child.kill('SIGINT');
-    for (let i = 0; i < 100 && !err.includes('interrupted'); i++) await new Promise((r) => setTimeout(r, 20));
-    expect(err).toContain('cairn ingest: interrupted: storing the batch in hand, then stopping');
+    for (let i = 0; i < 100 && !seen.err.includes('interrupted'); i++)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(seen.err).toContain('cairn ingest: interrupted: storing the batch in hand, then stopping');
     // No further line comes: the pipe stays open and idle, and the command still ends.
     const [code] = await exited;
     expect(code).toBe(130);
-    const summary = JSON.parse(out) as {
+    const summary = JSON.parse(seen.out) as {
       read: number;
       stored: number;
       interrupted: string;
@@ -852,22 +857,17 @@ describe('cairn ingest interrupted (Ctrl-C)', () => {
       'more.jsonl',
       Array.from({ length: 20_000 }, (_, i) => line(10_000 + i).trim()),
     );
-    const waiting = spawn(process.execPath, [MAIN, 'ingest', more, '--json', '--progress'], { env });
-    let waitOut = '';
-    let waitErr = '';
-    waiting.stdout.on('data', (d: Buffer) => {
-      waitOut += d.toString();
-    });
-    waiting.stderr.on('data', (d: Buffer) => {
-      waitErr += d.toString();
-    });
-    const waited = once(waiting, 'exit');
-    for (let i = 0; i < 1_200 && !waitErr.includes('index  ['); i++)
+    const waiting = started(['ingest', more, '--json', '--progress']);
+    for (let i = 0; i < 1_200 && !waiting.seen.err.includes('index  ['); i++)
       await new Promise((r) => setTimeout(r, 50));
-    waiting.kill('SIGINT');
-    const [waitCode] = await waited;
+    waiting.child.kill('SIGINT');
+    const [waitCode] = await waiting.exited;
     expect(waitCode).toBe(130);
-    expect(JSON.parse(waitOut)).toMatchObject({ read: 20_000, stored: 20_000, interrupted: 'embedding' });
+    expect(JSON.parse(waiting.seen.out)).toMatchObject({
+      read: 20_000,
+      stored: 20_000,
+      interrupted: 'embedding',
+    });
     const after = cairn(['ingest', file('none.jsonl', []), '--json']);
     expect(after.code, after.stderr).toBe(0);
     expect(JSON.parse(cairn(['stats', '--json']).stdout).namespaces.proj).toMatchObject({
