@@ -178,7 +178,9 @@ export async function importCommand(file: string, flags: ImportFlags, env: CliEn
     env,
     async (engine) => {
       const later: Array<{ line: number; value: Record<string, unknown> }> = [];
-      const tombstones: Array<{ namespace: string; id: string }> = [];
+      const tombstones: Array<{ namespace: string; id: string; line: number }> = [];
+      // How each line was written, so a line written only to be deleted is counted once, as deleted.
+      const statusOfLine = new Map<number, 'stored' | 'updated' | 'unchanged'>();
       // A deleted memory the folder already holds deleted, as the file says it: written again it would come
       // back to life until its delete, rewriting its session's neighbours, at every re-import of one file.
       const deletedHere = new Map<string, Map<string, ExportLine>>();
@@ -211,7 +213,10 @@ export async function importCommand(file: string, flags: ImportFlags, env: CliEn
               code: item.error!.code,
               message: item.error!.message,
             });
-          } else summary[item.status]++;
+          } else {
+            summary[item.status]++;
+            statusOfLine.set(items[item.index]!.line, item.status);
+          }
         }
       };
       for await (const l of readJsonl(file)) {
@@ -226,7 +231,8 @@ export async function importCommand(file: string, flags: ImportFlags, env: CliEn
           summary.unchanged++;
           continue;
         }
-        if (deleted === true) tombstones.push({ namespace: String(memory.namespace), id: String(memory.id) });
+        if (deleted === true)
+          tombstones.push({ namespace: String(memory.namespace), id: String(memory.id), line: l.line });
         // A memory that supersedes others is written once, after them, with what it supersedes: written
         // first without it, it differed from itself as stored, so every re-import rewrote it twice.
         if (Array.isArray(supersedes) && supersedes.length > 0) {
@@ -249,7 +255,12 @@ export async function importCommand(file: string, flags: ImportFlags, env: CliEn
         summary.superseding += part.length - (summary.rejected - before);
       }
       rejected.sort((a, b) => a.line - b.line);
-      for (const t of tombstones) if (engine.delete(t.namespace, t.id)) summary.deleted++;
+      for (const t of tombstones) {
+        if (!engine.delete(t.namespace, t.id)) continue;
+        summary.deleted++;
+        const written = statusOfLine.get(t.line);
+        if (written) summary[written]--;
+      }
       const wait = await waitForVectors(engine, keys, () => engine.drain(5), false);
       writer = wait.writer;
       pending = wait.pending;
