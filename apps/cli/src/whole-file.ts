@@ -13,10 +13,66 @@ import {
   type Stats,
   statSync,
   type WriteStream,
+  writeFileSync,
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { CairnError } from '@cairn/core';
+
+/**
+ * How `path` is replaced: through a temporary file beside the file it names (the one a symbolic link points
+ * to: the link stays), with that file's mode; `inPlace` for anything that cannot be replaced (a device such
+ * as /dev/stdout, a FIFO, a process substitution). `mode` is null for a path not there yet.
+ */
+function replacementOf(
+  path: string,
+): { inPlace: true } | { inPlace: false; target: string; mode: number | null } {
+  let st: Stats | null = null;
+  try {
+    st = statSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  if (st && !st.isFile()) return { inPlace: true };
+  if (!st) return { inPlace: false, target: path, mode: null };
+  const target = realpathSync(path);
+  // Replacing needs only the folder's permission: a file the user may not write stays refused, as writing
+  // it in place refused it.
+  accessSync(target, constants.W_OK);
+  return { inPlace: false, target, mode: st.mode & 0o7777 };
+}
+
+/** A temporary file's name beside `target`, unique to this call. */
+function tempBeside(target: string): string {
+  return join(dirname(target), `.${basename(target)}.${randomBytes(4).toString('hex')}.partial`);
+}
+
+/**
+ * Writes `text` to `path` whole or not at all, as WholeFile does for a stream (synchronously, for a small
+ * file such as Claude Code's settings.json, which users often keep as a link into their dotfiles).
+ */
+export function writeWhole(path: string, text: string): void {
+  const how = replacementOf(path);
+  if (how.inPlace) {
+    writeFileSync(path, text);
+    return;
+  }
+  const temp = tempBeside(how.target);
+  try {
+    const fd = openSync(temp, 'wx', how.mode === null ? 0o666 : 0o600);
+    try {
+      if (how.mode !== null) fchmodSync(fd, how.mode);
+      writeFileSync(fd, text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, how.target);
+  } catch (err) {
+    rmSync(temp, { force: true });
+    throw err;
+  }
+}
 
 /** The user's mistake in an output path, named (exit 2), not an internal error. */
 function cannotWrite(path: string, err: unknown): CairnError {
@@ -41,30 +97,19 @@ export class WholeFile {
   private done = false;
 
   constructor(private readonly path: string) {
-    let st: Stats | null = null;
     try {
-      st = statSync(path);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw cannotWrite(path, err);
-    }
-    try {
-      if (st && !st.isFile()) {
+      const how = replacementOf(path);
+      if (how.inPlace) {
         this.target = path;
         this.temp = null;
         this.fd = openSync(path, 'w');
       } else {
-        this.target = st ? realpathSync(path) : path;
-        // Replacing needs only the folder's permission: a file the user may not write stays refused, as
-        // writing in place refused it.
-        if (st) accessSync(this.target, constants.W_OK);
-        this.temp = join(
-          dirname(this.target),
-          `.${basename(this.target)}.${randomBytes(4).toString('hex')}.partial`,
-        );
+        this.target = how.target;
+        this.temp = tempBeside(how.target);
         // Private while written, then the replaced file's own mode (a backup of private memories kept
         // 0600 stays so); a new file gets the default mode, as the shell's `>` gives it.
-        this.fd = openSync(this.temp, 'wx', st ? 0o600 : 0o666);
-        if (st) fchmodSync(this.fd, st.mode & 0o7777);
+        this.fd = openSync(this.temp, 'wx', how.mode === null ? 0o666 : 0o600);
+        if (how.mode !== null) fchmodSync(this.fd, how.mode);
       }
     } catch (err) {
       throw cannotWrite(path, err);

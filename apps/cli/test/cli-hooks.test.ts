@@ -1,6 +1,15 @@
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -510,6 +519,22 @@ describe('cairn hooks install / uninstall', () => {
     expect(removed).toMatchObject({ changed: true, removed: 5 });
     expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual(userSettings);
     expect(json(cairn(['hooks', 'uninstall', '--json'], env))).toMatchObject({ changed: false, removed: 0 });
+  });
+
+  it('a settings.json kept as a symbolic link (into dotfiles) stays a link: the file it points to is changed', () => {
+    const home = join(dir, 'home');
+    mkdirSync(join(home, '.claude'), { recursive: true });
+    const real = join(dir, 'dotfiles-settings.json');
+    writeFileSync(real, JSON.stringify({ model: 'opus' }));
+    const path = join(home, '.claude', 'settings.json');
+    symlinkSync(real, path);
+    const env = { HOME: home, CAIRN_DATA_DIR: join(dir, 'data') };
+    expect(json(cairn(['hooks', 'install', '--json'], env)).changed).toBe(true);
+    expect(lstatSync(path).isSymbolicLink()).toBe(true);
+    expect(JSON.parse(readFileSync(real, 'utf8')).hooks.Stop).toHaveLength(1);
+    expect(json(cairn(['hooks', 'uninstall', '--json'], env)).changed).toBe(true);
+    expect(lstatSync(path).isSymbolicLink()).toBe(true);
+    expect(JSON.parse(readFileSync(real, 'utf8'))).toEqual({ model: 'opus' });
   });
 
   it('--scope project writes the repository root .claude/settings.json, from any subfolder', () => {

@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { CairnError } from '@cairn/core';
+import { writeWhole } from '../whole-file.js';
 import { HOOK_EVENTS, type HookEvent } from './payload.js';
 
 /**
@@ -83,13 +84,13 @@ export function readSettings(path: string): Json {
   return parsed;
 }
 
-/** Written whole to a temporary file, then renamed over the old one: a crash never leaves half a file. */
+/**
+ * Written whole or not at all (see writeWhole): a crash never leaves half a file, and a settings.json that
+ * is a link into the user's dotfiles stays a link (it was replaced by a regular file).
+ */
 export function writeSettings(path: string, settings: Json): void {
   mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.cairn-${process.pid}.tmp`;
-  const mode = existsSync(path) ? statSync(path).mode & 0o777 : 0o644;
-  writeFileSync(tmp, `${JSON.stringify(settings, null, 2)}\n`, { mode });
-  renameSync(tmp, path);
+  writeWhole(path, `${JSON.stringify(settings, null, 2)}\n`);
 }
 
 /** Every event's groups without Cairn's handlers; a group left with no handler goes, and so does an empty event. */
