@@ -2,10 +2,9 @@
 // consolidation's near-duplicate pass), so its thousands of native searches run beside the serving thread
 // rather than on it.
 import { statSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import type { BatchMatches, Index, Matches } from 'usearch';
 import type { GraphNeighborQuery, GraphNeighbors } from './hnsw-params.js';
-import { createHnswIndex, releaseIndex, viewIndexFile } from './usearch-index.js';
+import { createHnswIndex, nativeThreads, releaseIndex, viewIndexFile } from './usearch-index.js';
 
 /**
  * The file this thread mapped last, kept for the next batch: a pass over a 100k catch-up asks for one file
@@ -47,10 +46,7 @@ export default function nearestInFile(req: GraphNeighborQuery): GraphNeighbors {
   // at once). Native code must see an offset-0 buffer; a structured clone's is.
   const queries = req.vectors.byteOffset === 0 ? req.vectors : req.vectors.slice();
   // usearch's types read a flat matrix as one vector; a batch of more than one row answers a BatchMatches.
-  // At most one thread per CPU: a mapped graph has a search slot per CPU, and a call asking for more
-  // threads fails whole ("Reserve capacity ahead of searches!"; CAIRN_BUILD_THREADS may say 8 on 2 cores).
-  const threads = Math.min(Math.max(1, Math.floor(req.threads ?? 1)), availableParallelism());
-  const found = graph.search(queries, k, threads) as Matches | BatchMatches;
+  const found = graph.search(queries, k, nativeThreads(req.threads)) as Matches | BatchMatches;
   for (let i = 0; i < n; i++) {
     const count = 'counts' in found ? Number(found.counts[i]) : found.keys.length;
     counts[i] = count;

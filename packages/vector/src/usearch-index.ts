@@ -64,6 +64,17 @@ export function viewIndexFile(index: Index, path: string): void {
 export const SEQUENTIAL_PREFIX = 8192;
 
 /**
+ * The native threads a usearch call may use: at least one, and no more than the machine's cores. Past them
+ * nothing is gained, and usearch sizes its per-thread contexts by the cores when it loads or maps a graph:
+ * a merge into a loaded graph whose removed keys left free slots (no reserve, so no new contexts) failed
+ * with "Reserve capacity ahead of insertions!", and a search of a mapped graph asking for more threads
+ * failed whole ("Reserve capacity ahead of searches!"; CAIRN_BUILD_THREADS may say 8 on 2 cores).
+ */
+export function nativeThreads(threads: number | undefined): number {
+  return Math.min(Math.max(1, Math.floor(threads ?? 1) || 1), availableParallelism());
+}
+
+/**
  * Adds vectors in chunks so one call never holds a huge native batch, on `threads` native threads once the
  * graph holds SEQUENTIAL_PREFIX vectors (before that, one at a time: see above).
  */
@@ -77,10 +88,7 @@ export function addInChunks(
   /** Raised to the count added after each chunk (see `IndexBuildRequest.added`). */
   added?: Int32Array,
 ): void {
-  // No more than the machine's cores: past them nothing is gained, and usearch sizes its per-thread
-  // contexts by the cores when it loads a graph, so a merge into a loaded graph whose removed keys left
-  // free slots (no reserve, so no new contexts) failed with "Reserve capacity ahead of insertions!".
-  threads = Math.min(Math.floor(threads) || 1, availableParallelism());
+  threads = nativeThreads(threads);
   const sequential =
     threads > 1 ? Math.max(0, Math.min(keys.length, SEQUENTIAL_PREFIX - index.size())) : keys.length;
   for (let i = 0; i < keys.length; ) {
@@ -168,7 +176,6 @@ export async function releaseIndexSoon(index: Index): Promise<void> {
   }
 }
 
-/** Builds (or merges into a copy of `basePath`) on the calling thread. Used when no worker pool is wired. */
 /** Runs an off-thread reader where the build runs (see `OffThreadRead`). */
 async function readOffThread(
   read: OffThreadRead,
@@ -183,6 +190,7 @@ async function readOffThread(
   return reader.default(read.args);
 }
 
+/** Builds (or merges into a copy of `basePath`) on the calling thread. Used when no worker pool is wired. */
 export const inProcessIndexBuilder: IndexBuilder = {
   async build(req: IndexBuildRequest): Promise<IndexBuildResult> {
     let { keys, vectors } = req;
