@@ -9,16 +9,11 @@ import { GenerationFiles } from './generation-files.js';
 import { GraphFileQueries } from './graph-file-queries.js';
 import { GraphPersistence } from './graph-persistence.js';
 import { IndexAuditor } from './index-audit.js';
+import { IndexSlots } from './index-slots.js';
 import { LoadOnWrites } from './load-on-writes.js';
 import { NamespaceLoader } from './namespace-loader.js';
-import {
-  type IndexStatus,
-  RETRY_BUILD_AFTER_MS,
-  type Slot,
-  slotStatus,
-  slotUnmerged,
-} from './namespace-slot.js';
-import { applyVector, dropVector, type NamespaceState, sizeOf } from './namespace-state.js';
+import { type IndexStatus, type Slot, slotStatus, slotUnmerged } from './namespace-slot.js';
+import { applyVector, dropVector, type NamespaceState } from './namespace-state.js';
 import { nearestOffThread } from './neighbor-batch.js';
 import { StoredVectors } from './stored-vectors.js';
 import { Tombstones } from './tombstones.js';
@@ -44,9 +39,10 @@ const UNEMBEDDED_SHARE = 0.1;
  * in SQLite are the source of truth: a missing, stale or damaged file is rebuilt from them, and the rebuild
  * is logged.
  *
- * This class holds each namespace's lifecycle (unloaded → loading or building → exact or graph, promoted,
- * merged, audited, released) and the writes that feed it. The steps live beside it: `vector-search.ts`
- * answers a query over a loaded namespace, `namespace-loader.ts` loads and builds, `delta-merge.ts` merges
+ * This class is the leg's face: searches, the writes and deletes that feed loaded namespaces, a reader's
+ * refresh, audits, saves and releases. The steps live beside it: `index-slots.ts` takes a namespace from
+ * unloaded to ready (loaded exact, mapped, built, promoted), `vector-search.ts` answers a query over a
+ * loaded namespace, `namespace-loader.ts` loads and builds, `delta-merge.ts` merges
  * a delta into a new generation, `index-audit.ts` finds and adds stored vectors an index lacks,
  * `load-on-writes.ts` starts a writer's loads while a bulk ingest stores, `stored-vectors.ts` reads stored
  * vectors by key, `graph-persistence.ts` merges deltas into files and lets graphs go.
@@ -54,8 +50,8 @@ const UNEMBEDDED_SHARE = 0.1;
 export class VectorIndexManager implements VectorLeg {
   readonly space: EmbeddingSpace;
   private readonly slots = new Map<string, Slot>();
-  /** Set by `close`: a warm-up still mapping files stops. */
-  private closed = false;
+  /** How each slot becomes ready (load, map, build, promote). */
+  private readonly loads: IndexSlots;
   private readonly auditor: IndexAuditor;
   private readonly loadOnWrites: LoadOnWrites;
   private readonly files: GenerationFiles;
@@ -127,10 +123,22 @@ export class VectorIndexManager implements VectorLeg {
       },
       log: this.opts.log,
     });
+    this.loads = new IndexSlots({
+      slots: this.slots,
+      space: this.space,
+      opts: this.opts,
+      files: this.files,
+      loader: this.loader,
+      persistence: this.persistence,
+      auditor: this.auditor,
+      log: this.opts.log,
+    });
     this.loadOnWrites = new LoadOnWrites(this.opts.role === 'writer' ? this.opts.loadAfterWrites : Infinity, {
-      isSmall: (namespace) => this.isSmall(namespace),
+      isSmall: (namespace) => this.loads.isSmall(namespace),
       load: (namespace) =>
-        this.acquire(namespace, false).then((r) => (r.ok ? r.value : this.slots.get(namespace)?.building)),
+        this.loads
+          .acquire(namespace, false)
+          .then((r) => (r.ok ? r.value : this.slots.get(namespace)?.building)),
       log: this.opts.log,
     });
     this.searchContext = {
@@ -152,7 +160,7 @@ export class VectorIndexManager implements VectorLeg {
     limit: number;
   }): Promise<VectorLegResult> {
     assertDimensions(req.vector, this.space, 'query vector');
-    const ready = await this.acquire(req.namespace, this.opts.waitForBuild, this.opts.unbuiltSearch);
+    const ready = await this.loads.acquire(req.namespace, this.opts.waitForBuild, this.opts.unbuiltSearch);
     if (!ready.ok) return { status: 'unavailable', reason: ready.reason };
     const res = searchLoaded(ready.value, req, this.searchContext);
     const c = this.opts.embeddings.coverage?.(this.space.id, req.namespace);
@@ -175,7 +183,7 @@ export class VectorIndexManager implements VectorLeg {
   ): Promise<Array<Array<{ key: number; cosine: number }> | null> | null> {
     const searchFile = this.fileQueries.searcher(namespace);
     for (const v of vectors) assertDimensions(v, this.space, 'query vector');
-    const ready = await this.acquire(namespace, this.opts.waitForBuild, this.opts.unbuiltSearch);
+    const ready = await this.loads.acquire(namespace, this.opts.waitForBuild, this.opts.unbuiltSearch);
     if (!ready.ok) return null;
     const current = () => this.slots.get(namespace)?.ready;
     const ask = () => nearestOffThread({ current, searchFile, keys: this.opts.keys }, namespace, vectors, k);
@@ -221,7 +229,7 @@ export class VectorIndexManager implements VectorLeg {
       this.applyOne(ready, e.key, e.writeSeq, e.vector);
       if (this.opts.role === 'reader') continue;
       if (ready.kind === 'exact' && ready.matrix.size > this.opts.exactThreshold * 1.25 && !slot.standIn)
-        this.promote(e.namespace);
+        this.loads.promote(e.namespace);
       if (ready.kind === 'hnsw' && ready.delta.size >= this.opts.mergeThreshold)
         this.persistence.startMerge(e.namespace, ready);
     }
@@ -245,17 +253,6 @@ export class VectorIndexManager implements VectorLeg {
     }
   }
 
-  /** A built or newly mapped index takes over the deletes its predecessor knew of and the build missed. */
-  private takeOverDrops(namespace: string, slot: Slot, before: NamespaceState | undefined): void {
-    const ready = slot.ready!;
-    const keys = [...(slot.forgottenWhileBuilding ?? []), ...(before?.kind === 'hnsw' ? before.dropped : [])];
-    slot.forgottenWhileBuilding = undefined;
-    if (keys.length === 0) return;
-    // A key written again since its delete is live, and its new vector is what the index holds.
-    const live = this.opts.keys.allowedKeys(namespace, keys, {});
-    for (const key of keys) if (!live.has(key)) dropVector(ready, key);
-  }
-
   /**
    * Turns loading on writes on or off, e.g. when a reindex's indexes (built with it off) start serving.
    * @param n vectors per namespace, as `loadAfterWrites`; omitted: `mergeThreshold`
@@ -265,26 +262,8 @@ export class VectorIndexManager implements VectorLeg {
   }
 
   /** Loads (or builds) a namespace's index now and waits for it: a namespace that needs a graph has one. */
-  async warm(namespace: string): Promise<void> {
-    let r = await this.acquire(namespace, true);
-    // A failed load or build (one started in the background, say) is forgotten by acquire: try afresh once.
-    if (!r.ok && !this.slots.has(namespace)) r = await this.acquire(namespace, true);
-    if (!r.ok) throw new Error(r.reason);
-    // An exact matrix standing in for a missing graph (see `unbuiltSearch`) is built into one now.
-    const slot = this.slots.get(namespace);
-    if (slot?.standIn) {
-      if (!slot.building) {
-        slot.failedAt = undefined;
-        this.promote(namespace);
-      }
-      try {
-        await slot.building;
-      } catch (err) {
-        throw new Error(
-          `vector index for namespace "${namespace}" failed to build: ${(err as Error).message}`,
-        );
-      }
-    }
+  warm(namespace: string): Promise<void> {
+    return this.loads.warm(namespace);
   }
 
   /**
@@ -292,14 +271,8 @@ export class VectorIndexManager implements VectorLeg {
    * for it (a new server's first search at a million: 0.35 s). Nothing else: a namespace without a usable
    * saved graph (none, stale, or searched exactly) loads, or builds, when first searched.
    */
-  async mapSaved(namespaces: Iterable<string>): Promise<void> {
-    for (const namespace of namespaces) {
-      if (this.closed) return;
-      if (this.slots.has(namespace) || !this.files.sidecar(namespace)) continue;
-      const slot: Slot = {};
-      if (!this.isSmall(namespace) && this.mapFile(namespace, slot, 'scan')) this.slots.set(namespace, slot);
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+  mapSaved(namespaces: Iterable<string>): Promise<void> {
+    return this.loads.mapSaved(namespaces);
   }
 
   /** Of the namespace's `stored` vectors, how many a fresh process would not find saved (`slotUnmerged`). */
@@ -335,7 +308,7 @@ export class VectorIndexManager implements VectorLeg {
         if (loaded) {
           slot.ready = loaded;
           // The writer saved this generation before it learned of deletes this process already knows.
-          this.takeOverDrops(namespace, slot, ready);
+          this.loads.takeOverDrops(namespace, slot, ready);
           if (ready.kind === 'hnsw') void releaseIndexSoon(ready.graph);
           // Which vectors the writer changed since is not known here: none of the cached ones is trusted.
           this.stored.clear();
@@ -372,7 +345,7 @@ export class VectorIndexManager implements VectorLeg {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
+    this.loads.closed = true;
     await this.flush();
     const released = [...this.slots.values()].map((slot) => this.persistence.dispose(slot));
     this.slots.clear();
@@ -399,133 +372,5 @@ export class VectorIndexManager implements VectorLeg {
   private applyOne(state: NamespaceState, key: number, writeSeq: number, vector: Float32Array): void {
     this.stored.forget(key);
     applyVector(state, key, writeSeq, vector);
-  }
-
-  private async acquire(
-    namespace: string,
-    wait: boolean,
-    unbuilt: 'build' | 'exact' = 'build',
-  ): Promise<{ ok: true; value: NamespaceState } | { ok: false; reason: string }> {
-    let slot = this.slots.get(namespace);
-    if (!slot) {
-      slot = {};
-      this.slots.set(namespace, slot);
-      try {
-        this.startLoad(namespace, slot, unbuilt);
-      } catch (err) {
-        // An empty slot would answer "being built" forever: forget it so the next call tries again.
-        this.slots.delete(namespace);
-        throw err;
-      }
-    }
-    if (slot.ready) return { ok: true, value: slot.ready };
-    if (slot.building && wait) {
-      try {
-        return { ok: true, value: await slot.building };
-      } catch (err) {
-        // Forget the failure so the next search starts a fresh attempt.
-        if (this.slots.get(namespace) === slot) this.slots.delete(namespace);
-        return {
-          ok: false,
-          reason: `vector index for namespace "${namespace}" failed to build: ${(err as Error).message}`,
-        };
-      }
-    }
-    if (slot.error) {
-      this.slots.delete(namespace);
-      return {
-        ok: false,
-        reason: `vector index for namespace "${namespace}" failed to load: ${slot.error.message}`,
-      };
-    }
-    return { ok: false, reason: `vector index for namespace "${namespace}" is being built` };
-  }
-
-  private startLoad(namespace: string, slot: Slot, unbuilt: 'build' | 'exact'): void {
-    const count = this.countUpToExact(namespace);
-    if (count <= this.opts.exactThreshold) {
-      slot.ready = this.loader.loadExact(namespace, count);
-      return;
-    }
-    const { embeddings } = this.opts;
-    const scan = this.opts.role === 'reader' || unbuilt === 'exact';
-    if (this.mapFile(namespace, slot, scan ? 'scan' : 'build')) return;
-    // A reader never writes a file: until the writer publishes a graph it serves this namespace exactly
-    // (sized by its whole count: `count` above stopped at the threshold). So does a one-shot search.
-    if (scan) {
-      const started = Date.now();
-      slot.ready = this.loader.loadExact(namespace, embeddings.count(this.space.id, namespace));
-      slot.standIn = this.opts.role === 'writer';
-      if (slot.standIn)
-        this.opts.log('info', 'vector index not built: searching the stored vectors exactly', {
-          namespace,
-          space: this.space.id,
-          vectors: sizeOf(slot.ready),
-          ms: Date.now() - started,
-        });
-    } else this.runBuild(namespace, slot);
-  }
-
-  /**
-   * The namespace's vectors, counted no further than one past `exactThreshold`: only whether it is small
-   * matters to a load (a cold search at 1M spent 0.17 s counting it whole).
-   */
-  private countUpToExact(namespace: string): number {
-    const { embeddings, exactThreshold } = this.opts;
-    return (
-      embeddings.countUpTo?.(this.space.id, namespace, exactThreshold + 1) ??
-      embeddings.count(this.space.id, namespace)
-    );
-  }
-
-  private isSmall(namespace: string): boolean {
-    return this.countUpToExact(namespace) <= this.opts.exactThreshold;
-  }
-
-  /** Maps the namespace's saved file into `slot`; false when it has no usable one (the loader logs why). */
-  private mapFile(namespace: string, slot: Slot, otherwise: 'scan' | 'build'): boolean {
-    const loaded = this.loader.loadFile(namespace, true, otherwise);
-    if (!loaded) return false;
-    slot.ready = loaded;
-    // A file is trusted for what its watermark covers; check that claim off the query's path.
-    if (this.opts.auditOnLoad) setImmediate(() => this.auditor.auditSoon(namespace));
-    if (loaded.kind === 'hnsw' && loaded.delta.size >= this.opts.mergeThreshold)
-      this.persistence.startMerge(namespace, loaded);
-    return true;
-  }
-
-  /** Rebuilds a namespace's graph from SQLite on the builder, then maps it. Searches meanwhile are degraded. */
-  private runBuild(namespace: string, slot: Slot): void {
-    slot.building = this.loader.build(namespace);
-    slot.building.then(
-      (ready) => {
-        // Vectors stored after the last catch-up page were skipped by apply() (no ready index yet):
-        // pick them up in the same turn that makes the index visible, so none can slip between.
-        this.loader.catchUpSync(namespace, ready);
-        const before = slot.ready;
-        slot.ready = ready;
-        slot.building = undefined;
-        slot.standIn = false;
-        this.takeOverDrops(namespace, slot, before);
-        if (ready.kind === 'hnsw' && ready.delta.size >= this.opts.mergeThreshold)
-          this.persistence.startMerge(namespace, ready);
-      },
-      (err: Error) => {
-        slot.error = err;
-        slot.failedAt = Date.now();
-        slot.building = undefined;
-        this.opts.log('error', 'vector index build failed', { namespace, error: err.message });
-      },
-    );
-  }
-
-  /** Upgrades an exact namespace that outgrew the threshold to HNSW, serving exactly until it is ready. */
-  private promote(namespace: string): void {
-    const slot = this.slots.get(namespace);
-    if (!slot || slot.building) return;
-    if (slot.failedAt !== undefined && Date.now() - slot.failedAt < RETRY_BUILD_AFTER_MS) return;
-    const current = slot.ready;
-    this.runBuild(namespace, slot);
-    slot.ready = current;
   }
 }
