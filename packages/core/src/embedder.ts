@@ -43,6 +43,29 @@ export function isTermWeighted(e: Embedder): e is TermWeightedEmbedder {
   return typeof (e as Partial<TermWeightedEmbedder>).embedWeighted === 'function';
 }
 
+/**
+ * Refuses an option that is not an Embedder, by name: TypeScript keeps its callers right, JavaScript callers
+ * pass anything. A spec string here (`'hash:256'`, which belongs in `embedderSpec`) reached SQLite as a
+ * space without a model id and failed there with a constraint error that named neither.
+ */
+export function assertEmbedder(value: unknown, field: string): asserts value is Embedder {
+  const e = value as Partial<Embedder> | null;
+  const ok =
+    typeof e === 'object' &&
+    e !== null &&
+    typeof e.embed === 'function' &&
+    typeof e.modelId === 'string' &&
+    e.modelId.length > 0 &&
+    Number.isInteger(e.dimensions) &&
+    (e.dimensions ?? 0) > 0;
+  if (ok) return;
+  const hint =
+    typeof value === 'string'
+      ? `; a spec such as ${JSON.stringify(value)} goes in embedderSpec`
+      : ': an object with embed(texts), a non-empty modelId and a positive integer dimensions';
+  throw new CairnError('INVALID_INPUT', `${field} takes an Embedder${hint}`, { field });
+}
+
 /** An embedding space: vectors are comparable only within one. */
 export interface EmbeddingSpace {
   /** `${modelId}/${dimensions}`, the key under which vectors are stored. */

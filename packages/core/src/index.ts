@@ -10,6 +10,7 @@ export {
 export { withDefaults } from './defaults.js';
 export {
   assertDimensions,
+  assertEmbedder,
   type Embedder,
   type EmbeddingSpace,
   embeddingSpaceOf,

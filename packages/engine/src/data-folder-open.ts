@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { CairnError, type Embedder, embeddingSpaceOf } from '@cairn/core';
+import { assertEmbedder, CairnError, type Embedder, embeddingSpaceOf } from '@cairn/core';
 import { resolveEmbedder } from '@cairn/embed';
 import { damagedDatabaseError, isDatabaseDamage, MemoryStore, type SpaceInfo } from '@cairn/store';
 import { DataFolderLock } from './data-folder-lock.js';
@@ -33,6 +33,9 @@ export function namedOpenFailure(dataDir: string, err: unknown): unknown {
  * it opened is closed again if a later step fails.
  */
 export async function openDataFolder(options: EngineOptions): Promise<OpenedDataFolder> {
+  // Before anything is created or locked: a wrong option leaves no trace.
+  if (options.embedder !== undefined && options.embedder !== null)
+    assertEmbedder(options.embedder, 'embedder');
   let opts = options;
   let lock: DataFolderLock | null = null;
   let readerBecause: string | null = null;

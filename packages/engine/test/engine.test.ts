@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Embedder } from '@cairn/core';
 import { describe, expect, it } from 'vitest';
 import { DAY, useEngines } from './helpers.js';
@@ -252,6 +254,23 @@ describe('CairnEngine hybrid search', () => {
     expect(r.items[3]!.error?.message).toMatch(/65536 bytes/);
     expect(r.items[4]!.error?.message).toMatch(/unknown field.*tag/);
     expect(engine.get('a', ['ok']).memories).toHaveLength(1);
+  });
+});
+
+describe('CairnEngine options', () => {
+  it('refuses an embedder that is not one, by name, before it creates or locks anything', async () => {
+    const dir = join(engines.tempDir(), 'never');
+    for (const [embedder, says] of [
+      ['hash:256', /embedder takes an Embedder; a spec such as "hash:256" goes in embedderSpec/],
+      [{ modelId: 'm', dimensions: 8 }, /embedder takes an Embedder: an object with embed/],
+      [{ modelId: '', dimensions: 8, embed: async () => [] }, /embedder takes an Embedder/],
+      [{ modelId: 'm', dimensions: 0, embed: async () => [] }, /embedder takes an Embedder/],
+    ] as const) {
+      const opening = engines.open({ embedder: embedder as unknown as Embedder }, dir);
+      await expect(opening).rejects.toMatchObject({ code: 'INVALID_INPUT', data: { field: 'embedder' } });
+      await expect(opening).rejects.toThrow(says);
+    }
+    expect(existsSync(dir)).toBe(false);
   });
 });
 
