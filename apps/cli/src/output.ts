@@ -38,6 +38,7 @@ export function exitCodeFor(code: CairnErrorCode): number {
   switch (code) {
     case 'INVALID_INPUT':
     case 'NOT_FOUND':
+    case 'METHOD_NOT_ALLOWED':
     case 'DIMENSION_MISMATCH':
     case 'FORBIDDEN_NAMESPACE':
     case 'UNAUTHORIZED':

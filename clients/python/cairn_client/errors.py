@@ -7,6 +7,7 @@ from typing import Any, Literal
 ErrorCode = Literal[
     "INVALID_INPUT",
     "NOT_FOUND",
+    "METHOD_NOT_ALLOWED",
     "DIMENSION_MISMATCH",
     "FORBIDDEN_NAMESPACE",
     "UNAUTHORIZED",
@@ -27,6 +28,7 @@ _STATUS_CODES: dict[int, str] = {
     401: "UNAUTHORIZED",
     403: "FORBIDDEN_NAMESPACE",
     404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
     413: "PAYLOAD_TOO_LARGE",
     429: "RATE_LIMITED",
 }

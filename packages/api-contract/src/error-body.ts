@@ -26,6 +26,8 @@ export function httpStatusOf(code: CairnErrorCode): number {
       return 403;
     case 'NOT_FOUND':
       return 404;
+    case 'METHOD_NOT_ALLOWED':
+      return 405;
     case 'PAYLOAD_TOO_LARGE':
       return 413;
     case 'WRITER_ELSEWHERE':

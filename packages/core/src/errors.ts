@@ -5,8 +5,10 @@
 export const CairnErrorCode = {
   /** The caller sent something malformed: bad JSON, a missing or mistyped field, oversized text. */
   INVALID_INPUT: 'INVALID_INPUT',
-  /** A memory, anchor or namespace the caller named does not exist. */
+  /** A memory, anchor or namespace the caller named does not exist; or no route has that path. */
   NOT_FOUND: 'NOT_FOUND',
+  /** The path exists but not with that HTTP method: the message and the `Allow` header name the ones it takes. */
+  METHOD_NOT_ALLOWED: 'METHOD_NOT_ALLOWED',
   /** A vector's length differs from its embedding space's dimensions. */
   DIMENSION_MISMATCH: 'DIMENSION_MISMATCH',
   /** The caller may not read or write that namespace. */

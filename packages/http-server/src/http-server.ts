@@ -212,13 +212,22 @@ export async function createHttpServer(
   });
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0] ?? req.url;
-    const takes = [...new Set(routes.filter((r) => r.path.test(path)).flatMap((r) => r.methods))].filter(
-      (m) => m !== 'HEAD',
-    );
-    const hint = takes.length > 0 ? `: ${path} takes ${takes.join(', ')}` : '';
+    const allowed = [...new Set(routes.filter((r) => r.path.test(path)).flatMap((r) => r.methods))];
+    if (allowed.length === 0)
+      return reply.code(404).send(errorBody(new CairnError('NOT_FOUND', `no route ${req.method} ${path}`)));
+    // A path that exists, asked with another method: 405, and `Allow` lists what it takes (RFC 9110, 15.5.6).
+    const takes = allowed.filter((m) => m !== 'HEAD');
     return reply
-      .code(404)
-      .send(errorBody(new CairnError('NOT_FOUND', `no route ${req.method} ${path}${hint}`)));
+      .code(405)
+      .header('allow', allowed.join(', '))
+      .send(
+        errorBody(
+          new CairnError(
+            'METHOD_NOT_ALLOWED',
+            `${req.method} is not allowed on ${path}: it takes ${takes.join(', ')}`,
+          ),
+        ),
+      );
   });
 
   // HTTP/1.1 requires a Host header (RFC 9112, section 3.2); HTTP/1.0 does not.

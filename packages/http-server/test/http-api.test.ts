@@ -654,19 +654,29 @@ describe('operations', () => {
     expect((await call('GET', '/v1/timeline?namespace=team/alpha&anchor=a2&before=1')).status).toBe(200);
   });
 
-  it('unknown routes are 404 in the error shape; a known path asked with the wrong method says which it takes', async () => {
+  it('unknown routes are 404 in the error shape; a known path asked with the wrong method is 405 and says which it takes', async () => {
     const r = await call('GET', '/v1/nope');
     expect(r.status).toBe(404);
     expect(r.body.error.code).toBe('NOT_FOUND');
     expect(r.body.error.message).toBe('no route GET /v1/nope');
-    const wrong = await call('GET', '/v1/search');
-    expect(wrong.status).toBe(404);
-    expect(wrong.body.error.message).toBe('no route GET /v1/search: /v1/search takes POST');
+    const wrong = await fetch(`${base}/v1/search`, { headers: { authorization: `Bearer ${KEY_A}` } });
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get('allow')).toBe('POST');
+    expect(await wrong.json()).toEqual({
+      error: { code: 'METHOD_NOT_ALLOWED', message: 'GET is not allowed on /v1/search: it takes POST' },
+    });
     // A path with a parameter is matched by its pattern.
     const put = await call('PUT', '/v1/memories/a1?namespace=team/alpha', {});
-    expect(put.body.error.message).toMatch(
-      /^no route PUT \/v1\/memories\/a1: \/v1\/memories\/a1 takes .*DELETE/,
-    );
+    expect(put.status).toBe(405);
+    expect(put.body.error.message).toBe('PUT is not allowed on /v1/memories/a1: it takes DELETE');
+    // Allow names HEAD where GET is taken (the message does not).
+    const stats = await fetch(`${base}/v1/stats`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY_A}` },
+    });
+    expect(stats.status).toBe(405);
+    expect(stats.headers.get('allow')?.split(', ').sort()).toEqual(['GET', 'HEAD']);
+    expect((await stats.json()).error.message).toBe('POST is not allowed on /v1/stats: it takes GET');
   });
 
   it('rate limits per key with 429 RATE_LIMITED', async () => {
