@@ -57,12 +57,16 @@ export function assertEmbedder(value: unknown, field: string): asserts value is 
     typeof e.modelId === 'string' &&
     e.modelId.length > 0 &&
     Number.isInteger(e.dimensions) &&
-    (e.dimensions ?? 0) > 0;
+    (e.dimensions ?? 0) > 0 &&
+    // Read by fusion on every search: a non-number would quietly skew every ranking rather than fail.
+    (e.similarityFloor === undefined ||
+      (Number.isFinite(e.similarityFloor) && Math.abs(e.similarityFloor) <= 1)) &&
+    (e.fusionWeight === undefined || (Number.isFinite(e.fusionWeight) && e.fusionWeight >= 0));
   if (ok) return;
   const hint =
     typeof value === 'string'
       ? `; a spec such as ${JSON.stringify(value)} goes in embedderSpec`
-      : ': an object with embed(texts), a non-empty modelId and a positive integer dimensions';
+      : ': an object with embed(texts), a non-empty modelId, a positive integer dimensions and, if given, a similarityFloor in [-1, 1] and a fusionWeight of 0 or more';
   throw new CairnError('INVALID_INPUT', `${field} takes an Embedder${hint}`, { field });
 }
 

@@ -265,6 +265,11 @@ describe('CairnEngine options', () => {
       [{ modelId: 'm', dimensions: 8 }, /embedder takes an Embedder: an object with embed/],
       [{ modelId: '', dimensions: 8, embed: async () => [] }, /embedder takes an Embedder/],
       [{ modelId: 'm', dimensions: 0, embed: async () => [] }, /embedder takes an Embedder/],
+      [
+        { modelId: 'm', dimensions: 8, embed: async () => [], fusionWeight: '1' },
+        /fusionWeight of 0 or more/,
+      ],
+      [{ modelId: 'm', dimensions: 8, embed: async () => [], similarityFloor: 2 }, /similarityFloor in/],
     ] as const) {
       const opening = engines.open({ embedder: embedder as unknown as Embedder }, dir);
       await expect(opening).rejects.toMatchObject({ code: 'INVALID_INPUT', data: { field: 'embedder' } });

@@ -207,14 +207,35 @@ export async function createHttpServer(
   // Every route's method and path, so a request with the wrong method is told which ones the path takes.
   const routes: Array<{ methods: string[]; path: RegExp }> = [];
   app.addHook('onRoute', (route) => {
-    const pattern = route.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]\w*/g, '[^/]+');
-    routes.push({ methods: [route.method].flat().map(String), path: new RegExp(`^${pattern}/?$`) });
+    // Parameters match one segment, a wildcard (the explorer's `/ui/*`) anything; the rest literally.
+    const pattern = route.url
+      .split('*')
+      .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]\w*/g, '[^/]+'))
+      .join('.*');
+    routes.push({ methods: [route.method].flat().map(String), path: new RegExp(`^${pattern}$`) });
   });
+  const methodsOn = (path: string) => [
+    ...new Set(routes.filter((r) => r.path.test(path)).flatMap((r) => r.methods)),
+  ];
   app.setNotFoundHandler((req, reply) => {
-    const path = req.url.split('?')[0] ?? req.url;
-    const allowed = [...new Set(routes.filter((r) => r.path.test(path)).flatMap((r) => r.methods))];
-    if (allowed.length === 0)
-      return reply.code(404).send(errorBody(new CairnError('NOT_FOUND', `no route ${req.method} ${path}`)));
+    const raw = req.url.split('?')[0] ?? req.url;
+    // Matched as the router matched it: percent-decoded (`/v1/st%61ts` is /v1/stats).
+    let path = raw;
+    try {
+      path = decodeURI(raw);
+    } catch {
+      // A malformed escape names no route: matched as sent.
+    }
+    const allowed = methodsOn(path);
+    if (allowed.length === 0) {
+      // Routes take no trailing slash: a client that added one is told where the route is.
+      const bare = path.length > 1 && path.endsWith('/') ? path.replace(/\/+$/, '') : null;
+      const hint =
+        bare && methodsOn(bare).length > 0 ? ` (the route is ${bare}, without the trailing slash)` : '';
+      return reply
+        .code(404)
+        .send(errorBody(new CairnError('NOT_FOUND', `no route ${req.method} ${raw}${hint}`)));
+    }
     // A path that exists, asked with another method: 405, and `Allow` lists what it takes (RFC 9110, 15.5.6).
     const takes = allowed.filter((m) => m !== 'HEAD');
     return reply
@@ -224,7 +245,7 @@ export async function createHttpServer(
         errorBody(
           new CairnError(
             'METHOD_NOT_ALLOWED',
-            `${req.method} is not allowed on ${path}: it takes ${takes.join(', ')}`,
+            `${req.method} is not allowed on ${raw}: it takes ${takes.join(', ')}`,
           ),
         ),
       );

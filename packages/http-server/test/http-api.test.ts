@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CairnClient } from '@cairn/client';
@@ -677,6 +677,38 @@ describe('operations', () => {
     expect(stats.status).toBe(405);
     expect(stats.headers.get('allow')?.split(', ').sort()).toEqual(['GET', 'HEAD']);
     expect((await stats.json()).error.message).toBe('POST is not allowed on /v1/stats: it takes GET');
+    // The path as the router matches it: percent-decoded.
+    expect((await call('POST', '/v1/st%61ts')).status).toBe(405);
+    // Routes take no trailing slash, whatever the method: a 404 that says where the route is, not a 405
+    // whose Allow names the method just used.
+    const slash = await call('POST', '/v1/search/', { namespace: 'team/alpha', query: 'redis' });
+    expect(slash.status).toBe(404);
+    expect(slash.body.error.message).toBe(
+      'no route POST /v1/search/ (the route is /v1/search, without the trailing slash)',
+    );
+    expect((await call('GET', '/v1/stats/')).status).toBe(404);
+  });
+
+  it("a wildcard route (the explorer's /ui/*) takes its methods for every path under it", async () => {
+    const ui = mkdtempSync(join(tmpdir(), 'cairn-ui-'));
+    writeFileSync(join(ui, 'index.html'), '<!doctype html><title>explorer</title>');
+    const withUi = await createHttpServer({
+      service: new MemoryService({ engine }),
+      keys: null,
+      explorerDir: ui,
+    });
+    try {
+      await withUi.listen({ port: 0, host: '127.0.0.1' });
+      const at = `http://127.0.0.1:${(withUi.server.address() as { port: number }).port}`;
+      expect((await fetch(`${at}/ui/index.html`)).status).toBe(200);
+      const post = await fetch(`${at}/ui/index.html`, { method: 'POST' });
+      expect(post.status).toBe(405);
+      expect(post.headers.get('allow')?.split(', ').sort()).toEqual(['GET', 'HEAD']);
+      expect((await fetch(`${at}/uix`, { method: 'POST' })).status).toBe(404);
+    } finally {
+      await withUi.close();
+      rmSync(ui, { recursive: true, force: true });
+    }
   });
 
   it('rate limits per key with 429 RATE_LIMITED', async () => {
