@@ -63,7 +63,9 @@ export async function openEngine(
   // once the deployment has one (recorded in Redis), a missing folder is a mistyped path, not a new one.
   if (env.REDIS_URL && !exists) {
     const { assertDeploymentFolder } = await loadDistributed();
-    await withQueues(env, (topology) => assertDeploymentFolder(topology, dataDir, false));
+    await withQueues(env, (topology) =>
+      assertDeploymentFolder(topology, dataDir, () => existsSync(join(dataDir, 'cairn.db'))),
+    );
   }
   if (opts.existing && !env.REDIS_URL && !exists) {
     throw new CairnError(

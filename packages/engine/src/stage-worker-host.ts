@@ -104,7 +104,7 @@ export class StageWorkerHost {
     const needsStore = stages.has('capture') || stages.has('index');
     const dbPath = join(opts.dataDir, 'cairn.db');
     // A mistyped --data-dir must not become a second folder that takes the deployment's writes.
-    if (needsStore) await assertDeploymentFolder(topology, opts.dataDir, existsSync(dbPath));
+    if (needsStore) await assertDeploymentFolder(topology, opts.dataDir, () => existsSync(dbPath));
     const store = needsStore ? new MemoryStore({ path: dbPath }) : null;
     if (store) {
       opened.store = store;

@@ -149,4 +149,34 @@ describe('CaptureProducer against a real Redis', () => {
     expect(onlyBad.jobs).toEqual([]);
     await expect(p.enqueue([good('m1')], NOW)).rejects.toMatchObject({ code: 'BACKEND_UNAVAILABLE' });
   });
+
+  it('names Redis lost after its check (mid-enqueue) as BACKEND_UNAVAILABLE, not an internal error', async () => {
+    const server = await startRedisServer();
+    cleanups.push(() => server.close());
+    const topology = await QueueTopology.connect({
+      redisUrl: server.url,
+      prefix: `cp-${randomUUID()}`,
+      shards: 1,
+    });
+    const p = new CaptureProducer(topology, { wait: 'queued' });
+    cleanups.push(async () => {
+      await p.close();
+      await topology.close();
+    });
+    // Redis dies between the producer's reachability check and its first command on the queue.
+    const queue = topology.queue('capture');
+    const getJob = queue.getJob.bind(queue);
+    let killed = false;
+    queue.getJob = async (id: string) => {
+      if (!killed) {
+        killed = true;
+        await server.stop('SIGKILL');
+      }
+      return getJob(id);
+    };
+    const err = await p.enqueue([good('m1'), good('m2')], NOW).catch((e: unknown) => e);
+    expect(killed).toBe(true);
+    expect(err).toMatchObject({ code: 'BACKEND_UNAVAILABLE', data: { backend: 'redis' } });
+    expect((err as Error).message).toMatch(/^Redis at redis:\/\/127\.0\.0\.1:\d+ is unreachable/);
+  });
 });

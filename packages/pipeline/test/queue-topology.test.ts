@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { CairnError } from '@cairn/core';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
+import { assertDeploymentFolder, bindDataFolder } from '../src/distributed/data-folder-binding.js';
 import { JOB_CATALOG } from '../src/distributed/job-catalog.js';
 import {
   assertRedisReachable,
@@ -163,7 +164,15 @@ describe('QueueTopology against a real Redis', () => {
     for (const { queue } of all) await queue.add('probe', { from: queue.name }, { jobId: 'probe' });
     const keys = await client().keys(`${prefix}:*`);
     const queuesInRedis = new Set(keys.map((k) => k.split(':')[1]));
-    expect([...queuesInRedis].sort()).toEqual(['capture', 'embed', 'index-0', 'index-1', 'index-2']);
+    // Beside the queues, the deployment's shard count (see the test below).
+    expect([...queuesInRedis].sort()).toEqual([
+      'capture',
+      'embed',
+      'index-0',
+      'index-1',
+      'index-2',
+      'shards',
+    ]);
     for (const { name, queue } of all) {
       const job = await queue.getJob('probe');
       expect(job?.data).toEqual({ from: queue.name });
@@ -206,5 +215,46 @@ describe('QueueTopology against a real Redis', () => {
       });
     await sleep(100);
     expect(await otherClients(observer)).toBe(0);
+  });
+
+  it("refuses a process whose shard count is not its deployment's, by name, leaving no connection behind", async () => {
+    const observer = client();
+    const prefix = `s-${randomUUID()}`;
+    await connect({ prefix, shards: 4 });
+    await expect(connect({ prefix, shards: 4 })).resolves.toBeInstanceOf(QueueTopology);
+    await eventually(async () => (await otherClients(observer)) === 2);
+    const err = await cairnErrorFrom(() => QueueTopology.connect({ redisUrl: redis.url, prefix, shards: 8 }));
+    expect(err).toMatchObject({ code: 'INVALID_INPUT', data: { field: 'shards' } });
+    expect(err.message).toContain('routes namespaces over 4 index shards and this process was given 8');
+    expect(err.message).toContain('set CAIRN_SHARDS=4');
+    await sleep(100);
+    expect(await otherClients(observer)).toBe(2);
+    // Another deployment on the same Redis keeps its own count.
+    await expect(connect({ prefix: `${prefix}-other`, shards: 8 })).resolves.toBeInstanceOf(QueueTopology);
+  });
+});
+
+describe('assertDeploymentFolder', () => {
+  const redis = useRedisServer();
+  const open: Array<{ close(): Promise<void> | void }> = [];
+  afterEach(async () => {
+    for (const o of open.splice(0)) await o.close();
+  });
+
+  it('refuses a missing folder once the deployment has one, and takes one made while the binding was read', async () => {
+    const t = await QueueTopology.connect({ redisUrl: redis.url, prefix: `f-${randomUUID()}` });
+    open.push(t);
+    const path = '/srv/cairn-data';
+    // A new deployment: nothing recorded, a missing folder is its first.
+    await expect(assertDeploymentFolder(t, path, () => false)).resolves.toBeUndefined();
+    await bindDataFolder(t, { id: 'folder-1', path });
+    const err = await cairnErrorFrom(() => assertDeploymentFolder(t, path, () => false));
+    expect(err).toMatchObject({ code: 'NOT_FOUND', data: { field: 'dataDir' } });
+    expect(err.message).toContain('it was deleted or its volume replaced');
+    // Started beside the deployment's first worker: no folder when it looked, the worker's folder and its
+    // binding made before it read the binding. The folder is there: not a deleted one.
+    let looks = 0;
+    await expect(assertDeploymentFolder(t, path, () => looks++ > 0)).resolves.toBeUndefined();
+    expect(looks).toBe(2);
   });
 });

@@ -3,7 +3,12 @@ import { CairnError, normalizeMemory, withDefaults } from '@cairn/core';
 import { type Job, type Queue, QueueEvents } from 'bullmq';
 import type { CaptureItemResult, CaptureResult, CaptureStatus } from '../capture-stage.js';
 import { MAX_CAPTURE_BATCH } from './job-catalog.js';
-import { assertRedisReachable, type QueueTopology, type redisConnection } from './queue-topology.js';
+import {
+  assertRedisReachable,
+  type QueueTopology,
+  type redisConnection,
+  whileRedisAnswers,
+} from './queue-topology.js';
 
 export interface CaptureProducerOptions {
   /** Memories per capture job. @defaultValue 500 */
@@ -96,6 +101,17 @@ export class CaptureProducer {
     if (accepted.length === 0) return summarize(items, []);
     // A dead Redis must fail this call, not park it in a queue's offline buffer until Redis returns.
     await assertRedisReachable(this.topology.connection, this.topology.opts.redisUrl);
+    // Redis lost after that check is named too (BACKEND_UNAVAILABLE), not ioredis's retry-limit error, which
+    // surfaced as INTERNAL (a bug, by the contract) in a `cairn ingest` whose Redis died mid-file.
+    return whileRedisAnswers(this.topology, () => this.enqueueAccepted(accepted, items, now, wait));
+  }
+
+  private async enqueueAccepted(
+    accepted: Array<{ index: number; input: unknown; key: string; id: string; namespace: string }>,
+    items: EnqueueResult['items'],
+    now: number,
+    wait: 'stored' | 'queued',
+  ): Promise<EnqueueResult> {
     const batches: Array<typeof accepted> = [];
     for (let i = 0; i < accepted.length; i += this.opts.batchSize)
       batches.push(accepted.slice(i, i + this.opts.batchSize));

@@ -31,15 +31,18 @@ export async function boundDataFolder(topology: QueueTopology): Promise<DataFold
 /**
  * Refuses a folder that does not exist yet when the deployment already has one: opening it would create a
  * new folder beside the real one. A new deployment's first process creates its folder as before.
+ * `exists` is asked again once the binding is read: a deployment's first worker creates its folder and then
+ * records it, so a process started beside it (`docker compose up`) that looked before the folder was made
+ * and read the binding after would take the new folder for a deleted one.
  */
 export async function assertDeploymentFolder(
   topology: QueueTopology,
   path: string,
-  exists: boolean,
+  exists: () => boolean,
 ): Promise<void> {
-  if (exists) return;
+  if (exists()) return;
   const bound = await boundDataFolder(topology);
-  if (!bound) return;
+  if (!bound || exists()) return;
   const where = `this deployment (queue prefix "${topology.opts.prefix}") keeps its memories in the folder first opened at ${bound.path}`;
   const rebind = `If that folder is gone for good, delete the Redis key ${dataFolderKey(topology)} (its queued jobs belong to the old folder) and start again.`;
   throw new CairnError(

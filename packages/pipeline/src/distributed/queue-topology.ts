@@ -27,6 +27,29 @@ export function shardOf(namespace: string, shards: number): number {
   return createHash('sha256').update(namespace).digest().readUInt32BE(0) % shards;
 }
 
+/** Where a deployment records its shard count (see `agreeOnShards`). */
+export function shardCountKey(prefix: string): string {
+  return `${prefix}:shards`;
+}
+
+/**
+ * Every process of a deployment routes a namespace to `shardOf(namespace, shards)`, so all must agree on
+ * `shards`. A worker started with another CAIRN_SHARDS was accepted, took the shards its own count gave it
+ * and handed the others over to nobody: their queues grew for good while /readyz said ok. The first process
+ * to connect records the count (atomically); any process with another count is refused.
+ */
+async function agreeOnShards(conn: Redis, prefix: string, shards: number): Promise<void> {
+  const key = shardCountKey(prefix);
+  if ((await conn.set(key, String(shards), 'NX')) === 'OK') return;
+  const recorded = Number(await conn.get(key));
+  if (recorded === shards) return;
+  throw new CairnError(
+    'INVALID_INPUT',
+    `this deployment (queue prefix "${prefix}") routes namespaces over ${recorded} index shards and this process was given ${shards}: every process of a deployment must agree, so set CAIRN_SHARDS=${recorded} here, or give this process its own CAIRN_QUEUE_PREFIX. To change the count, stop every process of the deployment, delete the Redis key ${key} and start them all with the new one.`,
+    { field: 'shards' },
+  );
+}
+
 function checkShards(shards: number): void {
   if (!Number.isInteger(shards) || shards < 1 || shards > 1024)
     throw new CairnError('INVALID_INPUT', `shards must be an integer from 1 to 1024, not ${shards}`, {
@@ -141,6 +164,11 @@ export class QueueTopology {
     const conn = redisConnection(opts.redisUrl, 'producer');
     try {
       await assertRedisReachable(conn, opts.redisUrl);
+      await agreeOnShards(
+        conn,
+        opts.prefix ?? DEFAULT_QUEUE_TOPOLOGY.prefix,
+        opts.shards ?? DEFAULT_QUEUE_TOPOLOGY.shards,
+      );
     } catch (err) {
       conn.disconnect();
       throw err;
