@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -38,6 +38,68 @@ function storm(n: number, ns = 'proj') {
 }
 
 describe('cairn consolidate and cairn prune', () => {
+  it("an export keeps consolidation's merges, and an import restores them as merges (undoable), once", () => {
+    const path = join(dir, 'in.jsonl');
+    writeFileSync(
+      path,
+      storm(5)
+        .map((m) => JSON.stringify(m))
+        .join('\n'),
+    );
+    expect(cairn(['ingest', path]).code).toBe(0);
+    expect(JSON.parse(cairn(['consolidate', '--json']).stdout)).toMatchObject({ merged: 4 });
+    expect(cairn(['consolidate', '--undo', 's1', '-n', 'proj']).code).toBe(0);
+    const out = join(dir, 'export.jsonl');
+    expect(cairn(['export', '-n', 'proj', '--out', out]).code).toBe(0);
+    const lines = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: string; merged?: { into: string; cosine: number; at: string } });
+    // Merged into the newest copy; the one undone is no merge; the absorber none either.
+    expect(lines.filter((l) => l.merged).map((l) => [l.id, l.merged!.into])).toEqual([
+      ['s0', 's4'],
+      ['s2', 's4'],
+      ['s3', 's4'],
+    ]);
+    expect(lines[0]!.merged).toEqual({ into: 's4', cosine: 1, at: expect.any(String) });
+
+    const fresh = join(dir, 'fresh');
+    const imported = cairn(['import', out, '--data-dir', fresh, '--json']);
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(JSON.parse(imported.stdout)).toMatchObject({ read: 5, stored: 5, merged: 3, rejected: 0 });
+    const inFresh = (args: string[]) => cairn([...args, '--data-dir', fresh]);
+    expect(JSON.parse(inFresh(['stats', '--json']).stdout).namespaces.proj).toMatchObject({
+      stored: 2,
+      superseded: 3,
+    });
+    const hits = JSON.parse(inFresh(['search', 'disk almost full', '-n', 'proj', '--json']).stdout).hits;
+    // The absorber answers for its three copies (the live s1, the same text, is a near-duplicate of the page).
+    expect(hits[0]).toMatchObject({ id: 's4', dupCount: 3 });
+    // The same file again changes nothing: the merges are in force already.
+    expect(JSON.parse(inFresh(['import', out, '--json']).stdout)).toMatchObject({
+      unchanged: 5,
+      merged: 0,
+    });
+    // A restored merge is a merge: undone as one.
+    const undo = JSON.parse(inFresh(['consolidate', '--undo', 's0', '-n', 'proj', '--json']).stdout);
+    expect(undo.restored).toEqual([expect.objectContaining({ id: 's0', into: 's4' })]);
+    // A malformed `merged` is refused with its line, and the line is not stored.
+    const bad = join(dir, 'bad.jsonl');
+    writeFileSync(
+      bad,
+      `${JSON.stringify({ namespace: 'proj', id: 'b1', text: 'x', merged: { into: 's4' } })}\n`,
+    );
+    const refused = inFresh(['import', bad, '--json']);
+    expect(refused.code).toBe(3);
+    expect(JSON.parse(refused.stdout).errors).toEqual([
+      expect.objectContaining({
+        line: 1,
+        code: 'INVALID_INPUT',
+        message: expect.stringContaining('merged must be'),
+      }),
+    ]);
+  });
+
   it('merge a dup storm (dry run first), undo one, and prune a fact slot, on a data folder', () => {
     const facts = Array.from({ length: 5 }, (_, i) => ({
       namespace: 'proj',

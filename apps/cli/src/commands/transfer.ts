@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { isDeepStrictEqual } from 'node:util';
 import { CairnError, type KeyedMemory } from '@cairn/core';
+import type { CairnEngine } from '@cairn/engine';
 import type { CliEnv } from '../env.js';
 import { integerFlag, requireNamespace } from '../flags.js';
 import { byWriter, waitForVectors } from '../index-progress.js';
@@ -11,7 +12,7 @@ import { WholeFile } from '../whole-file.js';
 
 /**
  * One exported memory: the fields `cairn ingest` takes, plus what ingest cannot say on its own line: which
- * memories this one supersedes, and whether it was deleted.
+ * memories this one supersedes, whether consolidation merged it into another, and whether it was deleted.
  */
 interface ExportLine {
   namespace: string;
@@ -30,10 +31,20 @@ interface ExportLine {
   validTo?: string;
   fields?: Record<string, string>;
   supersedes?: string[];
+  /** Consolidation merged it into `into` (a near-duplicate; `cairn consolidate --undo` brings it back). */
+  merged?: { into: string; cosine: number; at: string };
   deleted?: true;
 }
 
-function toLine(m: KeyedMemory, supersedes: string[] | undefined, deleted: boolean): ExportLine {
+/** A consolidation merge in force, as an export line says it. */
+type MergedLine = NonNullable<ExportLine['merged']>;
+
+function toLine(
+  m: KeyedMemory,
+  supersedes: string[] | undefined,
+  deleted: boolean,
+  merged?: MergedLine,
+): ExportLine {
   const line: ExportLine = {
     namespace: m.namespace,
     id: m.id,
@@ -52,8 +63,18 @@ function toLine(m: KeyedMemory, supersedes: string[] | undefined, deleted: boole
   if (m.agent !== null) line.agent = m.agent;
   if (Object.keys(m.fields).length > 0) line.fields = m.fields;
   if (supersedes?.length) line.supersedes = supersedes;
+  if (merged) line.merged = merged;
   if (deleted) line.deleted = true;
   return line;
+}
+
+/** The merges consolidation made in `namespace` and that are in force (not undone), by merged id. */
+function mergesOf(engine: CairnEngine, namespace: string): Map<string, MergedLine> {
+  const merged = new Map<string, MergedLine>();
+  for (const r of engine.consolidations(namespace, Number.MAX_SAFE_INTEGER))
+    if (r.undoneAt === null)
+      merged.set(r.id, { into: r.into, cosine: r.cosine, at: new Date(r.at).toISOString() });
+  return merged;
 }
 
 /**
@@ -105,6 +126,8 @@ export async function exportCommand(flags: ExportFlags, env: CliEnv): Promise<vo
         list.push(id);
         supersedes.set(supersededBy, list);
       }
+      // Consolidation's merges, which `supersessions` leaves out: an import restores them as merges.
+      const merged = mergesOf(engine, namespace);
       const target = flags.out ? new WholeFile(flags.out) : null;
       const out: NodeJS.WritableStream = target?.stream ?? process.stdout;
       // Interrupted, the target is left as it was and the temporary file removed (it was left behind).
@@ -120,7 +143,7 @@ export async function exportCommand(flags: ExportFlags, env: CliEnv): Promise<vo
       let deleted = 0;
       try {
         for (const { memory, deletedAt } of engine.exportNamespace(namespace)) {
-          const line = `${JSON.stringify(toLine(memory, supersedes.get(memory.id), deletedAt !== null))}\n`;
+          const line = `${JSON.stringify(toLine(memory, supersedes.get(memory.id), deletedAt !== null, merged.get(memory.id)))}\n`;
           memories++;
           if (deletedAt !== null) deleted++;
           if (!out.write(line)) await once(out, 'drain');
@@ -153,9 +176,31 @@ interface ImportFlags {
   batchSize: string;
 }
 
+/** A line's `merged`, checked: what an export writes, or why it is not. */
+function mergedOf(value: unknown): { ok: true; merged: MergedLine | null } | { ok: false; why: string } {
+  if (value === undefined) return { ok: true, merged: null };
+  const m = value as Partial<MergedLine> | null;
+  const at = typeof m?.at === 'string' ? Date.parse(m.at) : Number.NaN;
+  if (
+    typeof m !== 'object' ||
+    m === null ||
+    typeof m.into !== 'string' ||
+    m.into.length === 0 ||
+    typeof m.cosine !== 'number' ||
+    !Number.isFinite(m.cosine) ||
+    Number.isNaN(at)
+  )
+    return {
+      ok: false,
+      why: 'merged must be {"into": id, "cosine": number, "at": ISO time}, as cairn export writes it',
+    };
+  return { ok: true, merged: { into: m.into, cosine: m.cosine, at: m.at! } };
+}
+
 /**
  * `cairn import file.jsonl` (an export): stores every memory, then restores supersessions (once every
- * memory they name exists, whatever the file's order) and tombstones, then waits until all is embedded.
+ * memory they name exists, whatever the file's order), consolidation's merges and tombstones, then waits
+ * until all is embedded.
  */
 export async function importCommand(file: string, flags: ImportFlags, env: CliEnv): Promise<void> {
   const batchSize = integerFlag(flags.batchSize, 'batch-size', 1, 50_000, 'batchSize');
@@ -166,7 +211,16 @@ export async function importCommand(file: string, flags: ImportFlags, env: CliEn
       { field: 'REDIS_URL' },
     );
   fileSize(file); // a missing file or a folder is named before a data folder is opened (or created)
-  const summary = { read: 0, stored: 0, updated: 0, unchanged: 0, rejected: 0, superseding: 0, deleted: 0 };
+  const summary = {
+    read: 0,
+    stored: 0,
+    updated: 0,
+    unchanged: 0,
+    rejected: 0,
+    superseding: 0,
+    merged: 0,
+    deleted: 0,
+  };
   const rejected: Array<{ line: number; code: string; message: string }> = [];
   // Beside a running writer this process stores as its follower, and the writer embeds (see waitForVectors).
   const keys: number[] = [];
@@ -179,6 +233,7 @@ export async function importCommand(file: string, flags: ImportFlags, env: CliEn
     async (engine) => {
       const later: Array<{ line: number; value: Record<string, unknown> }> = [];
       const tombstones: Array<{ namespace: string; id: string; line: number }> = [];
+      const merges: Array<{ namespace: string; id: string; merged: MergedLine }> = [];
       // How each line was written, so a line written only to be deleted is counted once, as deleted.
       const statusOfLine = new Map<number, 'stored' | 'updated' | 'unchanged'>();
       // A deleted memory the folder already holds deleted, as the file says it: written again it would come
@@ -197,7 +252,7 @@ export async function importCommand(file: string, flags: ImportFlags, env: CliEn
           }
           deletedHere.set(ns, here);
         }
-        const { supersedes: _s, ...said } = line;
+        const { supersedes: _s, merged: _m, ...said } = line;
         const held = here.get(String(line.id));
         return held !== undefined && isDeepStrictEqual(held, said);
       };
@@ -226,7 +281,15 @@ export async function importCommand(file: string, flags: ImportFlags, env: CliEn
           rejected.push({ line: l.line, code: 'INVALID_INPUT', message: l.error ?? 'not a JSON object' });
           continue;
         }
-        const { deleted, supersedes, ...memory } = l.value as Record<string, unknown>;
+        const { deleted, supersedes, merged, ...memory } = l.value as Record<string, unknown>;
+        const merge = mergedOf(merged);
+        if (!merge.ok) {
+          summary.rejected++;
+          rejected.push({ line: l.line, code: 'INVALID_INPUT', message: merge.why });
+          continue;
+        }
+        if (merge.merged)
+          merges.push({ namespace: String(memory.namespace), id: String(memory.id), merged: merge.merged });
         if (deleted === true && alreadyDeleted(l.value as Record<string, unknown>)) {
           summary.unchanged++;
           continue;
@@ -255,6 +318,20 @@ export async function importCommand(file: string, flags: ImportFlags, env: CliEn
         summary.superseding += part.length - (summary.rejected - before);
       }
       rejected.sort((a, b) => a.line - b.line);
+      // Consolidation's merges, oldest first (a chain merges in its order), before the deletes: a merge
+      // takes two live memories. One already in force, or undone here since, is left as it is.
+      merges.sort((a, b) => Date.parse(a.merged.at) - Date.parse(b.merged.at));
+      for (const m of merges) {
+        const { memories } = engine.get(m.namespace, [m.id, m.merged.into]);
+        const key = memories.find((x) => x.id === m.id)?.key;
+        const byKey = memories.find((x) => x.id === m.merged.into)?.key;
+        if (key === undefined || byKey === undefined) continue;
+        const applied = engine.store.consolidations.merge(
+          [{ key, byKey, cosine: m.merged.cosine }],
+          Date.parse(m.merged.at),
+        );
+        summary.merged += applied.length;
+      }
       for (const t of tombstones) {
         if (!engine.delete(t.namespace, t.id)) continue;
         summary.deleted++;
@@ -274,7 +351,7 @@ export async function importCommand(file: string, flags: ImportFlags, env: CliEn
     const vectors = writer ? byWriter({ writer, pending, writerEmbedsOthers }) : 'all embedded and indexed';
     process.stdout.write(
       `read ${summary.read}, stored ${summary.stored}, updated ${summary.updated}, unchanged ${summary.unchanged}, ` +
-        `rejected ${summary.rejected}; ${summary.superseding} supersessions and ${summary.deleted} deletions restored; ${vectors}\n`,
+        `rejected ${summary.rejected}; ${summary.superseding} supersessions, ${summary.merged} merges and ${summary.deleted} deletions restored; ${vectors}\n`,
     );
   }
   if (summary.rejected > 0) process.exitCode = EXIT.partial;
