@@ -74,7 +74,7 @@ export async function openEngine(
       { field: 'dataDir' },
     );
   }
-  return CairnEngine.open({
+  const engine = await CairnEngine.open({
     dataDir,
     // Serving: the engine's own defaults (no waiting, persist and refresh timers on). A one-shot command
     // audits no graph it loads: the audit's repairs are the next server's (which audits every file it maps),
@@ -102,6 +102,24 @@ export async function openEngine(
     env: env.raw,
     log: (level, msg, data) => logger[level](data ?? {}, msg),
   });
+  // An existing folder must be the deployment's: a mistyped --data-dir that names another deployment's
+  // folder (or an old embedded one) would answer from it. A new deployment has none recorded yet.
+  if (env.REDIS_URL && exists) {
+    try {
+      const { assertFolderOfDeployment } = await loadDistributed();
+      await withQueues(env, (topology) =>
+        assertFolderOfDeployment(topology, { id: engine.store.folderId(), path: dataDir }),
+      );
+    } catch (err) {
+      // Redis down: the binding cannot be read, and what cairn.db holds is still worth answering (stats
+      // prints its counts and names Redis); the command meets Redis itself where it needs it.
+      if (!(err instanceof CairnError && err.code === 'BACKEND_UNAVAILABLE')) {
+        await engine.close();
+        throw err;
+      }
+    }
+  }
+  return engine;
 }
 
 export async function withEngine<T>(

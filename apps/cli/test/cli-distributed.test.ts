@@ -159,11 +159,15 @@ describe('cairn with REDIS_URL', () => {
       );
       expect(existsSync(typo)).toBe(false);
     }
-    // Another, existing folder (an embedded one): a writer of this deployment refuses it.
+    // Another, existing folder (an embedded one): a writer of this deployment refuses it, and so does a read
+    // (which answered from it before, with this deployment's queue depths beside its counts).
     expect(cairn(['ingest', corpus(3)], { REDIS_URL: '', CAIRN_DATA_DIR: join(dir, 'other') }).code).toBe(0);
     for (const args of [
       ['worker', '--stages', 'capture'],
       ['serve', '--port', '0', '--no-auth'],
+      ['stats', '--json'],
+      ['search', 'redis', '-n', 'proj'],
+      ['export', '-n', 'proj'],
     ]) {
       const r = run(args, join(dir, 'other'));
       expect(r.status, `${args[0]}: ${r.stderr}`).toBe(2);
@@ -358,6 +362,17 @@ describe('cairn with REDIS_URL', () => {
     } finally {
       await own.close().catch(() => {});
     }
+  });
+
+  it('compact with REDIS_URL is refused by name before it opens the folder: the deployment holds no lock it could see', () => {
+    expect(cairn(['ingest', corpus(3)], { REDIS_URL: '' }).code).toBe(0);
+    const r = cairn(['compact']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(
+      /\[INVALID_INPUT\]: cairn compact rewrites the whole data folder .* run it with REDIS_URL unset/,
+    );
+    // As an embedded folder, everything else stopped, it compacts.
+    expect(cairn(['compact', '--json'], { REDIS_URL: '' }).code).toBe(0);
   });
 
   it('worker and dead-letters without REDIS_URL fail with a message naming it', () => {

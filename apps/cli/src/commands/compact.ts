@@ -1,3 +1,4 @@
+import { CairnError } from '@cairn/core';
 import type { CliEnv } from '../env.js';
 import { withEngine } from '../open-engine.js';
 import { writeJson } from '../output.js';
@@ -15,6 +16,15 @@ export async function compactCommand(
   flags: { dataDir?: string; json?: boolean },
   env: CliEnv,
 ): Promise<void> {
+  // A distributed deployment's workers and API nodes hold no lock this command could see: it ran its VACUUM
+  // beside live workers and an ingest in flight. The folder is compacted as an embedded one, everything
+  // else of the deployment stopped, where the lock then answers for any writer left.
+  if (env.REDIS_URL)
+    throw new CairnError(
+      'INVALID_INPUT',
+      "cairn compact rewrites the whole data folder and cannot tell whether a distributed deployment's workers and API nodes are running: stop them all, then run it with REDIS_URL unset",
+      { field: 'REDIS_URL' },
+    );
   // A maintenance command on a mistyped --data-dir must not create a folder and report it compacted.
   await withEngine(
     flags.dataDir,

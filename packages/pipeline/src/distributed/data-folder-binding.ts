@@ -67,11 +67,31 @@ export async function bindDataFolder(
   // Atomic: of two processes starting together on a new deployment, one records its folder.
   if ((await topology.connection.set(key, JSON.stringify(mine), 'NX')) === 'OK') return mine;
   const bound = (await boundDataFolder(topology)) ?? mine;
-  if (bound.id !== folder.id)
-    throw new CairnError(
-      'INVALID_INPUT',
-      `the data folder at ${folder.path} is not this deployment's: the queues (prefix "${topology.opts.prefix}") belong to the folder first opened at ${bound.path} (id ${bound.id}, this one ${folder.id}); point --data-dir or CAIRN_DATA_DIR at that folder, or give this one its own CAIRN_QUEUE_PREFIX. If that folder is gone for good, delete the Redis key ${key} to bind the queues to this one.`,
-      { field: 'dataDir' },
-    );
+  if (bound.id !== folder.id) throw notThisDeployments(topology, folder, bound);
   return bound;
+}
+
+/**
+ * Refuses an existing folder that is not the deployment's (when it has one), recording nothing: a read (a
+ * one-shot `cairn stats`, `search`, `export`) on a mistyped `--data-dir` answered from another folder, with
+ * this deployment's queue depths beside its counts.
+ */
+export async function assertFolderOfDeployment(
+  topology: QueueTopology,
+  folder: { id: string; path: string },
+): Promise<void> {
+  const bound = await boundDataFolder(topology);
+  if (bound && bound.id !== folder.id) throw notThisDeployments(topology, folder, bound);
+}
+
+function notThisDeployments(
+  topology: QueueTopology,
+  folder: { id: string; path: string },
+  bound: DataFolderBinding,
+): CairnError {
+  return new CairnError(
+    'INVALID_INPUT',
+    `the data folder at ${folder.path} is not this deployment's: the queues (prefix "${topology.opts.prefix}") belong to the folder first opened at ${bound.path} (id ${bound.id}, this one ${folder.id}); point --data-dir or CAIRN_DATA_DIR at that folder, or give this one its own CAIRN_QUEUE_PREFIX. If that folder is gone for good, delete the Redis key ${dataFolderKey(topology)} to bind the queues to this one.`,
+    { field: 'dataDir' },
+  );
 }

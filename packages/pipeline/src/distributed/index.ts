@@ -9,6 +9,7 @@ export {
 } from './capture-producer.js';
 export {
   assertDeploymentFolder,
+  assertFolderOfDeployment,
   bindDataFolder,
   boundDataFolder,
   type DataFolderBinding,
