@@ -10,6 +10,7 @@ import {
 } from './embedding-cache.js';
 import { CAPPED_BACKOFF, type JobInput, type JobName, retryDelay } from './job-catalog.js';
 import { type QueueTopology, queueName, redisConnection, shardOf } from './queue-topology.js';
+import { RepeatedErrorLog } from './repeated-error-log.js';
 import { requeueEmbeds } from './requeue-embeds.js';
 import { Lease } from './shard-lease.js';
 import {
@@ -118,6 +119,8 @@ export class StageWorkers {
   /** Each BullMQ worker's own connection, disconnected at close even when the worker's close hangs. */
   private readonly connections = new Set<ReturnType<typeof redisConnection>>();
   readonly status: StageWorkersStatus;
+  /** BullMQ's worker errors (a Redis that is down repeats them many times a second), logged sparingly. */
+  private readonly workerErrors: RepeatedErrorLog;
 
   constructor(
     private readonly topology: QueueTopology,
@@ -126,6 +129,7 @@ export class StageWorkers {
     private readonly log: Log = () => {},
   ) {
     this.opts = withDefaults({ ...DEFAULT_STAGE_WORKERS_OPTIONS, stages: opts.stages }, opts);
+    this.workerErrors = new RepeatedErrorLog(log);
     for (const s of this.opts.stages) {
       if (!STAGE_NAMES.includes(s))
         throw new CairnError('INVALID_INPUT', `unknown stage "${s}"; stages are ${STAGE_NAMES.join(', ')}`, {
@@ -347,7 +351,7 @@ export class StageWorkers {
         error: err.message,
       });
     });
-    w.on('error', (err) => this.log('error', `${queue} worker error`, { error: err.message }));
+    w.on('error', (err) => this.workerErrors.error(`${queue} worker error`, err));
     // BullMQ does not close a connection it was handed.
     this.connections.add(connection);
     w.on('closed', () => {
