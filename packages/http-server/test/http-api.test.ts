@@ -676,7 +676,9 @@ describe('operations', () => {
     });
     expect(stats.status).toBe(405);
     expect(stats.headers.get('allow')?.split(', ').sort()).toEqual(['GET', 'HEAD']);
-    expect((await stats.json()).error.message).toBe('POST is not allowed on /v1/stats: it takes GET');
+    expect(((await stats.json()) as { error: { message: string } }).error.message).toBe(
+      'POST is not allowed on /v1/stats: it takes GET',
+    );
     // The path as the router matches it: percent-decoded.
     expect((await call('POST', '/v1/st%61ts')).status).toBe(405);
     // Routes take no trailing slash, whatever the method: a 404 that says where the route is, not a 405

@@ -14,6 +14,24 @@ const good = (id: string) => ({ id, namespace: 'team/alpha', text: `memory ${id}
 describe('CaptureProducer against a real Redis', () => {
   const redis = useRedisServer();
   const cleanups: Array<() => Promise<void> | void> = [];
+
+  /** A producer (wait: queued) on a redis-server of its own, which the test may kill. */
+  async function producerOnOwnRedis() {
+    const server = await startRedisServer();
+    cleanups.push(() => server.close());
+    const topology = await QueueTopology.connect({
+      redisUrl: server.url,
+      prefix: `cp-${randomUUID()}`,
+      shards: 1,
+    });
+    const p = new CaptureProducer(topology, { wait: 'queued' });
+    cleanups.push(async () => {
+      await p.close();
+      await topology.close();
+    });
+    return { server, p, topology };
+  }
+
   afterEach(async () => {
     for (const c of cleanups.splice(0).reverse()) await c();
   });
@@ -131,18 +149,7 @@ describe('CaptureProducer against a real Redis', () => {
   });
 
   it('answers bad memories locally and fails fast with BACKEND_UNAVAILABLE once Redis is down', async () => {
-    const server = await startRedisServer();
-    cleanups.push(() => server.close());
-    const topology = await QueueTopology.connect({
-      redisUrl: server.url,
-      prefix: `cp-${randomUUID()}`,
-      shards: 1,
-    });
-    const p = new CaptureProducer(topology, { wait: 'queued' });
-    cleanups.push(async () => {
-      await p.close();
-      await topology.close();
-    });
+    const { server, p } = await producerOnOwnRedis();
     await server.stop('SIGKILL');
     const onlyBad = await p.enqueue([{ namespace: 'team/alpha', text: '' }, null], NOW);
     expect(onlyBad.counts).toMatchObject({ rejected: 2, queued: 0 });
@@ -151,18 +158,7 @@ describe('CaptureProducer against a real Redis', () => {
   });
 
   it('names Redis lost after its check (mid-enqueue) as BACKEND_UNAVAILABLE, not an internal error', async () => {
-    const server = await startRedisServer();
-    cleanups.push(() => server.close());
-    const topology = await QueueTopology.connect({
-      redisUrl: server.url,
-      prefix: `cp-${randomUUID()}`,
-      shards: 1,
-    });
-    const p = new CaptureProducer(topology, { wait: 'queued' });
-    cleanups.push(async () => {
-      await p.close();
-      await topology.close();
-    });
+    const { server, p, topology } = await producerOnOwnRedis();
     // Redis dies between the producer's reachability check and its first command on the queue.
     const queue = topology.queue('capture');
     const getJob = queue.getJob.bind(queue);
