@@ -227,7 +227,8 @@ export async function createHttpServer(
       // A malformed escape names no route: matched as sent.
     }
     const allowed = methodsOn(path);
-    if (allowed.length === 0) {
+    // No route of the path, or one of its method that found nothing (a missing file under /ui/*): a 404.
+    if (allowed.length === 0 || allowed.includes(req.method)) {
       // Routes take no trailing slash: a client that added one is told where the route is.
       const bare = path.length > 1 && path.endsWith('/') ? path.replace(/\/+$/, '') : null;
       const hint =

@@ -703,6 +703,10 @@ describe('operations', () => {
       await withUi.listen({ port: 0, host: '127.0.0.1' });
       const at = `http://127.0.0.1:${(withUi.server.address() as { port: number }).port}`;
       expect((await fetch(`${at}/ui/index.html`)).status).toBe(200);
+      // A file the route does not find is a 404, not a 405 naming the method just used.
+      const missing = await fetch(`${at}/ui/assets/none.js`);
+      expect(missing.status).toBe(404);
+      expect(((await missing.json()) as { error: { code: string } }).error.code).toBe('NOT_FOUND');
       const post = await fetch(`${at}/ui/index.html`, { method: 'POST' });
       expect(post.status).toBe(405);
       expect(post.headers.get('allow')?.split(', ').sort()).toEqual(['GET', 'HEAD']);
