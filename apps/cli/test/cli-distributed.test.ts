@@ -112,8 +112,11 @@ describe('cairn with REDIS_URL', () => {
       failed: 0,
     });
     expect(Object.keys(s.queues).sort()).toEqual(['capture', 'embed', 'index-0', 'index-1']);
-    for (const q of Object.values(s.queues) as Array<Record<string, number>>)
+    for (const q of Object.values(s.queues) as Array<Record<string, number>>) {
       expect(q).toMatchObject({ waiting: 0, failed: 0 });
+      // The one worker runs every stage and holds both shards' leases: every queue has it.
+      expect(q.workers).toBeGreaterThanOrEqual(1);
+    }
 
     const hits = JSON.parse(cairn(['search', 'token57q', '-n', 'proj', '--json']).stdout).hits;
     expect(hits[0]).toMatchObject({ id: 'm57', explain: { bm25Rank: 1 } });
@@ -183,11 +186,16 @@ describe('cairn with REDIS_URL', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ mode: 'distributed', queued: 50, stored: 0 });
     const before = stats();
     expect(before.queues.capture.waiting).toBe(1);
+    // Nothing takes the batch yet, and stats says so.
+    expect(before.queues.capture.workers).toBe(0);
     expect(before.namespaces.proj).toBeUndefined();
+    const human = cairn(['stats']);
+    expect(human.stdout).toMatch(/queue capture: waiting 1, .*workers 0 \(its jobs wait for a cairn worker/);
 
     startWorker(['--stages', 'capture,embed,index']);
     const s = await until(stats, (s) => s.namespaces.proj?.embedded === 50, 'queued batch processed');
     expect(s.namespaces.proj.stored).toBe(50);
+    expect(s.queues.capture.workers).toBeGreaterThanOrEqual(1);
   });
 
   it('reindex builds a new space through the queues, then swaps it in; spaces lists and drops', async () => {

@@ -341,9 +341,17 @@ describe('cairn serve (distributed)', () => {
     };
     expect(await found()).toEqual(['d1', 'd2']);
     const ready = await fetch(`${b.url}/readyz`);
-    expect(((await ready.json()) as { checks: Record<string, { ok: boolean }> }).checks.redis!.ok).toBe(true);
+    const checks = ((await ready.json()) as { checks: Record<string, { ok: boolean; detail?: string }> })
+      .checks;
+    expect(checks.redis!.ok).toBe(true);
+    // The worker that stored d2 takes the capture queue, and readiness says whether every queue has one.
+    expect(checks.workers).toMatchObject({ ok: true, detail: expect.stringMatching(/worker/) });
     const metrics = await (await fetch(`${b.url}/metrics`)).text();
     expect(metrics).toMatch(/cairn_queue_jobs\{queue="capture",state="waiting"\} \d+/);
+    expect(metrics).not.toMatch(/state="workers"/);
+    expect(Number(/cairn_queue_workers\{queue="capture"\} (\d+)/.exec(metrics)?.[1])).toBeGreaterThanOrEqual(
+      1,
+    );
 
     // A job that can never succeed is a dead letter, and an operator's key reads it over the API.
     const topology = await QueueTopology.connect({
@@ -377,6 +385,8 @@ describe('cairn serve (distributed)', () => {
     await redis.stop('SIGKILL');
     const down = await fetch(`${b.url}/v1/dead-letters`, { headers: { authorization: `Bearer ${ADMIN}` } });
     expect(down.status).toBe(503);
+    // …and says when to try again, as a client that retries 503s (the Python one) waits for.
+    expect(down.headers.get('retry-after')).toBe('1');
     expect(((await down.json()) as { error: { code: string } }).error.code).toBe('BACKEND_UNAVAILABLE');
   }, 120_000);
 });

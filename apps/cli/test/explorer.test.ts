@@ -263,6 +263,9 @@ describe('the web explorer at /ui', () => {
       page = tab;
       await tab.goto(`${url}/ui/#/ops`);
       await until(() => tab.getByTestId('queues').textContent()).toContain('capture');
+      // No `cairn worker` runs: the capture queue's workers read 0, marked, however empty the queue is.
+      await until(() => tab.getByTestId('workers-capture').textContent()).toBe('0');
+      expect(await tab.getByTestId('workers-capture').getAttribute('class')).toContain('bad');
       await redis.stop('SIGKILL');
       await until(() => tab.getByTestId('queues-unknown').count(), 30_000).toBe(1);
       // Neither stale depths nor "no dead letters": what Redis held is unknown while it is down.

@@ -41,7 +41,7 @@ export interface HttpServerOptions {
   host: string;
   /** Requests per key (or per IP without a key) per minute. @defaultValue 6_000 */
   rateLimitPerMinute: number;
-  /** Distributed mode: Redis reachability for /readyz and queue depths for /metrics. */
+  /** Distributed mode: Redis reachability for /readyz, and jobs and workers per queue for /metrics and /readyz. */
   queues?: {
     ping(): Promise<void>;
     depths(): Promise<Record<string, Record<string, number>>>;
@@ -200,7 +200,8 @@ export async function createHttpServer(
       if (o.onInternalError) o.onInternalError(err, `${req.method} ${req.routeOptions.url ?? req.url}`);
       else app.log.error(err);
     }
-    const retryAfter = (err as { headers?: Record<string, string> }).headers?.['retry-after'];
+    const retryAfter =
+      (err as { headers?: Record<string, string> }).headers?.['retry-after'] ?? retryAfterOf(e);
     if (retryAfter) reply.header('retry-after', retryAfter);
     return reply.code(httpStatusOf(e.code)).type('application/json').send(errorBody(e));
   });
@@ -393,6 +394,7 @@ export async function createHttpServer(
         } catch (err) {
           checks.redis = { ok: false, detail: (err as Error).message };
         }
+        if (checks.redis.ok) checks.workers = await workersCheck(o.queues);
       }
       const ok = Object.values(checks).every((c) => c.ok);
       return reply.code(ok ? 200 : 503).send({ status: ok ? 'ok' : 'unavailable', checks });
@@ -403,6 +405,40 @@ export async function createHttpServer(
     return metrics.registry.metrics();
   });
   return app;
+}
+
+/**
+ * What a write will meet in distributed mode. Never a failure of this server (it reads, and queues
+ * writes), so always `ok`; but with no capture worker a `wait=stored` write times out unconfirmed.
+ */
+async function workersCheck(
+  queues: NonNullable<HttpServerOptions['queues']>,
+): Promise<{ ok: boolean; detail: string }> {
+  try {
+    const idle = Object.entries(await queues.depths())
+      .filter(([, c]) => c.workers === 0)
+      .map(([q]) => q);
+    return {
+      ok: true,
+      detail:
+        idle.length === 0
+          ? 'every queue has a worker'
+          : `no worker takes ${idle.join(', ')}: those jobs wait until a cairn worker of that stage starts`,
+    };
+  } catch (err) {
+    return { ok: true, detail: `workers unknown: ${(err as Error).message}` };
+  }
+}
+
+/**
+ * Seconds a client should wait before retrying, for the errors worth retrying: what the error carries, or
+ * a second for a backend that is down (Redis, an embedder), so that clients (the Python one retries 503s
+ * that carry it) back off instead of hammering a backend that is coming back.
+ */
+function retryAfterOf(e: CairnError): string | undefined {
+  const ms = e.data.retryAfterMs;
+  if (typeof ms === 'number' && ms > 0) return String(Math.ceil(ms / 1_000));
+  return e.code === 'BACKEND_UNAVAILABLE' ? '1' : undefined;
 }
 
 function registerApiRoutes(api: FastifyInstance, service: MemoryService): void {

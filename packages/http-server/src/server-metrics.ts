@@ -82,16 +82,34 @@ export class ServerMetrics {
           this.set({ space: s.id, state: s.state, active: s.active ? 'true' : 'false' }, 1);
       },
     });
-    if (queueDepths)
+    if (queueDepths) {
+      // Both gauges come from one read of Redis per scrape.
+      let read: { at: number; depths: Promise<Record<string, Record<string, number>>> } | null = null;
+      const depths = () => {
+        if (!read || Date.now() - read.at > 1_000) read = { at: Date.now(), depths: queueDepths() };
+        return read.depths;
+      };
       new Gauge({
         name: 'cairn_queue_jobs',
         help: 'Jobs in each pipeline queue by state (distributed mode)',
         labelNames: ['queue', 'state'],
         registers: [this.registry],
         async collect() {
-          for (const [queue, counts] of Object.entries(await queueDepths()))
-            for (const [state, n] of Object.entries(counts)) this.set({ queue, state }, n);
+          for (const [queue, counts] of Object.entries(await depths()))
+            for (const [state, n] of Object.entries(counts))
+              if (state !== 'workers') this.set({ queue, state }, n);
         },
       });
+      new Gauge({
+        name: 'cairn_queue_workers',
+        help: "Workers taking each pipeline queue's jobs (distributed mode); 0: its jobs wait",
+        labelNames: ['queue'],
+        registers: [this.registry],
+        async collect() {
+          for (const [queue, counts] of Object.entries(await depths()))
+            if (counts.workers !== undefined) this.set({ queue }, counts.workers);
+        },
+      });
+    }
   }
 }

@@ -94,15 +94,17 @@ export async function statsCommand(flags: { dataDir?: string; json?: boolean }, 
   process.stdout.write(`${integrityLine(integrity)}\n`);
   for (const [ns, s] of Object.entries(stats.namespaces)) {
     process.stdout.write(
-      `${ns}: stored ${s.stored}, embedded ${s.embedded}, indexed ${s.indexed} (${s.index}), pending ${s.pending}, failed ${s.failed}` +
-        `${s.superseded ? `, superseded ${s.superseded}` : ''}${s.deleted ? `, deleted ${s.deleted}` : ''}` +
+      // Superseded memories keep their vectors (an undo brings them back), so they are named beside
+      // `stored`: embedded and indexed count both, and the line adds up.
+      `${ns}: stored ${s.stored}${s.superseded ? `, superseded ${s.superseded}` : ''}, embedded ${s.embedded}, indexed ${s.indexed} (${s.index}), pending ${s.pending}, failed ${s.failed}` +
+        `${s.deleted ? `, deleted ${s.deleted}` : ''}` +
         `${s.fields ? `, fields ${s.fields} (${s.fieldsEmbedded} embedded)` : ''}\n`,
     );
   }
   if (Object.keys(stats.namespaces).length === 0) process.stdout.write('no memories yet\n');
   for (const [q, c] of Object.entries(stats.queues ?? {}))
     process.stdout.write(
-      `queue ${q}: waiting ${c.waiting}, active ${c.active}, delayed ${c.delayed}, failed ${c.failed}\n`,
+      `queue ${q}: waiting ${c.waiting}, active ${c.active}, delayed ${c.delayed}, failed ${c.failed}, workers ${c.workers}${c.workers === 0 ? ' (its jobs wait for a cairn worker of that stage)' : ''}\n`,
     );
 }
 

@@ -51,6 +51,7 @@ export function OperationsView({ keyEpoch }: { keyEpoch: number }) {
   const samples: Sample[] = metrics.data ?? [];
   const memories = select(samples, 'cairn_memories');
   const queues = select(samples, 'cairn_queue_jobs');
+  const workers = select(samples, 'cairn_queue_workers');
   return (
     <section aria-labelledby="ops-title" class="ops">
       <div class="section-head">
@@ -107,7 +108,7 @@ export function OperationsView({ keyEpoch }: { keyEpoch: number }) {
             {ready.data.checks.redis.detail ?? 'see /readyz'}).
           </p>
         ) : queues.length > 0 ? (
-          <QueueTable samples={queues} />
+          <QueueTable samples={queues} workers={workers} />
         ) : ready.data?.checks?.redis ? (
           <p class="muted">Waiting for the queue depths…</p>
         ) : (

@@ -5,9 +5,10 @@ const STATES = ['waiting', 'active', 'delayed', 'failed', 'completed'];
 
 /**
  * Queue depths from /metrics' cairn_queue_jobs (distributed mode): one row per BullMQ queue. A failed
- * job has used its attempts and stays in the queue: that column is the dead letters.
+ * job has used its attempts and stays in the queue: that column is the dead letters. Workers come from
+ * cairn_queue_workers: a queue with none is marked, since its jobs wait whatever its depth.
  */
-export function QueueTable({ samples }: { samples: Sample[] }) {
+export function QueueTable({ samples, workers = [] }: { samples: Sample[]; workers?: Sample[] }) {
   const byQueue = new Map<string, Record<string, number>>();
   for (const s of samples) {
     const q = s.labels.queue ?? '?';
@@ -15,6 +16,7 @@ export function QueueTable({ samples }: { samples: Sample[] }) {
     row[s.labels.state ?? '?'] = s.value;
     byQueue.set(q, row);
   }
+  const workersOf = new Map(workers.map((w) => [w.labels.queue ?? '?', w.value]));
   return (
     <div class="table-wrap">
       <table class="data" data-testid="queue-table">
@@ -26,6 +28,9 @@ export function QueueTable({ samples }: { samples: Sample[] }) {
                 {s === 'failed' ? 'failed (dead letters)' : s}
               </th>
             ))}
+            <th scope="col" class="num">
+              workers
+            </th>
           </tr>
         </thead>
         <tbody>
@@ -39,6 +44,10 @@ export function QueueTable({ samples }: { samples: Sample[] }) {
                   {fmtInt(row[s] ?? 0)}
                 </td>
               ))}
+              {/* No worker: the queue's jobs wait, however small its depth. */}
+              <td class={`num${workersOf.get(q) === 0 ? ' bad' : ''}`} data-testid={`workers-${q}`}>
+                {workersOf.has(q) ? fmtInt(workersOf.get(q) ?? 0) : '—'}
+              </td>
             </tr>
           ))}
         </tbody>

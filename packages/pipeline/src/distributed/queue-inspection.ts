@@ -7,9 +7,14 @@ export interface QueueCounts {
   delayed: number;
   failed: number;
   completed: number;
+  /**
+   * Worker connections taking the queue's jobs now (BullMQ names each worker's connection after its
+   * queue): 0 means its jobs wait until a `cairn worker` of that stage starts.
+   */
+  workers: number;
 }
 
-/** Job counts per queue, for `cairn stats`. */
+/** Job counts and workers per queue, for `cairn stats`, `/metrics` and `/readyz`. */
 export function queueCounts(topology: QueueTopology): Promise<Record<string, QueueCounts>> {
   return whileRedisAnswers(topology, () => countJobs(topology));
 }
@@ -32,6 +37,7 @@ async function countJobs(topology: QueueTopology): Promise<Record<string, QueueC
       delayed: c.delayed ?? 0,
       failed: c.failed ?? 0,
       completed: c.completed ?? 0,
+      workers: await queue.getWorkersCount(),
     };
   }
   return out;
