@@ -263,11 +263,6 @@ export class ConsolidationStore {
   }
 
   /**
-   * Applies merges in one transaction. A pair is skipped when either memory stopped being live since it
-   * was found, when both are in different namespaces, or when an undo restored the older one.
-   * Returns the merges applied.
-   */
-  /**
    * The newest text and metadata stamps of the store: a pass reads them before it verifies a batch and
    * hands them to `merge`, which then leaves alone any memory changed meanwhile.
    */
@@ -275,6 +270,11 @@ export class ConsolidationStore {
     return this.stampsStmt.get() as ChangeStamps;
   }
 
+  /**
+   * Applies merges in one transaction. A pair is skipped when either memory stopped being live since it
+   * was found, when both are in different namespaces, or when an undo restored the older one.
+   * Returns the merges applied.
+   */
   merge(pairs: readonly MergePair[], now = Date.now(), unchangedSince?: ChangeStamps): MergeRecord[] {
     type Live = {
       key: number;
