@@ -17,7 +17,7 @@ import type { VectorIndexManager } from '@cairn/vector';
 import { AccessTracker } from './access-tracker.js';
 import { BackgroundCheckpointer } from './background-checkpointer.js';
 import type { ConsolidationReport } from './consolidator.js';
-import { DataFolderLock } from './data-folder-lock.js';
+import type { DataFolderLock } from './data-folder-lock.js';
 import { namedOpenFailure, openDataFolder } from './data-folder-open.js';
 import { EmbedLane } from './embed-lane.js';
 import { EngineHygiene } from './engine-hygiene.js';
@@ -31,6 +31,7 @@ import {
   storeSliceOf,
   termScoringOf,
 } from './engine-options.js';
+import { FolderRole, type FolderRoleKind } from './folder-role.js';
 import { countNamespaces, type EngineStats } from './namespace-stats.js';
 import type { PruneReport } from './pruner.js';
 import type { ServingSpace } from './serving-space.js';
@@ -68,16 +69,8 @@ export class CairnEngine {
   private readonly embedLane: EmbedLane | null;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly log: EngineLog;
-  /**
-   * `writer`: holds the data folder's writer lock; stores, embeds, indexes and saves index files.
-   * `follower`: another live process holds the lock; this one stores what it is given (SQLite serialises
-   * the writes of every process), reads the writer's vectors and index files, never writes them, and takes
-   * the role over as soon as the lock is free (the writer exited or died). `external`: a distributed
-   * deployment's read side; its workers embed and index.
-   */
-  private role: 'writer' | 'follower' | 'external';
-  /** The store's change sequence the writer last kicked its embed stage at (others' writes move it). */
-  private seenChangeSeq = -1;
+  /** Writer, follower or a distributed reader (see FolderRoleKind), and a follower's take-over. */
+  private readonly role: FolderRole;
   /** The embedding spaces: reindex requests from any process, builds run by the writer. */
   private readonly spaces: SpaceSupervisor;
   /** Whether cairn.db can be trusted; every public operation goes through its guard. */
@@ -98,11 +91,16 @@ export class CairnEngine {
     store: MemoryStore,
     embedder: Embedder | null,
     space: SpaceInfo | null,
-    private lock: DataFolderLock | null = null,
+    lock: DataFolderLock | null = null,
     /** Set when this engine opened as a follower because another process writes its folder. */
-    private followerBecause: string | null = null,
+    followerBecause: string | null = null,
   ) {
-    this.role = opts.pipeline !== 'external' ? 'writer' : followerBecause ? 'follower' : 'external';
+    this.role = new FolderRole(dataDir, {
+      external: opts.pipeline === 'external',
+      lock,
+      followerBecause,
+      embedsOthers: isLongLived(opts),
+    });
     this.log = opts.log ?? noLog;
     this.store = store;
     this.health = new StoreHealth(join(dataDir, 'cairn.db'), this.log);
@@ -190,7 +188,7 @@ export class CairnEngine {
         log: this.log,
         vectors: () => this.serving.vectors,
         space: () => this.serving.space,
-        isWriter: () => this.role === 'writer',
+        isWriter: () => this.role.kind === 'writer',
         closed: () => this.closed,
         drained: () => this.pipeline.drain(),
         // The writer's lane stores a pass's vectors before this thread adds them; another process's
@@ -241,12 +239,12 @@ export class CairnEngine {
   }
   /** True unless this process holds the writer role (it neither embeds nor writes index files). */
   private get external(): boolean {
-    return this.role !== 'writer';
+    return this.role.external;
   }
 
-  /** This process's part in its data folder (see `role`); a follower says who writes. */
-  get writerRole(): { role: 'writer' | 'follower' | 'external'; writer: string | null } {
-    return { role: this.role, writer: this.role === 'follower' ? this.followerBecause : null };
+  /** This process's part in its data folder (see FolderRoleKind); a follower says who writes. */
+  get writerRole(): { role: FolderRoleKind; writer: string | null } {
+    return this.role.view;
   }
 
   /**
@@ -256,14 +254,14 @@ export class CairnEngine {
    * later): the backlog is embedded by its next pass, which the next open or embedding ingest starts.
    */
   ingest(inputs: readonly unknown[], opts: { embed?: boolean } = {}): CaptureResult {
-    if (this.role === 'external')
+    if (this.role.kind === 'external')
       throw new CairnError(
         'WRITER_ELSEWHERE',
         'this engine reads a distributed deployment; write through the capture queue (REDIS_URL) instead',
       );
     if (inputs.length >= BULK_WRITE_MEMORIES && checkpointsOf(this.opts) === 'on-bulk-write')
       this.checkpointInBackground();
-    if (this.role === 'follower' || opts.embed === false)
+    if (this.role.kind === 'follower' || opts.embed === false)
       return this.health.guard(() => this.pipeline.capture(inputs));
     const result = this.health.guard(() => this.pipeline.ingest(inputs));
     if (result.counts.stored + result.counts.updated > 0) this.spaces.kick();
@@ -401,8 +399,8 @@ export class CairnEngine {
    */
   refresh(): void {
     if (this.closed || this.health.status.state === 'damaged') return;
-    if (this.role === 'follower') this.tryTakeOver();
-    if (this.role === 'writer') {
+    if (this.role.kind === 'follower') this.tryTakeOver();
+    if (this.role.kind === 'writer') {
       this.embedOthersWrites();
       this.spaces.supervise();
     }
@@ -426,28 +424,24 @@ export class CairnEngine {
   }
 
   /**
-   * A follower asks for the writer lock on every refresh: it is free once the writer exited, and at once
-   * when the writer died on this host (its pid is gone). Taking it over, this process serves as the writer:
-   * its vector indexes are reopened as the writer's, and everything stored meanwhile is embedded.
+   * A follower asks for the writer lock on every refresh (see FolderRole.takeOverIfFree). Taking it over,
+   * this process serves as the writer: its vector indexes are reopened as the writer's, and everything
+   * stored meanwhile is embedded.
    */
   private tryTakeOver(): void {
-    if (!DataFolderLock.free(this.dataDir)) return;
-    const r = DataFolderLock.acquire(this.dataDir, isLongLived(this.opts));
-    if (!(r instanceof DataFolderLock)) return;
-    this.lock = r;
-    this.role = 'writer';
-    const was = this.followerBecause;
-    this.followerBecause = null;
+    const took = this.role.takeOverIfFree();
+    if (!took) return;
     this.served.serveAsWriter();
-    this.log('info', 'took over the writer role of the data folder', { dataDir: this.dataDir, was });
+    this.log('info', 'took over the writer role of the data folder', {
+      dataDir: this.dataDir,
+      was: took.was,
+    });
     this.pipeline.kick();
   }
 
   /** Followers store without embedding: the writer notices their writes by the change sequence. */
   private embedOthersWrites(): void {
-    const seq = this.store.changeSeq();
-    if (seq === this.seenChangeSeq) return;
-    this.seenChangeSeq = seq;
+    if (!this.role.othersWrote(this.store.changeSeq())) return;
     this.pipeline.kick();
     this.spaces.kick();
   }
@@ -459,13 +453,13 @@ export class CairnEngine {
    * next refresh; if the writer dies, the process that takes its role over resumes it.
    */
   async requestReindex(spec: string, opts: { activate: boolean }): Promise<SpaceInfo> {
-    if (this.role === 'external')
+    if (this.role.kind === 'external')
       throw new CairnError(
         'WRITER_ELSEWHERE',
         'this engine reads a distributed deployment, whose reindex runs through the embed workers: run cairn reindex with REDIS_URL on a machine that has the data folder (it enqueues the memories and builds the new space’s indexes); the API cannot start one',
       );
     const space = await this.spaces.request(spec, opts.activate);
-    if (this.role === 'writer') {
+    if (this.role.kind === 'writer') {
       // A reindex writes a vector for every memory: a bulk write (see `checkpoints`).
       if (checkpointsOf(this.opts) === 'on-bulk-write') this.checkpointInBackground();
       this.spaces.supervise();
@@ -489,7 +483,7 @@ export class CairnEngine {
    * way through the queues: the workers embed them into the new space as they come.
    */
   activateSpace(spaceId: string, opts: { force?: boolean } = {}): SpaceInfo {
-    const inFlight = this.role === 'external' ? DISTRIBUTED_IN_FLIGHT : 0;
+    const inFlight = this.role.kind === 'external' ? DISTRIBUTED_IN_FLIGHT : 0;
     const space = this.spaces.activate(spaceId, opts.force ?? false, inFlight);
     this.refreshAfterCommit();
     return space;
@@ -578,7 +572,7 @@ export class CairnEngine {
     await this.termPool?.close();
     await this.checkpointer?.stop();
     this.store.close();
-    this.lock?.release();
+    this.role.release();
   }
 
   /** Moves this connection's WAL checkpoints to a thread of their own (once; see `checkpoints`). */
