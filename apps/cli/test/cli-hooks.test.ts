@@ -571,6 +571,19 @@ describe('cairn hooks install / uninstall', () => {
     expect(r.stderr).toContain('not valid JSON');
     expect(readFileSync(path, 'utf8')).toBe('{ "model": "opus", }');
   });
+
+  it('refuses a namespace or prefix every hook would refuse, before writing anything', () => {
+    const home = join(dir, 'home-bad-ns');
+    for (const args of [
+      ['--namespace', "team/a'b"],
+      ['--namespace-prefix', '-team'],
+    ]) {
+      const r = cairn(['hooks', 'install', ...args], { HOME: home });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/\[INVALID_INPUT\].*--namespace/);
+    }
+    expect(existsSync(join(home, '.claude', 'settings.json'))).toBe(false);
+  });
 });
 
 describe('redact', () => {
@@ -627,6 +640,22 @@ describe('redact', () => {
     ['cli-password', 'mysql -h db -u root -pHunter2pass app', 'Hunter2pass'],
     ['cli-password', "mysqldump -u root -p'Hunter 2' app > dump.sql", 'Hunter 2'],
     ['url-credentials', 'DATABASE_URL=postgres://app:Pa55word@db:5432/app', 'Pa55word'],
+    // Found by a walkthrough: forms that were stored whole.
+    [
+      'aws-secret-key',
+      'aws configure set aws_secret_access_key wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY12',
+      'wJalrXUtnFEMIK7MDENG',
+    ],
+    ['assignment', 'SECRET_KEY_BASE=9a8b7c6d5e4f3a2b rails server', '9a8b7c6d5e4f3a2b'],
+    ['assignment', 'export API_KEY_V2=k2-abcdef-ghijkl', 'k2-abcdef-ghijkl'],
+    ['assignment', 'DB_PASSWORD_PROD=hunter22 ./deploy.sh', 'hunter22'],
+    ['assignment', 'access_token=ya29.a0AfH6SMBx3jKq9Lr2Tz8WvYpNc4DeFgHiJk then', 'a0AfH6SMBx3jKq9Lr2Tz8'],
+    ['cli-password', 'sshpass -p hunter22 ssh deploy@10.0.0.5', 'hunter22'],
+    ['cli-password', 'docker login -u bob -p hunter22 registry.example.com', 'hunter22'],
+    ['cli-password', "az login -u bob@example.com -p 'hunter 22'", 'hunter 22'],
+    ['cookie', 'curl -H "Cookie: session=4f9a2c81d7e6b5a3; theme=dark" https://app', '4f9a2c81d7e6b5a3'],
+    ['cookie', 'Set-Cookie: sid=s%3AQm9iLmxvZ2dlZCBpbg; Path=/; HttpOnly', 's%3AQm9iLmxvZ2dlZCBpbg'],
+    ['cookie', 'curl -b "sid=4f9a2c81d7e6" https://app.example.com/me', '4f9a2c81d7e6'],
     ['stripe-key', 'sk_live_4eC39HqLyjWDarjtT1zdp7dc', 'sk_live_4eC39'],
     ['google-api-key', 'AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q', 'AIzaSyA1b2C3'],
     ['npm-token', '//registry.npmjs.org/:_authToken npm_abcdefghijklmnopqrstuvwxyz0123456789', 'npm_abcdef'],
@@ -663,6 +692,11 @@ describe('redact', () => {
       'mysql -u root -p app',
       'mysql -P 3306 -h db',
       'curl -u bob https://api.example.com',
+      'git checkout -b fix-login-cookie',
+      'curl -b cookies.txt https://app.example.com',
+      'interface Req { cookie: string }',
+      'docker run -p 8080:80 nginx',
+      'sshpass is not installed',
     ]) {
       const r = redact(text);
       expect(r.text, text).toBe(text);
@@ -676,7 +710,10 @@ describe('redact', () => {
     const found = new Set<string>();
     const out = redactDeep(
       {
-        tool_input: { command: `echo ${GH}`, env: { OPENAI_API_KEY: 'plain-but-named', count: 3 } },
+        tool_input: {
+          command: `echo ${GH}`,
+          env: { OPENAI_API_KEY: 'plain-but-named', SECRET_KEY_BASE: 'also-named', count: 3 },
+        },
         list: [`x ${AWS}`, 7, null, true],
       },
       found,
@@ -684,7 +721,7 @@ describe('redact', () => {
     expect(out).toEqual({
       tool_input: {
         command: `echo ${marker('github-token')}`,
-        env: { OPENAI_API_KEY: marker('assignment'), count: 3 },
+        env: { OPENAI_API_KEY: marker('assignment'), SECRET_KEY_BASE: marker('assignment'), count: 3 },
       },
       list: [`x ${marker('aws-access-key')}`, 7, null, true],
     });

@@ -226,6 +226,25 @@ describe('the web explorer at /ui', () => {
     await until(() => page.getByTestId('summary').textContent()).toContain('from offset 5');
     expect(await page.getByTestId('hit').first().getAttribute('data-id')).toBe('mem-026');
 
+    // A search typed after the listing, a record opened from it, then Back: the search as it was, not the
+    // listing again from its start.
+    await page.fill('#query', 'redis');
+    await page.press('#query', 'Enter');
+    await until(() => page.getByTestId('summary').textContent()).toContain('hit');
+    await page.getByTestId('hit-link').first().click();
+    await until(() => page.url()).toContain('#/memory?');
+    await page.goBack();
+    await until(() => page.getByTestId('hit').count()).toBeGreaterThan(0);
+    expect(await page.inputValue('#query')).toBe('redis');
+    expect(await page.getByTestId('summary').textContent()).not.toContain('listed');
+
+    // A listing with k left blank is paged 10 at a time, as its pager counts (the server's default is 5).
+    await page.fill('#query', '');
+    await page.fill('#k', '');
+    await page.press('#query', 'Enter');
+    await until(() => page.getByTestId('summary').textContent()).toContain('10 memories listed');
+    expect(await page.getByRole('button', { name: 'older →' }).isEnabled()).toBe(true);
+
     // Nothing matches: the response's empty reason, said plainly.
     await page.fill('#query', 'zzqxv');
     await page.fill('#since', '');
@@ -240,6 +259,27 @@ describe('the web explorer at /ui', () => {
     await until(() => page.getByTestId('hit').count()).toBeGreaterThan(0);
     const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     expect(overflow).toBeLessThanOrEqual(0);
+    // A title without a space (a path, a hash) wraps too, in a hit, a timeline and a record.
+    const long = `src/${'very-long-segment/'.repeat(25)}index.ts`;
+    const w = await postJson(`${url}/v1/memories`, {
+      namespace: 'ui/long',
+      id: 'long-title',
+      title: long,
+      text: 'the longtitleword memory',
+    });
+    expect(w.status).toBe(201);
+    await page.goto(`${url}/ui/#/search?ns=ui%2Flong`);
+    await page.fill('#query', 'longtitleword');
+    await page.press('#query', 'Enter');
+    await until(() => page.getByTestId('hit').count()).toBe(1);
+    expect(
+      await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth'),
+    ).toBeLessThanOrEqual(0);
+    await page.getByTestId('hit-link').first().click();
+    await until(() => page.getByTestId('record-text').count()).toBe(1);
+    expect(
+      await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth'),
+    ).toBeLessThanOrEqual(0);
     await page.setViewportSize({ width: 1280, height: 800 });
 
     expect(consoleErrors, consoleErrors.join('\n')).toEqual([]);

@@ -79,6 +79,12 @@ export function buildFilters(f: SearchForm): Filters | undefined {
   return Object.keys(filters).length > 0 ? filters : undefined;
 }
 
+/** Memories per page of a listing: the form's k, or 10 when it is blank or not a number. */
+export function pageSize(f: SearchForm): number {
+  const k = num(f.k);
+  return k !== undefined && k > 0 ? k : 10;
+}
+
 /**
  * The POST /v1/search body for a form. Only what the user set is sent, so every other option keeps the
  * server's configured default; the server validates it all and names the field at fault.
@@ -87,6 +93,8 @@ export function buildSearchRequest(f: SearchForm): SearchRequestBody {
   const req: SearchRequestBody = { namespace: f.namespace.trim(), query: f.query, explain: f.explain };
   const k = num(f.k);
   if (k !== undefined) req.k = k;
+  // A listing is paged by k: send the page size the pager assumes, not the server's default (5).
+  else if (f.query.trim() === '') req.k = pageSize(f);
   const filters = buildFilters(f);
   if (filters) req.filters = filters;
   const lexical = num(f.lexical);

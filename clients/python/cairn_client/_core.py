@@ -31,6 +31,15 @@ class PreparedCall:
     headers: dict[str, str]
 
 
+def _segment(value: str) -> str:
+    """One path segment, percent-encoded. ``.`` and ``..`` cannot be one: URL parsers resolve them away, and
+    ``DELETE /v1/memories/..`` asked ``DELETE /v1/``. No memory has such an id (writes refuse it), so the call
+    is refused here with the error the server gives such an id on a write."""
+    if value in (".", ".."):
+        raise CairnError("INVALID_INPUT", 'id must not be "." or "..": a URL cannot address it', field="id")
+    return quote(value, safe="")
+
+
 def _query_value(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -71,14 +80,20 @@ class ClientCore:
         route = ROUTES[name]
         if route.response is not result:
             raise TypeError(f"{name} answers {route.response!r}, not {result!r}")  # a bug in this package
-        path = route.path.format(**{k: quote(v, safe="") for k, v in (path_params or {}).items()})
+        path = route.path.format(**{k: _segment(v) for k, v in (path_params or {}).items()})
         params = None
         if query is not None:
             params = {k: _query_value(v) for k, v in to_wire(query).items()}
         headers = dict(self._headers)
         content = None
         if body is not None:
-            content = json.dumps(to_wire(body), ensure_ascii=False, allow_nan=False).encode("utf-8")
+            wire = to_wire(body)
+            try:
+                content = json.dumps(wire, ensure_ascii=False, allow_nan=False).encode("utf-8")
+            except UnicodeEncodeError:
+                # A lone surrogate has no UTF-8: sent escaped, so the server names the field at fault, as
+                # it does for every client, rather than this process raising an encoding error.
+                content = json.dumps(wire, ensure_ascii=True, allow_nan=False).encode("ascii")
             headers["content-type"] = "application/json"
         return PreparedCall(route, self.base_url + path, path, params, content, headers)
 

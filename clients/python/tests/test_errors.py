@@ -126,3 +126,13 @@ def test_an_unreachable_server_is_backend_unavailable() -> None:
 def test_bad_base_url() -> None:
     with pytest.raises(ValueError):
         CairnClient("127.0.0.1:7411")
+
+
+def test_a_lone_surrogate_and_a_dot_id_get_the_servers_answer(client: CairnClient, ns: str) -> None:
+    # No UTF-8 encoding error raised here: the text goes escaped and the server names the field.
+    e = raises(client.write, {"text": "bad \ud800"}, namespace=ns)
+    assert (e.code, e.field, e.status) == ("INVALID_INPUT", "text", 400)
+    # `.` and `..` cannot be sent as ids (resolved away, they asked another route): refused by name.
+    for dots in (".", ".."):
+        e = raises(client.delete, ns, dots)
+        assert (e.code, e.field) == ("INVALID_INPUT", "id")

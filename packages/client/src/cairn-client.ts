@@ -76,11 +76,9 @@ export class CairnClient implements MemoryApi, SpacesApi, HygieneApi {
     return this.call('POST', '/v1/memories', req);
   }
 
-  delete(namespace: string, id: string): Promise<DeleteResponse> {
-    return this.call(
-      'DELETE',
-      `/v1/memories/${encodeURIComponent(id)}?namespace=${encodeURIComponent(namespace)}`,
-    );
+  // Async so that an id refused before the request (`..`) rejects, as every other failure does.
+  async delete(namespace: string, id: string): Promise<DeleteResponse> {
+    return this.call('DELETE', `/v1/memories/${pathSegment(id)}?namespace=${encodeURIComponent(namespace)}`);
   }
 
   search(req: SearchRequestBody): Promise<SearchResponseOut> {
@@ -200,4 +198,17 @@ export class CairnClient implements MemoryApi, SpacesApi, HygieneApi {
       ...(retryAfterS > 0 ? { retryAfterMs: retryAfterS * 1_000 } : {}),
     });
   }
+}
+
+/**
+ * One path segment, percent-encoded. `.` and `..` cannot be one: every URL parser resolves them away (even
+ * as `%2E%2E`), so `DELETE /v1/memories/..` asked `DELETE /v1/`. No memory has such an id (writes refuse
+ * it), so the call is refused here, with the error the server gives such an id on a write.
+ */
+function pathSegment(value: string): string {
+  if (value === '.' || value === '..')
+    throw new CairnError('INVALID_INPUT', 'id must not be "." or "..": a URL cannot address it', {
+      field: 'id',
+    });
+  return encodeURIComponent(value);
 }

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { assertEmbedder, CairnError, type Embedder, embeddingSpaceOf } from '@cairn/core';
 import { resolveEmbedder } from '@cairn/embed';
@@ -40,7 +40,16 @@ export async function openDataFolder(options: EngineOptions): Promise<OpenedData
   let lock: DataFolderLock | null = null;
   let readerBecause: string | null = null;
   if ((opts.pipeline ?? 'embedded') === 'embedded') {
+    const created = !existsSync(opts.dataDir);
     mkdirSync(opts.dataDir, { recursive: true });
+    // The default folder is ./.cairn inside the user's repository (cairn mcp, the hooks): keep its memories
+    // (prompts, commands, summaries) out of `git add -A`, as .venv and .pytest_cache do.
+    if (created)
+      try {
+        writeFileSync(join(opts.dataDir, '.gitignore'), '# created by Cairn\n*\n', { flag: 'wx' });
+      } catch {
+        // Only a convenience.
+      }
     const r = DataFolderLock.acquire(opts.dataDir, isLongLived(opts));
     if (r instanceof DataFolderLock) lock = r;
     else {

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Embedder } from '@cairn/core';
 import { describe, expect, it } from 'vitest';
@@ -351,5 +351,19 @@ describe('CairnEngine records', () => {
     const got = engine.get('a', ['t8', 'nope', 't0']);
     expect(got.memories.map((m) => m.id)).toEqual(['t8', 't0']);
     expect(got.missing).toEqual(['nope']);
+  });
+});
+
+describe('a new data folder', () => {
+  it('keeps itself out of git when Cairn created it (the default ./.cairn sits in a repository)', async () => {
+    const parent = engines.tempDir();
+    const dir = join(parent, '.cairn');
+    const engine = await engines.open({}, dir);
+    expect(readFileSync(join(dir, '.gitignore'), 'utf8')).toMatch(/^\*$/m);
+    engine.ingest([{ namespace: 'a', id: '1', text: 'kept out of git' }]);
+    // A folder the user made (their own, perhaps with other files) is left as it was.
+    const own = engines.tempDir();
+    await engines.open({}, own);
+    expect(existsSync(join(own, '.gitignore'))).toBe(false);
   });
 });

@@ -766,5 +766,12 @@ describe('the typed client', () => {
     await expect(new CairnClient({ baseUrl: 'http://127.0.0.1:1' }).stats()).rejects.toMatchObject({
       code: 'BACKEND_UNAVAILABLE',
     });
+    // `.` and `..` cannot be sent as ids (a URL parser resolves them away, and asked DELETE /v1/): refused
+    // by name, as the server refuses them on a write.
+    for (const id of ['.', '..'])
+      await expect(client.delete('team/alpha', id)).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+        data: { field: 'id' },
+      });
   });
 });

@@ -33,6 +33,7 @@ import {
 import { summaryOf } from '../hooks/summary.js';
 import { readTranscript } from '../hooks/transcript.js';
 import { writeJson } from '../output.js';
+import { projectNamespace } from '../project-namespace.js';
 
 /** Claude Code's own limit on the command is the hook's plus this, so Cairn's cut always comes first. */
 const SETTINGS_TIMEOUT_MARGIN_S = 5;
@@ -315,8 +316,11 @@ export function hookEntries(flags: HooksInstallFlags, env: CliEnv): HookEntry[] 
     const dataDir = flags.dataDir ?? (env.raw.CAIRN_DATA_DIR || undefined);
     if (dataDir) opts.push('--data-dir', shellWord(resolve(dataDir)));
   }
-  if (flags.namespace !== undefined) opts.push('--namespace', shellWord(flags.namespace));
   const prefix = flags.namespacePrefix ?? env.CAIRN_NAMESPACE_PREFIX;
+  // Checked now, as every hook would check it: a name the hooks cannot write would fail each of them,
+  // silently (a hook never fails the turn), from the first tool call on.
+  projectNamespace(flags.namespace, prefix, process.cwd());
+  if (flags.namespace !== undefined) opts.push('--namespace', shellWord(flags.namespace));
   if (prefix && flags.namespace === undefined) opts.push('--namespace-prefix', shellWord(prefix));
   if (timeout !== DEFAULT_HOOK_TIMEOUT_S) opts.push('--timeout', String(timeout));
   const cairn = cairnInvocation(flags);

@@ -61,6 +61,14 @@ function looksRandom(token: string): boolean {
 }
 
 /**
+ * Whether a dotted value has a long random part: `ya29.a0AfH6SMBx…` (a Google OAuth token) is a
+ * credential, though it reads like `req.headers.authorization`.
+ */
+function hasRandomPart(value: string): boolean {
+  return value.split('.').some((part) => part.length >= 20 && looksRandom(part));
+}
+
+/**
  * The named patterns, most specific first: a GitHub token inside `GITHUB_TOKEN=ghp_…` is named
  * `github-token`, and the generic assignment pattern then finds nothing left to take.
  */
@@ -79,9 +87,10 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   },
   {
     name: 'aws-secret-key',
-    description: 'AWS secret access keys: 40 base64 characters after aws_secret_access_key / aws…secret',
+    description:
+      'AWS secret access keys: 40 base64 characters after aws_secret_access_key / aws…secret (=, : or a space: aws configure set aws_secret_access_key …)',
     pattern:
-      /(\baws[A-Za-z0-9_.-]{0,20}?secret[A-Za-z0-9_.-]{0,20}["']?\s*(?:=|:)\s*["']?)([A-Za-z0-9/+=]{40})\b/gi,
+      /(\baws[A-Za-z0-9_.-]{0,20}?secret[A-Za-z0-9_.-]{0,20}["']?(?:\s*(?:=|:)\s*|\s+)["']?)([A-Za-z0-9/+=]{40})\b/gi,
     replace: (m, _match, key) => `${key}${m}`,
   },
   {
@@ -151,13 +160,30 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
     replace: (m, match, head, pw, at) => (pw!.startsWith('[REDACTED:') ? match : `${head}${m}${at}`),
   },
   {
+    name: 'cookie',
+    description:
+      "the value of a Cookie or Set-Cookie header (name=value pairs: `cookie: string` is a declaration), and of curl's -b / --cookie (session ids are credentials)",
+    pattern:
+      /(\b(?:set-)?cookie["']?\s*:\s*)([^\s"'=;:][^\n"'=;]*=[^\n"']*)|(\bcurl\b[^\n|;&]*?\s(?:-b|--cookie)\s+["']?)([^\s"'][^\s"']*)/gi,
+    replace: (m, match, headerHead, headerValue, curlHead, curlValue) => {
+      const [head, value] = headerHead !== undefined ? [headerHead, headerValue!] : [curlHead!, curlValue!];
+      // Already redacted (a JWT in it), or curl's cookie file (`-b cookies.txt`): kept.
+      return value.startsWith('[REDACTED:') || /^[\w./~-]+\.(?:txt|jar)$/.test(value) ? match : `${head}${m}`;
+    },
+  },
+  {
     name: 'cli-password',
     description:
-      "the password of a command's user:password argument (curl -u bob:pa55 / --user) or glued to mysql's -p (mysql -pHunter2, mysqldump -p'x')",
+      "the password of a command's user:password argument (curl -u bob:pa55 / --user), glued to mysql's -p (mysql -pHunter2, mysqldump -p'x'), or after -p of sshpass and of docker, podman, nerdctl, buildah, helm registry and az login",
     pattern:
-      /(\s(?:-u|--user)\s+['"]?[^\s:'"]+:)([^\s'"]+)|(\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p)('[^']*'|"[^"]*"|[^\s'"]+)/g,
-    replace: (m, match, userHead, userPw, mysqlHead, mysqlPw) => {
-      const [head, pw] = userHead !== undefined ? [userHead, userPw!] : [mysqlHead!, mysqlPw!];
+      /(\s(?:-u|--user)\s+['"]?[^\s:'"]+:)([^\s'"]+)|(\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p)('[^']*'|"[^"]*"|[^\s'"]+)|(\b(?:sshpass|(?:docker|podman|nerdctl|buildah|helm\s+registry)\s+login|az\s+login)\b[^\n|;&]*?\s-p\s+)('[^']*'|"[^"]*"|[^\s'"]+)/g,
+    replace: (m, match, userHead, userPw, mysqlHead, mysqlPw, loginHead, loginPw) => {
+      const [head, pw] =
+        userHead !== undefined
+          ? [userHead, userPw!]
+          : mysqlHead !== undefined
+            ? [mysqlHead, mysqlPw!]
+            : [loginHead!, loginPw!];
       return pw.startsWith('[REDACTED:') || pw.startsWith("'[REDACTED:") ? match : `${head}${m}`;
     },
   },
@@ -172,9 +198,9 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     name: 'assignment',
     description:
-      'the value of an assignment (=, :, :=, =>) to a credential-like name: api_key, apikey, access_key, secret_key, private_key, client_secret, secret, password, passwd, passphrase, token, credentials, also inside longer names (GITHUB_TOKEN=, "db_password": "…"); kept: code (`token = req.headers.authorization`, `password = getPassword()`), references (`TOKEN=$GITHUB_TOKEN`), and after ":" a type or literal (`password: string`, `secret: null`)',
+      'the value of an assignment (=, :, :=, =>) to a credential-like name: api_key, apikey, access_key, secret_key, private_key, client_secret, secret, password, passwd, passphrase, token, credentials, also inside longer names (GITHUB_TOKEN=, "db_password": "…", SECRET_KEY_BASE=, API_KEY_V2=, DB_PASSWORD_PROD=); kept: code (`token = req.headers.authorization`, `password = getPassword()`; not a dotted value with a long random part, `access_token=ya29.a0Af…`), references (`TOKEN=$GITHUB_TOKEN`), and after ":" a type or literal (`password: string`, `secret: null`)',
     pattern: new RegExp(
-      `(\\b[A-Za-z0-9_.-]*?${SECRET_WORD})(["']?\\s*(?::=|=>|=|:)\\s*)("[^"\\n]*"|'[^'\\n]*'|\`[^\`\\n]*\`|[^\\s"'\`,;&}\\])]+)`,
+      `(\\b[A-Za-z0-9_.-]*?${SECRET_WORD}(?:[_-](?:base|value|prod|production|live|dev|test|staging|v\\d+|\\d+))*)(["']?\\s*(?::=|=>|=|:)\\s*)("[^"\\n]*"|'[^'\\n]*'|\`[^\`\\n]*\`|[^\\s"'\`,;&}\\])]+)`,
       'gi',
     ),
     replace: (m, match, key, sep, value) => {
@@ -186,7 +212,11 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
       if (sep!.trim() === '=' && /^=/.test(v)) return match;
       // A reference to where the secret lives is not the secret: `TOKEN=$GITHUB_TOKEN`, `key = process.env.KEY`.
       if (/^(?:\$|process\.env|os\.environ|env\.)/.test(v)) return match;
-      if (!/^["'`]/.test(v) && (CODE_VALUE.test(v) || (sep!.trim() === ':' && DECLARATION.test(v))))
+      if (
+        !/^["'`]/.test(v) &&
+        !hasRandomPart(v) &&
+        (CODE_VALUE.test(v) || (sep!.trim() === ':' && DECLARATION.test(v)))
+      )
         return match;
       const quote = /^["'`]/.test(v) ? v[0]! : '';
       return `${key}${sep}${quote}${m}${quote}`;
@@ -222,6 +252,12 @@ export function redact(text: string): { text: string; found: string[] } {
   return { text: out, found: [...found] };
 }
 
+/** An object key named like a credential: `api_key`, `OPENAI_API_KEY`, `SECRET_KEY_BASE`, `db_password_prod`. */
+const SECRET_KEY_NAME = new RegExp(
+  `^[A-Za-z0-9_.-]*${SECRET_WORD}(?:[_-](?:base|value|prod|production|live|dev|test|staging|v\\d+|\\d+))*$`,
+  'i',
+);
+
 /** `redact` over every string of a JSON-like value, keys included; other values are kept as they are. */
 export function redactDeep<T>(value: T, found: Set<string> = new Set()): T {
   const walk = (v: unknown): unknown => {
@@ -235,7 +271,7 @@ export function redactDeep<T>(value: T, found: Set<string> = new Set()): T {
       const out: Record<string, unknown> = {};
       for (const [k, child] of Object.entries(v)) {
         // A secret-named key keeps its name; its value is dropped whole, whatever its shape.
-        if (new RegExp(`^[A-Za-z0-9_.-]*${SECRET_WORD}$`, 'i').test(k) && child !== null && child !== '') {
+        if (SECRET_KEY_NAME.test(k) && child !== null && child !== '') {
           if (typeof child === 'string' || typeof child === 'number') {
             found.add('assignment');
             out[k] = marker('assignment');

@@ -25,7 +25,8 @@ export function HitRow({
         <div class="hit-title">
           <span class="pos">{position}</span>
           <a href={href('memory', { ns: hit.namespace, id: hit.id })} data-testid="hit-link">
-            {hit.title}
+            {/* Isolated: a right-to-left title, or one with a stray direction mark, leaves the line around it as it is. */}
+            <bdi>{hit.title}</bdi>
           </a>
         </div>
         <div class="hit-meta muted">

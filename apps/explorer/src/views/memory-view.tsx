@@ -54,9 +54,13 @@ export function MemoryView({ params }: { params: URLSearchParams }) {
       <span class="tl-date">{fmtDate(e.date)}</span>
       <span class={`kind kind-${e.kind}`}>{e.kind}</span>{' '}
       {anchor ? (
-        <b aria-current="true">{e.title}</b>
+        <b aria-current="true">
+          <bdi>{e.title}</bdi>
+        </b>
       ) : (
-        <a href={href('memory', { ns: namespace, id: e.id })}>{e.title}</a>
+        <a href={href('memory', { ns: namespace, id: e.id })}>
+          <bdi>{e.title}</bdi>
+        </a>
       )}
       <span class="muted"> · {fmtInt(e.tokens)} tokens</span>
     </li>

@@ -11,7 +11,11 @@ export function RecordCard({ record: r, tokensUsed }: { record: MemoryRecordOut;
   const confidence = (r as { confidence?: number | null }).confidence;
   return (
     <article class="record">
-      {r.title ? <h3>{r.title}</h3> : null}
+      {r.title ? (
+        <h3>
+          <bdi>{r.title}</bdi>
+        </h3>
+      ) : null}
       <p class="record-tokens" data-testid="record-tokens">
         <b>{fmtInt(r.tokens)}</b> tokens (this answer used {fmtInt(tokensUsed)})
       </p>

@@ -2,7 +2,8 @@ import type { SearchResponseOut } from '@cairn/api-contract';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { type ApiError, api } from '../api.js';
 import { ErrorBox } from '../error-box.js';
-import { buildSearchRequest, EMPTY_FORM, type SearchForm } from '../search-request.js';
+import { href } from '../route.js';
+import { buildSearchRequest, EMPTY_FORM, pageSize, type SearchForm } from '../search-request.js';
 import { asApiError } from '../use-poll.js';
 import { SearchFormFields } from './search-form.js';
 import { SearchResults } from './search-results.js';
@@ -81,6 +82,9 @@ export function SearchView({ params, keyEpoch }: { params: URLSearchParams; keyE
       const f = { ...formNow.current, namespace: ns, ...BROWSE };
       setForm(f);
       void run(f);
+      // The listing was asked for once: drop `browse` from this history entry, so coming Back here from a
+      // record restores the last search (a query typed since, the page reached) instead of listing again.
+      history.replaceState(history.state, '', href('search', { ns }));
     } else setForm((f) => ({ ...f, namespace: ns }));
   }, [ns, browse]);
 
@@ -109,9 +113,7 @@ export function SearchView({ params, keyEpoch }: { params: URLSearchParams; keyE
         <SearchFormFields form={form} namespaces={namespaces} set={set} busy={busy} />
       </form>
       {outcome?.error ? <ErrorBox error={outcome.error} context="POST /v1/search" /> : null}
-      {outcome?.res ? (
-        <SearchResults res={outcome.res} k={Number(outcome.form.k) || 10} onPage={page} />
-      ) : null}
+      {outcome?.res ? <SearchResults res={outcome.res} k={pageSize(outcome.form)} onPage={page} /> : null}
     </section>
   );
 }
