@@ -5,15 +5,18 @@ import {
   lstatSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { HookOutbox, type OutboxEntry } from '../src/hooks/outbox.js';
 import { marker, redact, redactDeep, SECRET_PATTERNS } from '../src/hooks/redact.js';
 import { MAIN, servedUrl, startCli } from './cli-process.js';
 
@@ -64,7 +67,8 @@ function baseEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     'REDIS_URL',
   ])
     delete env[k];
-  return { ...env, ...extra };
+  // The hooks' outbox and API-mode log go to the user's state folder: this test's own.
+  return { ...env, XDG_STATE_HOME: join(dir, 'state'), ...extra };
 }
 
 interface Run {
@@ -424,6 +428,60 @@ describe('cairn hooks run (through cairn serve)', () => {
     expect(r.stderr).not.toContain('gave up');
   });
 
+  it('what an API that is down could not take waits in the outbox, redacted, and the next hook that reaches it sends it', async () => {
+    const probe = createServer();
+    probe.listen(0, '127.0.0.1');
+    await once(probe, 'listening');
+    const port = (probe.address() as { port: number }).port;
+    probe.close();
+    await once(probe, 'close');
+    const env = { CAIRN_API_URL: `http://127.0.0.1:${port}`, CAIRN_API_KEY: KEY };
+    const state = join(dir, 'state', 'cairn');
+    writeTranscript('sess-o', `Fixed: the retry waited on the wrong promise. (debug key was ${ANT})`);
+
+    // Down: a tool call, then the session's end, each kept with what it would have written.
+    const tool = await hook(['post-tool-use'], bashPayload('sess-o'), env);
+    expect(tool.code).toBe(0);
+    expect(tool.stderr).toMatch(/did not answer.*; kept in .*hooks-outbox\.jsonl \(1 waiting\)/);
+    const stop = await hook(['stop'], common('sess-o', 'Stop'), env);
+    expect(stop.code).toBe(0);
+    expect(stop.stderr).toMatch(/\(2 waiting\)/);
+    const kept = readFileSync(join(state, 'hooks-outbox.jsonl'), 'utf8');
+    expect(kept.trim().split('\n')).toHaveLength(2);
+    expectNoSecrets(kept);
+    // With no data folder, the hooks' log sits beside the outbox.
+    expect(readFileSync(join(state, 'hooks.log'), 'utf8')).toContain('2 waiting');
+
+    // Up again at the same address: the next hook writes its own memory, then sends what waited, oldest
+    // first, so the summary is made with the tool call it missed.
+    const data = join(dir, 'outbox-served');
+    const server = startCli(['serve', '--port', String(port)], {
+      CAIRN_DATA_DIR: data,
+      CAIRN_API_KEYS: `${KEY}=repo/*`,
+    });
+    children.push(server);
+    await servedUrl(server);
+    const next = await hook(['post-tool-use'], editPayload('sess-o'), env);
+    expect(next.code).toBe(0);
+    expect(next.stderr).toContain('sent 2 outbox entries');
+    const left = join(state, 'hooks-outbox.jsonl');
+    expect(existsSync(left) ? readFileSync(left, 'utf8') : '').toBe('');
+    const exported = cairn(['export', '-n', NS], { CAIRN_DATA_DIR: data });
+    expect(exported.code, exported.stderr).toBe(0);
+    expectNoSecrets(exported.stdout);
+    const lines = exported.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: string; kind: string; meta?: { observations?: number } });
+    expect(lines.map((l) => l.id).sort()).toEqual([
+      'cc:sess-o:summary',
+      'cc:sess-o:toolu_bash1',
+      'cc:sess-o:toolu_edit1',
+    ]);
+    // Made when it was sent, from the observations the server held by then: both tool calls.
+    expect(lines.find((l) => l.kind === 'summary')?.meta?.observations).toBe(2);
+  });
+
   it('a malformed environment variable is one logged line and exit 0, not a failed turn', async () => {
     const r = await hook(['post-tool-use'], bashPayload('sess-env'), { CAIRN_API_URL: 'not-a-url' });
     expect(r.code).toBe(0);
@@ -726,5 +784,44 @@ describe('redact', () => {
       list: [`x ${marker('aws-access-key')}`, 7, null, true],
     });
     expect([...found].sort()).toEqual(['assignment', 'aws-access-key', 'github-token']);
+  });
+});
+
+describe('HookOutbox', () => {
+  const entry = (api: string, id: string, at: string): OutboxEntry => ({
+    api,
+    at,
+    event: 'PostToolUse',
+    namespace: NS,
+    base: '/repo',
+    memory: { namespace: NS, id, text: id },
+  });
+
+  it("takes one API's entries oldest first, leaves the others, and returns what was not sent", () => {
+    const outbox = new HookOutbox(join(dir, 'state'));
+    outbox.add(entry('http://b', 'b1', '2026-01-01T00:00:02Z'));
+    outbox.add(entry('http://a', 'a2', '2026-01-01T00:00:03Z'));
+    outbox.add(entry('http://a', 'a1', '2026-01-01T00:00:01Z'));
+    const batch = outbox.take('http://a');
+    expect(batch.entries.map((e) => e.memory!.id)).toEqual(['a1', 'a2']);
+    // A hook running meanwhile finds nothing of them: the claim is this one's.
+    expect(outbox.take('http://a').entries).toEqual([]);
+    batch.done(batch.entries.slice(1));
+    expect(outbox.take('http://a').entries.map((e) => e.memory!.id)).toEqual(['a2']);
+    expect(outbox.take('http://b').entries.map((e) => e.memory!.id)).toEqual(['b1']);
+  });
+
+  it('adopts the claim of a hook that died mid-send, once it is a minute old', () => {
+    const outbox = new HookOutbox(join(dir, 'state'));
+    outbox.add(entry('http://a', 'a1', '2026-01-01T00:00:01Z'));
+    outbox.take('http://a'); // never done: killed mid-send
+    expect(outbox.take('http://a').entries).toEqual([]);
+    const claim = readdirSync(join(dir, 'state')).find((f) => f.includes('.claim-'))!;
+    const old = new Date(Date.now() - 120_000);
+    utimesSync(join(dir, 'state', claim), old, old);
+    const batch = outbox.take('http://a');
+    expect(batch.entries.map((e) => e.memory!.id)).toEqual(['a1']);
+    batch.done([]);
+    expect(readdirSync(join(dir, 'state')).filter((f) => f.includes('.claim-'))).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, realpathSync, renameSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, realpathSync, renameSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { MemoryApi, MemoryRecordOut, MemoryWrite } from '@cairn/api-contract';
 import { CairnError } from '@cairn/core';
@@ -12,6 +12,7 @@ import {
 } from '../hooks/backend.js';
 import { DEFAULT_HOOK_MAX_TOKENS, DEFAULT_HOOK_TIMEOUT_S } from '../hooks/defaults.js';
 import { HOOK_AGENT, observationOf } from '../hooks/observation.js';
+import { HookOutbox, type OutboxBatch, type OutboxEntry } from '../hooks/outbox.js';
 import {
   HOOK_EVENTS,
   type HookEvent,
@@ -53,6 +54,8 @@ export interface HooksRunFlags extends HookTargetFlags {
   timeout: string;
 }
 
+/** Outbox entries are sent only while at least this much of the hook's time is left. */
+const OUTBOX_SEND_RESERVE_MS = 500;
 /** Within this much of its deadline, a failed call is the hook running out of time. */
 const GIVE_UP_SLACK_MS = 100;
 
@@ -62,7 +65,9 @@ const GIVE_UP_SLACK_MS = 100;
  * PostToolUseFailure store the tool call as an observation; Stop and SessionEnd store the session summary.
  *
  * It never fails the agent's turn: whatever goes wrong (no payload, an unreachable API, a damaged folder,
- * the time limit), it logs one line why on stderr (and in the data folder's hooks.log) and exits 0.
+ * the time limit), it logs one line why on stderr (and in hooks.log: the data folder's, or with an API the
+ * user's state folder's) and exits 0. What an API that did not answer could not take waits in the user's
+ * outbox (see HookOutbox), and the next hook that reaches it sends it.
  */
 export async function hooksRunCommand(
   eventArg: string | undefined,
@@ -86,14 +91,41 @@ export async function hooksRunCommand(
     if (logDir)
       appendLog(logDir, `${new Date().toISOString()} ${session ? `session=${session} ` : ''}${line}`);
   };
+  // Talking to an API, what it could not take waits in the user's outbox, and hooks.log sits beside it.
+  const outbox = apiConfigured(flags, env) ? HookOutbox.forUser(env.raw) : null;
   // hooks.log sits in the data folder the hook writes, when that folder exists (a log never creates one).
   const logFolder = (base: string) => {
-    if (apiConfigured(flags, env)) return null;
+    if (outbox) return outbox.dir;
     const dir = hookDataDir(flags, base, env);
     return existsSync(dir) ? dir : null;
   };
   logDir = logFolder(projectFolder(undefined, env));
-  const giveUp = () => log(`gave up after ${budgetMs / 1_000}s while ${stage}; the agent goes on without it`);
+  /** What this hook is delivering to the API: kept in the outbox should the API not take it. */
+  let pending: OutboxEntry | null = null;
+  /** The outbox entries this hook is sending: what is left goes back should it stop part-way. */
+  let sending: { batch: OutboxBatch; next: number } | null = null;
+  const keepPending = () => {
+    if (!outbox || !pending) return '';
+    const entry = pending;
+    pending = null;
+    try {
+      const waiting = outbox.add(entry);
+      return waiting === null
+        ? '; the outbox is full (16 MiB), so this one is dropped'
+        : `; kept in ${outbox.dir}/hooks-outbox.jsonl (${waiting} waiting), sent by the next hook that reaches the API`;
+    } catch (err) {
+      return `; not kept either (${(err as Error).message})`;
+    }
+  };
+  const stopSending = () => {
+    if (!sending) return;
+    sending.batch.done(sending.batch.entries.slice(sending.next));
+    sending = null;
+  };
+  const giveUp = () => {
+    stopSending();
+    log(`gave up after ${budgetMs / 1_000}s while ${stage}; the agent goes on without it${keepPending()}`);
+  };
   const deadline = setTimeout(() => {
     giveUp();
     process.exit(0);
@@ -115,10 +147,34 @@ export async function hooksRunCommand(
       read: named === 'SessionStart',
       timeoutMs: remaining(),
     });
-    logDir = backend.dataDir;
+    logDir = backend.dataDir ?? logDir;
     try {
       stage = `talking to ${backend.where}`;
-      await handle(named, payload, backend.api, { namespace, base, flags });
+      if (named === 'SessionStart') await startSession(backend.api, { namespace, flags });
+      else {
+        const delivery = deliveryOf(named, payload, { namespace, base });
+        if (delivery) {
+          pending = {
+            api: backend.where,
+            at: new Date().toISOString(),
+            event: named,
+            namespace,
+            base,
+            ...delivery,
+          };
+          await deliver(delivery, backend.api, { namespace, base });
+          pending = null;
+        }
+      }
+      // The API answers: what waited for it goes now, within this hook's time.
+      if (outbox) {
+        stage = 'sending the outbox';
+        const batch = outbox.take(backend.where);
+        sending = { batch, next: 0 };
+        const sent = await sendOutbox(sending, backend.api, remaining, log);
+        stopSending();
+        if (sent > 0) log(`sent ${sent} outbox entries kept while the API did not answer`);
+      }
     } finally {
       stage = 'closing the data folder';
       await backend.close();
@@ -127,7 +183,10 @@ export async function hooksRunCommand(
     // The client's time limit is the budget left when it was opened, so a silent server may end the call
     // a moment before the deadline's timer does: that is the hook giving up, and it says so the same way.
     if (remaining() < GIVE_UP_SLACK_MS) giveUp();
-    else log(reasonOf(err));
+    else {
+      stopSending();
+      log(`${reasonOf(err)}${isTransient(err) ? keepPending() : ''}`);
+    }
   } finally {
     clearTimeout(deadline);
   }
@@ -162,6 +221,8 @@ async function readStdin(): Promise<string> {
 
 function appendLog(dir: string, line: string): void {
   try {
+    // The data folder exists (checked by the caller); the user's state folder may not yet.
+    mkdirSync(dir, { recursive: true });
     const file = join(dir, 'hooks.log');
     if (existsSync(file) && statSync(file).size > MAX_LOG_BYTES) renameSync(file, `${file}.1`);
     appendFileSync(file, `${line}\n`);
@@ -170,63 +231,99 @@ function appendLog(dir: string, line: string): void {
   }
 }
 
-interface HandleOptions {
-  namespace: string;
-  base: string;
-  flags: HooksRunFlags;
+/** SessionStart: prints the project's context pack (Claude Code adds a hook's stdout to the session). */
+async function startSession(api: MemoryApi, o: { namespace: string; flags: HooksRunFlags }): Promise<void> {
+  const maxTokens = Number(o.flags.maxTokens);
+  const pack = await api.context({
+    namespace: o.namespace,
+    max_tokens: Number.isInteger(maxTokens) && maxTokens > 0 ? maxTokens : DEFAULT_HOOK_MAX_TOKENS,
+    ...(o.flags.query ? { query: o.flags.query } : {}),
+  });
+  // An empty namespace gives an empty pack: print nothing rather than an empty heading.
+  if (pack.included.length > 0 && pack.text.trim()) process.stdout.write(`${pack.text}\n`);
 }
 
-async function handle(
-  event: HookEvent,
+/** What a write event hands to Cairn, redacted: a tool call's observation, or a summary's payload. */
+type Delivery = { memory: MemoryWrite } | { payload: HookPayload };
+
+/**
+ * PostToolUse and PostToolUseFailure: the tool call as an observation (null for Cairn's own MCP tools:
+ * how the agent reads and saves memories, only noise). Stop and SessionEnd: the payload the session
+ * summary is made from, with the server's observations, when delivered.
+ */
+function deliveryOf(
+  event: Exclude<HookEvent, 'SessionStart'>,
   payload: HookPayload,
-  api: MemoryApi,
-  o: HandleOptions,
-): Promise<void> {
+  o: { namespace: string; base: string },
+): Delivery | null {
   switch (event) {
-    case 'SessionStart': {
-      const maxTokens = Number(o.flags.maxTokens);
-      const pack = await api.context({
-        namespace: o.namespace,
-        max_tokens: Number.isInteger(maxTokens) && maxTokens > 0 ? maxTokens : DEFAULT_HOOK_MAX_TOKENS,
-        ...(o.flags.query ? { query: o.flags.query } : {}),
-      });
-      // An empty namespace gives an empty pack: print nothing rather than an empty heading.
-      if (pack.included.length > 0 && pack.text.trim()) process.stdout.write(`${pack.text}\n`);
-      return;
-    }
     case 'PostToolUse':
-    case 'PostToolUseFailure': {
-      // Cairn's own MCP tools are how the agent reads and saves memories: recording them is only noise.
-      if (/^mcp__cairn__/.test(payload.tool_name ?? '')) return;
+    case 'PostToolUseFailure':
+      if (/^mcp__cairn__/.test(payload.tool_name ?? '')) return null;
       // Redacted before the observation clips its texts: clipped first, a key cut in half no longer matched
       // its pattern and its first half was stored.
-      await store(
-        api,
-        observationOf(redactDeep(payload), {
-          namespace: o.namespace,
-          base: o.base,
-          failed: event === 'PostToolUseFailure',
-        }),
-      );
-      return;
-    }
+      return {
+        memory: redactDeep(
+          observationOf(redactDeep(payload), {
+            namespace: o.namespace,
+            base: o.base,
+            failed: event === 'PostToolUseFailure',
+          }),
+        ),
+      };
     case 'Stop':
-    case 'SessionEnd': {
+    case 'SessionEnd':
       if (!payload.session_id) throw new Error('the payload has no session_id: no session to summarise');
-      const summary = summaryOf(
-        redactDeep(payload),
-        await sessionObservations(api, o.namespace, payload.session_id),
-        redactDeep(readTranscript(payload.transcript_path)),
-        { namespace: o.namespace, base: o.base },
-      );
-      if (summary) await store(api, summary);
-      return;
-    }
+      return { payload: redactDeep(payload) };
     default: {
       const unreachable: never = event;
       return unreachable;
     }
   }
+}
+
+/** Writes a delivery: the memory, or the session summary made now from the session's observations. */
+async function deliver(d: Delivery, api: MemoryApi, o: { namespace: string; base: string }): Promise<void> {
+  if ('memory' in d) return store(api, d.memory);
+  const summary = summaryOf(
+    d.payload,
+    await sessionObservations(api, o.namespace, d.payload.session_id!),
+    redactDeep(readTranscript(d.payload.transcript_path)),
+    { namespace: o.namespace, base: o.base },
+  );
+  if (summary) await store(api, summary);
+}
+
+/** A failure the API may not have next time: it did not answer, or asked to wait. */
+function isTransient(err: unknown): boolean {
+  return err instanceof CairnError && (err.code === 'BACKEND_UNAVAILABLE' || err.code === 'RATE_LIMITED');
+}
+
+/**
+ * Sends outbox entries, oldest first, while time is left: stops at the first the API cannot take now (the
+ * rest wait for the next hook); drops, with a log line, one it refuses for good (a namespace the key may
+ * not write). Returns how many were sent.
+ */
+async function sendOutbox(
+  sending: { batch: OutboxBatch; next: number },
+  api: MemoryApi,
+  remaining: () => number,
+  log: (reason: string) => void,
+): Promise<number> {
+  let sent = 0;
+  const { entries } = sending.batch;
+  while (sending.next < entries.length && remaining() > OUTBOX_SEND_RESERVE_MS) {
+    const e = entries[sending.next]!;
+    try {
+      await deliver(e.memory ? { memory: e.memory } : { payload: e.payload! }, api, e);
+      sent++;
+    } catch (err) {
+      if (isTransient(err)) break;
+      log(`an outbox entry (${e.event} of ${e.at}) was refused and dropped: ${reasonOf(err)}`);
+    }
+    sending.next++;
+  }
+  return sent;
 }
 
 /** Stores one memory with every secret taken out of it (text, title, tags and meta alike). */
