@@ -415,9 +415,10 @@ async function workersCheck(
   queues: NonNullable<HttpServerOptions['queues']>,
 ): Promise<{ ok: boolean; detail: string }> {
   try {
-    const idle = Object.entries(await queues.depths())
-      .filter(([, c]) => c.workers === 0)
-      .map(([q]) => q);
+    const depths = Object.entries(await queues.depths());
+    if (depths.some(([, c]) => c.workers === undefined))
+      return { ok: true, detail: 'workers unknown: Redis refused CLIENT LIST' };
+    const idle = depths.filter(([, c]) => c.workers === 0).map(([q]) => q);
     return {
       ok: true,
       detail:

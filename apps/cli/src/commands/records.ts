@@ -104,7 +104,7 @@ export async function statsCommand(flags: { dataDir?: string; json?: boolean }, 
   if (Object.keys(stats.namespaces).length === 0) process.stdout.write('no memories yet\n');
   for (const [q, c] of Object.entries(stats.queues ?? {}))
     process.stdout.write(
-      `queue ${q}: waiting ${c.waiting}, active ${c.active}, delayed ${c.delayed}, failed ${c.failed}, workers ${c.workers}${c.workers === 0 ? ' (its jobs wait for a cairn worker of that stage)' : ''}\n`,
+      `queue ${q}: waiting ${c.waiting}, active ${c.active}, delayed ${c.delayed}, failed ${c.failed}, workers ${c.workers ?? 'unknown (Redis refused CLIENT LIST)'}${c.workers === 0 ? ' (its jobs wait for a cairn worker of that stage)' : ''}\n`,
     );
 }
 

@@ -176,7 +176,13 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
               ping: () => t.assertRedisReachable(t.topology.connection, t.topology.opts.redisUrl),
               depths: async () => {
                 const counts = await t.queueCounts(t.topology);
-                return Object.fromEntries(Object.entries(counts).map(([q, c]) => [q, { ...c }]));
+                // An unknown worker count (Redis refused CLIENT LIST) is left out, not reported as 0.
+                return Object.fromEntries(
+                  Object.entries(counts).map(([q, { workers, ...jobs }]) => [
+                    q,
+                    workers === null ? jobs : { ...jobs, workers },
+                  ]),
+                );
               },
             },
           }

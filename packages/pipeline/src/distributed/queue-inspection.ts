@@ -9,9 +9,10 @@ export interface QueueCounts {
   completed: number;
   /**
    * Worker connections taking the queue's jobs now (BullMQ names each worker's connection after its
-   * queue): 0 means its jobs wait until a `cairn worker` of that stage starts.
+   * queue): 0 means its jobs wait until a `cairn worker` of that stage starts. Null when Redis refuses
+   * `CLIENT LIST` (a managed Redis's ACL may): unknown, which the job counts do not depend on.
    */
-  workers: number;
+  workers: number | null;
 }
 
 /** Job counts and workers per queue, for `cairn stats`, `/metrics` and `/readyz`. */
@@ -37,7 +38,7 @@ async function countJobs(topology: QueueTopology): Promise<Record<string, QueueC
       delayed: c.delayed ?? 0,
       failed: c.failed ?? 0,
       completed: c.completed ?? 0,
-      workers: await queue.getWorkersCount(),
+      workers: await queue.getWorkersCount().catch(() => null),
     };
   }
   return out;
