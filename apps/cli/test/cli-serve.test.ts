@@ -388,5 +388,12 @@ describe('cairn serve (distributed)', () => {
     // …and says when to try again, as a client that retries 503s (the Python one) waits for.
     expect(down.headers.get('retry-after')).toBe('1');
     expect(((await down.json()) as { error: { code: string } }).error.code).toBe('BACKEND_UNAVAILABLE');
+    // The scrape still has every metric but the queues' (it failed whole, or hung, while Redis was down).
+    const scrape = await fetch(`${b.url}/metrics`);
+    expect(scrape.status).toBe(200);
+    const text = await scrape.text();
+    expect(text).toMatch(/cairn_memories\{/);
+    expect(text).toMatch(/process_resident_memory_bytes \d+/);
+    expect(text.split('\n').filter((l) => l.startsWith('cairn_queue'))).toEqual([]);
   }, 120_000);
 });

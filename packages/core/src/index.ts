@@ -109,7 +109,7 @@ export type {
   SearchRelevance,
   SearchResponse,
 } from './search-result.js';
-export { settleWithin } from './settle-within.js';
+export { settleWithin, valueWithin } from './settle-within.js';
 export { isQueryStopWord, isStopWord, STOP_WORDS } from './stop-words.js';
 export { codeParts, identifierParts, rawTokens, tokenize } from './text-terms.js';
 export { MS_PER_DAY, parseDuration, parseTimeBound, parseTimestamp } from './time.js';

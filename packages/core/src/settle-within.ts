@@ -20,3 +20,22 @@ export async function settleWithin(work: Promise<unknown>, ms: number): Promise<
     clearTimeout(timer);
   }
 }
+
+/**
+ * `work`'s value if it resolves within `ms`, else null (it rejected, or took longer). Never rejects. For
+ * reads a response can do without: a scrape of /metrics while Redis is down leaves the queue series out
+ * rather than failing, or hanging, every other metric.
+ */
+export async function valueWithin<T>(work: Promise<T>, ms: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      work.catch(() => null),
+      new Promise<null>((resolve) => {
+        timer = setTimeout(() => resolve(null), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

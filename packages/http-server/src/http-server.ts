@@ -18,7 +18,14 @@ import {
   WriteRequestSchema,
   WriteResponseSchema,
 } from '@cairn/api-contract';
-import { CairnError, isCairnError, NamespaceSchema, withDefaults, zodToCairnError } from '@cairn/core';
+import {
+  CairnError,
+  isCairnError,
+  NamespaceSchema,
+  valueWithin,
+  withDefaults,
+  zodToCairnError,
+} from '@cairn/core';
 import { type MemoryService, NamespaceAccess } from '@cairn/service';
 import fastifyRateLimit from '@fastify/rate-limit';
 import fastifySwagger from '@fastify/swagger';
@@ -30,7 +37,7 @@ import type { ApiKeys } from './api-keys.js';
 import { ERROR_RESPONSES } from './error-responses.js';
 import { registerExplorer } from './explorer-static.js';
 import { registerHygieneRoutes, registerSpaceRoutes } from './operator-routes.js';
-import { ServerMetrics } from './server-metrics.js';
+import { QUEUE_READ_MS, ServerMetrics } from './server-metrics.js';
 import { clientErrorHandler, installBodyHandling, MAX_HEADER_BYTES } from './transport-errors.js';
 
 export interface HttpServerOptions {
@@ -415,7 +422,9 @@ async function workersCheck(
   queues: NonNullable<HttpServerOptions['queues']>,
 ): Promise<{ ok: boolean; detail: string }> {
   try {
-    const depths = Object.entries(await queues.depths());
+    const read = await valueWithin(queues.depths(), QUEUE_READ_MS);
+    if (read === null) return { ok: true, detail: 'workers unknown: Redis did not answer in time' };
+    const depths = Object.entries(read);
     if (depths.some(([, c]) => c.workers === undefined))
       return { ok: true, detail: 'workers unknown: Redis refused CLIENT LIST' };
     const idle = depths.filter(([, c]) => c.workers === 0).map(([q]) => q);

@@ -1,3 +1,4 @@
+import { valueWithin } from '@cairn/core';
 import type { MemoryService } from '@cairn/service';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
@@ -83,11 +84,16 @@ export class ServerMetrics {
       },
     });
     if (queueDepths) {
-      // Both gauges come from one read of Redis per scrape.
-      let read: { at: number; depths: Promise<Record<string, Record<string, number>>> } | null = null;
+      // Both gauges come from one read of Redis per scrape (a scrape collects every metric at once: they
+      // share the read in flight). Redis down must not take every other metric with it (a rejected collect
+      // fails the whole scrape, and a queue whose connection never came up waits without end): that scrape
+      // has no queue series, and /readyz names Redis.
+      let inFlight: Promise<QueueDepths | null> | null = null;
       const depths = () => {
-        if (!read || Date.now() - read.at > 1_000) read = { at: Date.now(), depths: queueDepths() };
-        return read.depths;
+        inFlight ??= valueWithin(queueDepths(), QUEUE_READ_MS).finally(() => {
+          inFlight = null;
+        });
+        return inFlight;
       };
       new Gauge({
         name: 'cairn_queue_jobs',
@@ -95,7 +101,8 @@ export class ServerMetrics {
         labelNames: ['queue', 'state'],
         registers: [this.registry],
         async collect() {
-          for (const [queue, counts] of Object.entries(await depths()))
+          this.reset();
+          for (const [queue, counts] of Object.entries((await depths()) ?? {}))
             for (const [state, n] of Object.entries(counts))
               if (state !== 'workers') this.set({ queue, state }, n);
         },
@@ -106,10 +113,16 @@ export class ServerMetrics {
         labelNames: ['queue'],
         registers: [this.registry],
         async collect() {
-          for (const [queue, counts] of Object.entries(await depths()))
+          this.reset();
+          for (const [queue, counts] of Object.entries((await depths()) ?? {}))
             if (counts.workers !== undefined) this.set({ queue }, counts.workers);
         },
       });
     }
   }
 }
+
+type QueueDepths = Record<string, Record<string, number>>;
+
+/** How long a scrape waits for Redis's queue counts before leaving them out (ms). */
+export const QUEUE_READ_MS = 2_000;

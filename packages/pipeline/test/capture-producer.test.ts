@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { CairnError } from '@cairn/core';
+import { QueueEvents } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CaptureProducer } from '../src/distributed/capture-producer.js';
+import { CaptureProducer, waitUntilFinished } from '../src/distributed/capture-producer.js';
 import { MAX_CAPTURE_BATCH, parsePayload } from '../src/distributed/job-catalog.js';
 import { QueueTopology } from '../src/distributed/queue-topology.js';
 import { startRedisServer } from '../src/testing/index.js';
@@ -155,6 +156,32 @@ describe('CaptureProducer against a real Redis', () => {
     expect(onlyBad.counts).toMatchObject({ rejected: 2, queued: 0 });
     expect(onlyBad.jobs).toEqual([]);
     await expect(p.enqueue([good('m1')], NOW)).rejects.toMatchObject({ code: 'BACKEND_UNAVAILABLE' });
+  });
+
+  it('a wait for "stored" whose Redis dies after the add rejects, rather than ending the process', async () => {
+    // BullMQ's own Job.waitUntilFinished checked the job inside an async Promise executor: with Redis gone
+    // between the add and that check its rejection was unhandled, and a distributed `cairn serve` exited 1
+    // under writes while Redis restarted (3 of 6 kills in a walkthrough).
+    const { server, topology } = await producerOnOwnRedis();
+    const queue = topology.queue('capture');
+    const events = new QueueEvents(queue.name, {
+      connection: topology.connection.duplicate({ maxRetriesPerRequest: null }),
+      prefix: topology.opts.prefix,
+    });
+    await events.waitUntilReady();
+    const job = await queue.add('capture', { memories: [] });
+    const unhandled: unknown[] = [];
+    const onUnhandled = (err: unknown) => unhandled.push(err);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      await server.stop('SIGKILL');
+      await expect(waitUntilFinished(queue, job, events, 5_000)).rejects.toBeInstanceOf(Error);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      events.disconnect();
+    }
   });
 
   it('names Redis lost after its check (mid-enqueue) as BACKEND_UNAVAILABLE, not an internal error', async () => {

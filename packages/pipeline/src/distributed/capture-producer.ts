@@ -188,7 +188,9 @@ export class CaptureProducer {
     let job = first;
     for (let requeues = 0; ; requeues++) {
       const control = { stopped: false };
-      const finished = job.waitUntilFinished(
+      const finished = waitUntilFinished(
+        queue,
+        job,
         this.events!,
         Math.max(1, deadline - Date.now()),
       ) as Promise<CaptureResult>;
@@ -262,6 +264,56 @@ export class CaptureProducer {
     this.eventsConnection?.disconnect();
     this.eventsConnection = null;
   }
+}
+
+/**
+ * BullMQ's `Job.waitUntilFinished` without its flaw: it checks whether the job already finished inside an
+ * async Promise executor, so when Redis drops between the add and that check (the producer connection fails
+ * fast: `maxRetriesPerRequest: 1`) the check's rejection is unhandled and Node ends the whole process
+ * (`cairn serve` in distributed mode exited 1 with MaxRetriesPerRequestError under writes while Redis
+ * restarted). Here every failure rejects the returned promise, which the caller turns into
+ * BACKEND_UNAVAILABLE.
+ */
+export function waitUntilFinished(
+  queue: Queue,
+  job: Job,
+  events: QueueEvents,
+  ttlMs: number,
+): Promise<unknown> {
+  const id = job.id!;
+  // Per-job event names (`completed:<id>`) are outside QueueEvents' typed listener map.
+  const emitter = events as unknown as NodeJS.EventEmitter;
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const completedEvent = `completed:${id}`;
+    const failedEvent = `failed:${id}`;
+    const finish = (settle: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      emitter.removeListener(completedEvent, onCompleted);
+      emitter.removeListener(failedEvent, onFailed);
+      settle();
+    };
+    const onCompleted = (args: { returnvalue: unknown }) => finish(() => resolve(args.returnvalue));
+    const onFailed = (args: { failedReason?: string }) =>
+      finish(() => reject(new Error(args.failedReason ?? `job ${id} failed`)));
+    const timer = setTimeout(
+      () => finish(() => reject(new Error(`job ${id} not finished after ${ttlMs} ms`))),
+      ttlMs,
+    );
+    emitter.on(completedEvent, onCompleted);
+    emitter.on(failedEvent, onFailed);
+    // It may have finished before the listeners were attached: look once, after QueueEvents listens.
+    void (async () => {
+      await events.waitUntilReady();
+      const state = await job.getState();
+      if (state !== 'completed' && state !== 'failed') return;
+      const current = (await queue.getJob(id)) ?? job;
+      if (state === 'completed') onCompleted({ returnvalue: current.returnvalue });
+      else onFailed({ failedReason: current.failedReason });
+    })().catch((err: unknown) => finish(() => reject(err)));
+  });
 }
 
 function summarize(items: EnqueueResult['items'], jobs: string[]): EnqueueResult {
