@@ -20,10 +20,30 @@ export interface OpenedDataFolder {
   followerBecause: string | null;
 }
 
-/** Damage met while opening (a header or schema page overwritten) is named like damage met later. */
+/**
+ * Damage met while opening (a header or schema page overwritten) is named like damage met later, and a
+ * folder the file system will not let Cairn write (read-only, not its user's, a full disk) is named as such:
+ * it was INTERNAL, for reads too (every process writes the lock file, and SQLite its journal).
+ */
 export function namedOpenFailure(dataDir: string, err: unknown): unknown {
   const dbPath = join(dataDir, 'cairn.db');
-  return isDatabaseDamage(err) ? damagedDatabaseError(dbPath, [(err as Error).message], err) : err;
+  if (isDatabaseDamage(err)) return damagedDatabaseError(dbPath, [(err as Error).message], err);
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  if (code === 'ENOSPC' || code === 'EDQUOT')
+    return new CairnError(
+      'STORAGE_FULL',
+      `the disk holding the data folder ${dataDir} is full (${code}): nothing was written; free space and retry`,
+      { field: 'dataDir' },
+      { cause: err },
+    );
+  if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM')
+    return new CairnError(
+      'STORAGE_ERROR',
+      `the data folder ${dataDir} cannot be written (${code}): every Cairn process writes its lock file there, and SQLite its journal, even to read; give it a folder it may write (a copy of a read-only snapshot)`,
+      { field: 'dataDir' },
+      { cause: err },
+    );
+  return err;
 }
 
 /**
@@ -41,7 +61,11 @@ export async function openDataFolder(options: EngineOptions): Promise<OpenedData
   let readerBecause: string | null = null;
   if ((opts.pipeline ?? 'embedded') === 'embedded') {
     const created = !existsSync(opts.dataDir);
-    mkdirSync(opts.dataDir, { recursive: true });
+    try {
+      mkdirSync(opts.dataDir, { recursive: true });
+    } catch (err) {
+      throw namedOpenFailure(opts.dataDir, err);
+    }
     // The default folder is ./.cairn inside the user's repository (cairn mcp, the hooks): keep its memories
     // (prompts, commands, summaries) out of `git add -A`, as .venv and .pytest_cache do.
     if (created)
@@ -50,7 +74,12 @@ export async function openDataFolder(options: EngineOptions): Promise<OpenedData
       } catch {
         // Only a convenience.
       }
-    const r = DataFolderLock.acquire(opts.dataDir, isLongLived(opts));
+    let r: ReturnType<typeof DataFolderLock.acquire>;
+    try {
+      r = DataFolderLock.acquire(opts.dataDir, isLongLived(opts));
+    } catch (err) {
+      throw namedOpenFailure(opts.dataDir, err);
+    }
     if (r instanceof DataFolderLock) lock = r;
     else {
       const who = `process ${r.heldBy.pid} on ${r.heldBy.host} (since ${new Date(r.heldBy.since).toISOString()})`;

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Embedder } from '@cairn/core';
 import { describe, expect, it } from 'vitest';
+import { namedOpenFailure } from '../src/data-folder-open.js';
 import { DAY, useEngines } from './helpers.js';
 
 const engines = useEngines();
@@ -365,5 +366,24 @@ describe('a new data folder', () => {
     const own = engines.tempDir();
     await engines.open({}, own);
     expect(existsSync(join(own, '.gitignore'))).toBe(false);
+  });
+});
+
+describe('a data folder the file system will not let Cairn write', () => {
+  // Root (which the tests run as) may write a chmod 555 folder, and mounting a read-only one needs root
+  // too: the mapping is checked with the errors Node raises there.
+  const errno = (code: string) => Object.assign(new Error(`${code}: open '/ro/writer.lock.x.new'`), { code });
+
+  it('is named: STORAGE_ERROR when read-only or not its own, STORAGE_FULL when the disk is full', () => {
+    for (const code of ['EROFS', 'EACCES', 'EPERM'])
+      expect(namedOpenFailure('/ro', errno(code))).toMatchObject({
+        code: 'STORAGE_ERROR',
+        data: { field: 'dataDir' },
+        message: expect.stringContaining(`/ro cannot be written (${code})`),
+      });
+    for (const code of ['ENOSPC', 'EDQUOT'])
+      expect(namedOpenFailure('/ro', errno(code))).toMatchObject({ code: 'STORAGE_FULL' });
+    const other = errno('EMFILE');
+    expect(namedOpenFailure('/ro', other)).toBe(other);
   });
 });
