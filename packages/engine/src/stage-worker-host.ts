@@ -251,9 +251,13 @@ export class StageWorkerHost {
   /** Graceful stop: no new jobs, active ones finish within `deadlineMs`, indexes are snapshotted. */
   async close(deadlineMs = 10_000): Promise<{ graceful: boolean }> {
     if (this.timer) clearInterval(this.timer);
-    await this.hygiene?.close();
-    await this.routeLoop?.close();
-    const r = await this.workers.close(deadlineMs);
+    // Side by side: each is bounded on its own, and one after another they added up (10–13 s with Redis
+    // down, past Docker's stop timeout). The indexes, pools and store they use close after all three.
+    const [, , r] = await Promise.all([
+      this.hygiene?.close(),
+      this.routeLoop?.close(),
+      this.workers.close(deadlineMs),
+    ]);
     for (const v of this.vectors.values()) await v.close();
     await this.pool?.close();
     await this.embedPool?.close();

@@ -207,9 +207,13 @@ export class QueueTopology {
     return out;
   }
 
-  /** Closes every queue, waiting at most `deadlineMs` for Redis (down, it would hold the close forever). */
+  /**
+   * Closes every queue, waiting at most `deadlineMs` for Redis (down, it would hold the close forever; and
+   * then there is nothing to wait for).
+   */
   async close(deadlineMs = 2_000): Promise<void> {
-    await settleWithin(Promise.all([...this.queues.values()].map((q) => q.close())), deadlineMs);
+    const wait = this.connection.status === 'ready' ? deadlineMs : 0;
+    await settleWithin(Promise.all([...this.queues.values()].map((q) => q.close())), wait);
     this.queues.clear();
     this.connection.disconnect();
   }

@@ -276,7 +276,7 @@ export class StageWorkers {
   /**
    * Stops taking jobs, lets active ones finish for up to `deadlineMs`, then force-closes (their locks lapse
    * and another worker retries them). Every step that needs Redis is bounded: with Redis down, close still
-   * returns within about `deadlineMs` + 3 s (leases it could not release expire on their own).
+   * returns within about 1.5 s, as nothing can be reported done (leases it could not release expire on their own).
    */
   async close(deadlineMs = 10_000): Promise<{ graceful: boolean }> {
     if (this.closing) return { graceful: true };
@@ -288,17 +288,16 @@ export class StageWorkers {
     // With Redis unreachable no active job can be reported done, so waiting for one buys nothing: its
     // lock lapses and another worker redoes it (every stage is idempotent).
     const redisUp = this.leaseRedis.status === 'ready';
-    const graceful =
-      (await settleWithin(Promise.all(all.map((w) => w.close())), redisUp ? deadlineMs : FORCED_STEP_MS)) &&
-      redisUp;
+    const graceful = redisUp && (await settleWithin(Promise.all(all.map((w) => w.close())), deadlineMs));
     if (!graceful) await settleWithin(Promise.all(all.map((w) => w.close(true))), FORCED_STEP_MS);
+    // Leases left unreleased (Redis down: no release can land) expire on their own.
     await settleWithin(
       Promise.all([
         ...[...this.leases.values()].map((l) => l.release()),
         this.reconcileLease?.release(),
         this.leaseRedis.zrem(`${this.topology.opts.prefix}:index-members`, this.memberId),
       ]),
-      FORCED_STEP_MS,
+      redisUp ? FORCED_STEP_MS : 0,
     );
     this.leaseRedis.disconnect();
     // A worker whose close did not finish still holds a connection trying to reconnect.
