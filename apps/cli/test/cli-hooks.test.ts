@@ -7,7 +7,9 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
+  statSync,
   symlinkSync,
   utimesSync,
   writeFileSync,
@@ -482,6 +484,34 @@ describe('cairn hooks run (through cairn serve)', () => {
     expect(lines.find((l) => l.kind === 'summary')?.meta?.observations).toBe(2);
   });
 
+  it("a session's end, delivered first once the API is back, is not overwritten by its older stop from the outbox", async () => {
+    const probe = createServer();
+    probe.listen(0, '127.0.0.1');
+    await once(probe, 'listening');
+    const port = (probe.address() as { port: number }).port;
+    probe.close();
+    await once(probe, 'close');
+    const env = { CAIRN_API_URL: `http://127.0.0.1:${port}`, CAIRN_API_KEY: KEY };
+    writeTranscript('sess-e', 'Fixed the flaky test.');
+    expect((await hook(['post-tool-use'], bashPayload('sess-e'), env)).stderr).toContain('(1 waiting)');
+    expect((await hook(['stop'], common('sess-e', 'Stop'), env)).stderr).toContain('(2 waiting)');
+    const data = join(dir, 'end-served');
+    const server = startCli(['serve', '--port', String(port)], {
+      CAIRN_DATA_DIR: data,
+      CAIRN_API_KEYS: `${KEY}=repo/*`,
+    });
+    children.push(server);
+    await servedUrl(server);
+    const end = await hook(['session-end'], { ...common('sess-e', 'SessionEnd'), reason: 'logout' }, env);
+    expect(end.code).toBe(0);
+    const summaries = json(cairn(['list', '-n', NS, '--kind', 'summary', '--json'], { CAIRN_DATA_DIR: data }))
+      .memories as Array<{ text: string; meta: { hook: string; observations: number } }>;
+    expect(summaries).toHaveLength(1);
+    // The session's end, made again after the tool call that waited: not the stop that waited with it.
+    expect(summaries[0]!.text).toContain('(ended: logout)');
+    expect(summaries[0]!.meta).toMatchObject({ hook: 'SessionEnd', observations: 1 });
+  });
+
   it('a malformed environment variable is one logged line and exit 0, not a failed turn', async () => {
     const r = await hook(['post-tool-use'], bashPayload('sess-env'), { CAIRN_API_URL: 'not-a-url' });
     expect(r.code).toBe(0);
@@ -714,6 +744,12 @@ describe('redact', () => {
     ['cookie', 'curl -H "Cookie: session=4f9a2c81d7e6b5a3; theme=dark" https://app', '4f9a2c81d7e6b5a3'],
     ['cookie', 'Set-Cookie: sid=s%3AQm9iLmxvZ2dlZCBpbg; Path=/; HttpOnly', 's%3AQm9iLmxvZ2dlZCBpbg'],
     ['cookie', 'curl -b "sid=4f9a2c81d7e6" https://app.example.com/me', '4f9a2c81d7e6'],
+    // Found by a review of those: quoted cookie headers, a glued sshpass -p, sshpass's variable, more suffixes.
+    ['cookie', 'fetch(url, { headers: { "Cookie": "sessionid=8c1f0e9d2b7a" } })', '8c1f0e9d2b7a'],
+    ['cookie', "headers = {'Cookie': 'sid=8c1f0e9d2b7a; csrftoken=a1b2c3'}", '8c1f0e9d2b7a'],
+    ['cli-password', 'sshpass -phunter22 ssh deploy@10.0.0.5', 'hunter22'],
+    ['assignment', 'SSHPASS=hunter22 sshpass -e ssh deploy@10.0.0.5', 'hunter22'],
+    ['assignment', 'API_KEY_PRIMARY=k9-abcdef-ghijkl', 'k9-abcdef-ghijkl'],
     ['stripe-key', 'sk_live_4eC39HqLyjWDarjtT1zdp7dc', 'sk_live_4eC39'],
     ['google-api-key', 'AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q', 'AIzaSyA1b2C3'],
     ['npm-token', '//registry.npmjs.org/:_authToken npm_abcdefghijklmnopqrstuvwxyz0123456789', 'npm_abcdef'],
@@ -755,6 +791,18 @@ describe('redact', () => {
       'interface Req { cookie: string }',
       'docker run -p 8080:80 nginx',
       'sshpass is not installed',
+      // Found by a review: kept, as code and commands.
+      'sshpass -e ssh -p 2222 deploy@host',
+      'sshpass -f ~/.pass ssh -p 2222 deploy@host',
+      'docker login -u bob -p $DOCKER_PASSWORD registry.example.com',
+      'helm registry login -u bob -p "$TOKEN" registry.example.com',
+      'curl -b cookie-jar -c cookie-jar https://app.example.com',
+      'curl -b ~/.cookies https://app.example.com',
+      'client_secret = credentials.azureActiveDirectoryB2C.clientSecret',
+      'secret = AWSSecretsManagerClient.getSecretValue',
+      'token = this.authenticationServiceProvider.getToken',
+      'token_test: test/fixtures/token_test.go',
+      'token_base: cl100k',
     ]) {
       const r = redact(text);
       expect(r.text, text).toBe(text);
@@ -804,11 +852,26 @@ describe('HookOutbox', () => {
     outbox.add(entry('http://a', 'a1', '2026-01-01T00:00:01Z'));
     const batch = outbox.take('http://a');
     expect(batch.entries.map((e) => e.memory!.id)).toEqual(['a1', 'a2']);
+    // Tool calls, even redacted, are the user's only.
+    expect(statSync(join(dir, 'state')).mode & 0o777).toBe(0o700);
     // A hook running meanwhile finds nothing of them: the claim is this one's.
     expect(outbox.take('http://a').entries).toEqual([]);
     batch.done(batch.entries.slice(1));
     expect(outbox.take('http://a').entries.map((e) => e.memory!.id)).toEqual(['a2']);
     expect(outbox.take('http://b').entries.map((e) => e.memory!.id)).toEqual(['b1']);
+  });
+
+  it("does not adopt a live hook's claim made a moment ago from an outbox last written minutes ago", () => {
+    const outbox = new HookOutbox(join(dir, 'state'));
+    outbox.add(entry('http://a', 'a1', '2026-01-01T00:00:01Z'));
+    const old = new Date(Date.now() - 300_000);
+    utimesSync(join(dir, 'state', 'hooks-outbox.jsonl'), old, old);
+    // What a concurrent hook's take() does first: the rename keeps the outbox's old mtime.
+    renameSync(
+      join(dir, 'state', 'hooks-outbox.jsonl'),
+      join(dir, 'state', `hooks-outbox.jsonl.claim-${process.pid}-${Date.now()}-x`),
+    );
+    expect(outbox.take('http://a').entries).toEqual([]);
   });
 
   it('adopts the claim of a hook that died mid-send, once it is a minute old', () => {
@@ -817,8 +880,11 @@ describe('HookOutbox', () => {
     outbox.take('http://a'); // never done: killed mid-send
     expect(outbox.take('http://a').entries).toEqual([]);
     const claim = readdirSync(join(dir, 'state')).find((f) => f.includes('.claim-'))!;
-    const old = new Date(Date.now() - 120_000);
-    utimesSync(join(dir, 'state', claim), old, old);
+    // A claim is dated by its name (pid, ms), not its mtime: a dead pid's, two minutes old.
+    renameSync(
+      join(dir, 'state', claim),
+      join(dir, 'state', `hooks-outbox.jsonl.claim-999999-${Date.now() - 120_000}-x-own`),
+    );
     const batch = outbox.take('http://a');
     expect(batch.entries.map((e) => e.memory!.id)).toEqual(['a1']);
     batch.done([]);

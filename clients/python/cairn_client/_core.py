@@ -37,7 +37,11 @@ def _segment(value: str) -> str:
     is refused here with the error the server gives such an id on a write."""
     if value in (".", ".."):
         raise CairnError("INVALID_INPUT", 'id must not be "." or "..": a URL cannot address it', field="id")
-    return quote(value, safe="")
+    try:
+        return quote(value, safe="")
+    except UnicodeEncodeError:
+        # A lone surrogate has no UTF-8, and no memory has one in its id (writes refuse it).
+        raise CairnError("INVALID_INPUT", "id holds a lone UTF-16 surrogate: not valid Unicode text", field="id") from None
 
 
 def _query_value(v: Any) -> str:

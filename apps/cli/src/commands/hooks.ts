@@ -150,9 +150,12 @@ export async function hooksRunCommand(
     logDir = backend.dataDir ?? logDir;
     try {
       stage = `talking to ${backend.where}`;
+      /** This hook's own summary payload, delivered: an older one of its session in the outbox is stale. */
+      let live: { payload: HookPayload; namespace: string; base: string } | null = null;
       if (named === 'SessionStart') await startSession(backend.api, { namespace, flags });
       else {
         const delivery = deliveryOf(named, payload, { namespace, base });
+        if (delivery && 'payload' in delivery) live = { payload: delivery.payload, namespace, base };
         if (delivery) {
           pending = {
             api: backend.where,
@@ -171,7 +174,7 @@ export async function hooksRunCommand(
         stage = 'sending the outbox';
         const batch = outbox.take(backend.where);
         sending = { batch, next: 0 };
-        const sent = await sendOutbox(sending, backend.api, remaining, log);
+        const sent = await sendOutbox(sending, backend.api, remaining, log, live);
         stopSending();
         if (sent > 0) log(`sent ${sent} outbox entries kept while the API did not answer`);
       }
@@ -221,11 +224,12 @@ async function readStdin(): Promise<string> {
 
 function appendLog(dir: string, line: string): void {
   try {
-    // The data folder exists (checked by the caller); the user's state folder may not yet.
-    mkdirSync(dir, { recursive: true });
+    // The data folder exists (checked by the caller); the user's state folder may not yet. The log names
+    // tool calls: the user's only.
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     const file = join(dir, 'hooks.log');
     if (existsSync(file) && statSync(file).size > MAX_LOG_BYTES) renameSync(file, `${file}.1`);
-    appendFileSync(file, `${line}\n`);
+    appendFileSync(file, `${line}\n`, { mode: 0o600 });
   } catch {
     // The log is a convenience: stderr has the line already.
   }
@@ -309,21 +313,51 @@ async function sendOutbox(
   api: MemoryApi,
   remaining: () => number,
   log: (reason: string) => void,
+  live: { payload: HookPayload; namespace: string; base: string } | null,
 ): Promise<number> {
   let sent = 0;
   const { entries } = sending.batch;
+  // A session has one summary (its id is the session's): only its newest payload may write it. An older
+  // Stop sent after this hook's own summary would put back a stale reply and drop "(ended: …)".
+  const newest = new Map<string, number>();
+  entries.forEach((e, i) => {
+    if (e.payload?.session_id) newest.set(`${e.namespace}\0${e.payload.session_id}`, i);
+  });
+  const liveKey = live?.payload.session_id ? `${live.namespace}\0${live.payload.session_id}` : null;
+  let liveTouched = false;
   while (sending.next < entries.length && remaining() > OUTBOX_SEND_RESERVE_MS) {
     const e = entries[sending.next]!;
+    const key = `${e.namespace}\0${e.payload?.session_id ?? e.memory?.session ?? ''}`;
+    if (key === liveKey) liveTouched = true;
+    if (e.payload && (key === liveKey || newest.get(key) !== sending.next)) {
+      sending.next++;
+      continue;
+    }
     try {
       await deliver(e.memory ? { memory: e.memory } : { payload: e.payload! }, api, e);
       sent++;
     } catch (err) {
-      if (isTransient(err)) break;
+      if (!refusedForGood(err)) break;
       log(`an outbox entry (${e.event} of ${e.at}) was refused and dropped: ${reasonOf(err)}`);
     }
     sending.next++;
   }
+  // What waited for this session went in after this hook's summary: make it again, with them.
+  if (live && liveTouched && remaining() > OUTBOX_SEND_RESERVE_MS)
+    await deliver({ payload: live.payload }, api, live);
   return sent;
+}
+
+/**
+ * An outbox entry the API will never take (this key may not write its namespace, or the entry itself is
+ * invalid): dropped. Anything else (a full disk, a damaged store, a bug, a key being rotated) stops the send,
+ * and the entries wait for the next hook.
+ */
+function refusedForGood(err: unknown): boolean {
+  return (
+    err instanceof CairnError &&
+    (err.code === 'FORBIDDEN_NAMESPACE' || err.code === 'INVALID_INPUT' || err.code === 'PAYLOAD_TOO_LARGE')
+  );
 }
 
 /** Stores one memory with every secret taken out of it (text, title, tags and meta alike). */

@@ -47,6 +47,25 @@ const FILE = 'hooks-outbox.jsonl';
 const CLAIM = `${FILE}.claim-`;
 
 /**
+ * Whether a claim (`hooks-outbox.jsonl.claim-<pid>-<ms>-…`) is a dead hook's: its process is gone and it is a
+ * minute old, or it is ten minutes old whatever its pid says (a reused pid, another host's home folder).
+ * A name without them (an older Cairn's claim) counts as abandoned.
+ */
+function abandoned(name: string): boolean {
+  const m = /^hooks-outbox\.jsonl\.claim-(\d+)-(\d{13})-/.exec(name);
+  if (!m) return true;
+  const age = Date.now() - Number(m[2]);
+  if (age >= 10 * ABANDONED_CLAIM_MS) return true;
+  if (age < ABANDONED_CLAIM_MS) return false;
+  try {
+    process.kill(Number(m[1]), 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/**
  * The hooks' outbox for a Cairn API that is down: entries appended by the hook that failed, sent by the next
  * hook that reaches the same API (oldest first; the ids are the hook's own, so sending one twice stores it
  * once). Hooks run concurrently: a sender claims the whole file by renaming it, so no two send the same
@@ -69,12 +88,13 @@ export class HookOutbox {
 
   /** Keeps `entry`; returns how many wait, or null when the outbox is full (the entry is dropped). */
   add(entry: OutboxEntry): number | null {
-    mkdirSync(this.dir, { recursive: true });
+    this.ensureDir();
     const line = `${JSON.stringify(entry)}\n`;
     const size = existsSync(this.file) ? statSync(this.file).size : 0;
     if (size + Buffer.byteLength(line) > MAX_OUTBOX_BYTES) return null;
-    // One write of one line, appended: concurrent hooks' lines do not interleave.
-    appendFileSync(this.file, line);
+    // One write of one line, appended: concurrent hooks' lines do not interleave. The user's own: tool
+    // inputs and outputs, even redacted, are not for other local users.
+    appendFileSync(this.file, line, { mode: 0o600 });
     return this.count();
   }
 
@@ -90,7 +110,9 @@ export class HookOutbox {
    */
   take(api: string): OutboxBatch {
     if (!existsSync(this.dir)) return { entries: [], done: () => {} };
-    const claim = join(this.dir, `${CLAIM}${process.pid}-${randomUUID()}`);
+    // The claim's name carries its hook's pid and the time it was made: a rename keeps the outbox's mtime
+    // (its last append, minutes old once the API was down a while), so the mtime cannot date a claim.
+    const claim = join(this.dir, `${CLAIM}${process.pid}-${Date.now()}-${randomUUID()}`);
     const claimed: string[] = [];
     try {
       renameSync(this.file, claim);
@@ -104,7 +126,7 @@ export class HookOutbox {
       const path = join(this.dir, name);
       if (claimed.includes(path)) continue;
       try {
-        if (Date.now() - statSync(path).mtimeMs < ABANDONED_CLAIM_MS) continue;
+        if (!abandoned(name)) continue;
         const mine = `${claim}-adopted-${claimed.length}`;
         renameSync(path, mine);
         claimed.push(mine);
@@ -120,7 +142,7 @@ export class HookOutbox {
     // Other APIs' entries go back at once; the claim keeps only this hook's (written before the old
     // claims go, so a kill between the two leaves copies, never a loss).
     const own = `${claim}-own`;
-    writeFileSync(own, mine.map((e) => `${JSON.stringify(e)}\n`).join(''));
+    writeFileSync(own, mine.map((e) => `${JSON.stringify(e)}\n`).join(''), { mode: 0o600 });
     this.putBack(entries.filter((e) => e.api !== api));
     for (const path of claimed) rmSync(path, { force: true });
     let finished = false;
@@ -138,8 +160,13 @@ export class HookOutbox {
   /** Returns entries to the outbox (a send that stopped part-way). */
   putBack(entries: readonly OutboxEntry[]): void {
     if (entries.length === 0) return;
-    mkdirSync(this.dir, { recursive: true });
-    appendFileSync(this.file, entries.map((e) => `${JSON.stringify(e)}\n`).join(''));
+    this.ensureDir();
+    appendFileSync(this.file, entries.map((e) => `${JSON.stringify(e)}\n`).join(''), { mode: 0o600 });
+  }
+
+  /** The state folder, the user's only (mode 0700 when this creates it). */
+  ensureDir(): void {
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
   }
 
   private read(path: string): OutboxEntry[] {

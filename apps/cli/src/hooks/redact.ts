@@ -22,7 +22,17 @@ export const marker = (name: string) => `[REDACTED:${name}]`;
 
 /** Words that say the value next to them is a credential (in `KEY=value` and in prose). */
 const SECRET_WORD =
-  '(?:api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|client[_-]?secret|secret|password|passwd|passphrase|token|credentials?)';
+  '(?:api[_-]?key|apikey|access[_-]?key|secret[_-]?key|private[_-]?key|client[_-]?secret|secret|password|passwd|passphrase|sshpass|token|credentials?)';
+
+const ENDS_IN_SECRET_WORD = new RegExp(`${SECRET_WORD}$`, 'i');
+
+/**
+ * What may follow the credential word in a name (`SECRET_KEY_BASE`, `API_KEY_V2`, `DB_PASSWORD_PROD`). In
+ * text only an upper-case name takes one (an environment variable's convention): lower case, `token_test:`
+ * and `token_base: cl100k` are code and prose. An object key takes one whatever its case.
+ */
+const SECRET_SUFFIX =
+  '(?:[_-](?:base|value|prod|production|live|dev|test|staging|primary|secondary|backup|old|new|v\\d+|\\d+))*';
 
 /**
  * After `:` (YAML, JSON, TypeScript), a value that is a type or a literal is a declaration, not a secret:
@@ -65,7 +75,18 @@ function looksRandom(token: string): boolean {
  * credential, though it reads like `req.headers.authorization`.
  */
 function hasRandomPart(value: string): boolean {
-  return value.split('.').some((part) => part.length >= 20 && looksRandom(part));
+  return value
+    .split('.')
+    .some((part) => part.length >= 20 && looksRandom(part) && piecesPerChar(part) >= 0.35);
+}
+
+/**
+ * Word pieces per character: an identifier splits into a few words (`someVeryLongFunctionNameHelper`
+ * 0.2, `AzureActiveDirectoryB2C` 0.26), a random token into many one- or two-letter pieces
+ * (`a0AfH6SMBx3jKq9Lr2Tz8WvYpNc4DeFgHiJk` 0.6).
+ */
+function piecesPerChar(s: string): number {
+  return (s.match(/[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+/g)?.length ?? 0) / s.length;
 }
 
 /**
@@ -162,21 +183,24 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     name: 'cookie',
     description:
-      "the value of a Cookie or Set-Cookie header (name=value pairs: `cookie: string` is a declaration), and of curl's -b / --cookie (session ids are credentials)",
+      "the name=value pairs of a Cookie or Set-Cookie header, quoted or not (`cookie: string` is a declaration), and the value of curl's -b / --cookie (not a cookie file: a value without =)",
     pattern:
-      /(\b(?:set-)?cookie["']?\s*:\s*)([^\s"'=;:][^\n"'=;]*=[^\n"']*)|(\bcurl\b[^\n|;&]*?\s(?:-b|--cookie)\s+["']?)([^\s"'][^\s"']*)/gi,
+      /(\b(?:set-)?cookie["']?\s*:\s*["']?)([^\s"'=;:,]+=[^\s"';,]*(?:;\s*[^\s"'=;:,]+(?:=[^\s"';,]*)?)*)|(\bcurl\b[^\n|;&]*?\s(?:-b|--cookie)\s+["']?)([^\s"'][^\s"']*)/gi,
     replace: (m, match, headerHead, headerValue, curlHead, curlValue) => {
       const [head, value] = headerHead !== undefined ? [headerHead, headerValue!] : [curlHead!, curlValue!];
-      // Already redacted (a JWT in it), or curl's cookie file (`-b cookies.txt`): kept.
-      return value.startsWith('[REDACTED:') || /^[\w./~-]+\.(?:txt|jar)$/.test(value) ? match : `${head}${m}`;
+      // Already redacted (a JWT in it), or curl's cookie file: without an `=` curl reads `-b` as a file name
+      // (`-b cookies.txt`, `-b ~/.cookies`).
+      return value.startsWith('[REDACTED:') || (curlHead !== undefined && !value.includes('='))
+        ? match
+        : `${head}${m}`;
     },
   },
   {
     name: 'cli-password',
     description:
-      "the password of a command's user:password argument (curl -u bob:pa55 / --user), glued to mysql's -p (mysql -pHunter2, mysqldump -p'x'), or after -p of sshpass and of docker, podman, nerdctl, buildah, helm registry and az login",
+      "the password of a command's user:password argument (curl -u bob:pa55 / --user), glued to mysql's -p (mysql -pHunter2, mysqldump -p'x'), or after -p of sshpass (glued too) and of docker, podman, nerdctl, buildah, helm registry and az login; a reference ($DOCKER_PASSWORD) is kept",
     pattern:
-      /(\s(?:-u|--user)\s+['"]?[^\s:'"]+:)([^\s'"]+)|(\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p)('[^']*'|"[^"]*"|[^\s'"]+)|(\b(?:sshpass|(?:docker|podman|nerdctl|buildah|helm\s+registry)\s+login|az\s+login)\b[^\n|;&]*?\s-p\s+)('[^']*'|"[^"]*"|[^\s'"]+)/g,
+      /(\s(?:-u|--user)\s+['"]?[^\s:'"]+:)([^\s'"]+)|(\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p)('[^']*'|"[^"]*"|[^\s'"]+)|(\bsshpass(?:\s+(?:-[fdP]\s*\S+|-[evhV]))*\s+-p\s*|\b(?:(?:docker|podman|nerdctl|buildah|helm\s+registry)\s+login|az\s+login)\b[^\n|;&]*?\s-p\s+)('[^']*'|"[^"]*"|[^\s'"]+)/g,
     replace: (m, match, userHead, userPw, mysqlHead, mysqlPw, loginHead, loginPw) => {
       const [head, pw] =
         userHead !== undefined
@@ -184,7 +208,8 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
           : mysqlHead !== undefined
             ? [mysqlHead, mysqlPw!]
             : [loginHead!, loginPw!];
-      return pw.startsWith('[REDACTED:') || pw.startsWith("'[REDACTED:") ? match : `${head}${m}`;
+      // Already redacted, or a reference to where the password lives (`-p "$DOCKER_PASSWORD"`).
+      return /^["']?(?:\[REDACTED:|\$)/.test(pw) ? match : `${head}${m}`;
     },
   },
   {
@@ -198,14 +223,15 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     name: 'assignment',
     description:
-      'the value of an assignment (=, :, :=, =>) to a credential-like name: api_key, apikey, access_key, secret_key, private_key, client_secret, secret, password, passwd, passphrase, token, credentials, also inside longer names (GITHUB_TOKEN=, "db_password": "…", SECRET_KEY_BASE=, API_KEY_V2=, DB_PASSWORD_PROD=); kept: code (`token = req.headers.authorization`, `password = getPassword()`; not a dotted value with a long random part, `access_token=ya29.a0Af…`), references (`TOKEN=$GITHUB_TOKEN`), and after ":" a type or literal (`password: string`, `secret: null`)',
+      'the value of an assignment (=, :, :=, =>) to a credential-like name: api_key, apikey, access_key, secret_key, private_key, client_secret, secret, password, passwd, passphrase, token, credentials, sshpass, also inside longer names (GITHUB_TOKEN=, "db_password": "…"), and in an upper-case name or an object key before a suffix (SECRET_KEY_BASE=, API_KEY_V2=, DB_PASSWORD_PROD=; token_test: is kept); kept: code (`token = req.headers.authorization`, `password = getPassword()`; not a dotted value with a long random part, `access_token=ya29.a0Af…`), references (`TOKEN=$GITHUB_TOKEN`), and after ":" a type or literal (`password: string`, `secret: null`)',
     pattern: new RegExp(
-      `(\\b[A-Za-z0-9_.-]*?${SECRET_WORD}(?:[_-](?:base|value|prod|production|live|dev|test|staging|v\\d+|\\d+))*)(["']?\\s*(?::=|=>|=|:)\\s*)("[^"\\n]*"|'[^'\\n]*'|\`[^\`\\n]*\`|[^\\s"'\`,;&}\\])]+)`,
+      `(\\b[A-Za-z0-9_.-]*?${SECRET_WORD}${SECRET_SUFFIX})(["']?\\s*(?::=|=>|=|:)\\s*)("[^"\\n]*"|'[^'\\n]*'|\`[^\`\\n]*\`|[^\\s"'\`,;&}\\])]+)`,
       'gi',
     ),
     replace: (m, match, key, sep, value) => {
       const v = value!;
       if (v.startsWith('[REDACTED:')) return match;
+      if (!ENDS_IN_SECRET_WORD.test(key!) && key !== key!.toUpperCase()) return match;
       const inner = /^["'`]/.test(v) ? v.slice(1, -1) : v;
       if (inner.trim() === '' || inner.startsWith('[REDACTED:')) return match;
       // `x == password`, `if token:`: a comparison or a block, not an assignment.
@@ -253,10 +279,7 @@ export function redact(text: string): { text: string; found: string[] } {
 }
 
 /** An object key named like a credential: `api_key`, `OPENAI_API_KEY`, `SECRET_KEY_BASE`, `db_password_prod`. */
-const SECRET_KEY_NAME = new RegExp(
-  `^[A-Za-z0-9_.-]*${SECRET_WORD}(?:[_-](?:base|value|prod|production|live|dev|test|staging|v\\d+|\\d+))*$`,
-  'i',
-);
+const SECRET_KEY_NAME = new RegExp(`^[A-Za-z0-9_.-]*${SECRET_WORD}${SECRET_SUFFIX}$`, 'i');
 
 /** `redact` over every string of a JSON-like value, keys included; other values are kept as they are. */
 export function redactDeep<T>(value: T, found: Set<string> = new Set()): T {
