@@ -9,6 +9,12 @@ import type { LogFn } from './sources.js';
  */
 export class LoadOnWrites {
   private readonly counts = new Map<string, number>();
+  /**
+   * Namespaces that reached the threshold while still small enough for exact search: counted again from 0,
+   * one that kept growing past exact search (5,001–8,191 vectors at the defaults) waited for its first
+   * search to build its graph. `sweep` looks at them again.
+   */
+  private readonly grewSmall = new Set<string>();
   /** The one load this started that is still under way. */
   private inFlight: Promise<unknown> | null = null;
 
@@ -32,7 +38,31 @@ export class LoadOnWrites {
     this.counts.delete(namespace);
     // A small namespace stays lazy: a load would hold it in memory for the life of the process even if
     // nobody searches it.
-    if (this.deps.isSmall(namespace)) return;
+    if (this.deps.isSmall(namespace)) {
+      this.grewSmall.add(namespace);
+      return;
+    }
+    this.grewSmall.delete(namespace);
+    this.start(namespace);
+  }
+
+  /**
+   * The periodic look (the writer's upkeep, every 30 s): a namespace that reached the threshold while small
+   * and has grown past exact search since is loaded now, not at its first search. Only those namespaces are
+   * counted again, so many small tenants cost nothing here.
+   */
+  sweep(): void {
+    if (!Number.isFinite(this.threshold)) return;
+    for (const namespace of this.grewSmall) {
+      if (this.inFlight) return;
+      if (this.deps.isSmall(namespace)) continue;
+      this.grewSmall.delete(namespace);
+      this.counts.delete(namespace);
+      this.start(namespace);
+    }
+  }
+
+  private start(namespace: string): void {
     const load = this.deps
       .load(namespace)
       .then(
@@ -48,10 +78,11 @@ export class LoadOnWrites {
   /** Vectors per namespace before a load starts; `Infinity` turns early loads off. */
   setThreshold(n: number): void {
     this.threshold = n;
-    if (!Number.isFinite(n)) this.counts.clear();
+    if (!Number.isFinite(n)) this.clear();
   }
 
   clear(): void {
     this.counts.clear();
+    this.grewSmall.clear();
   }
 }

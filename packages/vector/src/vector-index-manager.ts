@@ -339,8 +339,12 @@ export class VectorIndexManager implements VectorLeg {
     return this.persistence.flush();
   }
 
-  /** The periodic upkeep's merges (see `worthMerging`); `flush` merges all but a carried delta. */
+  /**
+   * The periodic upkeep: the early loads a namespace that grew past exact search still waits for (see
+   * `LoadOnWrites.sweep`), and the merges (see `worthMerging`); `flush` merges all but a carried delta.
+   */
   persistDue(): Promise<void> {
+    this.loadOnWrites.sweep();
     return this.persistence.persistDue();
   }
 

@@ -194,6 +194,21 @@ describe('VectorIndexManager: exact mode', () => {
     expect(lazy.status('other').state).toBe('unloaded');
   });
 
+  it('a namespace that reached loadAfterWrites while small and grew past exact search since is loaded by the upkeep', async () => {
+    // Found by a walkthrough: at the defaults (4,096 writes, 5,000 exact) a namespace of 5,001–8,191
+    // vectors had no graph until its first search, which then answered without its vector leg.
+    const m = fx.manager({ exactThreshold: 10, mergeThreshold: 1_000, loadAfterWrites: 8 });
+    const first = fx.add('grow', randomUnitVectors(8, DIMS, 90));
+    m.apply(first.stored); // the threshold, while small: stays lazy
+    const more = fx.add('grow', randomUnitVectors(5, DIMS, 91), () => ({}), 'g');
+    m.apply(more.stored); // 13 > exactThreshold, 5 short of the next count
+    await m.flush();
+    expect(m.status('grow').state).toBe('unloaded');
+    await m.persistDue();
+    await m.flush();
+    expect(m.status('grow')).toEqual({ state: 'hnsw', size: 13 });
+  });
+
   it('says how many vectors are not yet in a saved graph, less what the merge in flight has added', async () => {
     const m = fx.manager({ exactThreshold: 10, mergeThreshold: 1_000, loadAfterWrites: 1_000 });
     const first = fx.add('bulk', randomUnitVectors(27, DIMS, 80));
