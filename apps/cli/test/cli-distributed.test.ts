@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { QueueTopology, queueCounts } from '@cairn/pipeline/distributed';
 import { type RedisServer, startRedisServer } from '@cairn/pipeline/testing';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
@@ -336,6 +337,59 @@ describe('cairn with REDIS_URL', () => {
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toMatch(/\[INVALID_INPUT\]/);
       expect(r.stderr).toMatch(message);
+    }
+  });
+
+  it('an ingest whose Redis dies mid-file says how far it got: every line before the failed batch is accepted', async () => {
+    const own = await startRedisServer();
+    try {
+      const ingest = spawn(
+        process.execPath,
+        [MAIN, 'ingest', '-', '--wait', 'queued', '--batch-size', '10', '--json'],
+        { env: { ...process.env, ...env, REDIS_URL: own.url }, stdio: ['pipe', 'pipe', 'pipe'] },
+      );
+      workers.push(ingest);
+      let stdout = '';
+      let stderr = '';
+      ingest.stdout!.on('data', (d) => {
+        stdout += d;
+      });
+      ingest.stderr!.on('data', (d) => {
+        stderr += d;
+      });
+      const line = (i: number) =>
+        `${JSON.stringify({ namespace: 'proj', id: `s${i}`, text: `line ${i}` })}\n`;
+      // The first batch (lines 1–10) is queued while Redis is up…
+      for (let i = 1; i <= 10; i++) ingest.stdin!.write(line(i));
+      const topology = await QueueTopology.connect({
+        redisUrl: own.url,
+        prefix: env.CAIRN_QUEUE_PREFIX!,
+        shards: 2,
+      });
+      try {
+        for (let i = 0; (await queueCounts(topology)).capture!.waiting === 0; i++) {
+          if (i > 300) throw new Error(`the first batch was never queued: ${stderr}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      } finally {
+        await topology.close();
+      }
+      // …then Redis dies, and the second batch (lines 11–20) cannot be.
+      await own.close();
+      for (let i = 11; i <= 20; i++) ingest.stdin!.write(line(i));
+      ingest.stdin!.end();
+      const [code] = (await once(ingest, 'exit')) as [number | null];
+      expect(code, stderr).not.toBe(0);
+      const summary = JSON.parse(stdout);
+      expect(summary).toMatchObject({
+        read: 20,
+        queued: 10,
+        stopped: { line: 11, code: 'BACKEND_UNAVAILABLE' },
+        error: { code: 'BACKEND_UNAVAILABLE' },
+      });
+      expect(stderr).toMatch(/cairn: error \[BACKEND_UNAVAILABLE\]/);
+    } finally {
+      await own.close().catch(() => {});
     }
   });
 

@@ -1,4 +1,4 @@
-import { asFactMemory, type FactFields, isCairnError } from '@cairn/core';
+import { asFactMemory, type CairnErrorCode, type FactFields, isCairnError } from '@cairn/core';
 import { SingleBar } from 'cli-progress';
 import { loadDistributed } from '../distributed.js';
 import type { CliEnv } from '../env.js';
@@ -6,7 +6,7 @@ import { integerFlag } from '../flags.js';
 import { byWriter, waitForVectors } from '../index-progress.js';
 import { fileSize, readJsonl } from '../jsonl.js';
 import { withEngine, withQueues } from '../open-engine.js';
-import { EXIT, warn, writeJson } from '../output.js';
+import { EXIT, exitCodeFor, warn, writeJson } from '../output.js';
 
 export interface IngestFlags {
   dataDir?: string;
@@ -47,6 +47,11 @@ export interface IngestSummary {
    * next writer embeds the rest). Null: not interrupted.
    */
   interrupted: 'storing' | 'embedding' | null;
+  /**
+   * A write failed mid-file (a full disk, Redis lost): every line before `line` is stored (or accepted),
+   * nothing from it on, and running the same command again goes on. Null: no write failed.
+   */
+  stopped: { line: number; code: string; message: string } | null;
   /** The whole command: reading and storing, then (unless --no-embed) embedding and indexing. */
   seconds: number;
   /** Lines read per second of the whole command, so a rate printed beside "indexed" includes indexing. */
@@ -94,6 +99,7 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
     writerEmbedsOthers: true,
     pending: 0,
     interrupted: null,
+    stopped: null,
     seconds: 0,
     perSecond: 0,
     storedSeconds: 0,
@@ -111,10 +117,17 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
     summary.perSecond = Math.round(summary.read / Math.max(summary.seconds, 1e-3));
     // Lines refused as they were read (bad JSON) come before those refused when their batch was written.
     summary.errors.sort((a, b) => a.line - b.line);
-    if (flags.json) writeJson(summary);
+    // A failed write also carries the one error shape every command prints with --json.
+    if (flags.json)
+      writeJson(
+        summary.stopped
+          ? { ...summary, error: { code: summary.stopped.code, message: summary.stopped.message } }
+          : summary,
+      );
     else {
-      const vectors =
-        summary.interrupted === 'storing'
+      const vectors = summary.stopped
+        ? `; stopped at line ${summary.stopped.line} by the error below: every line before it is ${summary.mode === 'distributed' ? 'accepted' : 'stored'}, none from it on, and running the same command again goes on (stored lines come back unchanged)`
+        : summary.interrupted === 'storing'
           ? `; interrupted after line ${lastLine}: every line up to it is ${summary.mode === 'distributed' ? 'accepted (stored, or queued with --wait queued)' : 'stored'}, and running the same command again goes on (stored lines come back unchanged)`
           : summary.interrupted === 'embedding'
             ? '; interrupted while waiting for vectors: every line is stored, and the next writer of the folder (cairn serve, mcp or ingest) embeds and indexes the rest'
@@ -129,7 +142,11 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
           `rejected ${summary.rejected} in ${summary.seconds.toFixed(2)} s (${summary.perSecond}/s)${vectors}\n`,
       );
     }
-    if (summary.interrupted) process.exitCode = EXIT.interrupted;
+    if (summary.stopped) {
+      // The error itself, in the one shape, on stderr (stdout holds the summary, which carries it).
+      warn(`cairn: error [${summary.stopped.code}]: ${summary.stopped.message}`);
+      process.exitCode = exitCodeFor(summary.stopped.code as CairnErrorCode);
+    } else if (summary.interrupted) process.exitCode = EXIT.interrupted;
     else if (summary.rejected > 0) process.exitCode = EXIT.partial;
   };
   // Ctrl-C used to end the command with no word of what was stored. The first now stops reading after the
@@ -167,7 +184,12 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
     let batch: Array<{ line: number; value: unknown }> = [];
     const flush = async () => {
       if (batch.length === 0) return;
-      const res = await write(batch.map((b) => b.value));
+      let res: { items: Item[] };
+      try {
+        res = await write(batch.map((b) => b.value));
+      } catch (err) {
+        throw new WriteStopped(batch[0]!.line, err);
+      }
       for (const item of res.items) {
         const line = batch[item.index]!.line;
         if (item.status === 'rejected')
@@ -212,63 +234,81 @@ export async function ingestCommand(file: string, flags: IngestFlags, env: CliEn
     summary.storedSeconds = (performance.now() - started) / 1000;
   };
 
-  if (env.REDIS_URL) {
-    // Distributed: the capture workers validate, store and enqueue embedding; this process never opens
-    // the data folder.
-    await withQueues(env, async (topology) => {
-      const { CaptureProducer } = await loadDistributed();
-      const producer = new CaptureProducer(topology, {
-        wait: flags.wait,
-        batchSize: Math.min(batchSize, 1000),
-        onWaiting: (job, ms) =>
-          warn(
-            `cairn ingest: capture job ${job} not stored after ${Math.round(ms / 1000)} s: is a capture worker running (cairn worker --stages capture), and is Redis up? Still waiting (up to 300 s).`,
-          ),
-      });
-      try {
-        await ingestFile((values) => producer.enqueue(values));
-      } finally {
-        await producer.close();
-      }
-    });
-  } else {
-    // Beside a running writer (`cairn serve`, `cairn mcp`) this process stores as its follower and the writer
-    // embeds and indexes what it stored; should the writer go, this process takes its role over.
-    await withEngine(
-      flags.dataDir,
-      env,
-      async (engine) => {
-        const keys: number[] = [];
-        await ingestFile(async (values) => {
-          const res = engine.ingest(values, { embed: flags.embed });
-          for (const key of res.keys) keys.push(key);
-          return res;
+  try {
+    if (env.REDIS_URL) {
+      // Distributed: the capture workers validate, store and enqueue embedding; this process never opens
+      // the data folder.
+      await withQueues(env, async (topology) => {
+        const { CaptureProducer } = await loadDistributed();
+        const producer = new CaptureProducer(topology, {
+          wait: flags.wait,
+          batchSize: Math.min(batchSize, 1000),
+          onWaiting: (job, ms) =>
+            warn(
+              `cairn ingest: capture job ${job} not stored after ${Math.round(ms / 1000)} s: is a capture worker running (cairn worker --stages capture), and is Redis up? Still waiting (up to 300 s).`,
+            ),
         });
-        if (!flags.embed || summary.interrupted) return;
-        // Stored memories are already durable and searchable lexically; this waits for their vectors.
-        phase = 'embedding';
-        // Known before the wait, so that a Ctrl-C during it reports who embeds and what is left.
-        const { role, writer } = engine.writerRole;
-        if (role === 'follower') summary.writer = writer;
-        summary.pending = new Set(keys).size;
-        const wait = await waitForVectors(
-          engine,
-          keys,
-          () => engine.drain(5, { scoreCommonWords: true }),
-          showBar,
-          (pending) => {
-            summary.pending = pending;
-          },
-        );
-        summary.writer = wait.writer;
-        summary.writerEmbedsOthers = wait.writerEmbedsOthers;
-        summary.pending = wait.pending;
-        summary.embedded = wait.pending === 0;
-      },
-      { follow: true },
-    );
+        try {
+          await ingestFile((values) => producer.enqueue(values));
+        } finally {
+          await producer.close();
+        }
+      });
+    } else {
+      // Beside a running writer (`cairn serve`, `cairn mcp`) this process stores as its follower and the writer
+      // embeds and indexes what it stored; should the writer go, this process takes its role over.
+      await withEngine(
+        flags.dataDir,
+        env,
+        async (engine) => {
+          const keys: number[] = [];
+          await ingestFile(async (values) => {
+            const res = engine.ingest(values, { embed: flags.embed });
+            for (const key of res.keys) keys.push(key);
+            return res;
+          });
+          if (!flags.embed || summary.interrupted) return;
+          // Stored memories are already durable and searchable lexically; this waits for their vectors.
+          phase = 'embedding';
+          // Known before the wait, so that a Ctrl-C during it reports who embeds and what is left.
+          const { role, writer } = engine.writerRole;
+          if (role === 'follower') summary.writer = writer;
+          summary.pending = new Set(keys).size;
+          const wait = await waitForVectors(
+            engine,
+            keys,
+            () => engine.drain(5, { scoreCommonWords: true }),
+            showBar,
+            (pending) => {
+              summary.pending = pending;
+            },
+          );
+          summary.writer = wait.writer;
+          summary.writerEmbedsOthers = wait.writerEmbedsOthers;
+          summary.pending = wait.pending;
+          summary.embedded = wait.pending === 0;
+        },
+        { follow: true },
+      );
+    }
+  } catch (err) {
+    // A named failure (a full disk, Redis lost) mid-file: said with the count of what was stored before it,
+    // which the error alone ("nothing of this write was stored") made sound like the whole file.
+    if (!(err instanceof WriteStopped) || !isCairnError(err.cause))
+      throw err instanceof WriteStopped ? err.cause : err;
+    summary.stopped = { line: err.line, code: err.cause.code, message: err.cause.message };
   }
 
   process.off('SIGINT', onInterrupt);
   report();
+}
+
+/** A batch's write failed: what was stored before it stands, and the summary says where it stopped. */
+class WriteStopped extends Error {
+  constructor(
+    readonly line: number,
+    override readonly cause: unknown,
+  ) {
+    super(`the write of the batch from line ${line} failed`);
+  }
 }
