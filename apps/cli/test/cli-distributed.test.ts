@@ -418,7 +418,7 @@ describe('cairn with REDIS_URL', () => {
         exited,
         new Promise((_, reject) => setTimeout(() => reject(new Error(`still running:\n${log}`)), 30_000)),
       ])) as [number | null];
-      expect(code).toBe(0);
+      expect(code, log).toBe(0);
       expect(log).toMatch(/"graceful":false.*"msg":"worker stopped"/);
       expect(log).not.toContain('did not stop in time');
     } finally {

@@ -78,6 +78,7 @@ export class StageWorkerHost {
     private readonly embedPool: ComputePool | null,
     private readonly routeLoop: RouteEmbedLoop | null,
     private readonly hygiene: WorkerHygiene | null,
+    private readonly log: EngineLog,
   ) {}
 
   static async start(opts: StageWorkerHostOptions): Promise<StageWorkerHost> {
@@ -229,7 +230,18 @@ export class StageWorkerHost {
     // Named fields' route vectors: capture workers hold the data folder and see every write.
     const routeLoop =
       store && stages.has('capture') ? new RouteEmbedLoop(store, log, undefined, opts.env) : null;
-    return new StageWorkerHost(workers, topology, store, vectors, pool, timer, embedPool, routeLoop, hygiene);
+    return new StageWorkerHost(
+      workers,
+      topology,
+      store,
+      vectors,
+      pool,
+      timer,
+      embedPool,
+      routeLoop,
+      hygiene,
+      log,
+    );
   }
 
   get status(): StageWorkersStatus {
@@ -253,17 +265,33 @@ export class StageWorkerHost {
     if (this.timer) clearInterval(this.timer);
     // Side by side: each is bounded on its own, and one after another they added up (10–13 s with Redis
     // down, past Docker's stop timeout). The indexes, pools and store they use close after all three.
-    const [, , r] = await Promise.all([
-      this.hygiene?.close(),
-      this.routeLoop?.close(),
-      this.workers.close(deadlineMs),
+    // A step that fails (Redis gone mid-close, a build cut short) is logged and the others still run: the
+    // process must stop, and nothing is lost (every stage is idempotent; derived state converges).
+    let failed = false;
+    const step = async (what: string, work: (() => Promise<unknown> | undefined) | undefined) => {
+      try {
+        await work?.();
+      } catch (err) {
+        failed = true;
+        this.log('warn', `${what} failed while stopping; the next worker redoes what it left`, {
+          error: (err as Error).message,
+        });
+      }
+    };
+    let r = { graceful: false };
+    await Promise.all([
+      step('closing the hygiene jobs', this.hygiene ? () => this.hygiene!.close() : undefined),
+      step('closing the field embedding', this.routeLoop ? () => this.routeLoop!.close() : undefined),
+      step('closing the stage workers', async () => {
+        r = await this.workers.close(deadlineMs);
+      }),
     ]);
-    for (const v of this.vectors.values()) await v.close();
-    await this.pool?.close();
-    await this.embedPool?.close();
-    await this.topology.close();
-    this.store?.close();
-    return r;
+    for (const v of this.vectors.values()) await step('closing a vector index', () => v.close());
+    await step('closing the compute pool', () => this.pool?.close());
+    await step('closing the embed pool', () => this.embedPool?.close());
+    await step('closing the queues', () => this.topology.close());
+    await step('closing the store', async () => this.store?.close());
+    return { graceful: r.graceful && !failed };
   }
 }
 

@@ -105,10 +105,18 @@ export async function workerCommand(flags: WorkerFlags, env: CliEnv): Promise<vo
         logger.error({ afterMs: deadline + FORCE_EXIT_AFTER_MS }, 'worker did not stop in time; exiting');
         process.exit(EXIT.failure);
       }, deadline + FORCE_EXIT_AFTER_MS).unref();
-      void host.close(deadline).then((r) => {
-        logger.info({ graceful: r.graceful, status: host.status }, 'worker stopped');
-        resolve();
-      });
+      void host.close(deadline).then(
+        (r) => {
+          logger.info({ graceful: r.graceful, status: host.status }, 'worker stopped');
+          resolve();
+        },
+        // Unhandled, a failed close ended the process with Node's own exit 1 and no word of why.
+        (err: Error) => {
+          logger.error({ error: err.message }, 'worker stopped, but its close failed');
+          process.exitCode = EXIT.failure;
+          resolve();
+        },
+      );
     };
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);

@@ -99,6 +99,15 @@ const CONNECTION_CODES = new Set([
  * other error passes through as it is.
  */
 export async function whileRedisAnswers<T>(topology: QueueTopology, read: () => Promise<T>): Promise<T> {
+  // Known lost (the connection is retrying, or gave up): said at once. A read sent now waited for a
+  // reconnect that may never come (a /metrics scrape hung until its client gave up).
+  const status = topology.connection.status;
+  if (status === 'reconnecting' || status === 'close' || status === 'end')
+    throw new CairnError(
+      'BACKEND_UNAVAILABLE',
+      `Redis at ${redact(topology.opts.redisUrl)} is unreachable: the connection is ${status === 'reconnecting' ? 'reconnecting' : 'closed'}`,
+      { backend: 'redis' },
+    );
   try {
     return await read();
   } catch (err) {
