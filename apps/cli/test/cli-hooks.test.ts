@@ -57,6 +57,17 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** A port that was free a moment ago: nothing listens there (until a test starts a server on it). */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  probe.listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const port = (probe.address() as { port: number }).port;
+  probe.close();
+  await once(probe, 'close');
+  return port;
+}
+
 /** The test's own environment without anything that would point the CLI elsewhere. */
 function baseEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
@@ -413,12 +424,7 @@ describe('cairn hooks run (through cairn serve)', () => {
 
   it('an unreachable CAIRN_API_URL exits 0 at once with the reason on stderr', async () => {
     // A port that was free a moment ago: nothing listens there.
-    const probe = createServer();
-    probe.listen(0, '127.0.0.1');
-    await once(probe, 'listening');
-    const port = (probe.address() as { port: number }).port;
-    probe.close();
-    await once(probe, 'close');
+    const port = await freePort();
     const r = await hook(['post-tool-use'], bashPayload('sess-u'), {
       CAIRN_API_URL: `http://127.0.0.1:${port}`,
     });
@@ -431,12 +437,7 @@ describe('cairn hooks run (through cairn serve)', () => {
   });
 
   it('what an API that is down could not take waits in the outbox, redacted, and the next hook that reaches it sends it', async () => {
-    const probe = createServer();
-    probe.listen(0, '127.0.0.1');
-    await once(probe, 'listening');
-    const port = (probe.address() as { port: number }).port;
-    probe.close();
-    await once(probe, 'close');
+    const port = await freePort();
     const env = { CAIRN_API_URL: `http://127.0.0.1:${port}`, CAIRN_API_KEY: KEY };
     const state = join(dir, 'state', 'cairn');
     writeTranscript('sess-o', `Fixed: the retry waited on the wrong promise. (debug key was ${ANT})`);
@@ -485,12 +486,7 @@ describe('cairn hooks run (through cairn serve)', () => {
   });
 
   it("a session's end, delivered first once the API is back, is not overwritten by its older stop from the outbox", async () => {
-    const probe = createServer();
-    probe.listen(0, '127.0.0.1');
-    await once(probe, 'listening');
-    const port = (probe.address() as { port: number }).port;
-    probe.close();
-    await once(probe, 'close');
+    const port = await freePort();
     const env = { CAIRN_API_URL: `http://127.0.0.1:${port}`, CAIRN_API_KEY: KEY };
     writeTranscript('sess-e', 'Fixed the flaky test.');
     expect((await hook(['post-tool-use'], bashPayload('sess-e'), env)).stderr).toContain('(1 waiting)');
