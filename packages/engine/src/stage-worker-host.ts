@@ -13,6 +13,7 @@ import { createEmbedder, parseEmbedderSpec, resolveEmbedder } from '@cairn/embed
 import {
   assertDeploymentFolder,
   bindDataFolder,
+  keepDeploymentRecorded,
   MaintenanceJobs,
   QueueTopology,
   type QueueTopologyOptions,
@@ -79,6 +80,7 @@ export class StageWorkerHost {
     private readonly routeLoop: RouteEmbedLoop | null,
     private readonly hygiene: WorkerHygiene | null,
     private readonly log: EngineLog,
+    private readonly stopRecording: () => void,
   ) {}
 
   static async start(opts: StageWorkerHostOptions): Promise<StageWorkerHost> {
@@ -107,9 +109,10 @@ export class StageWorkerHost {
     // A mistyped --data-dir must not become a second folder that takes the deployment's writes.
     if (needsStore) await assertDeploymentFolder(topology, opts.dataDir, () => existsSync(dbPath));
     const store = needsStore ? new MemoryStore({ path: dbPath }) : null;
-    if (store) {
+    const folder = store ? { id: store.folderId(), path: resolve(opts.dataDir) } : null;
+    if (store && folder) {
       opened.store = store;
-      await bindDataFolder(topology, { id: store.folderId(), path: resolve(opts.dataDir) });
+      await bindDataFolder(topology, folder);
     }
     if (store && !store.spaces.activeSpace()) {
       // A fresh data folder: the first space is chosen here, once, as the embedded engine would.
@@ -241,6 +244,7 @@ export class StageWorkerHost {
       routeLoop,
       hygiene,
       log,
+      keepDeploymentRecorded(topology, folder, log),
     );
   }
 
@@ -263,6 +267,7 @@ export class StageWorkerHost {
   /** Graceful stop: no new jobs, active ones finish within `deadlineMs`, indexes are snapshotted. */
   async close(deadlineMs = 10_000): Promise<{ graceful: boolean }> {
     if (this.timer) clearInterval(this.timer);
+    this.stopRecording();
     // Side by side: each is bounded on its own, and one after another they added up (10–13 s with Redis
     // down, past Docker's stop timeout). The indexes, pools and store they use close after all three.
     // A step that fails (Redis gone mid-close, a build cut short) is logged and the others still run: the

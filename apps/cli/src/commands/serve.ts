@@ -114,6 +114,7 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
     throw err;
   }
   let topology: QueueTopology | null = null;
+  let stopRecording: (() => void) | null = null;
   let producer: CaptureProducer | null = null;
   let transport: Awaited<ReturnType<typeof loadDistributed>> | null = null;
   try {
@@ -126,10 +127,11 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
         shards: env.CAIRN_SHARDS,
       });
       // The folder this server reads must be the one the deployment's workers write.
-      await transport.bindDataFolder(topology, {
-        id: engine.store.folderId(),
-        path: resolveDataDir(flags.dataDir, env),
-      });
+      const folder = { id: engine.store.folderId(), path: resolveDataDir(flags.dataDir, env) };
+      await transport.bindDataFolder(topology, folder);
+      stopRecording = transport.keepDeploymentRecorded(topology, folder, (level, msg, data) =>
+        logger[level](data ?? {}, msg),
+      );
       // A request waits at most 30 s for a capture worker to store its batch, then gets a 503 (the batch
       // stays queued and will be stored).
       producer = new CaptureProducer(topology, { wait: 'stored', waitTimeoutMs: 30_000 });
@@ -219,7 +221,10 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
   } finally {
     await closeInOrder([
       () => producer?.close(),
-      () => topology?.close(),
+      () => {
+        stopRecording?.();
+        return topology?.close();
+      },
       () => tokenizer.close(),
       () => engine.close(),
       // A child's IPC channel to its primary would keep it alive.

@@ -15,6 +15,7 @@ export {
   type DataFolderBinding,
   dataFolderKey,
 } from './data-folder-binding.js';
+export { keepDeploymentRecorded, RECORD_AGAIN_EVERY_MS } from './deployment-records.js';
 export {
   DEFAULT_EMBED_BATCHER_OPTIONS,
   EmbedBatcher,
