@@ -8,7 +8,6 @@ import {
   FederatedSearchResponseSchema,
   GetRequestSchema,
   GetResponseSchema,
-  HealthResponseSchema,
   httpStatusOf,
   SearchRequestSchema,
   SearchResponseSchema,
@@ -18,14 +17,7 @@ import {
   WriteRequestSchema,
   WriteResponseSchema,
 } from '@cairn/api-contract';
-import {
-  CairnError,
-  isCairnError,
-  NamespaceSchema,
-  valueWithin,
-  withDefaults,
-  zodToCairnError,
-} from '@cairn/core';
+import { CairnError, isCairnError, NamespaceSchema, withDefaults, zodToCairnError } from '@cairn/core';
 import { type MemoryService, NamespaceAccess } from '@cairn/service';
 import fastifyRateLimit from '@fastify/rate-limit';
 import fastifySwagger from '@fastify/swagger';
@@ -36,8 +28,9 @@ import { z } from 'zod';
 import type { ApiKeys } from './api-keys.js';
 import { ERROR_RESPONSES } from './error-responses.js';
 import { registerExplorer } from './explorer-static.js';
+import { type QueueProbe, registerHealthRoutes } from './health-routes.js';
 import { registerHygieneRoutes, registerSpaceRoutes } from './operator-routes.js';
-import { QUEUE_READ_MS, ServerMetrics } from './server-metrics.js';
+import { ServerMetrics } from './server-metrics.js';
 import { clientErrorHandler, installBodyHandling, MAX_HEADER_BYTES } from './transport-errors.js';
 
 export interface HttpServerOptions {
@@ -49,10 +42,7 @@ export interface HttpServerOptions {
   /** Requests per key (or per IP without a key) per minute. @defaultValue 6_000 */
   rateLimitPerMinute: number;
   /** Distributed mode: Redis reachability for /readyz, and jobs and workers per queue for /metrics and /readyz. */
-  queues?: {
-    ping(): Promise<void>;
-    depths(): Promise<Record<string, Record<string, number>>>;
-  };
+  queues?: QueueProbe;
   /** Fastify's logger. @defaultValue false */
   logger: boolean;
   /**
@@ -354,90 +344,12 @@ export async function createHttpServer(
 
   if (o.explorerDir) await registerExplorer(app, o.explorerDir);
 
-  app.get('/healthz', { schema: { response: { 200: HealthResponseSchema } } }, async () => ({
-    status: 'ok' as const,
-  }));
-  app.get(
-    '/readyz',
-    { schema: { response: { 200: HealthResponseSchema, 503: HealthResponseSchema } } },
-    async (_req, reply) => {
-      const checks: Record<string, { ok: boolean; detail?: string }> = {};
-      // `SELECT 1` answers from a damaged file too; the engine's integrity check and the damage it has
-      // met decide. A check still running is not a failure: requests are served meanwhile.
-      const health = service.engine.health.status;
-      try {
-        service.engine.store.db.prepare('SELECT 1').get();
-        checks.store =
-          health.state === 'damaged'
-            ? { ok: false, detail: `cairn.db is damaged: ${health.problems[0] ?? 'see the log'}` }
-            : { ok: true, detail: `integrity ${health.state}` };
-      } catch (err) {
-        checks.store = { ok: false, detail: (err as Error).message };
-      }
-      // Not a failure either: while the key catalog loads, filters and session match are answered from
-      // SQLite, more slowly. `cairn serve` listens once it is loaded, or 2 s after opening.
-      try {
-        const catalog = service.engine.store.catalogState();
-        checks.catalog = {
-          ok: true,
-          detail: {
-            loaded: 'loaded',
-            loading: 'loading (filters and sessions answered from SQLite meanwhile)',
-            off: 'off (filters and sessions answered from SQLite)',
-          }[catalog.state],
-        };
-      } catch (err) {
-        // Its rows are unreadable: the store's check above says why, and this one must not hide it.
-        checks.catalog = { ok: false, detail: (err as Error).message };
-      }
-      const embedder = service.engine.embedder;
-      checks.index = embedder
-        ? { ok: true, detail: service.engine.space?.id ?? 'no embedding space yet' }
-        : { ok: true, detail: 'lexical only (no embedder)' };
-      if (o.queues) {
-        try {
-          await o.queues.ping();
-          checks.redis = { ok: true };
-        } catch (err) {
-          checks.redis = { ok: false, detail: (err as Error).message };
-        }
-        if (checks.redis.ok) checks.workers = await workersCheck(o.queues);
-      }
-      const ok = Object.values(checks).every((c) => c.ok);
-      return reply.code(ok ? 200 : 503).send({ status: ok ? 'ok' : 'unavailable', checks });
-    },
-  );
+  registerHealthRoutes(app, service, o.queues);
   app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
     reply.type(metrics.registry.contentType);
     return metrics.registry.metrics();
   });
   return app;
-}
-
-/**
- * What a write will meet in distributed mode. Never a failure of this server (it reads, and queues
- * writes), so always `ok`; but with no capture worker a `wait=stored` write times out unconfirmed.
- */
-async function workersCheck(
-  queues: NonNullable<HttpServerOptions['queues']>,
-): Promise<{ ok: boolean; detail: string }> {
-  try {
-    const read = await valueWithin(queues.depths(), QUEUE_READ_MS);
-    if (read === null) return { ok: true, detail: 'workers unknown: Redis did not answer in time' };
-    const depths = Object.entries(read);
-    if (depths.some(([, c]) => c.workers === undefined))
-      return { ok: true, detail: 'workers unknown: Redis refused CLIENT LIST' };
-    const idle = depths.filter(([, c]) => c.workers === 0).map(([q]) => q);
-    return {
-      ok: true,
-      detail:
-        idle.length === 0
-          ? 'every queue has a worker'
-          : `no worker takes ${idle.join(', ')}: those jobs wait until a cairn worker of that stage starts`,
-    };
-  } catch (err) {
-    return { ok: true, detail: `workers unknown: ${(err as Error).message}` };
-  }
 }
 
 /**
