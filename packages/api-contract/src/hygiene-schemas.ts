@@ -1,4 +1,4 @@
-import { NamespaceSchema, PrunePolicySchema, WellFormedString } from '@cairn/core';
+import { NamespaceSchema, namesSlotOrKind, PrunePolicyFields, WellFormedString } from '@cairn/core';
 import { z } from 'zod';
 import { queryInteger } from './query-integer.js';
 
@@ -67,8 +67,10 @@ export const ConsolidationsResponseSchema = z
   .object({ merges: z.array(MergeSchema).describe('newest first, undone ones included') })
   .meta({ id: 'ConsolidationsResponse' });
 
-export const PruneRequestSchema = PrunePolicySchema.and(
-  z.object({ dry_run: z.boolean().default(false).describe('list what would be deleted, delete nothing') }),
+export const PruneRequestSchema = namesSlotOrKind(
+  PrunePolicyFields.extend({
+    dry_run: z.boolean().default(false).describe('list what would be deleted, delete nothing'),
+  }),
 ).meta({ id: 'PruneRequest' });
 
 export const PruneResponseSchema = z

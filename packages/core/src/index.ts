@@ -63,7 +63,9 @@ export {
   tagJaccard,
 } from './mmr.js';
 export {
+  namesSlotOrKind,
   type PrunePolicy,
+  PrunePolicyFields,
   PrunePolicySchema,
   type PrunePolicyWire,
   parsePrunePolicy,

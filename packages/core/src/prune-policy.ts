@@ -23,20 +23,32 @@ export interface PrunePolicy {
   minAccess: number | null;
 }
 
-/** The wire shape of a policy (CLI, HTTP, CAIRN_PRUNE_POLICIES): durations as "30d" or ms. */
-export const PrunePolicySchema = z
-  .strictObject({
-    namespace: NamespaceSchema,
-    slot: WellFormedString.min(1).max(FACT_LIMITS.maxSlotChars).optional(),
-    kind: WellFormedString.min(1).max(64).optional(),
-    cap: z.number().min(0).max(10_000_000).int(),
-    min_age: z.union([WellFormedString, z.number().nonnegative()]).optional(),
-    min_access: z.number().int().min(1).optional(),
-  })
-  .refine((p) => p.slot !== undefined || p.kind !== undefined, {
+/** A policy's fields on the wire, before the check that it names a slot or a kind. */
+export const PrunePolicyFields = z.strictObject({
+  namespace: NamespaceSchema,
+  slot: WellFormedString.min(1).max(FACT_LIMITS.maxSlotChars).optional(),
+  kind: WellFormedString.min(1).max(64).optional(),
+  cap: z.number().min(0).max(10_000_000).int(),
+  min_age: z.union([WellFormedString, z.number().nonnegative()]).optional(),
+  min_access: z.number().int().min(1).optional(),
+});
+
+/**
+ * Refuses a policy over a whole namespace. A schema built on `PrunePolicyFields` (a request that adds its
+ * own fields by `extend`, which keeps them strict: an intersection let a misspelt `dryRun` through, and
+ * the prune ran for real) applies it too.
+ */
+export function namesSlotOrKind<
+  T extends z.ZodType<{ slot?: string | undefined; kind?: string | undefined }>,
+>(schema: T) {
+  return schema.refine((p) => p.slot !== undefined || p.kind !== undefined, {
     message: 'a pruning policy names a slot or a kind (or both): it never covers a whole namespace',
     path: ['slot'],
   });
+}
+
+/** The wire shape of a policy (CLI, HTTP, CAIRN_PRUNE_POLICIES): durations as "30d" or ms. */
+export const PrunePolicySchema = namesSlotOrKind(PrunePolicyFields);
 
 export type PrunePolicyWire = z.input<typeof PrunePolicySchema>;
 

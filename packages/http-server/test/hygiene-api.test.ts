@@ -99,6 +99,12 @@ describe('/v1/hygiene', () => {
         ts: T + i,
       })),
     });
+    // A misspelt dry run is refused, not run for real (an intersection of schemas let it through).
+    for (const typo of [{ dryRun: true }, { min_acess: 3 }]) {
+      const err = await refused(tenant.prune({ namespace: 'acme', slot: 'todo', cap: 0, ...typo } as never));
+      expect(err.code).toBe('INVALID_INPUT');
+      expect(err.message).toContain(Object.keys(typo)[0]!);
+    }
     const dry = await tenant.prune({ namespace: 'acme', slot: 'todo', cap: 2, dry_run: true });
     expect(dry).toMatchObject({ dry_run: true, covered: 6, protected: 0 });
     expect(dry.pruned).toHaveLength(4);
