@@ -117,16 +117,19 @@ function cosine(a: Float32Array, b: Float32Array): number {
 
 /**
  * What two duplicates must share besides their words to be one memory: their agent (two agents saying the
- * same thing are two sources, each attributed), their tags and their validity window (so that no filter,
- * `tags` or `asOf`, finds one and not the other). Sessions may differ: a dup storm spans sessions.
+ * same thing are two sources, each attributed), their session, their tags and their validity window (so
+ * that no filter, `sessions`, `tags` or `asOf`, finds one and not the other: a copy in session A merged
+ * into session B's was lost to a search of session A). A storm spread over sessions keeps a copy per
+ * session, and near-duplicate suppression still keeps it to one copy per page.
  */
 function identityOf(m: {
   agent: string | null;
+  session: string | null;
   tags: readonly string[];
   validFrom: number | null;
   validTo: number | null;
 }): string {
-  return JSON.stringify([m.agent, [...m.tags].sort(), m.validFrom, m.validTo]);
+  return JSON.stringify([m.agent, m.session, [...m.tags].sort(), m.validFrom, m.validTo]);
 }
 
 /** The newer of two memories: later ts, then the later write (higher key). */
@@ -142,7 +145,8 @@ function isNewer(a: Pick<KeyedMemory, 'ts' | 'key'>, b: Pick<KeyedMemory, 'ts' |
  *   embeddings' content-hash index. A dup storm of thousands of copies costs one group read.
  * - Similar text: each new memory's nearest neighbours in the vector index (never all pairs), verified
  *   exactly on the stored vectors at `threshold`, same namespace and kind.
- * Both only between memories of one agent, with the same tags and validity window (see identityOf).
+ * Both only between memories of one agent and session, with the same tags and validity window (see
+ * identityOf).
  * Undo (`ConsolidationStore.undo`) brings a memory back for good: the job never merges it again.
  */
 export class Consolidator {
@@ -300,7 +304,7 @@ export class Consolidator {
         .filter((m) => !gone.has(m.key) && !skip.has(m.kind));
       if (group.length < 2) continue;
       const restored = records.restored(group.map((m) => m.key));
-      // Per identity (agent, tags, validity; see identityOf): the newest of each absorbs the rest.
+      // Per identity (agent, session, tags, validity; see identityOf): the newest of each absorbs the rest.
       const newestOf = new Map<string, (typeof group)[number]>();
       for (const m of group) {
         const id = identityOf({ ...m, tags: JSON.parse(m.tags) as string[] });

@@ -411,19 +411,33 @@ describe('consolidation: what a merge must respect, and how it comes undone', ()
     expect(sup('r1')).toBeNull();
   });
 
-  it('never merges across tags or validity windows, and names like constructor are plain names', async () => {
+  it('never merges across sessions, tags or validity windows, and names like constructor are plain names', async () => {
     const engine = await engines.open({ consolidation: { intervalMs: 0 } });
     engine.ingest([
       { namespace: 'constructor', id: 'x1', kind: 'constructor', text, ts: T0, tags: ['ci'] },
       { namespace: 'constructor', id: 'x2', kind: 'constructor', text, ts: T0 + 1 },
       { namespace: 'constructor', id: 'x3', kind: 'constructor', text, ts: T0 + 2, validFrom: T0 },
       { namespace: 'constructor', id: 'x4', kind: 'constructor', text, ts: T0 + 3 },
+      { namespace: 'constructor', id: 'x5', kind: 'constructor', text, ts: T0 + 4, session: 'A' },
+      { namespace: 'constructor', id: 'x6', kind: 'constructor', text, ts: T0 + 5, session: 'A' },
+      { namespace: 'constructor', id: 'x7', kind: 'constructor', text, ts: T0 + 6, session: 'B' },
     ]);
     await engine.drain();
     const r = await engine.consolidate();
-    // Only x2 and x4 share agent, tags and window.
-    expect(r.merges.map((m) => [m.id, m.into])).toEqual([['x2', 'x4']]);
-    expect(r.byNamespace).toEqual({ constructor: 1 });
+    // x2 and x4 share agent, session (none), tags and window; so do x5 and x6 (session A).
+    expect(r.merges.map((m) => [m.id, m.into]).sort()).toEqual([
+      ['x2', 'x4'],
+      ['x5', 'x6'],
+    ]);
+    expect(r.byNamespace).toEqual({ constructor: 2 });
+    // A search of session A still finds its copy: merged into session B's, it was lost to it.
+    const inA = await engine.search({
+      namespace: 'constructor',
+      query: 'flaky checkout',
+      filters: { sessions: ['A'] },
+      k: 5,
+    });
+    expect(inA.hits.map((h) => h.id)).toEqual(['x6']);
     const res = await engine.search({
       namespace: 'constructor',
       query: 'flaky checkout',
@@ -431,7 +445,7 @@ describe('consolidation: what a merge must respect, and how it comes undone', ()
       duplicateThreshold: 2,
     });
     for (const h of res.hits) expect(Number.isFinite(h.score)).toBe(true);
-    expect(res.hits.map((h) => h.id).sort()).toEqual(['x1', 'x3', 'x4']);
+    expect(res.hits.map((h) => h.id).sort()).toEqual(['x1', 'x3', 'x4', 'x6', 'x7']);
   });
 
   it('close() during a run stops it between batches, and nothing is half-merged', async () => {

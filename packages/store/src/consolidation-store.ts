@@ -45,6 +45,7 @@ export interface DuplicateMember {
   namespace: string;
   kind: string;
   agent: string | null;
+  session: string | null;
   ts: number;
   /** JSON, as stored. */
   tags: string;
@@ -76,7 +77,7 @@ export class ConsolidationStore {
     // by `memories_ns_ts` for every text, O(n) a call (1.4 ms at 4,000 memories, half a consolidation
     // run); the text's hash is what narrows it to a few rows.
     this.sameTextStmt = db.prepare(
-      `SELECT m.key, m.id, m.namespace, m.kind, m.agent, m.ts, m.tags, m.valid_from AS validFrom,
+      `SELECT m.key, m.id, m.namespace, m.kind, m.agent, m.session, m.ts, m.tags, m.valid_from AS validFrom,
               m.valid_to AS validTo
        FROM embeddings e JOIN memories m ON m.key = e.key AND m.content_hash = e.content_hash
        WHERE e.space = ? AND e.content_hash = ? AND +m.namespace = ?
