@@ -79,7 +79,11 @@ export const PruneResponseSchema = z
     dry_run: z.boolean(),
     covered: z.number().int().describe('live memories the policy covers'),
     protected: z.number().int().describe('over the cap but protected by min_age or min_access'),
-    pruned: z.array(z.string()).describe('ids deleted (or that would be), least used first'),
+    pruned: z
+      .array(z.string())
+      .describe(
+        'ids deleted (or that would be), least used first, each after what it hid (the memories it superseded or absorbed, deleted with it)',
+      ),
   })
   .meta({ id: 'PruneResponse' });
 

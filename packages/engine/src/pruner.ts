@@ -14,7 +14,10 @@ export interface PruneReport {
   covered: number;
   /** Over the cap, but protected by minAge or minAccess. */
   protected: number;
-  /** Ids deleted (tombstoned), or that a dry run would delete; least used first. */
+  /**
+   * Ids deleted (tombstoned), or that a dry run would delete; least used first, each after what it hid
+   * (what it superseded or absorbed, deleted with it).
+   */
   pruned: string[];
 }
 
@@ -40,12 +43,20 @@ export async function prune(
     now - m.ts < policy.minAgeMs || (policy.minAccess !== null && m.accessCount >= policy.minAccess);
   // Least used first, so a report (and a dry run) reads as the order they go in.
   const victims = over.filter((m) => !isProtected(m)).reverse();
+  // A pruned memory takes what it hides with it (the versions it superseded, the copies merged into it):
+  // given back, they were live again and the policy left more than its cap. Each is listed before the
+  // memory that hid it, the order a delete takes them in.
+  const withHidden = (id: string, out: string[]): string[] => {
+    for (const h of store.hiddenBy(policy.namespace, id)) withHidden(h, out);
+    out.push(id);
+    return out;
+  };
   const pruned: string[] = [];
   for (let i = 0; i < victims.length; i += PRUNE_BATCH) {
     const ids = victims.slice(i, i + PRUNE_BATCH).map((m) => m.id);
-    if (opts.dryRun) pruned.push(...ids);
+    if (opts.dryRun) for (const id of ids) withHidden(id, pruned);
     else {
-      pruned.push(...store.deleteMany(policy.namespace, ids));
+      pruned.push(...store.deleteMany(policy.namespace, ids, 'delete'));
       await yieldTurn();
     }
   }

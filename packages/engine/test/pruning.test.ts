@@ -143,6 +143,75 @@ describe('access tracking and pruning', () => {
     expect(engine.stats().namespaces.a).toMatchObject({ stored: 1, deleted: 1_200 });
   });
 
+  it('a pruned memory takes what it hid with it: the cap holds, and a dry run lists the same', async () => {
+    const engine = await engines.open({ consolidation: { intervalMs: 0 } });
+    engine.ingest([
+      // b absorbs a (the same text); c is another observation; v2 supersedes v1.
+      {
+        namespace: 'p',
+        id: 'a',
+        kind: 'observation',
+        text: 'the build cache was cleared',
+        ts: NOW - 3 * DAY,
+      },
+      {
+        namespace: 'p',
+        id: 'b',
+        kind: 'observation',
+        text: 'the build cache was cleared',
+        ts: NOW - 2 * DAY,
+      },
+      { namespace: 'p', id: 'v1', kind: 'observation', text: 'deploys go to heroku', ts: NOW - 5 * DAY },
+      {
+        namespace: 'p',
+        id: 'v2',
+        kind: 'observation',
+        text: 'deploys go to fly.io',
+        ts: NOW - 4 * DAY,
+        supersedes: ['v1'],
+      },
+      { namespace: 'p', id: 'c', kind: 'observation', text: 'the walrus ate the fish', ts: NOW - DAY },
+    ]);
+    await engine.drain();
+    expect((await engine.consolidate()).merges.map((m) => [m.id, m.into])).toEqual([['a', 'b']]);
+    // c is the most recent: a cap of 1 keeps it and drops b and v2, which hide a and v1.
+    const policy = parsePrunePolicy({ namespace: 'p', kind: 'observation', cap: 1 });
+    const dry = await engine.prune(policy, { dryRun: true, now: NOW });
+    expect(dry.pruned).toEqual(['v1', 'v2', 'a', 'b']);
+    const run = await engine.prune(policy, { now: NOW });
+    expect(run.pruned).toEqual(dry.pruned);
+    // Given back instead, a and v1 were live: the cap of 1 held three.
+    expect(engine.stats().namespaces.p).toMatchObject({ stored: 1, superseded: 0, deleted: 4 });
+    const again = await engine.prune(policy, { dryRun: true, now: NOW });
+    expect(again).toMatchObject({ covered: 1, pruned: [] });
+  });
+
+  it("a user's delete gives back what its memory superseded, as it gives back what it absorbed", async () => {
+    const engine = await engines.open({ consolidation: false });
+    engine.ingest([
+      { namespace: 'd', id: 'g1', text: 'the office wifi password is on the fridge', ts: NOW - 3 * DAY },
+      { namespace: 'd', id: 'g2', text: 'the office wifi password is in the vault', ts: NOW - 2 * DAY },
+      {
+        namespace: 'd',
+        id: 'g3',
+        text: 'the office wifi password rotates weekly',
+        ts: NOW - DAY,
+        supersedes: ['g1', 'g2'],
+      },
+    ]);
+    await engine.drain();
+    const found = async () =>
+      (await engine.search({ namespace: 'd', query: 'office wifi password', k: 5 })).hits
+        .map((h) => h.id)
+        .sort();
+    expect(await found()).toEqual(['g3']);
+    expect(engine.delete('d', 'g3')).toBe(true);
+    // Kept hidden, they named a memory that no longer exists, and no route could bring them back.
+    expect(await found()).toEqual(['g1', 'g2']);
+    expect(engine.get('d', ['g1', 'g2']).memories.map((m) => m.supersededBy)).toEqual([null, null]);
+    expect(engine.stats().namespaces.d).toMatchObject({ stored: 2, superseded: 0, deleted: 1 });
+  });
+
   it('refuses a policy that covers a whole namespace, by name', () => {
     const fieldOf = (input: unknown) => {
       try {

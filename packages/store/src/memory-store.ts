@@ -20,7 +20,7 @@ import { KeyCatalog, type KeyCatalogOptions } from './key-catalog.js';
 import { type LexicalOptions, LexicalSearch } from './lexical-search.js';
 import { LexicalUpkeep, type UpkeepReport } from './lexical-upkeep.js';
 import { MEMORY_COLUMNS, type MemoryRow, toMemory } from './memory-row.js';
-import { MemoryWriter } from './memory-writer.js';
+import { type HiddenOnDelete, MemoryWriter } from './memory-writer.js';
 import { openDatabase } from './open-database.js';
 import { around, exportNamespace, listMemories } from './record-reads.js';
 import { RouteEmbeddings } from './route-embeddings.js';
@@ -274,11 +274,27 @@ export class MemoryStore implements MemorySource {
     return this.writer.delete(namespace, id);
   }
 
-  /** Deletes several memories of one namespace in one transaction; returns the ids that were live. */
-  deleteMany(namespace: string, ids: readonly string[]): string[] {
+  /**
+   * Deletes several memories of one namespace in one transaction; returns the ids deleted. What each hides
+   * (what it superseded or absorbed) is given back, or with `hidden: 'delete'` deleted with it.
+   */
+  deleteMany(namespace: string, ids: readonly string[], hidden: HiddenOnDelete = 'restore'): string[] {
     if (!this.writer) throw new CairnError('STORAGE_ERROR', 'the store is open read-only');
     this.lexical.stats.storeChanging();
-    return this.writer.deleteMany(namespace, ids);
+    return this.writer.deleteMany(namespace, ids, Date.now(), hidden);
+  }
+
+  /**
+   * The live memories `id` hides: those it superseded and those the consolidation job merged into it (a
+   * pruning dry run lists what a delete with `hidden: 'delete'` takes with it), oldest write first.
+   */
+  hiddenBy(namespace: string, id: string): string[] {
+    return this.statements
+      .get(
+        'SELECT id FROM memories WHERE namespace = ? AND superseded_by = ? AND deleted_at IS NULL ORDER BY key',
+      )
+      .pluck()
+      .all(namespace, id) as string[];
   }
 
   /** See rankForPruning (access-counts.ts). */

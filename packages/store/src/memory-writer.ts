@@ -38,6 +38,13 @@ function fingerprint(m: NormalizedMemory, ts: number): string {
 }
 
 /**
+ * What a delete does with the memories its memory hides (those it superseded, and those the consolidation
+ * job merged into it): `restore` gives them back (a user's delete: the newest version left answers),
+ * `delete` deletes them with it (a pruning policy: they are older versions and copies of what it dropped).
+ */
+export type HiddenOnDelete = 'restore' | 'delete';
+
+/**
  * Writes batches of memories in one transaction each: all of a batch is durable when the call returns, or
  * none of it is. Re-writing an id updates it in place; a write that changes nothing writes nothing.
  * `change_seq` moves only when what a memory says changes, because that is what needs re-embedding.
@@ -59,9 +66,11 @@ export class MemoryWriter {
   private readonly routes: RouteWriter;
   /** New rows' lexical index entries, written at the end of their batch. */
   private readonly lexical: PendingLexicalIndex;
-  private readonly deleteOne: Database.Transaction<(namespace: string, id: string, now: number) => boolean>;
+  private readonly deleteOne: Database.Transaction<
+    (namespace: string, id: string, now: number, hidden: HiddenOnDelete) => string[]
+  >;
   private readonly deleteBatch: Database.Transaction<
-    (namespace: string, ids: readonly string[], now: number) => string[]
+    (namespace: string, ids: readonly string[], now: number, hidden: HiddenOnDelete) => string[]
   >;
   private readonly insert: Database.Statement;
   private readonly updateContent: Database.Statement;
@@ -166,9 +175,22 @@ export class MemoryWriter {
     const live = db.prepare(
       'SELECT key, ts, session FROM memories WHERE namespace = ? AND id = ? AND deleted_at IS NULL',
     );
-    this.deleteOne = db.transaction((namespace: string, id: string, now: number) => {
+    // What a memory hides: what it superseded and what the consolidation job merged into it (both name it
+    // in superseded_by; migration 29's partial index finds them).
+    const hiddenByStmt = db.prepare(
+      'SELECT key, id FROM memories WHERE namespace = ? AND superseded_by = ? AND deleted_at IS NULL ORDER BY key',
+    );
+    const hiddenBy = (namespace: string, id: string) =>
+      hiddenByStmt.all(namespace, id) as Array<{ key: number; id: string }>;
+    this.deleteOne = db.transaction((namespace: string, id: string, now: number, hidden: HiddenOnDelete) => {
       const row = live.get(namespace, id) as { key: number; ts: number; session: string | null } | undefined;
-      if (!row) return false;
+      if (!row) return [];
+      const deleted: string[] = [];
+      // Versions and copies of it go with it (a pruning policy dropped what they say), before it: its own
+      // delete below would give them back.
+      if (hidden === 'delete')
+        for (const h of hiddenBy(namespace, id))
+          deleted.push(...this.deleteOne(namespace, h.id, now, hidden));
       let { seq, meta } = this.nextSeq.get()!;
       tombstone.run(now, ++meta, row.key);
       dropVectors.run(row.key);
@@ -176,23 +198,36 @@ export class MemoryWriter {
       // The memories the consolidation job merged into it come back: they were hidden as duplicates of a
       // memory that no longer answers (search lost their words with it, though none was deleted).
       this.dissolveMerges(row.key, true, () => ++meta);
+      // So do the memories it superseded: the newest version left is the one that answers. Kept hidden,
+      // they named a memory that no longer exists and no route could bring them back.
+      for (const h of hiddenBy(namespace, id)) this.restoreMerged.run(++meta, h.key, id);
       this.context.refreshNeighbours(
         { ...row, namespace },
         () => ++seq,
         () => ++meta,
       );
-      return true;
+      deleted.push(id);
+      return deleted;
     });
     // One transaction for many (a pruning pass): each delete inside it is a savepoint.
-    this.deleteBatch = db.transaction((namespace: string, ids: readonly string[], now: number) =>
-      ids.filter((id) => this.deleteOne(namespace, id, now)),
+    this.deleteBatch = db.transaction(
+      (namespace: string, ids: readonly string[], now: number, hidden: HiddenOnDelete) =>
+        ids.flatMap((id) => this.deleteOne(namespace, id, now, hidden)),
     );
   }
 
-  /** Deletes several memories of one namespace in one transaction; returns the ids that were live. */
-  deleteMany(namespace: string, ids: readonly string[], now = Date.now()): string[] {
+  /**
+   * Deletes several memories of one namespace in one transaction; returns the ids deleted, each after the
+   * ones it took with it (`hidden: 'delete'`).
+   */
+  deleteMany(
+    namespace: string,
+    ids: readonly string[],
+    now = Date.now(),
+    hidden: HiddenOnDelete = 'restore',
+  ): string[] {
     try {
-      return this.deleteBatch.immediate(namespace, ids, now);
+      return this.deleteBatch.immediate(namespace, ids, now, hidden);
     } catch (err) {
       throw storageFailure(err);
     }
@@ -219,7 +254,7 @@ export class MemoryWriter {
    */
   delete(namespace: string, id: string, now = Date.now()): boolean {
     try {
-      return this.deleteOne.immediate(namespace, id, now);
+      return this.deleteOne.immediate(namespace, id, now, 'restore').length > 0;
     } catch (err) {
       throw storageFailure(err);
     }
@@ -273,7 +308,8 @@ export class MemoryWriter {
   ): WriteResult {
     const existing = this.select.get(m.namespace, m.id);
     // A memory re-sent without a ts keeps the time it was first stored, so re-running a file is a no-op.
-    const ts = !m.tsGiven && existing ? existing.ts : m.ts;
+    // A deleted one written again is a new memory, of now: it kept the dead memory's date.
+    const ts = !m.tsGiven && existing && existing.deleted_at === null ? existing.ts : m.ts;
     const fp = fingerprint(m, ts);
     if (existing && existing.fingerprint === fp && existing.deleted_at === null) {
       // Still re-assert supersession: it is idempotent, and a re-run must restore what the file says.

@@ -669,6 +669,17 @@ export const MIGRATIONS: readonly Migration[] = [
       db.exec('ALTER TABLE term_postings ADD COLUMN idf REAL');
     },
   },
+  {
+    version: 29,
+    description: 'the memories each memory hides, found by an index',
+    up(db) {
+      // A delete gives back (or, pruning, deletes) what its memory superseded or absorbed: without an
+      // index each delete walked its namespace's rows. Partial: only hidden rows carry superseded_by.
+      db.exec(
+        'CREATE INDEX memories_superseded_by ON memories (namespace, superseded_by) WHERE superseded_by IS NOT NULL',
+      );
+    },
+  },
 ];
 
 // The trigger bodies of migration 18, for a row named `r` (NEW or OLD). Shipped SQL: never edit these,

@@ -101,6 +101,13 @@ describe('MemoryWriter: idempotent ingest', () => {
     expect(t.store.get('ns', ['a']).memories[0]?.ts).toBe(T0);
   });
 
+  it('dates a deleted memory written again without a ts by the new write, not by the dead one', () => {
+    t.store.write([normalizeMemory({ namespace: 'ns', id: 'a', text: 'old news' }, T0)]);
+    expect(t.store.delete('ns', 'a')).toBe(true);
+    t.store.write([normalizeMemory({ namespace: 'ns', id: 'a', text: 'old news' }, T0 + 86_400_000)]);
+    expect(t.store.get('ns', ['a']).memories[0]?.ts).toBe(T0 + 86_400_000);
+  });
+
   it('takes an explicitly given ts over the stored one', () => {
     t.store.write([normalizeMemory({ namespace: 'ns', id: 'a', text: 'x' }, T0)]);
     const [res] = t.store.write([mem({ id: 'a', text: 'x', ts: T0 + 5 })]);

@@ -463,6 +463,7 @@ describe('migration 26: when each vector was first written', () => {
     const raw = new Database(path);
     raw.exec('ALTER TABLE embeddings DROP COLUMN first_write_seq');
     raw.exec('ALTER TABLE term_postings DROP COLUMN idf');
+    raw.exec('DROP INDEX memories_superseded_by');
     raw.pragma('user_version = 25');
     raw.close();
 
