@@ -26,9 +26,11 @@ export interface LexicalLegResult {
    * How the leg ranked: `terms` sums each term's cached bm25 contributions (every match, up to `budget` of
    * the newest per term; unfiltered queries); `full` scores every match with bm25; `recent` (when the terms
    * match more rows than the scoring budget) scores only the most recently stored `budget` matches, so
-   * latency stays bounded. `estimatedMatches` is exact for `terms`.
+   * latency stays bounded. `estimatedMatches` is exact for `terms`; it is absent when the namespace's
+   * terms are counted over the whole folder (it holds half of it or more): a count over every namespace
+   * told one tenant, a word at a time, what another tenant's memories say.
    */
-  plan?: { mode: 'full' | 'recent' | 'terms'; estimatedMatches: number; budget: number };
+  plan?: { mode: 'full' | 'recent' | 'terms'; estimatedMatches?: number; budget: number };
 }
 
 export interface LexicalLeg {

@@ -131,7 +131,7 @@ export interface SearchResponse {
     lexicalQuery: string | null;
     droppedTerms: string[];
     /** How the lexical leg ranked (see LexicalLegResult.plan). */
-    lexicalPlan: { mode: 'full' | 'recent' | 'terms'; estimatedMatches: number; budget: number } | null;
+    lexicalPlan: { mode: 'full' | 'recent' | 'terms'; estimatedMatches?: number; budget: number } | null;
     /** Embedding space of the vector leg, if it ran. */
     space: string | null;
     vectorExact: boolean | null;

@@ -140,6 +140,9 @@ export class LexicalSearch implements LexicalLeg {
     const plan = this.plan(req);
     if (!plan.searchable) return { candidates: [], ftsQuery: null, droppedTerms: plan.query.stopWords };
     const { query, pruned, bm25, terms } = plan;
+    // Counts over the whole folder are not this tenant's to see (see LexicalLegResult.plan).
+    const estimate = (n: number) =>
+      plan.confine || this.stats.rows() === this.stats.rows(req.namespace) ? { estimatedMatches: n } : {};
     const ftsQuery = renderFtsQuery(plan.kept, plan.scope, facetClauses(req.filters))!;
     const sessionWeight = req.sessionWeight ?? this.opts.sessionWeight;
     const summed = this.fromTermPostings(terms, { ...req, sessionWeight });
@@ -151,7 +154,7 @@ export class LexicalSearch implements LexicalLeg {
         }),
         ftsQuery,
         droppedTerms: [...query.stopWords, ...pruned.pruned],
-        plan: { mode: 'terms', estimatedMatches: summed.matches, budget: this.postings.maxPerTerm },
+        plan: { mode: 'terms', ...estimate(summed.matches), budget: this.postings.maxPerTerm },
       };
     }
     const budget = this.opts.scoreBudget;
@@ -167,7 +170,7 @@ export class LexicalSearch implements LexicalLeg {
       candidates: rows.slice(0, req.limit).map((r, i) => ({ key: r.key, bm25: r.bm25, rank: i + 1 })),
       ftsQuery,
       droppedTerms: [...query.stopWords, ...pruned.pruned],
-      plan: { mode: run.recent ? 'recent' : 'full', estimatedMatches: pruned.estimatedMatches, budget },
+      plan: { mode: run.recent ? 'recent' : 'full', ...estimate(pruned.estimatedMatches), budget },
     };
   }
 
@@ -306,6 +309,7 @@ export class LexicalSearch implements LexicalLeg {
     return {
       searchable: true as const,
       query,
+      confine,
       searched,
       pruned,
       scope,

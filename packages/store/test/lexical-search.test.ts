@@ -437,6 +437,26 @@ describe('LexicalSearch: namespace isolation', () => {
     ).toEqual([]);
   });
 
+  it("never counts another tenant's matches in the plan it reports, though its terms are counted folder-wide", () => {
+    t.store.write([
+      mem({ namespace: 'team/bob', id: 'b1', text: 'acquisition target is initech' }),
+      mem({ namespace: 'team/bob', id: 'b2', text: 'layoffs planned in march' }),
+      // Alice holds half of the folder: her terms are scored with the folder's counts.
+      mem({ namespace: 'team/alice', id: 'a1', text: 'lunch order for friday' }),
+      mem({ namespace: 'team/alice', id: 'a2', text: 'standup moved to ten' }),
+    ]);
+    const plan = (namespace: string, query: string) =>
+      t.store.lexical.searchLexical({ namespace, query, filters: {}, limit: 10 }).plan;
+    // It was 1 for initech and 0 for globex: a yes/no test of a word in Bob's memories.
+    for (const word of ['initech', 'globex', 'layoffs'])
+      expect(plan('team/alice', word)).not.toHaveProperty('estimatedMatches');
+    // A folder of one tenant still reports it.
+    t.store.write([mem({ namespace: 'solo', id: 's1', text: 'initech' })]);
+    for (const id of ['b1', 'b2', 'a1', 'a2'])
+      t.store.delete(id.startsWith('b') ? 'team/bob' : 'team/alice', id);
+    expect(plan('solo', 'initech')).toHaveProperty('estimatedMatches');
+  });
+
   it('keeps namespaces apart for arbitrary corpora and queries', () => {
     const words = ['red', 'green', 'blue', 'parseConfig', 'auth', 'the'];
     const doc = fc.record({
