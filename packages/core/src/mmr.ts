@@ -48,34 +48,37 @@ export function diversify(
   const maxRel = relevance.length > 0 ? Math.max(...relevance) : 1;
   // Relevance is scaled to [0, 1] to be comparable with cosine; a subnormal maximum would overflow.
   const norm = maxRel > 0 && Number.isFinite(1 / maxRel) ? 1 / maxRel : 1;
-
+  // Each item's redundancy with the page so far, brought up to date against the one item selected last:
+  // recomputed against the whole page each round, a k of 100 over a pool of 1,000 took 2.5 s of the
+  // serving thread (k² × pool similarities; now k × pool).
+  const maxSim = new Float64Array(relevance.length);
+  let last = -1;
   while (selected.length < opts.k && remaining.size > 0) {
     let best = -1;
     let bestValue = Number.NEGATIVE_INFINITY;
     for (const i of remaining) {
-      let maxSim = 0;
-      let dupOf = -1;
-      for (const j of selected) {
-        const s = similarity(i, j);
-        if (s !== null && s >= opts.duplicateThreshold && dupOf < 0) dupOf = j;
-        const r = redundancy === similarity ? s : redundancy(i, j);
-        if (r !== null && r > maxSim) maxSim = r;
+      if (last >= 0) {
+        const s = similarity(i, last);
+        // The first selected item it copies, in selection order, as when the page was compared whole.
+        if (s !== null && s >= opts.duplicateThreshold) {
+          duplicates.set(i, last);
+          remaining.delete(i);
+          continue;
+        }
+        const r = redundancy === similarity ? s : redundancy(i, last);
+        if (r !== null && r > maxSim[i]!) maxSim[i] = r;
       }
-      if (dupOf >= 0) {
-        duplicates.set(i, dupOf);
-        continue;
-      }
-      const value = opts.lambda * relevance[i]! * norm - (1 - opts.lambda) * maxSim;
+      const value = opts.lambda * relevance[i]! * norm - (1 - opts.lambda) * maxSim[i]!;
       // Ties keep input order, so lambda = 1 reproduces the relevance ranking exactly.
       if (value > bestValue) {
         bestValue = value;
         best = i;
       }
     }
-    for (const d of duplicates.keys()) remaining.delete(d);
     if (best < 0) break;
     selected.push(best);
     remaining.delete(best);
+    last = best;
   }
   return { selected, duplicates };
 }
