@@ -41,6 +41,12 @@ export interface HttpServerOptions {
   host: string;
   /** Requests per key (or per IP without a key) per minute. @defaultValue 6_000 */
   rateLimitPerMinute: number;
+  /**
+   * How long a client has to send a whole request, headers and body (ms); then 408 and the connection
+   * closes. Without it a body sent a byte every few seconds held its connection for good, and a few
+   * hundred such clients, no key needed, took every descriptor the server had. @defaultValue 60_000
+   */
+  requestTimeoutMs: number;
   /** Distributed mode: Redis reachability for /readyz, and jobs and workers per queue for /metrics and /readyz. */
   queues?: QueueProbe;
   /** Fastify's logger. @defaultValue false */
@@ -159,7 +165,12 @@ export async function createHttpServer(
   options: Partial<HttpServerOptions> & Pick<HttpServerOptions, 'service' | 'keys'>,
 ): Promise<FastifyInstance> {
   const o = withDefaults<HttpServerOptions>(
-    { host: '127.0.0.1', rateLimitPerMinute: 6_000, logger: false } as HttpServerOptions,
+    {
+      host: '127.0.0.1',
+      rateLimitPerMinute: 6_000,
+      requestTimeoutMs: 60_000,
+      logger: false,
+    } as HttpServerOptions,
     options,
   );
   assertAuthAllowed(o.keys, o.host);
@@ -170,7 +181,16 @@ export async function createHttpServer(
     bodyLimit: service.limits.maxBodyBytes,
     // Node refuses an HTTP/1.1 request without a Host header with an empty 400 before Fastify sees it; the
     // hook below refuses it in the error shape instead.
-    http: { maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: false },
+    http: {
+      maxHeaderSize: MAX_HEADER_BYTES,
+      requireHostHeader: false,
+      // Node reads the request timeout when it creates the server (set afterwards, as Fastify's own option
+      // does, it is ignored: measured on Node 20), and looks for requests past it this often (30 s by
+      // default, half again the timeout).
+      requestTimeout: o.requestTimeoutMs,
+      connectionsCheckingInterval: Math.max(50, Math.min(30_000, o.requestTimeoutMs / 4)),
+    },
+    requestTimeout: o.requestTimeoutMs,
     clientErrorHandler,
     // Memory ids may be 256 characters (fact ids are derived from slot and key).
     routerOptions: { maxParamLength: 1_024 },
@@ -293,7 +313,18 @@ export async function createHttpServer(
     // Schemas with a .meta({id}) become named components the paths refer to.
     transformObject: jsonSchemaTransformObject,
   });
-  await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+  await app.register(fastifySwaggerUi, {
+    routePrefix: '/docs',
+    // Never framed: a page framing a local server's docs could make a click "Try it out / Execute".
+    uiHooks: {
+      onRequest: (_req, reply, done) => {
+        reply.header('x-frame-options', 'DENY');
+        reply.header('content-security-policy', "frame-ancestors 'none'");
+        reply.header('x-content-type-options', 'nosniff');
+        done();
+      },
+    },
+  });
 
   // Authentication and the rate limit apply to the API routes only; health, metrics and docs stay open.
   await app.register(async (api) => {

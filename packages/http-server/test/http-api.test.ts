@@ -637,6 +637,13 @@ describe('operations', () => {
       ]),
     );
     expect(JSON.stringify(r.body.paths['/v1/search'])).toMatch(/SearchRequest/);
+    // Never framed: a page that framed a local server's docs could click "Try it out / Execute" for you.
+    for (const page of ['/docs/', '/docs/static/index.html', '/docs/json']) {
+      const res = await fetch(`${base}${page}`);
+      expect(res.status, page).toBe(200);
+      expect(res.headers.get('x-frame-options'), page).toBe('DENY');
+      expect(res.headers.get('content-security-policy'), page).toContain("frame-ancestors 'none'");
+    }
     expect(JSON.stringify(r.body.components.schemas)).toMatch(/max_tokens/);
   });
 

@@ -354,6 +354,40 @@ describe('transport-level errors', () => {
     expect(internal).toEqual([]);
   });
 
+  it('closes a request whose body trickles in past its time, with a 408 in the one shape, key or none', async () => {
+    const slow = await createHttpServer({
+      service: new MemoryService({ engine }),
+      keys: null,
+      requestTimeoutMs: 500,
+    });
+    await slow.listen({ port: 0, host: '127.0.0.1' });
+    const at = (slow.server.address() as { port: number }).port;
+    try {
+      // A byte every 100 ms of a body of 100,000: without a limit the connection stayed open for good.
+      const answer = await new Promise<string>((resolve, reject) => {
+        let data = '';
+        const socket = connect(at, '127.0.0.1', () => {
+          socket.write(
+            'POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{',
+          );
+          const drip = setInterval(() => socket.writable && socket.write(' '), 100);
+          socket.on('close', () => clearInterval(drip));
+        });
+        socket.on('data', (c) => {
+          data += c;
+        });
+        socket.on('error', reject);
+        socket.on('close', () => resolve(data));
+      });
+      expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+      isErrorShape(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)));
+      // The server serves on.
+      expect((await fetch(`http://127.0.0.1:${at}/healthz`)).status).toBe(200);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('refuses a timestamp with trailing junk by name, and stores nothing', async () => {
     const res = await fetch(`http://127.0.0.1:${port}/v1/memories`, {
       method: 'POST',
