@@ -18,7 +18,25 @@ export class ServerMetrics {
   readonly requests: Counter<'method' | 'route' | 'status'>;
   readonly latency: Histogram<'method' | 'route'>;
 
-  constructor(service: MemoryService, queueDepths?: () => Promise<Record<string, Record<string, number>>>) {
+  constructor(
+    service: MemoryService,
+    queueDepths?: () => Promise<Record<string, Record<string, number>>>,
+    /** How long the memory totals of one scrape serve the next ones (ms). @defaultValue STATS_MAX_AGE_MS */
+    statsMaxAgeMs = STATS_MAX_AGE_MS,
+  ) {
+    // engine.stats() runs several queries per namespace (0.6–0.75 s of the serving thread at 10,000
+    // namespaces), and /metrics needs no key: scraped in a loop, it held every search behind it (a search
+    // of 5 ms took 9 s). Its totals are read at most once per `statsMaxAgeMs`, whoever scrapes.
+    let totals: { at: number; value: Record<string, number> } | null = null;
+    const memoryTotals = () => {
+      const now = performance.now();
+      if (totals && now - totals.at < statsMaxAgeMs) return totals.value;
+      const value = { stored: 0, embedded: 0, indexed: 0, pending: 0, failed: 0 };
+      for (const s of Object.values(service.engine.stats().namespaces))
+        for (const k of Object.keys(value) as Array<keyof typeof value>) value[k] += s[k];
+      totals = { at: performance.now(), value };
+      return value;
+    };
     // The process's own health: resident memory, CPU, heap, GC pauses and event-loop delay. The lag
     // percentiles (`nodejs_eventloop_lag_p99_seconds`, …) cover the time since the previous scrape: a
     // synchronous stall of the serving thread (a long query, an index load) shows up in the next one.
@@ -42,11 +60,7 @@ export class ServerMetrics {
       labelNames: ['state'],
       registers: [this.registry],
       collect() {
-        const totals = { stored: 0, embedded: 0, indexed: 0, pending: 0, failed: 0 };
-        const stats = service.engine.stats();
-        for (const s of Object.values(stats.namespaces))
-          for (const k of Object.keys(totals) as Array<keyof typeof totals>) totals[k] += s[k];
-        for (const [state, n] of Object.entries(totals)) this.set({ state }, n);
+        for (const [state, n] of Object.entries(memoryTotals())) this.set({ state }, n);
       },
     });
     new Gauge({
@@ -123,6 +137,9 @@ export class ServerMetrics {
 }
 
 type QueueDepths = Record<string, Record<string, number>>;
+
+/** How long a scrape's memory totals serve the next scrapes (ms): Prometheus scrapes every 15–60 s. */
+export const STATS_MAX_AGE_MS = 5_000;
 
 /** How long a scrape waits for Redis's queue counts before leaving them out (ms). */
 export const QUEUE_READ_MS = 2_000;

@@ -623,6 +623,25 @@ describe('operations', () => {
     expect(text).not.toMatch(/team\/beta/);
   });
 
+  it('reads the memory totals once for a burst of scrapes: /metrics needs no key, and stats() costs a query per namespace', async () => {
+    const stats = engine.stats.bind(engine);
+    let reads = 0;
+    engine.stats = (...args: Parameters<typeof engine.stats>) => {
+      reads++;
+      return stats(...args);
+    };
+    try {
+      const scrapes = await Promise.all(
+        Array.from({ length: 20 }, async () => (await fetch(`${base}/metrics`)).text()),
+      );
+      for (const text of scrapes) expect(text).toMatch(/cairn_memories\{state="stored"\} \d+/);
+      // At most one read for the burst, and one more if its 5 s ran out on a slow machine.
+      expect(reads).toBeLessThanOrEqual(2);
+    } finally {
+      engine.stats = stats;
+    }
+  });
+
   it('serves the OpenAPI document generated from the zod schemas', async () => {
     const r = await call('GET', '/docs/json', undefined, null);
     expect(r.status).toBe(200);
