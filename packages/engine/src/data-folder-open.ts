@@ -62,7 +62,9 @@ export async function openDataFolder(options: EngineOptions): Promise<OpenedData
   if ((opts.pipeline ?? 'embedded') === 'embedded') {
     const created = !existsSync(opts.dataDir);
     try {
-      mkdirSync(opts.dataDir, { recursive: true });
+      // The user's only: every tenant's memories are in it, and without a mode it followed the umask
+      // (0755, its database 0644: readable by every local account). A folder the user made keeps theirs.
+      mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
     } catch (err) {
       throw namedOpenFailure(opts.dataDir, err);
     }

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Embedder } from '@cairn/core';
 import { describe, expect, it } from 'vitest';
@@ -361,11 +361,15 @@ describe('a new data folder', () => {
     const dir = join(parent, '.cairn');
     const engine = await engines.open({}, dir);
     expect(readFileSync(join(dir, '.gitignore'), 'utf8')).toMatch(/^\*$/m);
+    // And out of other local accounts' reach: it was 0755, its database 0644.
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
     engine.ingest([{ namespace: 'a', id: '1', text: 'kept out of git' }]);
     // A folder the user made (their own, perhaps with other files) is left as it was.
     const own = engines.tempDir();
+    chmodSync(own, 0o750);
     await engines.open({}, own);
     expect(existsSync(join(own, '.gitignore'))).toBe(false);
+    expect(statSync(own).mode & 0o777).toBe(0o750);
   });
 });
 

@@ -27,7 +27,8 @@ export const DEFAULT_MMAP_BYTES = 1024 ** 3;
  * (kill -9) — only an OS crash or power loss may roll back the last transactions.
  */
 export function openDatabase(path: string, opts: OpenDatabaseOptions = {}): Database.Database {
-  if (!opts.readonly) mkdirSync(dirname(path), { recursive: true });
+  // The user's only when created here (a distributed worker's first open): see openDataFolder.
+  if (!opts.readonly) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   let db: Database.Database;
   try {
     db = new Database(path, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false });
