@@ -24,6 +24,26 @@ const LAYER = {
   '@cairn/bench': 6,
 };
 
+/** The workspace packages a package's own sources load at run time (imports that are not `import type`). */
+function runtimeImports(srcDir) {
+  const found = new Set();
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (/\.tsx?$/.test(entry.name) && !/\.(test|spec)\.tsx?$/.test(entry.name)) {
+        const text = readFileSync(path, 'utf8');
+        for (const m of text.matchAll(/^(?:import|export)\s+(?!type\b)[^;]*?from\s+'(@cairn\/[a-z-]+)/gms))
+          found.add(m[1]);
+        for (const m of text.matchAll(/import\(\s*'(@cairn\/[a-z-]+)/g)) found.add(m[1]);
+      }
+    }
+  };
+  if (existsSync(srcDir)) walk(srcDir);
+  return found;
+}
+
+const problems = [];
 const pkgs = new Map();
 for (const dir of ['packages', 'apps', '.']) {
   const base = join(root, dir);
@@ -35,10 +55,14 @@ for (const dir of ['packages', 'apps', '.']) {
     // devDependencies are for tests only (a package may test against real adapters) and are not layered.
     const deps = Object.keys(pkg.dependencies ?? {}).filter((d) => d.startsWith('@cairn/'));
     pkgs.set(pkg.name, deps);
+    // What its sources load must be a dependency: a devDependency is missing once the package is installed
+    // on its own (@cairn/engine loaded @cairn/embed, listed for tests only).
+    for (const used of runtimeImports(join(base, name, 'src')))
+      if (used !== pkg.name && !deps.includes(used))
+        problems.push(`${pkg.name} loads ${used} at run time but does not list it in dependencies`);
   }
 }
 
-const problems = [];
 for (const [name, deps] of pkgs) {
   if (!(name in LAYER)) problems.push(`${name} has no layer in scripts/check-package-graph.mjs`);
   for (const d of deps) {
