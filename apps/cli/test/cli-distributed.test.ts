@@ -181,6 +181,32 @@ describe('cairn with REDIS_URL', () => {
     await until(stats, (s) => s.namespaces.proj?.stored === 5, 'the writes stored in the deployment folder');
   });
 
+  it('cairn add with no capture worker says what it waits for, and is stored once a worker starts', async () => {
+    const add = spawn(process.execPath, [MAIN, 'add', 'waiting for a worker', '-n', 'waits'], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    add.stdout!.on('data', (d) => {
+      out += d;
+    });
+    add.stderr!.on('data', (d) => {
+      err += d;
+    });
+    const exited = once(add, 'exit');
+    // It was silent for the whole 300 s.
+    await until(
+      () => err,
+      (e) => /not stored after 10 s: is a capture worker running/.test(e),
+      'the waiting notice',
+    );
+    startWorker(['--stages', 'capture']);
+    const [code] = await exited;
+    expect(code, err).toBe(0);
+    expect(out).toMatch(/^stored /);
+  });
+
   it('--wait queued returns before any worker runs; a worker started later stores everything', async () => {
     const r = cairn(['ingest', corpus(50), '--wait', 'queued', '--json']);
     expect(r.code, r.stderr).toBe(0);

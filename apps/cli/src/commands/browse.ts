@@ -44,7 +44,15 @@ export async function addCommand(textArg: string | undefined, flags: AddFlags, e
     async (engine) => {
       const topology = env.REDIS_URL ? await connectQueues(env) : null;
       const producer = topology
-        ? new (await loadDistributed()).CaptureProducer(topology, { wait: 'stored' })
+        ? new (await loadDistributed()).CaptureProducer(topology, {
+            wait: 'stored',
+            // Without a capture worker the write waits: say so, as `cairn ingest` does (it was silent for
+            // the whole 300 s).
+            onWaiting: (job, ms) =>
+              warn(
+                `cairn add: capture job ${job} not stored after ${Math.round(ms / 1000)} s: is a capture worker running (cairn worker --stages capture), and is Redis up? Still waiting (up to 300 s).`,
+              ),
+          })
         : null;
       try {
         return await new MemoryService({ engine, producer }).write(NamespaceAccess.everything(), memory);
