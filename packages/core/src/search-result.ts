@@ -12,7 +12,7 @@ export interface HitExplain {
   cosine: number | null;
   /**
    * The recency multiplier exactly as applied, in (0, 1]: `1 − w + w · t` in `'auto'` mode, with `w` and the
-   * peers' span in `explain.settings.recency`; `exp(-age / tau)` with a caller-given decay; 1 with decay off.
+   * peers' span in `trace.settings.recency` (`explain: 'full'`); `exp(-age / tau)` with a caller-given decay; 1 with decay off.
    */
   recency: number;
   /** Weighted RRF sum over the legs (and the named-field routes). */
