@@ -49,6 +49,8 @@ describe('cairn consolidate and cairn prune', () => {
     expect(cairn(['ingest', path]).code).toBe(0);
     expect(JSON.parse(cairn(['consolidate', '--json']).stdout)).toMatchObject({ merged: 4 });
     expect(cairn(['consolidate', '--undo', 's1', '-n', 'proj']).code).toBe(0);
+    // Searches count what they return: pruning ranks by it, and an import must keep it.
+    for (let i = 0; i < 2; i++) expect(cairn(['search', 'disk almost full', '-n', 'proj']).code).toBe(0);
     const out = join(dir, 'export.jsonl');
     expect(cairn(['export', '-n', 'proj', '--out', out]).code).toBe(0);
     const lines = readFileSync(out, 'utf8')
@@ -62,12 +64,31 @@ describe('cairn consolidate and cairn prune', () => {
       ['s3', 's4'],
     ]);
     expect(lines[0]!.merged).toEqual({ into: 's4', cosine: 1, at: expect.any(String) });
+    // The undone merge travels too, and so do the access counts.
+    const byId = new Map(lines.map((l) => [l.id, l as Record<string, unknown>]));
+    expect(byId.get('s1')!.undone).toEqual({
+      into: 's4',
+      cosine: 1,
+      at: expect.any(String),
+      undoneAt: expect.any(String),
+    });
+    expect(byId.get('s4')!.access).toEqual({ count: 2, last: expect.any(String) });
 
     const fresh = join(dir, 'fresh');
     const imported = cairn(['import', out, '--data-dir', fresh, '--json']);
     expect(imported.code, imported.stderr).toBe(0);
-    expect(JSON.parse(imported.stdout)).toMatchObject({ read: 5, stored: 5, merged: 3, rejected: 0 });
+    expect(JSON.parse(imported.stdout)).toMatchObject({
+      read: 5,
+      stored: 5,
+      merged: 3,
+      undone: 1,
+      rejected: 0,
+    });
     const inFresh = (args: string[]) => cairn([...args, '--data-dir', fresh]);
+    // The import is the folder as it was: an undo is for good there too (the job merged s1 again), and the
+    // counts pruning ranks by are the exported ones.
+    expect(JSON.parse(inFresh(['consolidate', '--json']).stdout)).toMatchObject({ merged: 0 });
+    expect(inFresh(['export', '-n', 'proj']).stdout).toBe(readFileSync(out, 'utf8'));
     expect(JSON.parse(inFresh(['stats', '--json']).stdout).namespaces.proj).toMatchObject({
       stored: 2,
       superseded: 3,
@@ -79,7 +100,11 @@ describe('cairn consolidate and cairn prune', () => {
     expect(JSON.parse(inFresh(['import', out, '--json']).stdout)).toMatchObject({
       unchanged: 5,
       merged: 0,
+      undone: 0,
     });
+    // The same, but for the search above, which the access counts now include.
+    const said = (text: string) => text.replace(/,"access":\{[^}]*\}/g, '');
+    expect(said(inFresh(['export', '-n', 'proj']).stdout)).toBe(said(readFileSync(out, 'utf8')));
     // A restored merge is a merge: undone as one.
     const undo = JSON.parse(inFresh(['consolidate', '--undo', 's0', '-n', 'proj', '--json']).stdout);
     expect(undo.restored).toEqual([expect.objectContaining({ id: 's0', into: 's4' })]);

@@ -350,8 +350,16 @@ export class CairnEngine {
     return res;
   }
 
-  get(namespace: string, ids: readonly string[]): { memories: KeyedMemory[]; missing: string[] } {
-    return this.health.guard(() => this.store.get(namespace, ids));
+  /**
+   * Full records by id (see MemoryStore.get); a fetch counts as an access unless `touch` is false (a
+   * command's own look-ups, an import's, are no one's use of a memory).
+   */
+  get(
+    namespace: string,
+    ids: readonly string[],
+    opts: { touch?: boolean } = {},
+  ): { memories: KeyedMemory[]; missing: string[] } {
+    return this.health.guard(() => this.store.get(namespace, ids, opts));
   }
 
   timeline(namespace: string, anchorId: string, before = 5, after = 5): TimelineResult {

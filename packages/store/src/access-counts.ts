@@ -70,3 +70,22 @@ export function recordAccess(
     db.pragma(`busy_timeout = ${timeout}`);
   }
 }
+
+/**
+ * Puts back access counts an export carried (`cairn import`): each memory's count and last access become
+ * at least those given, so importing one file twice counts nothing twice. One transaction.
+ */
+export function restoreAccess(
+  db: Database.Database,
+  statements: StatementCache,
+  accesses: ReadonlyArray<{ namespace: string; id: string; count: number; last: number | null }>,
+): void {
+  const raise = statements.get(
+    `UPDATE memories SET access_count = max(access_count, ?),
+       last_accessed = CASE WHEN ? IS NULL THEN last_accessed ELSE max(coalesce(last_accessed, 0), ?) END
+     WHERE namespace = ? AND id = ?`,
+  );
+  db.transaction(() => {
+    for (const a of accesses) raise.run(a.count, a.last, a.last, a.namespace, a.id);
+  }).immediate();
+}

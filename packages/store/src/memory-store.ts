@@ -9,7 +9,7 @@ import {
 } from '@cairn/core';
 import type Database from 'better-sqlite3';
 import { LRUCache } from 'lru-cache';
-import { type PruningCandidate, rankForPruning, recordAccess } from './access-counts.js';
+import { type PruningCandidate, rankForPruning, recordAccess, restoreAccess } from './access-counts.js';
 import type { CatalogChunkReader } from './catalog-chunk.js';
 import { ConsolidationStore } from './consolidation-store.js';
 import { compact, type DiskUsage, diskUsage, reclaimFreePages } from './disk-space.js';
@@ -27,6 +27,7 @@ import { RouteEmbeddings } from './route-embeddings.js';
 import { RouteSearch } from './route-search.js';
 import { DEFAULT_SESSION_CONTEXT_OPTIONS, type SessionContextOptions } from './session-context.js';
 import { StatementCache } from './statement-cache.js';
+import { storageFailure } from './storage-failure.js';
 import type { WriteResult } from './write-result.js';
 
 export interface MemoryStoreOptions {
@@ -295,6 +296,18 @@ export class MemoryStore implements MemorySource {
       )
       .pluck()
       .all(namespace, id) as string[];
+  }
+
+  /** See restoreAccess (access-counts.ts): an import's access counts. */
+  restoreAccess(
+    accesses: ReadonlyArray<{ namespace: string; id: string; count: number; last: number | null }>,
+  ): void {
+    if (!this.writer) throw new CairnError('STORAGE_ERROR', 'the store is open read-only');
+    try {
+      restoreAccess(this.db, this.statements, accesses);
+    } catch (err) {
+      throw storageFailure(err);
+    }
   }
 
   /** See rankForPruning (access-counts.ts). */

@@ -33,17 +33,24 @@ interface ExportLine {
   supersedes?: string[];
   /** Consolidation merged it into `into` (a near-duplicate; `cairn consolidate --undo` brings it back). */
   merged?: { into: string; cosine: number; at: string };
+  /** A merge into `into` that was undone: the job never merges it again, here or where it is imported. */
+  undone?: { into: string; cosine: number; at: string; undoneAt: string };
+  /** How often searches returned it, and when last (pruning keeps the most used). */
+  access?: { count: number; last: string | null };
   deleted?: true;
 }
 
 /** A consolidation merge in force, as an export line says it. */
 type MergedLine = NonNullable<ExportLine['merged']>;
+/** An undone merge, as an export line says it. */
+type UndoneLine = NonNullable<ExportLine['undone']>;
 
 function toLine(
   m: KeyedMemory,
   supersedes: string[] | undefined,
   deleted: boolean,
   merged?: MergedLine,
+  undone?: UndoneLine,
 ): ExportLine {
   const line: ExportLine = {
     namespace: m.namespace,
@@ -64,17 +71,29 @@ function toLine(
   if (Object.keys(m.fields).length > 0) line.fields = m.fields;
   if (supersedes?.length) line.supersedes = supersedes;
   if (merged) line.merged = merged;
+  if (undone) line.undone = undone;
+  if (m.accessCount > 0)
+    line.access = {
+      count: m.accessCount,
+      last: m.lastAccessed === null ? null : new Date(m.lastAccessed).toISOString(),
+    };
   if (deleted) line.deleted = true;
   return line;
 }
 
-/** The merges consolidation made in `namespace` and that are in force (not undone), by merged id. */
-function mergesOf(engine: CairnEngine, namespace: string): Map<string, MergedLine> {
+/** The merges consolidation made in `namespace`, in force and undone, by merged id. */
+function mergesOf(
+  engine: CairnEngine,
+  namespace: string,
+): { merged: Map<string, MergedLine>; undone: Map<string, UndoneLine> } {
   const merged = new Map<string, MergedLine>();
-  for (const r of engine.consolidations(namespace, Number.MAX_SAFE_INTEGER))
-    if (r.undoneAt === null)
-      merged.set(r.id, { into: r.into, cosine: r.cosine, at: new Date(r.at).toISOString() });
-  return merged;
+  const undone = new Map<string, UndoneLine>();
+  for (const r of engine.consolidations(namespace, Number.MAX_SAFE_INTEGER)) {
+    const line = { into: r.into, cosine: r.cosine, at: new Date(r.at).toISOString() };
+    if (r.undoneAt === null) merged.set(r.id, line);
+    else undone.set(r.id, { ...line, undoneAt: new Date(r.undoneAt).toISOString() });
+  }
+  return { merged, undone };
 }
 
 /**
@@ -127,7 +146,7 @@ export async function exportCommand(flags: ExportFlags, env: CliEnv): Promise<vo
         supersedes.set(supersededBy, list);
       }
       // Consolidation's merges, which `supersessions` leaves out: an import restores them as merges.
-      const merged = mergesOf(engine, namespace);
+      const { merged, undone } = mergesOf(engine, namespace);
       const target = flags.out ? new WholeFile(flags.out) : null;
       const out: NodeJS.WritableStream = target?.stream ?? process.stdout;
       // Interrupted, the target is left as it was and the temporary file removed (it was left behind).
@@ -143,7 +162,7 @@ export async function exportCommand(flags: ExportFlags, env: CliEnv): Promise<vo
       let deleted = 0;
       try {
         for (const { memory, deletedAt } of engine.exportNamespace(namespace)) {
-          const line = `${JSON.stringify(toLine(memory, supersedes.get(memory.id), deletedAt !== null, merged.get(memory.id)))}\n`;
+          const line = `${JSON.stringify(toLine(memory, supersedes.get(memory.id), deletedAt !== null, merged.get(memory.id), undone.get(memory.id)))}\n`;
           memories++;
           if (deletedAt !== null) deleted++;
           if (!out.write(line)) await once(out, 'drain');
@@ -197,6 +216,42 @@ function mergedOf(value: unknown): { ok: true; merged: MergedLine | null } | { o
   return { ok: true, merged: { into: m.into, cosine: m.cosine, at: m.at! } };
 }
 
+/** A line's `undone`, checked: a merge (as `merged`) and when it was undone. */
+function undoneOf(value: unknown): { ok: true; undone: UndoneLine | null } | { ok: false; why: string } {
+  if (value === undefined) return { ok: true, undone: null };
+  const merge = mergedOf(value);
+  const u = value as Partial<UndoneLine> | null;
+  const undoneAt = typeof u?.undoneAt === 'string' ? Date.parse(u.undoneAt) : Number.NaN;
+  if (!merge.ok || !merge.merged || Number.isNaN(undoneAt))
+    return {
+      ok: false,
+      why: 'undone must be {"into": id, "cosine": number, "at": ISO time, "undoneAt": ISO time}, as cairn export writes it',
+    };
+  return { ok: true, undone: { ...merge.merged, undoneAt: u!.undoneAt! } };
+}
+
+/** A line's `access`, checked: a count of searches that returned it, and the last one's time. */
+function accessOf(
+  value: unknown,
+): { ok: true; access: { count: number; last: number | null } | null } | { ok: false; why: string } {
+  if (value === undefined) return { ok: true, access: null };
+  const a = value as { count?: unknown; last?: unknown } | null;
+  const last = typeof a?.last === 'string' ? Date.parse(a.last) : a?.last === null ? null : Number.NaN;
+  if (
+    typeof a !== 'object' ||
+    a === null ||
+    typeof a.count !== 'number' ||
+    !Number.isSafeInteger(a.count) ||
+    a.count < 0 ||
+    (last !== null && Number.isNaN(last))
+  )
+    return {
+      ok: false,
+      why: 'access must be {"count": whole number, "last": ISO time or null}, as cairn export writes it',
+    };
+  return { ok: true, access: { count: a.count, last } };
+}
+
 /**
  * `cairn import file.jsonl` (an export): stores every memory, then restores supersessions (once every
  * memory they name exists, whatever the file's order), consolidation's merges and tombstones, then waits
@@ -219,6 +274,7 @@ export async function importCommand(file: string, flags: ImportFlags, env: CliEn
     rejected: 0,
     superseding: 0,
     merged: 0,
+    undone: 0,
     deleted: 0,
   };
   const rejected: Array<{ line: number; code: string; message: string }> = [];
@@ -234,6 +290,8 @@ export async function importCommand(file: string, flags: ImportFlags, env: CliEn
       const later: Array<{ line: number; value: Record<string, unknown> }> = [];
       const tombstones: Array<{ namespace: string; id: string; line: number }> = [];
       const merges: Array<{ namespace: string; id: string; merged: MergedLine }> = [];
+      const undos: Array<{ namespace: string; id: string; undone: UndoneLine }> = [];
+      const accesses: Array<{ namespace: string; id: string; count: number; last: number | null }> = [];
       // How each line was written, so a line written only to be deleted is counted once, as deleted.
       const statusOfLine = new Map<number, 'stored' | 'updated' | 'unchanged'>();
       // A deleted memory the folder already holds deleted, as the file says it: written again it would come
@@ -252,9 +310,12 @@ export async function importCommand(file: string, flags: ImportFlags, env: CliEn
           }
           deletedHere.set(ns, here);
         }
-        const { supersedes: _s, merged: _m, ...said } = line;
+        // What a memory says, not its bookkeeping (its merges, its access counts).
+        const { supersedes: _s, merged: _m, undone: _u, access: _a, ...said } = line;
         const held = here.get(String(line.id));
-        return held !== undefined && isDeepStrictEqual(held, said);
+        if (held === undefined) return false;
+        const { access: _ha, ...heldSaid } = held;
+        return isDeepStrictEqual(heldSaid, said);
       };
       let batch: Array<{ line: number; value: Record<string, unknown> }> = [];
       const store = (items: typeof batch) => {
@@ -281,15 +342,20 @@ export async function importCommand(file: string, flags: ImportFlags, env: CliEn
           rejected.push({ line: l.line, code: 'INVALID_INPUT', message: l.error ?? 'not a JSON object' });
           continue;
         }
-        const { deleted, supersedes, merged, ...memory } = l.value as Record<string, unknown>;
+        const { deleted, supersedes, merged, undone, access, ...memory } = l.value as Record<string, unknown>;
         const merge = mergedOf(merged);
-        if (!merge.ok) {
+        const undo = undoneOf(undone);
+        const used = accessOf(access);
+        const bad = !merge.ok ? merge.why : !undo.ok ? undo.why : !used.ok ? used.why : null;
+        if (bad !== null || !merge.ok || !undo.ok || !used.ok) {
           summary.rejected++;
-          rejected.push({ line: l.line, code: 'INVALID_INPUT', message: merge.why });
+          rejected.push({ line: l.line, code: 'INVALID_INPUT', message: bad ?? 'invalid line' });
           continue;
         }
-        if (merge.merged)
-          merges.push({ namespace: String(memory.namespace), id: String(memory.id), merged: merge.merged });
+        const where = { namespace: String(memory.namespace), id: String(memory.id) };
+        if (merge.merged) merges.push({ ...where, merged: merge.merged });
+        if (undo.undone) undos.push({ ...where, undone: undo.undone });
+        if (used.access) accesses.push({ ...where, ...used.access });
         if (deleted === true && alreadyDeleted(l.value as Record<string, unknown>)) {
           summary.unchanged++;
           continue;
@@ -322,7 +388,7 @@ export async function importCommand(file: string, flags: ImportFlags, env: CliEn
       // takes two live memories. One already in force, or undone here since, is left as it is.
       merges.sort((a, b) => Date.parse(a.merged.at) - Date.parse(b.merged.at));
       for (const m of merges) {
-        const { memories } = engine.get(m.namespace, [m.id, m.merged.into]);
+        const { memories } = engine.get(m.namespace, [m.id, m.merged.into], { touch: false });
         const key = memories.find((x) => x.id === m.id)?.key;
         const byKey = memories.find((x) => x.id === m.merged.into)?.key;
         if (key === undefined || byKey === undefined) continue;
@@ -332,6 +398,26 @@ export async function importCommand(file: string, flags: ImportFlags, env: CliEn
         );
         summary.merged += applied.length;
       }
+      // Undone merges, so the job never merges them again here either: the merge, then its undo, each at
+      // its own time (one undone here already is left as it is: the merge is refused).
+      for (const u of undos) {
+        const { memories } = engine.get(u.namespace, [u.id, u.undone.into], { touch: false });
+        const key = memories.find((x) => x.id === u.id)?.key;
+        const byKey = memories.find((x) => x.id === u.undone.into)?.key;
+        if (key === undefined || byKey === undefined) continue;
+        const merged = engine.store.consolidations.merge(
+          [{ key, byKey, cosine: u.undone.cosine }],
+          Date.parse(u.undone.at),
+        );
+        if (merged.length > 0)
+          summary.undone += engine.store.consolidations.undo(
+            u.namespace,
+            [u.id],
+            Date.parse(u.undone.undoneAt),
+          ).length;
+      }
+      // Access counts, which pruning ranks by: as exported, never lowered (a re-import adds nothing).
+      if (accesses.length > 0) engine.store.restoreAccess(accesses);
       for (const t of tombstones) {
         if (!engine.delete(t.namespace, t.id)) continue;
         summary.deleted++;
@@ -351,7 +437,7 @@ export async function importCommand(file: string, flags: ImportFlags, env: CliEn
     const vectors = writer ? byWriter({ writer, pending, writerEmbedsOthers }) : 'all embedded and indexed';
     process.stdout.write(
       `read ${summary.read}, stored ${summary.stored}, updated ${summary.updated}, unchanged ${summary.unchanged}, ` +
-        `rejected ${summary.rejected}; ${summary.superseding} supersessions, ${summary.merged} merges and ${summary.deleted} deletions restored; ${vectors}\n`,
+        `rejected ${summary.rejected}; ${summary.superseding} supersessions, ${summary.merged} merges, ${summary.undone} undone merges and ${summary.deleted} deletions restored; ${vectors}\n`,
     );
   }
   if (summary.rejected > 0) process.exitCode = EXIT.partial;
