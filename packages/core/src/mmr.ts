@@ -25,9 +25,10 @@ export function diversify(
   opts: DiversifyOptions,
   /**
    * MMR's redundancy penalty, when it differs from `similarity` (which alone decides duplicates): tag
-   * overlap makes two memories redundant on a page, never copies of each other. @defaultValue similarity
+   * overlap makes two memories redundant on a page, never copies of each other. It is handed the pair's
+   * similarity, already computed. @defaultValue similarity
    */
-  redundancy: (i: number, j: number) => number | null = similarity,
+  redundancy: (i: number, j: number, similarity: number | null) => number | null = similarity,
 ): DiversifyResult {
   const selected: number[] = [];
   const duplicates = new Map<number, number>();
@@ -65,7 +66,7 @@ export function diversify(
           remaining.delete(i);
           continue;
         }
-        const r = redundancy === similarity ? s : redundancy(i, last);
+        const r = redundancy === similarity ? s : redundancy(i, last, s);
         if (r !== null && r > maxSim[i]!) maxSim[i] = r;
       }
       const value = opts.lambda * relevance[i]! * norm - (1 - opts.lambda) * maxSim[i]!;

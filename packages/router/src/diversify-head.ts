@@ -62,7 +62,7 @@ export function diversifyHead(
     head.map((c) => c.score),
     cosine,
     { k: opts.k, lambda: opts.mmrLambda, duplicateThreshold: opts.duplicateThreshold },
-    byTags ? (i, j) => tagAwareRedundancy(cosine(i, j), tagsAt(i), tagsAt(j), opts.mmrTagWeight) : cosine,
+    byTags ? (i, j, s) => tagAwareRedundancy(s, tagsAt(i), tagsAt(j), opts.mmrTagWeight) : cosine,
   );
   return { ...picked, headRecords };
 }
