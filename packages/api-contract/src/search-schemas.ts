@@ -70,7 +70,9 @@ export const SearchHitSchema = IndexEntrySchema.extend({
   neighbors: z
     .object({ before: z.array(NeighborEntrySchema), after: z.array(NeighborEntrySchema) })
     .optional()
-    .describe('with the neighbors option: the memories around the hit in its session, oldest first'),
+    .describe(
+      'with the neighbors option: the live memories around the hit in its session (never superseded or deleted ones), oldest first',
+    ),
 }).meta({ id: 'SearchHit' });
 
 export type SearchHitOut = z.infer<typeof SearchHitSchema>;

@@ -102,8 +102,9 @@ export interface SearchOptions {
    */
   routeFusion: 'best' | 'sum';
   /**
-   * Memories of the same session returned before and after each hit, attached to it as `neighbors` (not
-   * as extra hits): the question a turn answers, and what followed. 0 attaches none. @defaultValue 0
+   * Live memories of the same session returned before and after each hit, attached to it as `neighbors`
+   * (not as extra hits): the question a turn answers, and what followed. Superseded and deleted memories
+   * are skipped, as in search. 0 attaches none. @defaultValue 0
    */
   neighbors: number;
   /**

@@ -43,4 +43,40 @@ describe('neighbour expansion', () => {
       code: 'INVALID_INPUT',
     });
   });
+
+  it('shows only live neighbours: never a superseded or consolidation-merged memory (a timeline still does)', async () => {
+    const engine = await engines.open({ consolidation: false });
+    const turn = (id: string, minute: number, text: string, extra: Record<string, unknown> = {}) => ({
+      namespace: 'n',
+      id,
+      session: 's',
+      kind: 'turn',
+      ts: at(minute),
+      text,
+      ...extra,
+    });
+    engine.ingest([
+      turn('old', 0, 'deploy target is heroku'),
+      turn('copy', 1, 'we paged the on-call twice'),
+      turn('hit', 2, 'the quokka incident postmortem'),
+      turn('kept', 3, 'we paged the on-call twice'),
+      turn('new', 4, 'deploy target is fly.io', { supersedes: ['old'] }),
+    ]);
+    await engine.drain();
+    // The older copy is merged into the newer one.
+    expect((await engine.consolidate()).merges.map((m) => [m.id, m.into])).toEqual([['copy', 'kept']]);
+
+    const res = await engine.search({ namespace: 'n', query: 'quokka', k: 1, neighbors: 2 });
+    expect(res.hits.map((h) => h.id)).toEqual(['hit']);
+    const around = res.hits[0]!.neighbors!;
+    expect(around.before.map((n) => n.id)).toEqual([]);
+    expect(around.after.map((n) => n.id)).toEqual(['kept', 'new']);
+
+    // The timeline is history: it shows what was replaced.
+    const t = engine.timeline('n', 'hit', 2, 2);
+    expect(t.before.map((m) => [m.id, m.supersededBy])).toEqual([
+      ['old', 'new'],
+      ['copy', 'kept'],
+    ]);
+  });
 });

@@ -170,14 +170,17 @@ export class MemoryStore implements MemorySource {
     return { anchor, scope, ...around(this.statements, namespace, anchor, before, after) };
   }
 
-  /** The live memories just before and after a hit in its session, for search neighbour expansion. */
+  /**
+   * The live memories just before and after a hit in its session, for search neighbour expansion: neither
+   * superseded (replaced, or merged by consolidation) nor deleted, as the hits themselves.
+   */
   sessionNeighbors(
     namespace: string,
     anchor: { key: number; session: string; ts: number },
     before: number,
     after: number,
   ): { before: KeyedMemory[]; after: KeyedMemory[] } {
-    return around(this.statements, namespace, anchor, before, after);
+    return around(this.statements, namespace, anchor, before, after, true);
   }
 
   /**

@@ -4,16 +4,22 @@ import { liveFilterSql } from './filter-sql.js';
 import { MEMORY_COLUMNS, type MemoryRow, toMemory } from './memory-row.js';
 import type { StatementCache } from './statement-cache.js';
 
-/** Neighbours in time within the anchor's session, or its namespace when it has none; oldest first. */
+/**
+ * Neighbours in time within the anchor's session, or its namespace when it has none; oldest first. Deleted
+ * memories are never shown; superseded ones are unless `liveOnly` (a timeline shows history, a search's
+ * neighbours only what search itself could return).
+ */
 export function around(
   statements: StatementCache,
   namespace: string,
   anchor: { key: number; session: string | null; ts: number },
   before: number,
   after: number,
+  liveOnly = false,
 ): { before: KeyedMemory[]; after: KeyedMemory[] } {
   const sessionClause = anchor.session === null ? '' : 'AND m.session = @session';
-  const base = `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.namespace = @namespace ${sessionClause} AND m.deleted_at IS NULL`;
+  const liveClause = liveOnly ? 'AND m.superseded_by IS NULL' : '';
+  const base = `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.namespace = @namespace ${sessionClause} AND m.deleted_at IS NULL ${liveClause}`;
   const params = { namespace, session: anchor.session, ts: anchor.ts, key: anchor.key };
   const older = statements
     .get(`${base} AND (m.ts, m.key) < (@ts, @key) ORDER BY m.ts DESC, m.key DESC LIMIT @n`)
