@@ -339,15 +339,28 @@ export class CairnEngine {
     }
   }
 
-  async search(req: SearchRequest): Promise<SearchResponse> {
+  /**
+   * Runs a search; its hits count as accesses (see `countAccesses`) unless `opts.countAccesses` is false:
+   * a caller that hands on only some of them (a token budget, a context pack's exclusions) counts those
+   * itself, once it knows which.
+   */
+  async search(req: SearchRequest, opts: { countAccesses?: boolean } = {}): Promise<SearchResponse> {
     const res = await this.health.guard(() => this.serving.router.search(req));
     // A listing is browsing, not recall: only ranked answers count as accesses.
-    if (this.access && !res.listing && res.hits.length > 0)
-      this.access.record(
+    if ((opts.countAccesses ?? true) && !res.listing)
+      this.countAccesses(
         res.namespace,
         res.hits.map((h) => h.id),
       );
     return res;
+  }
+
+  /**
+   * Counts one access for each of `ids` (the memories a search returned to its caller): `accessCount` and
+   * `lastAccessed`, which pruning policies protect by. Summed in memory and written in the background.
+   */
+  countAccesses(namespace: string, ids: readonly string[]): void {
+    if (this.access && ids.length > 0) this.access.record(namespace, ids);
   }
 
   /**

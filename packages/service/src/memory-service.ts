@@ -198,9 +198,16 @@ export class MemoryService {
   async search(access: NamespaceAccess, input: unknown, context?: string): Promise<SearchResponseOut> {
     const { max_tokens, ...rest } = parseInput(SearchRequestSchema, input, context);
     access.assert(rest.namespace);
-    const res = await this.engine.search(parseSearchRequest(rest, context));
+    const res = await this.engine.search(parseSearchRequest(rest, context), { countAccesses: false });
     await this.tokenizer?.primeSearch(res);
-    return searchResponseOut(res, { explain: rest.explain ?? 'hits', max_tokens });
+    const out = searchResponseOut(res, { explain: rest.explain ?? 'hits', max_tokens });
+    // Only the hits the budget kept reached the caller: those alone count as accesses.
+    if (!res.listing)
+      this.engine.countAccesses(
+        res.namespace,
+        out.hits.map((h) => h.id),
+      );
+    return out;
   }
 
   async searchBatch(access: NamespaceAccess, input: unknown): Promise<BatchSearchResponse> {
@@ -240,7 +247,9 @@ export class MemoryService {
     // A blank query with filters lists each namespace; the lists merge newest first, as one would.
     let listing = true;
     for (const namespace of unique) {
-      const res = await this.engine.search(parseSearchRequest({ ...options, namespace, k: quota }));
+      const res = await this.engine.search(parseSearchRequest({ ...options, namespace, k: quota }), {
+        countAccesses: false,
+      });
       await this.tokenizer?.primeSearch(res);
       if (!res.listing) listing = false;
       perNs[namespace] = {
@@ -253,6 +262,13 @@ export class MemoryService {
     // Scores are comparable across namespaces: the same fusion formula, settings and clock.
     all.sort(listing ? (a, b) => b.date.localeCompare(a.date) : (a, b) => b.score - a.score);
     const budget = withinBudget(all.slice(0, want), (h) => countTokens(indexLine(h)), max_tokens);
+    // Only the hits that made the merged page and the budget reached the caller: those alone count.
+    if (!listing)
+      for (const namespace of unique)
+        this.engine.countAccesses(
+          namespace,
+          budget.kept.filter((h) => h.namespace === namespace).map((h) => h.id),
+        );
     return {
       query: options.query,
       hits: budget.kept,
@@ -343,6 +359,7 @@ export class MemoryService {
           query: req.query,
           k: Math.min(req.k + exclude.size + summaries.length, 1_000),
         }),
+        { countAccesses: false },
       );
       const taken = new Set(summaries.map((s) => s.id));
       relevant = res.hits.filter((h) => !exclude.has(h.id) && !taken.has(h.id)).slice(0, req.k);
@@ -355,6 +372,13 @@ export class MemoryService {
       format: req.format,
       maxTokens: req.max_tokens,
     });
+    // The pack's search counts only what it found and the pack carries: not the excluded memories, the
+    // summaries already taken, nor what the budget left out.
+    const found = new Set(relevant.map((h) => h.id));
+    this.engine.countAccesses(
+      req.namespace,
+      pack.included.filter((id) => found.has(id)),
+    );
     return {
       namespace: req.namespace,
       format: req.format,
