@@ -63,6 +63,11 @@ export interface SearchHit extends HitExplain {
   tags: string[];
   importance: number;
   /**
+   * The memory's named fields (see MemoryRecord.fields), read with the hit: a full record brings them, so
+   * they count in what fetching it costs. Absent when it has none.
+   */
+  fields?: Record<string, string>;
+  /**
    * How many near-duplicates the consolidation job merged into this memory (superseded by it, chains
    * included); absent when none. `explain: 'full'` lists them under `explain.superseded`.
    */

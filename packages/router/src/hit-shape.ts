@@ -71,6 +71,8 @@ export function toHit(
     recency: c.recency,
     parts: c.parts,
     ...(c.routes ? { routes: c.routes } : {}),
+    // A record's named fields come with it when fetched: what a hit says it costs counts them.
+    ...(m.fields && Object.keys(m.fields).length > 0 ? { fields: m.fields } : {}),
   };
 }
 

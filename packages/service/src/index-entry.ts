@@ -24,6 +24,19 @@ export function renderRecord(m: { title: string | null; text: string }): string 
 export type Headed = Pick<MemoryRecord, 'id' | 'namespace' | 'kind' | 'title' | 'text' | 'ts' | 'session'> &
   Partial<Pick<MemoryRecord, 'fields'>>;
 
+/** The texts a full record brings into a caller's context: its title and text, and each named field. */
+export function recordTexts(m: Pick<Headed, 'title' | 'text' | 'fields'>): string[] {
+  return [renderRecord(m), ...Object.values(m.fields ?? {})];
+}
+
+/**
+ * What a full record costs a caller's context (memories/get): its text and its named fields, which come
+ * with it. The index entries of search and timeline quote the same count, so a budget planned on them holds.
+ */
+export function recordTokens(m: Pick<Headed, 'title' | 'text' | 'fields'>): number {
+  return recordTexts(m).reduce((n, t) => n + countTokens(t), 0);
+}
+
 export function toIndexEntry(m: Headed): IndexEntry {
   return {
     id: m.id,
@@ -32,7 +45,7 @@ export function toIndexEntry(m: Headed): IndexEntry {
     title: headline(m),
     date: new Date(m.ts).toISOString(),
     session: m.session,
-    tokens: countTokens(renderRecord(m)),
+    tokens: recordTokens(m),
   };
 }
 
@@ -62,9 +75,7 @@ export function toRecord(m: MemoryRecord): MemoryRecordOut {
     accessCount: m.accessCount,
     lastAccessed: m.lastAccessed,
     fields: m.fields ?? {},
-    // What the record costs a caller's context: its text, and its named fields, which come with it.
-    tokens:
-      countTokens(renderRecord(m)) + Object.values(m.fields ?? {}).reduce((n, f) => n + countTokens(f), 0),
+    tokens: recordTokens(m),
   };
 }
 

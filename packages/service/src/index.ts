@@ -1,7 +1,15 @@
 // This file is the public API of @cairn/service; named exports only.
 export { buildContextPack, type ContextPackInput } from './context-pack.js';
 export { HygieneService } from './hygiene-service.js';
-export { headline, indexLine, renderRecord, toIndexEntry, toRecord, withinBudget } from './index-entry.js';
+export {
+  headline,
+  indexLine,
+  recordTokens,
+  renderRecord,
+  toIndexEntry,
+  toRecord,
+  withinBudget,
+} from './index-entry.js';
 export { MemoryService, type MemoryServiceOptions, searchResponseOut } from './memory-service.js';
 export { NamespaceAccess } from './namespace-access.js';
 export { SpaceService, spaceOut } from './space-service.js';

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { type SearchResponse, settleWithin } from '@cairn/core';
-import { type Headed, indexLine, renderRecord, toIndexEntry } from './index-entry.js';
+import { type Headed, indexLine, recordTexts, toIndexEntry } from './index-entry.js';
 import { primeTokenCounts, tokenCountKnown } from './token-counter.js';
 
 const WORKER_FILE = fileURLToPath(new URL('../dist/token-count-worker.js', import.meta.url));
@@ -106,13 +106,13 @@ export class TokenizerThread {
   }
 
   /**
-   * Counts on the thread every text `searchResponseOut(res)` counts: each hit's record and neighbours,
+   * Counts on the thread every text `searchResponseOut(res)` counts: each hit's record (and named fields) and neighbours,
    * then each hit's index line (which holds the record's count).
    */
   async primeSearch(res: SearchResponse): Promise<void> {
     await this.prime(
       res.hits.flatMap((h) => [
-        renderRecord(h),
+        ...recordTexts(h),
         ...[...(h.neighbors?.before ?? []), ...(h.neighbors?.after ?? [])].map((n) => n.text),
       ]),
     );
@@ -121,13 +121,13 @@ export class TokenizerThread {
 
   /** Counts on the thread what a timeline of `records` counts: each record as read in full, then its index line. */
   async primeTimeline(records: readonly Headed[]): Promise<void> {
-    await this.prime(records.map(renderRecord));
+    await this.prime(records.flatMap(recordTexts));
     await this.prime(records.map((m) => indexLine(toIndexEntry(m))));
   }
 
   /** Counts on the thread what a `get` of `records` counts: each record as read in full, and its named fields. */
   async primeGet(records: readonly Headed[]): Promise<void> {
-    await this.prime(records.flatMap((m) => [renderRecord(m), ...Object.values(m.fields ?? {})]));
+    await this.prime(records.flatMap(recordTexts));
   }
 
   /**

@@ -69,4 +69,43 @@ describe('MemoryService with a TokenizerThread', () => {
       await engine.close();
     }
   });
+
+  it('quotes in search and timeline entries what memories/get charges for a record with named fields', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cairn-service-tokens-'));
+    dirs.push(dir);
+    const engine = await CairnEngine.open({ dataDir: dir, waitForIndex: true, persistIntervalMs: 0 });
+    const tokenizer = new TokenizerThread();
+    try {
+      engine.ingest([
+        {
+          namespace: 'f',
+          id: 'turn',
+          session: 's',
+          text: 'we chose the pelican release train',
+          fields: {
+            facts: 'the release train is named pelican; it leaves every second Tuesday from the main branch',
+            user: 'I want the pelican train to skip the holidays, and a dry run the day before each release',
+          },
+        },
+        { namespace: 'f', id: 'plain', session: 's', text: 'pelican is also a bird' },
+      ]);
+      await engine.drain();
+      const api = new MemoryService({ engine, tokenizer }).scoped(NamespaceAccess.everything());
+      const got = await api.get({ namespace: 'f', ids: ['turn', 'plain'] });
+      const cost = new Map(got.memories.map((m) => [m.id, m.tokens]));
+      expect(cost.get('turn')).toBeGreaterThan(o200k(renderRecord(got.memories[0]!), AS_TEXT));
+
+      const res = await api.search({ namespace: 'f', query: 'pelican', k: 5 });
+      expect(res.hits.map((h) => [h.id, h.tokens]).sort()).toEqual([...cost].sort());
+      const line = await api.timeline({ namespace: 'f', anchor: 'turn', before: 1, after: 1 });
+      expect([line.anchor, ...line.after].map((e) => [e.id, e.tokens]).sort()).toEqual([...cost].sort());
+      const fed = await api.searchFederated({ namespaces: ['f'], query: 'pelican', k: 5 });
+      expect(fed.hits.map((h) => [h.id, h.tokens]).sort()).toEqual([...cost].sort());
+      // The fields were counted on the thread, as the rest.
+      expect(tokenizerLoaded()).toBe(false);
+    } finally {
+      await tokenizer.close();
+      await engine.close();
+    }
+  });
 });
