@@ -194,7 +194,8 @@ export interface SearchResponse {
     candidates?: CandidateTrace[];
     /**
      * Only with explain 'full': the memories the consolidation job merged into the hits (they no longer
-     * appear in search), each with the hit that absorbed it and their cosine; at most 20 per hit.
+     * appear in search), directly or through a chain (as `dupCount` counts them), each with the hit that
+     * absorbed it and the cosine of its merge; at most 20 per hit, newest merge first.
      */
     superseded?: Array<{ id: string; supersededBy: string; cosine: number }>;
   };

@@ -392,6 +392,33 @@ describe('consolidation: what a merge must respect, and how it comes undone', ()
     expect(engine.supersessions('a')).toEqual([{ id: 'f1', supersededBy: 'g' }]);
   });
 
+  it("lists under explain.superseded every memory a hit's dupCount counts, chains included", async () => {
+    const engine = await engines.open({ consolidation: { intervalMs: 0 } });
+    for (const [id, ts] of [
+      ['a', T0],
+      ['b', T0 + 1],
+      ['c', T0 + 2],
+    ] as const) {
+      engine.ingest([{ namespace: 'a', id, kind: 'observation', text, ts }]);
+      await engine.drain();
+      await engine.consolidate();
+    }
+    // A chain: a merged into b, then b into c.
+    expect(engine.get('a', ['a', 'b']).memories.map((m) => m.supersededBy)).toEqual(['b', 'c']);
+    const res = await engine.search({
+      namespace: 'a',
+      query: 'flaky checkout e2e payment iframe',
+      explain: 'full',
+    });
+    expect(res.hits.map((h) => [h.id, h.dupCount])).toEqual([['c', 2]]);
+    const superseded = res.explain.superseded!;
+    expect(superseded.map((s) => [s.id, s.supersededBy]).sort()).toEqual([
+      ['a', 'c'],
+      ['b', 'c'],
+    ]);
+    for (const s of superseded) expect(s.cosine).toBeGreaterThan(0.9);
+  });
+
   it('deleting the memory that absorbed others gives them back: search finds their words again', async () => {
     const engine = await engines.open({ consolidation: { intervalMs: 0 } });
     engine.ingest(background(50));

@@ -383,7 +383,10 @@ export class ConsolidationStore {
     return out;
   }
 
-  /** The memories merged directly into each of `keys` (for `explain: 'full'`), at most `limit` each. */
+  /**
+   * The memories merged into each of `keys` (for `explain: 'full'`), directly or through a chain, as
+   * `dupCounts` counts them: newest merge first, at most `limit` each, each with the cosine of its own merge.
+   */
   absorbedBy(
     namespace: string,
     keys: readonly number[],
@@ -393,14 +396,28 @@ export class ConsolidationStore {
     if (keys.length === 0) return out;
     const rows = this.db
       .prepare(
-        `SELECT c.by_key AS byKey, m.id, c.cosine FROM consolidations c JOIN memories m ON m.key = c.key
-         WHERE c.namespace = ? AND c.undone_at IS NULL AND c.by_key IN (SELECT value FROM json_each(?))
-         ORDER BY c.at DESC, c.key DESC`,
+        `WITH RECURSIVE absorbed(root, key, cosine, at) AS (
+           SELECT c.by_key, c.key, c.cosine, c.at FROM consolidations c
+           WHERE c.namespace = ? AND c.undone_at IS NULL AND c.by_key IN (SELECT value FROM json_each(?))
+           UNION
+           SELECT a.root, c.key, c.cosine, c.at FROM consolidations c JOIN absorbed a ON c.by_key = a.key
+           WHERE c.namespace = ? AND c.undone_at IS NULL
+         ),
+         ranked AS (
+           SELECT root, key, cosine, row_number() OVER (PARTITION BY root ORDER BY at DESC, key DESC) AS n
+           FROM absorbed
+         )
+         SELECT r.root AS byKey, m.id, r.cosine FROM ranked r JOIN memories m ON m.key = r.key
+         WHERE r.n <= ? ORDER BY r.root, r.n`,
       )
-      .all(namespace, JSON.stringify(keys)) as Array<{ byKey: number; id: string; cosine: number }>;
+      .all(namespace, JSON.stringify(keys), namespace, limit) as Array<{
+      byKey: number;
+      id: string;
+      cosine: number;
+    }>;
     for (const r of rows) {
       const list = out.get(r.byKey) ?? [];
-      if (list.length < limit) list.push({ id: r.id, cosine: r.cosine });
+      list.push({ id: r.id, cosine: r.cosine });
       out.set(r.byKey, list);
     }
     return out;
