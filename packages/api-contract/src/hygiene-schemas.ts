@@ -64,7 +64,13 @@ export const ConsolidationsQuerySchema = z.object({
 });
 
 export const ConsolidationsResponseSchema = z
-  .object({ merges: z.array(MergeSchema).describe('newest first, undone ones included') })
+  .object({
+    merges: z
+      .array(MergeSchema)
+      .describe(
+        'newest first, undone ones included; a merge dissolved by a delete or a rewrite leaves no record and is not listed',
+      ),
+  })
   .meta({ id: 'ConsolidationsResponse' });
 
 export const PruneRequestSchema = namesSlotOrKind(

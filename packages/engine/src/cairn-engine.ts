@@ -560,7 +560,10 @@ export class CairnEngine {
     return this.hygiene.undoConsolidation(namespace, ids);
   }
 
-  /** The namespace's consolidation merges, newest first, undone ones included. */
+  /**
+   * The namespace's consolidation merges, newest first: those in force and those undone. A merge a delete or
+   * a rewrite dissolved leaves no record (see ConsolidationStore.list).
+   */
   consolidations(namespace: string, limit?: number): MergeRecord[] {
     return this.hygiene.consolidations(namespace, limit);
   }

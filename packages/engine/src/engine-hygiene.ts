@@ -91,7 +91,7 @@ export class EngineHygiene {
     return this.host.health.guard(() => this.host.store.consolidations.undo(namespace, ids));
   }
 
-  /** The namespace's consolidation merges, newest first, undone ones included. */
+  /** The namespace's consolidation merges, newest first: in force and undone (dissolved ones leave no record). */
   consolidations(namespace: string, limit?: number): MergeRecord[] {
     return this.host.health.guard(() => this.host.store.consolidations.list(namespace, limit));
   }

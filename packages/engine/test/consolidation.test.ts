@@ -430,8 +430,11 @@ describe('consolidation: what a merge must respect, and how it comes undone', ()
     await engine.consolidate();
     const sup = (id: string) => engine.get('a', [id]).memories[0]?.supersededBy;
     expect(sup('r1')).toBe('r2');
+    expect(engine.consolidations('a').map((m) => [m.id, m.into])).toEqual([['r1', 'r2']]);
     expect(engine.delete('a', 'r2')).toBe(true);
     expect(sup('r1')).toBeNull();
+    // A dissolved merge leaves no record: the list says so (it shows merges in force and undone ones).
+    expect(engine.consolidations('a')).toEqual([]);
     const hits = (await engine.search({ namespace: 'a', query: 'integration runner out of disk' })).hits;
     expect(hits[0]?.id).toBe('r1');
     // Given back, and not merged again into a memory that is gone.

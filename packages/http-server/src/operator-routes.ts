@@ -54,6 +54,8 @@ export function registerHygieneRoutes(api: FastifyInstance, service: MemoryServi
     {
       schema: {
         summary: "A namespace's merges, newest first (undone ones included)",
+        description:
+          'Merges in force and merges undone (undone_at set). A merge dissolved by deleting or rewriting one of its memories leaves no record and is not listed.',
         querystring: ConsolidationsQuerySchema,
         response: { 200: ConsolidationsResponseSchema, ...errors },
       },

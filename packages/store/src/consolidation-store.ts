@@ -353,7 +353,10 @@ export class ConsolidationStore {
       .immediate();
   }
 
-  /** The merges of a namespace, newest first (undone ones included, with `undoneAt`). */
+  /**
+   * The merges of a namespace, newest first (undone ones included, with `undoneAt`). A merge dissolved by
+   * deleting or rewriting a memory of it is not listed: the writer forgets its row (`dissolveMerges`).
+   */
   list(namespace: string, limit = 100): MergeRecord[] {
     return (
       this.db
