@@ -490,8 +490,15 @@ describe('search and progressive disclosure', () => {
     expect(r.status).toBe(200);
     expect(r.body.results[0].ok).toBe(true);
     expect(r.body.results[0].result.hits[0].id).toBe('a4');
-    expect(r.body.results[1]).toMatchObject({ ok: false, error: { code: 'FORBIDDEN_NAMESPACE' } });
-    expect(r.body.results[2]).toMatchObject({ ok: false, error: { code: 'INVALID_INPUT' } });
+    // The field at fault is named from the batch's body.
+    expect(r.body.results[1]).toMatchObject({
+      ok: false,
+      error: { code: 'FORBIDDEN_NAMESPACE', field: 'queries.1.namespace' },
+    });
+    expect(r.body.results[2]).toMatchObject({
+      ok: false,
+      error: { code: 'INVALID_INPUT', field: 'queries.2.k' },
+    });
     expect(JSON.stringify(r.body)).not.toMatch(/beta secret/);
   });
 

@@ -284,7 +284,7 @@ describe('transport-level errors', () => {
       ok: false,
       error: {
         code: 'INVALID_INPUT',
-        field: 'query',
+        field: 'queries.0.query',
         message: 'queries.0: query holds a lone UTF-16 surrogate: not valid Unicode text',
       },
     });

@@ -223,11 +223,15 @@ export class MemoryService {
     // Each query stands alone: a forbidden or bad one fails in its slot, the others are answered.
     const results: BatchSearchResponse['results'] = [];
     for (const [i, q] of queries.entries()) {
+      const slot = `queries.${i}`;
       try {
-        results.push({ ok: true, result: await this.search(access, q, `queries.${i}`) });
+        results.push({ ok: true, result: await this.search(access, q, slot) });
       } catch (err) {
         if (!isCairnError(err)) throw err;
-        results.push({ ok: false, error: err.toJSON() });
+        // The field at fault is named from the batch's body, as for any other request: `queries.1.k`.
+        const error = err.toJSON();
+        if (error.field !== undefined) error.field = error.field ? `${slot}.${error.field}` : slot;
+        results.push({ ok: false, error });
       }
     }
     return { results };
