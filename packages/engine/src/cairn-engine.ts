@@ -375,6 +375,11 @@ export class CairnEngine {
     return this.health.guard(() => this.store.get(namespace, ids, opts));
   }
 
+  /** Counts one access of each of `memories` (records read with `get`, touch off, then handed on). */
+  touch(memories: readonly KeyedMemory[]): void {
+    this.health.guard(() => this.store.touch(memories));
+  }
+
   timeline(namespace: string, anchorId: string, before = 5, after = 5): TimelineResult {
     return this.health.guard(() => this.store.timeline(namespace, anchorId, before, after));
   }

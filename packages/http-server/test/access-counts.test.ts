@@ -51,7 +51,7 @@ async function usedLessThan(namespace: string, minAccess: number): Promise<strin
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'cairn-http-access-'));
   engine = await CairnEngine.open({ dataDir: dir, persistIntervalMs: 0, consolidation: false });
-  engine.ingest(['r/acc', 'r/probe', 'r/part', 'r/ctx', 'r/fed'].flatMap(walruses));
+  engine.ingest(['r/acc', 'r/probe', 'r/part', 'r/ctx', 'r/fed', 'r/get'].flatMap(walruses));
   await engine.drain();
   app = await createHttpServer({ service: new MemoryService({ engine }), keys: null });
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -102,6 +102,23 @@ describe('access counts', () => {
     });
     expect([...pack.included].sort()).toEqual(['m2', 'm3']);
     expect(await usedLessThan('r/ctx', 1)).toEqual(['m1']);
+  });
+
+  it('memories/get counts only the records its budget kept', async () => {
+    const all = await post('/v1/memories/get', { namespace: 'r/get', ids: ['m1', 'm2', 'm3'] });
+    // Each record shows the fetch that returned it.
+    expect(all.memories.map((m: { accessCount: number }) => m.accessCount)).toEqual([1, 1, 1]);
+    const first = all.memories[0].tokens;
+    const part = await post('/v1/memories/get', {
+      namespace: 'r/get',
+      ids: ['m1', 'm2', 'm3'],
+      max_tokens: first,
+    });
+    expect(part.memories.map((m: { id: string; accessCount: number }) => [m.id, m.accessCount])).toEqual([
+      ['m1', 2],
+    ]);
+    expect(part.omitted).toEqual(['m2', 'm3']);
+    expect(await usedLessThan('r/get', 2)).toEqual(['m2', 'm3']);
   });
 
   it('a federated search counts the hits of the merged page within its budget', async () => {

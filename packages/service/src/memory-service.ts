@@ -39,7 +39,7 @@ import type { CaptureProducer } from '@cairn/pipeline/distributed';
 import { z } from 'zod';
 import { buildContextPack } from './context-pack.js';
 import { HygieneService } from './hygiene-service.js';
-import { indexLine, toIndexEntry, toRecord, withinBudget } from './index-entry.js';
+import { indexLine, recordTokens, toIndexEntry, toRecord, withinBudget } from './index-entry.js';
 import type { NamespaceAccess } from './namespace-access.js';
 import { parseInput } from './parse-input.js';
 import { SpaceService } from './space-service.js';
@@ -335,14 +335,15 @@ export class MemoryService {
   async get(access: NamespaceAccess, input: unknown): Promise<GetResponse> {
     const req = parseInput(GetRequestSchema, input);
     access.assert(req.namespace);
-    const { memories, missing } = this.engine.get(req.namespace, [...new Set(req.ids)]);
+    const { memories, missing } = this.engine.get(req.namespace, [...new Set(req.ids)], { touch: false });
     await this.tokenizer?.primeGet(memories);
-    const records = memories.map(toRecord);
-    const budget = withinBudget(records, (r) => r.tokens, req.max_tokens);
+    const budget = withinBudget(memories, recordTokens, req.max_tokens);
+    // Only what the budget kept is fetched: those alone count as accesses (and show the count).
+    this.engine.touch(budget.kept);
     return {
-      memories: budget.kept,
+      memories: budget.kept.map(toRecord),
       missing,
-      omitted: budget.omitted.map((r) => r.id),
+      omitted: budget.omitted.map((m) => m.id),
       tokens: { used: budget.used, budget: req.max_tokens ?? null, omitted: budget.omitted.length },
     };
   }

@@ -110,7 +110,10 @@ export class MemoryStore implements MemorySource {
     return results;
   }
 
-  /** Full records by id, in the order asked; unknown ids are listed in `missing`. Counts as an access. */
+  /**
+   * Full records by id, in the order asked; unknown ids are listed in `missing`. Counts as an access unless
+   * `touch` is false (a caller that hands on only some of them counts those with `touch`).
+   */
   get(
     namespace: string,
     ids: readonly string[],
@@ -124,30 +127,37 @@ export class MemoryStore implements MemorySource {
       const row = stmt.get(namespace, id) as MemoryRow | undefined;
       if (row) found.set(id, toMemory(row));
     }
-    if ((opts.touch ?? true) && found.size > 0 && this.writer) {
-      // Stamped like every other change, so cached records (see liveByKeys) never show an old count.
-      const touch = this.db.prepare(
-        'UPDATE memories SET access_count = access_count + 1, last_accessed = ?, meta_seq = ? WHERE key = ?',
-      );
-      const now = Date.now();
-      this.db
-        .transaction(() => {
-          let stamp = this.db
-            .prepare('SELECT coalesce(max(meta_seq), 0) FROM memories')
-            .pluck()
-            .get() as number;
-          for (const m of found.values()) {
-            touch.run(now, ++stamp, m.key);
-            m.accessCount += 1;
-            m.lastAccessed = now;
-          }
-        })
-        .immediate();
-    }
+    if (opts.touch ?? true) this.touch([...found.values()]);
     return {
       memories: ids.filter((id) => found.has(id)).map((id) => found.get(id)!),
       missing: ids.filter((id) => !found.has(id)),
     };
+  }
+
+  /**
+   * Counts one access of each of `memories`, read by `get` and handed to a caller, at once (a fetch is one
+   * request, not a search's background count), and updates the objects to match. Only a writer counts.
+   */
+  touch(memories: readonly KeyedMemory[]): void {
+    if (memories.length === 0 || !this.writer) return;
+    // Stamped like every other change, so cached records (see liveByKeys) never show an old count.
+    const touch = this.db.prepare(
+      'UPDATE memories SET access_count = access_count + 1, last_accessed = ?, meta_seq = ? WHERE key = ?',
+    );
+    const now = Date.now();
+    this.db
+      .transaction(() => {
+        let stamp = this.db
+          .prepare('SELECT coalesce(max(meta_seq), 0) FROM memories')
+          .pluck()
+          .get() as number;
+        for (const m of memories) {
+          touch.run(now, ++stamp, m.key);
+          m.accessCount += 1;
+          m.lastAccessed = now;
+        }
+      })
+      .immediate();
   }
 
   /**
