@@ -125,6 +125,46 @@ describe('cairn consolidate and cairn prune', () => {
     ]);
   });
 
+  it('an undo holds through an import though its target was merged since, and one import mends a half-done one', () => {
+    const path = join(dir, 'in.jsonl');
+    const lines = (ms: ReturnType<typeof storm>) => ms.map((m) => JSON.stringify(m)).join('\n');
+    writeFileSync(path, lines(storm(5)));
+    expect(cairn(['ingest', path]).code).toBe(0);
+    expect(cairn(['consolidate']).code).toBe(0);
+    expect(cairn(['consolidate', '--undo', 's1', '-n', 'proj']).code).toBe(0);
+    // A sixth copy: s4, s1's target, is merged into it.
+    writeFileSync(path, lines(storm(6).slice(5)));
+    expect(cairn(['ingest', path]).code).toBe(0);
+    expect(JSON.parse(cairn(['consolidate', '--json']).stdout)).toMatchObject({ merged: 1 });
+    const out = join(dir, 'export.jsonl');
+    expect(cairn(['export', '-n', 'proj', '--out', out]).code).toBe(0);
+    const fresh = join(dir, 'fresh');
+    const inFresh = (args: string[]) => cairn([...args, '--data-dir', fresh]);
+    // It was refused (a merge into a memory no longer live), and the job merged s1 again.
+    expect(JSON.parse(inFresh(['import', out, '--json']).stdout)).toMatchObject({ undone: 1, rejected: 0 });
+    expect(JSON.parse(inFresh(['consolidate', '--json']).stdout)).toMatchObject({ merged: 0 });
+    const said = (text: string) => text.replace(/,"access":\{[^}]*\}/g, '');
+    expect(said(inFresh(['export', '-n', 'proj']).stdout)).toBe(said(readFileSync(out, 'utf8')));
+    // A folder an import left half done (s1 merged, as a kill between a merge and its undo left it): the
+    // same file again undoes it.
+    const half = join(dir, 'half');
+    const exported = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const merged = exported.map((l) =>
+      l.id === 's1' ? { ...l, undone: undefined, merged: { into: 's5', cosine: 1, at: l.undone.at } } : l,
+    );
+    writeFileSync(join(dir, 'half.jsonl'), merged.map((l) => JSON.stringify(l)).join('\n'));
+    expect(cairn(['import', join(dir, 'half.jsonl'), '--data-dir', half]).code).toBe(0);
+    expect(JSON.parse(cairn(['import', out, '--data-dir', half, '--json']).stdout)).toMatchObject({
+      undone: 1,
+    });
+    expect(said(cairn(['export', '-n', 'proj', '--data-dir', half]).stdout)).toBe(
+      said(readFileSync(out, 'utf8')),
+    );
+  });
+
   it('merge a dup storm (dry run first), undo one, and prune a fact slot, on a data folder', () => {
     const facts = Array.from({ length: 5 }, (_, i) => ({
       namespace: 'proj',

@@ -1,6 +1,6 @@
 import { setImmediate as yieldTurn } from 'node:timers/promises';
 import type { PrunePolicy } from '@cairn/core';
-import type { MemoryStore } from '@cairn/store';
+import type { HiddenMemory, MemoryStore } from '@cairn/store';
 
 /** @defaultValue 500 deletes per transaction */
 export const PRUNE_BATCH = 500;
@@ -15,8 +15,8 @@ export interface PruneReport {
   /** Over the cap, but protected by minAge or minAccess. */
   protected: number;
   /**
-   * Ids deleted (tombstoned), or that a dry run would delete; least used first, each after what it hid
-   * (what it superseded or absorbed, deleted with it).
+   * Ids deleted (tombstoned), or that a dry run would delete; least used first, each after what it took
+   * with it (what it superseded or absorbed, where the policy covers it and does not protect it).
    */
   pruned: string[];
 }
@@ -39,24 +39,23 @@ export async function prune(
     ...(policy.slot !== undefined ? { slot: policy.slot } : {}),
   });
   const over = ranked.slice(policy.cap);
-  const isProtected = (m: (typeof ranked)[number]) =>
+  const isProtected = (m: { ts: number; accessCount: number }) =>
     now - m.ts < policy.minAgeMs || (policy.minAccess !== null && m.accessCount >= policy.minAccess);
   // Least used first, so a report (and a dry run) reads as the order they go in.
   const victims = over.filter((m) => !isProtected(m)).reverse();
-  // A pruned memory takes what it hides with it (the versions it superseded, the copies merged into it):
-  // given back, they were live again and the policy left more than its cap. Each is listed before the
-  // memory that hid it, the order a delete takes them in.
-  const withHidden = (id: string, out: string[]): string[] => {
-    for (const h of store.hiddenBy(policy.namespace, id)) withHidden(h, out);
-    out.push(id);
-    return out;
-  };
+  // A pruned memory takes with it what it hides (the versions it superseded, the copies merged into it)
+  // where the policy covers them and does not protect them: given back, they were live again and the policy
+  // left more than its cap. What it does not cover or protects is given back, as a delete by hand does.
+  const takes = (h: HiddenMemory) =>
+    (policy.kind === undefined || h.kind === policy.kind) &&
+    (policy.slot === undefined || h.slot === policy.slot) &&
+    !isProtected(h);
   const pruned: string[] = [];
   for (let i = 0; i < victims.length; i += PRUNE_BATCH) {
     const ids = victims.slice(i, i + PRUNE_BATCH).map((m) => m.id);
-    if (opts.dryRun) for (const id of ids) withHidden(id, pruned);
+    if (opts.dryRun) for (const id of ids) pruned.push(...store.takenWith(policy.namespace, id, takes), id);
     else {
-      pruned.push(...store.deleteMany(policy.namespace, ids, 'delete'));
+      pruned.push(...store.deleteMany(policy.namespace, ids, takes));
       await yieldTurn();
     }
   }

@@ -186,6 +186,37 @@ describe('access tracking and pruning', () => {
     expect(again).toMatchObject({ covered: 1, pruned: [] });
   });
 
+  it('never takes what the policy does not cover or protects: that is given back', async () => {
+    const engine = await engines.open({ consolidation: false });
+    engine.ingest([
+      { namespace: 'q', id: 'd1', kind: 'decision', text: 'we ship on fridays', ts: NOW - 9 * DAY },
+      { namespace: 'q', id: 'o0', kind: 'observation', text: 'the cache was warm', ts: NOW - 8 * DAY },
+      {
+        namespace: 'q',
+        id: 'o1',
+        kind: 'observation',
+        text: 'we ship on thursdays',
+        ts: NOW - 7 * DAY,
+        supersedes: ['d1', 'o0'],
+      },
+      { namespace: 'q', id: 'o2', kind: 'observation', text: 'the walrus ate the fish', ts: NOW - DAY },
+    ]);
+    await engine.drain();
+    // o0 was used often before o1 replaced it: min_access protects it.
+    for (let i = 0; i < 3; i++) engine.get('q', ['o0']);
+    const policy = parsePrunePolicy({ namespace: 'q', kind: 'observation', cap: 1, min_access: 3 });
+    const dry = await engine.prune(policy, { dryRun: true, now: NOW });
+    expect(dry.pruned).toEqual(['o1']);
+    expect((await engine.prune(policy, { now: NOW })).pruned).toEqual(['o1']);
+    // The decision (another kind) and the protected observation are back, not deleted.
+    expect(
+      engine.get('q', ['d1', 'o0'], { touch: false }).memories.map((m) => [m.id, m.supersededBy]),
+    ).toEqual([
+      ['d1', null],
+      ['o0', null],
+    ]);
+  });
+
   it("a user's delete gives back what its memory superseded, as it gives back what it absorbed", async () => {
     const engine = await engines.open({ consolidation: false });
     engine.ingest([

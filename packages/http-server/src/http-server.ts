@@ -188,7 +188,7 @@ export async function createHttpServer(
       // does, it is ignored: measured on Node 20), and looks for requests past it this often (30 s by
       // default, half again the timeout).
       requestTimeout: o.requestTimeoutMs,
-      connectionsCheckingInterval: Math.max(50, Math.min(30_000, o.requestTimeoutMs / 4)),
+      connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.round(o.requestTimeoutMs / 4))),
     },
     requestTimeout: o.requestTimeoutMs,
     clientErrorHandler,

@@ -358,7 +358,8 @@ describe('transport-level errors', () => {
     const slow = await createHttpServer({
       service: new MemoryService({ engine }),
       keys: null,
-      requestTimeoutMs: 500,
+      // Not a multiple of 4: Node refuses a check interval that is not a whole number of ms.
+      requestTimeoutMs: 502,
     });
     await slow.listen({ port: 0, host: '127.0.0.1' });
     const at = (slow.server.address() as { port: number }).port;

@@ -354,6 +354,48 @@ export class ConsolidationStore {
   }
 
   /**
+   * Records merges that were undone elsewhere (`cairn import` of an export), in one transaction: the job
+   * never merges those memories again. Only a record: the memories' rows are not touched, except that a
+   * merge this folder made of one of them meanwhile (or a half-finished import's) is undone. The target need
+   * not be live (it may have been merged or superseded since the undo). Returns how many were recorded.
+   */
+  recordUndone(
+    merges: ReadonlyArray<{
+      key: number;
+      byKey: number;
+      namespace: string;
+      cosine: number;
+      at: number;
+      undoneAt: number;
+    }>,
+  ): number {
+    const active = this.db.prepare(
+      `SELECT b.id AS intoId FROM consolidations c JOIN memories b ON b.key = c.by_key
+       WHERE c.key = ? AND c.undone_at IS NULL`,
+    );
+    const restore = this.db.prepare(
+      'UPDATE memories SET superseded_by = NULL, meta_seq = ? WHERE key = ? AND superseded_by = ?',
+    );
+    const put = this.db.prepare(
+      `INSERT INTO consolidations (key, namespace, by_key, cosine, at, undone_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (key) DO UPDATE SET by_key = excluded.by_key, cosine = excluded.cosine, at = excluded.at,
+         undone_at = excluded.undone_at
+       WHERE consolidations.undone_at IS NULL`,
+    );
+    return this.db
+      .transaction(() => {
+        let recorded = 0;
+        for (const m of merges) {
+          const merged = active.get(m.key) as { intoId: string } | undefined;
+          if (merged) restore.run(this.nextMeta.get(), m.key, merged.intoId);
+          recorded += put.run(m.key, m.namespace, m.byKey, m.cosine, m.at, m.undoneAt).changes;
+        }
+        return recorded;
+      })
+      .immediate();
+  }
+
+  /**
    * The merges of a namespace, newest first (undone ones included, with `undoneAt`). A merge dissolved by
    * deleting or rewriting a memory of it is not listed: the writer forgets its row (`dissolveMerges`).
    */

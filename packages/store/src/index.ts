@@ -59,6 +59,7 @@ export {
   type NamespaceCounts,
   type TimelineResult,
 } from './memory-store.js';
+export type { HiddenMemory, TakesHidden } from './memory-writer.js';
 export { MIGRATIONS, type Migration, migrate } from './migrations.js';
 export { DEFAULT_MMAP_BYTES, type OpenDatabaseOptions, openDatabase } from './open-database.js';
 export { RouteEmbeddings } from './route-embeddings.js';

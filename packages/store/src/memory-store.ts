@@ -20,7 +20,7 @@ import { KeyCatalog, type KeyCatalogOptions } from './key-catalog.js';
 import { type LexicalOptions, LexicalSearch } from './lexical-search.js';
 import { LexicalUpkeep, type UpkeepReport } from './lexical-upkeep.js';
 import { MEMORY_COLUMNS, type MemoryRow, toMemory } from './memory-row.js';
-import { type HiddenOnDelete, MemoryWriter } from './memory-writer.js';
+import { MemoryWriter, type TakesHidden } from './memory-writer.js';
 import { openDatabase } from './open-database.js';
 import { around, exportNamespace, listMemories } from './record-reads.js';
 import { RouteEmbeddings } from './route-embeddings.js';
@@ -290,25 +290,22 @@ export class MemoryStore implements MemorySource {
 
   /**
    * Deletes several memories of one namespace in one transaction; returns the ids deleted. What each hides
-   * (what it superseded or absorbed) is given back, or with `hidden: 'delete'` deleted with it.
+   * (what it superseded or absorbed) is given back, or deleted with it where `takes` accepts it (see
+   * TakesHidden).
    */
-  deleteMany(namespace: string, ids: readonly string[], hidden: HiddenOnDelete = 'restore'): string[] {
+  deleteMany(namespace: string, ids: readonly string[], takes: TakesHidden | null = null): string[] {
     if (!this.writer) throw new CairnError('STORAGE_ERROR', 'the store is open read-only');
     this.lexical.stats.storeChanging();
-    return this.writer.deleteMany(namespace, ids, Date.now(), hidden);
+    return this.writer.deleteMany(namespace, ids, Date.now(), takes);
   }
 
   /**
-   * The live memories `id` hides: those it superseded and those the consolidation job merged into it (a
-   * pruning dry run lists what a delete with `hidden: 'delete'` takes with it), oldest write first.
+   * What deleting `id` with `takes` would delete besides it, in the order it would go (a pruning dry run
+   * lists it): see MemoryWriter.takenWith.
    */
-  hiddenBy(namespace: string, id: string): string[] {
-    return this.statements
-      .get(
-        'SELECT id FROM memories WHERE namespace = ? AND superseded_by = ? AND deleted_at IS NULL ORDER BY key',
-      )
-      .pluck()
-      .all(namespace, id) as string[];
+  takenWith(namespace: string, id: string, takes: TakesHidden): string[] {
+    if (!this.writer) return [];
+    return this.writer.takenWith(namespace, id, takes);
   }
 
   /** See restoreAccess (access-counts.ts): an import's access counts. */

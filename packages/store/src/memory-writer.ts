@@ -37,12 +37,24 @@ function fingerprint(m: NormalizedMemory, ts: number): string {
     .slice(0, 32);
 }
 
+/** A memory another one hides (it superseded it, or consolidation merged it into it), as a delete sees it. */
+export interface HiddenMemory {
+  id: string;
+  kind: string;
+  /** `meta.slot` of a fact. */
+  slot: string | null;
+  ts: number;
+  accessCount: number;
+}
+
 /**
- * What a delete does with the memories its memory hides (those it superseded, and those the consolidation
- * job merged into it): `restore` gives them back (a user's delete: the newest version left answers),
- * `delete` deletes them with it (a pruning policy: they are older versions and copies of what it dropped).
+ * What a delete does with the memories its memory hides. They are given back (the newest version left
+ * answers), or, when the deleted memory was itself hidden behind a newer one, hidden behind that one
+ * instead (deleting v2 of v1 → v2 → v3 must not bring v1 back beside v3). With `takes`, the hidden ones it
+ * accepts, and what those hide in turn, are deleted with it (a pruning policy: the older versions and
+ * copies it covers and does not protect); the rest are given back.
  */
-export type HiddenOnDelete = 'restore' | 'delete';
+export type TakesHidden = (m: HiddenMemory) => boolean;
 
 /**
  * Writes batches of memories in one transaction each: all of a batch is durable when the call returns, or
@@ -67,11 +79,13 @@ export class MemoryWriter {
   /** New rows' lexical index entries, written at the end of their batch. */
   private readonly lexical: PendingLexicalIndex;
   private readonly deleteOne: Database.Transaction<
-    (namespace: string, id: string, now: number, hidden: HiddenOnDelete) => string[]
+    (namespace: string, id: string, now: number, takes: TakesHidden | null) => string[]
   >;
   private readonly deleteBatch: Database.Transaction<
-    (namespace: string, ids: readonly string[], now: number, hidden: HiddenOnDelete) => string[]
+    (namespace: string, ids: readonly string[], now: number, takes: TakesHidden | null) => string[]
   >;
+  /** The memories a memory hides, oldest write first. */
+  private readonly hiddenByStmt: Database.Statement;
   private readonly insert: Database.Statement;
   private readonly updateContent: Database.Statement;
   private readonly updateMeta: Database.Statement;
@@ -81,6 +95,7 @@ export class MemoryWriter {
   private readonly restoreMerged: Database.Statement;
   private readonly absorbedInto: Database.Statement;
   private readonly forgetMerge: Database.Statement;
+  private readonly unhide: Database.Statement;
   private readonly idOf: Database.Statement;
   private readonly nextSeq: Database.Statement<[], { seq: number; meta: number }>;
   private readonly receipts: WriteReceipts;
@@ -139,6 +154,9 @@ export class MemoryWriter {
       .prepare('SELECT key FROM consolidations WHERE by_key = ? AND undone_at IS NULL')
       .pluck();
     this.forgetMerge = db.prepare('DELETE FROM consolidations WHERE key = ?');
+    this.unhide = db.prepare(
+      'UPDATE memories SET superseded_by = NULL, meta_seq = ? WHERE key = ? AND superseded_by IS NOT NULL',
+    );
     this.idOf = db.prepare('SELECT id FROM memories WHERE key = ?').pluck();
     this.receipts = new WriteReceipts(db);
     this.writeBatch = db.transaction(
@@ -173,61 +191,97 @@ export class MemoryWriter {
       'DELETE FROM embeddings WHERE space IN (SELECT id FROM embedding_spaces) AND key = ?',
     );
     const live = db.prepare(
-      'SELECT key, ts, session FROM memories WHERE namespace = ? AND id = ? AND deleted_at IS NULL',
+      'SELECT key, ts, session, superseded_by AS supersededBy FROM memories WHERE namespace = ? AND id = ? AND deleted_at IS NULL',
     );
+    type LiveRow = { key: number; ts: number; session: string | null; supersededBy: string | null };
     // What a memory hides: what it superseded and what the consolidation job merged into it (both name it
     // in superseded_by; migration 29's partial index finds them).
-    const hiddenByStmt = db.prepare(
-      'SELECT key, id FROM memories WHERE namespace = ? AND superseded_by = ? AND deleted_at IS NULL ORDER BY key',
+    this.hiddenByStmt = db.prepare(
+      `SELECT key, id, kind, json_extract(meta, '$.slot') AS slot, ts, access_count AS accessCount
+       FROM memories WHERE namespace = ? AND superseded_by = ? AND deleted_at IS NULL ORDER BY key`,
     );
-    const hiddenBy = (namespace: string, id: string) =>
-      hiddenByStmt.all(namespace, id) as Array<{ key: number; id: string }>;
-    this.deleteOne = db.transaction((namespace: string, id: string, now: number, hidden: HiddenOnDelete) => {
-      const row = live.get(namespace, id) as { key: number; ts: number; session: string | null } | undefined;
-      if (!row) return [];
-      const deleted: string[] = [];
-      // Versions and copies of it go with it (a pruning policy dropped what they say), before it: its own
-      // delete below would give them back.
-      if (hidden === 'delete')
-        for (const h of hiddenBy(namespace, id))
-          deleted.push(...this.deleteOne(namespace, h.id, now, hidden));
+    const repoint = db.prepare(
+      'UPDATE memories SET superseded_by = ?, meta_seq = ? WHERE key = ? AND superseded_by = ?',
+    );
+    const tombstoneOne = (namespace: string, id: string, row: LiveRow, now: number) => {
       let { seq, meta } = this.nextSeq.get()!;
       tombstone.run(now, ++meta, row.key);
       dropVectors.run(row.key);
       this.routes.drop(row.key);
-      // The memories the consolidation job merged into it come back: they were hidden as duplicates of a
-      // memory that no longer answers (search lost their words with it, though none was deleted).
+      // What it hid comes back (a memory named as the replacement of others, once gone, left them hidden
+      // behind a dead id that no route could clear); or, when a newer version hid it too, stays hidden
+      // behind that one. Before the merges are dissolved below, so that its copies follow the same rule.
+      for (const h of this.hiddenBy(namespace, id))
+        if (row.supersededBy !== null) repoint.run(row.supersededBy, ++meta, h.key, id);
+        else this.restoreMerged.run(++meta, h.key, id);
+      // The consolidation job's records of what it merged into it (and of its own merge) are forgotten: a
+      // copy it absorbed came back above, as a duplicate of a memory that no longer answers.
       this.dissolveMerges(row.key, true, () => ++meta);
-      // So do the memories it superseded: the newest version left is the one that answers. Kept hidden,
-      // they named a memory that no longer exists and no route could bring them back.
-      for (const h of hiddenBy(namespace, id)) this.restoreMerged.run(++meta, h.key, id);
       this.context.refreshNeighbours(
         { ...row, namespace },
         () => ++seq,
         () => ++meta,
       );
-      deleted.push(id);
-      return deleted;
-    });
+    };
+    this.deleteOne = db.transaction(
+      (namespace: string, id: string, now: number, takes: TakesHidden | null) => {
+        const row = live.get(namespace, id) as LiveRow | undefined;
+        if (!row) return [];
+        const deleted: string[] = [];
+        // What it takes with it, each deleted while what hid it is still there: what those hide and it
+        // does not take moves up the chain, and comes back with the last delete.
+        for (const h of takes ? this.takenWith(namespace, id, takes) : []) {
+          const r = live.get(namespace, h) as LiveRow | undefined;
+          if (!r) continue;
+          tombstoneOne(namespace, h, r, now);
+          deleted.push(h);
+        }
+        tombstoneOne(namespace, id, row, now);
+        deleted.push(id);
+        return deleted;
+      },
+    );
     // One transaction for many (a pruning pass): each delete inside it is a savepoint.
     this.deleteBatch = db.transaction(
-      (namespace: string, ids: readonly string[], now: number, hidden: HiddenOnDelete) =>
-        ids.flatMap((id) => this.deleteOne(namespace, id, now, hidden)),
+      (namespace: string, ids: readonly string[], now: number, takes: TakesHidden | null) =>
+        ids.flatMap((id) => this.deleteOne(namespace, id, now, takes)),
     );
+  }
+
+  /** The live memories `id` hides (see TakesHidden), oldest write first. */
+  hiddenBy(namespace: string, id: string): Array<HiddenMemory & { key: number }> {
+    return this.hiddenByStmt.all(namespace, id) as Array<HiddenMemory & { key: number }>;
+  }
+
+  /**
+   * What deleting `id` with `takes` deletes besides it, in the order it goes: the hidden memories `takes`
+   * accepts and, below each, what they hide in turn, found breadth first (a chain of thousands of versions
+   * is a loop, not a recursion) and listed deepest first.
+   */
+  takenWith(namespace: string, id: string, takes: TakesHidden): string[] {
+    const order = [id];
+    const seen = new Set(order);
+    for (let i = 0; i < order.length; i++)
+      for (const h of this.hiddenBy(namespace, order[i]!))
+        if (!seen.has(h.id) && takes(h)) {
+          seen.add(h.id);
+          order.push(h.id);
+        }
+    return order.slice(1).reverse();
   }
 
   /**
    * Deletes several memories of one namespace in one transaction; returns the ids deleted, each after the
-   * ones it took with it (`hidden: 'delete'`).
+   * ones it took with it (see TakesHidden).
    */
   deleteMany(
     namespace: string,
     ids: readonly string[],
     now = Date.now(),
-    hidden: HiddenOnDelete = 'restore',
+    takes: TakesHidden | null = null,
   ): string[] {
     try {
-      return this.deleteBatch.immediate(namespace, ids, now, hidden);
+      return this.deleteBatch.immediate(namespace, ids, now, takes);
     } catch (err) {
       throw storageFailure(err);
     }
@@ -254,7 +308,7 @@ export class MemoryWriter {
    */
   delete(namespace: string, id: string, now = Date.now()): boolean {
     try {
-      return this.deleteOne.immediate(namespace, id, now, 'restore').length > 0;
+      return this.deleteOne.immediate(namespace, id, now, null).length > 0;
     } catch (err) {
       throw storageFailure(err);
     }
@@ -345,6 +399,9 @@ export class MemoryWriter {
       status = 'stored';
     } else {
       key = existing.key;
+      // A deleted memory written again is a new memory: not hidden behind whatever superseded it before
+      // its delete (it stayed invisible, named as replaced by a memory that may be gone too).
+      if (existing.deleted_at !== null) this.unhide.run(takeMetaSeq(), key);
       // Its update's trigger takes its words out of the index: they must be in it (an insert earlier in
       // this batch).
       this.lexical.settleMemory(key);

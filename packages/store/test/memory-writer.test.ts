@@ -163,6 +163,54 @@ describe('MemoryWriter: idempotent ingest', () => {
   });
 });
 
+describe('MemoryWriter: what a delete does with what its memory hid', () => {
+  const v = (id: string, ts: number, supersedes: string[] = []) =>
+    mem({ id, text: `the release train leaves on ${id}`, ts, supersedes });
+
+  it('gives back what the newest version superseded, and keeps older ones behind a newer one', () => {
+    t.store.write([v('v1', T0), v('v2', T0 + 1, ['v1']), v('v3', T0 + 2, ['v2'])]);
+    expect(searchIds(t.store, 'ns', 'release train')).toEqual(['v3']);
+    // A middle version gone: v1 stays behind v3 (it came back beside it).
+    expect(t.store.delete('ns', 'v2')).toBe(true);
+    expect(searchIds(t.store, 'ns', 'release train')).toEqual(['v3']);
+    expect(t.store.get('ns', ['v1'], { touch: false }).memories[0]!.supersededBy).toBe('v3');
+    // The newest gone: the one before it answers.
+    expect(t.store.delete('ns', 'v3')).toBe(true);
+    expect(searchIds(t.store, 'ns', 'release train')).toEqual(['v1']);
+  });
+
+  it('writes a deleted memory again as a new one, not hidden behind what superseded it before', () => {
+    t.store.write([v('b', T0), v('a', T0 + 1, ['b'])]);
+    expect(t.store.delete('ns', 'b')).toBe(true);
+    expect(t.store.delete('ns', 'a')).toBe(true);
+    t.store.write([v('b', T0 + 2)]);
+    expect(searchIds(t.store, 'ns', 'release train')).toEqual(['b']);
+  });
+
+  it('takes a chain of thousands of versions with it in a loop, not a recursion, and the counts follow', () => {
+    const n = 5_000;
+    t.store.write(Array.from({ length: n }, (_, i) => v(`s${i}`, T0 + i, i === 0 ? [] : [`s${i - 1}`])));
+    const newest = `s${n - 1}`;
+    const takes = () => true;
+    expect(t.store.takenWith('ns', newest, takes)).toHaveLength(n - 1);
+    // Recursing once per version overflowed the stack between 2,000 and 3,000, and nothing was deleted.
+    const deleted = t.store.deleteMany('ns', [newest], takes);
+    expect(deleted).toHaveLength(n);
+    expect(deleted[0]).toBe('s0');
+    expect(deleted.at(-1)).toBe(newest);
+    expect(t.store.countLive('ns')).toBe(0);
+  });
+
+  it('takes only what it is told to, and gives the rest back', () => {
+    t.store.write([
+      mem({ id: 'd1', kind: 'decision', text: 'we ship on fridays', ts: T0 }),
+      mem({ id: 'o1', kind: 'observation', text: 'we ship on thursdays', ts: T0 + 1, supersedes: ['d1'] }),
+    ]);
+    expect(t.store.deleteMany('ns', ['o1'], (h) => h.kind === 'observation')).toEqual(['o1']);
+    expect(searchIds(t.store, 'ns', 'ship')).toEqual(['d1']);
+  });
+});
+
 describe('MemoryWriter: supersedes', () => {
   it('marks the superseded memory with the id of its replacement', () => {
     t.store.write([mem({ id: 'old', text: 'the deploy target is heroku' })]);

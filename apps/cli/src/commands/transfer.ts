@@ -398,24 +398,26 @@ export async function importCommand(file: string, flags: ImportFlags, env: CliEn
         );
         summary.merged += applied.length;
       }
-      // Undone merges, so the job never merges them again here either: the merge, then its undo, each at
-      // its own time (one undone here already is left as it is: the merge is refused).
+      // Undone merges, so the job never merges them again here either: recorded as undone, in one
+      // transaction (a merge and then its undo left a merge behind when killed between the two, and was
+      // refused when the undo's target had been merged or superseded since). One recorded here already is
+      // left as it is.
+      const undone: Array<Parameters<typeof engine.store.consolidations.recordUndone>[0][number]> = [];
       for (const u of undos) {
         const { memories } = engine.get(u.namespace, [u.id, u.undone.into], { touch: false });
         const key = memories.find((x) => x.id === u.id)?.key;
         const byKey = memories.find((x) => x.id === u.undone.into)?.key;
         if (key === undefined || byKey === undefined) continue;
-        const merged = engine.store.consolidations.merge(
-          [{ key, byKey, cosine: u.undone.cosine }],
-          Date.parse(u.undone.at),
-        );
-        if (merged.length > 0)
-          summary.undone += engine.store.consolidations.undo(
-            u.namespace,
-            [u.id],
-            Date.parse(u.undone.undoneAt),
-          ).length;
+        undone.push({
+          key,
+          byKey,
+          namespace: u.namespace,
+          cosine: u.undone.cosine,
+          at: Date.parse(u.undone.at),
+          undoneAt: Date.parse(u.undone.undoneAt),
+        });
       }
+      if (undone.length > 0) summary.undone += engine.store.consolidations.recordUndone(undone);
       // Access counts, which pruning ranks by: as exported, never lowered (a re-import adds nothing).
       if (accesses.length > 0) engine.store.restoreAccess(accesses);
       for (const t of tombstones) {
