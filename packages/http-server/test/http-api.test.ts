@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CairnClient } from '@cairn/client';
 import { CairnEngine } from '@cairn/engine';
-import { MemoryService } from '@cairn/service';
+import { countTokens, indexLine, MemoryService } from '@cairn/service';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpServer, parseApiKeys } from '../src/index.js';
@@ -541,9 +541,21 @@ describe('search and progressive disclosure', () => {
       '/v1/timeline?namespace=team/alpha&query=parseConfig%20quirk&before=1&after=1',
     );
     expect(q.body.anchor.id).toBe('a4');
-    const tight = await call('GET', '/v1/timeline?namespace=team/alpha&anchor=a2&max_tokens=30');
-    expect(tight.body.tokens.used).toBeLessThanOrEqual(Math.max(30, tight.body.tokens.used));
-    expect(tight.body.tokens.omitted).toBeGreaterThan(0);
+    // A budget is never exceeded: one that holds the anchor's line alone gets the anchor alone…
+    const anchorLine = indexLine(t.body.anchor);
+    const tight = await call(
+      'GET',
+      `/v1/timeline?namespace=team/alpha&anchor=a2&max_tokens=${countTokens(anchorLine)}`,
+    );
+    expect(tight.status).toBe(200);
+    expect(tight.body).toMatchObject({ before: [], after: [], tokens: { omitted: 2 } });
+    expect(tight.body.tokens.used).toBeLessThanOrEqual(tight.body.tokens.budget);
+    // …and one that cannot hold even the anchor (which a timeline always shows) is refused, naming the
+    // least that would do, where it was answered with 59 tokens of a budget of 1.
+    const tiny = await call('GET', '/v1/timeline?namespace=team/alpha&anchor=a2&max_tokens=1');
+    expect(tiny.status).toBe(400);
+    expect(tiny.body.error).toMatchObject({ code: 'INVALID_INPUT', field: 'max_tokens' });
+    expect(tiny.body.error.message).toContain(`of at least ${countTokens(anchorLine)}`);
     const missing = await call('GET', '/v1/timeline?namespace=team/alpha&anchor=nope');
     expect(missing.status).toBe(404);
     const neither = await call('GET', '/v1/timeline?namespace=team/alpha');

@@ -9,7 +9,6 @@ import {
   type FederatedSearchResponse,
   GetRequestSchema,
   type GetResponse,
-  type IndexEntry,
   type MemoryApi,
   type SearchHitOut,
   SearchRequestSchema,
@@ -43,6 +42,7 @@ import { indexLine, recordTokens, toIndexEntry, toRecord, withinBudget } from '.
 import type { NamespaceAccess } from './namespace-access.js';
 import { parseInput } from './parse-input.js';
 import { SpaceService } from './space-service.js';
+import { fitTimeline } from './timeline-fit.js';
 import { countTokens } from './token-counter.js';
 import type { TokenizerThread } from './tokenizer-thread.js';
 import type { WriteForwarder } from './write-forwarder.js';
@@ -298,37 +298,20 @@ export class MemoryService {
     const t = this.engine.timeline(q.namespace, anchorId, q.before, q.after);
     await this.tokenizer?.primeTimeline([t.anchor, ...t.before, ...t.after]);
     const anchor = toIndexEntry(t.anchor);
-    const cost = (e: IndexEntry) => countTokens(indexLine(e));
-    const budget = q.max_tokens;
-    let used = cost(anchor);
-    // Nearest neighbours first, alternating sides, so a tight budget keeps the closest context. A side
-    // stops at its first entry that does not fit: a timeline has no holes.
-    const sides = [
-      { entries: t.before.map(toIndexEntry).reverse(), kept: [] as IndexEntry[], open: true },
-      { entries: t.after.map(toIndexEntry), kept: [] as IndexEntry[], open: true },
-    ];
-    for (let i = 0; sides.some((s) => s.open && i < s.entries.length); i++) {
-      for (const side of sides) {
-        const e = side.entries[i];
-        if (!side.open || !e) continue;
-        const c = cost(e);
-        if (budget !== undefined && used + c > budget) side.open = false;
-        else {
-          side.kept.push(e);
-          used += c;
-        }
-      }
-    }
-    const keptBefore = sides[0]!.kept;
-    const keptAfter = sides[1]!.kept;
-    const omitted = t.before.length + t.after.length - keptBefore.length - keptAfter.length;
+    const fit = fitTimeline(
+      anchor,
+      t.before.map(toIndexEntry),
+      t.after.map(toIndexEntry),
+      (e) => countTokens(indexLine(e)),
+      q.max_tokens,
+    );
     return {
       namespace: q.namespace,
       scope: t.scope,
       anchor,
-      before: keptBefore.reverse(),
-      after: keptAfter,
-      tokens: { used, budget: budget ?? null, omitted },
+      before: fit.before,
+      after: fit.after,
+      tokens: { used: fit.used, budget: q.max_tokens ?? null, omitted: fit.omitted },
     };
   }
 
