@@ -9,6 +9,8 @@ import { indexLine } from '@cairn/service';
 
 type Usage = { used: number; budget: number | null; omitted: number };
 
+// Each tool's text states the tokens of the whole text (see fit-answer.ts), the size the model pays for.
+
 /** `45 tokens` / `45 of 500 tokens, 2 omitted (past max_tokens)`. */
 export function usageLine(t: Usage): string {
   const of = t.budget === null ? `${t.used} tokens` : `${t.used} of ${t.budget} tokens`;
@@ -17,8 +19,8 @@ export function usageLine(t: Usage): string {
 
 export function renderSearch(res: SearchResponseOut): string {
   const head = res.listing
-    ? `${res.hits.length} memor${res.hits.length === 1 ? 'y' : 'ies'} passing the filters in ${res.namespace}, newest first from ${res.listing.offset} (index: ${usageLine(res.tokens)})`
-    : `${res.hits.length} hit${res.hits.length === 1 ? '' : 's'} for "${res.query}" in ${res.namespace} (index: ${usageLine(res.tokens)})`;
+    ? `${res.hits.length} memor${res.hits.length === 1 ? 'y' : 'ies'} passing the filters in ${res.namespace}, newest first from ${res.listing.offset} (${usageLine(res.tokens)})`
+    : `${res.hits.length} hit${res.hits.length === 1 ? '' : 's'} for "${res.query}" in ${res.namespace} (${usageLine(res.tokens)})`;
   const lines = [head, ...res.hits.map(indexLine)];
   if (res.empty) lines.push(`(${res.empty.message})`);
   else if (res.relevance?.level === 'none')

@@ -44,7 +44,7 @@ export const intArg = (min: number, max: number, name?: string) =>
     .int();
 
 export const maxTokensArg = MaxTokensSchema.optional().describe(
-  'token budget of the response; entries past it are left out whole and counted as omitted',
+  'token budget of the whole text returned (o200k); entries past it are left out whole and counted as omitted',
 );
 
 /**

@@ -8,8 +8,8 @@ export const WORKFLOW = [
   'fetching it costs ("— 120 tok"), about 35–55 tokens a line.',
   '(2) mem_timeline shows what happened just before and after an interesting id, in the same compact form.',
   '(3) mem_get fetches the full text of only the ids you picked.',
-  'Every response reports the tokens it used; pass max_tokens to cap one (entries that do not fit are left',
-  'out whole and counted as omitted). Use mem_context once at session start for a ready-made pack.',
+  'Every response reports the tokens it used; pass max_tokens to cap one, its whole text (entries that do not',
+  'fit are left out whole and counted as omitted). Use mem_context once at session start for a ready-made pack.',
 ].join(' ');
 
 /** The server's instructions: the workflow, plus where memories go and what is worth saving. */

@@ -207,9 +207,14 @@ describe('cairn mcp over stdio', () => {
     });
     expect(excluded.data.included).not.toContain(saved.webhooks);
 
-    const tiny = await ok('mem_context', { query: 'payment webhooks', max_tokens: 5 });
-    expect((tiny.data.tokens as { omitted: number }).omitted).toBeGreaterThan(0);
-    expect(tiny.text).toContain('max_tokens');
+    // Too small for anything, even the line saying so: refused by name rather than answered over it.
+    const tiny = await call('mem_context', { query: 'payment webhooks', max_tokens: 5 });
+    expect(tiny.isError).toBe(true);
+    expect(tiny.data.error).toMatchObject({ code: 'INVALID_INPUT', field: 'max_tokens' });
+    const least = Number(/at least (\d+)/.exec(tiny.text)![1]);
+    const small = await ok('mem_context', { query: 'payment webhooks', max_tokens: least });
+    expect((small.data.tokens as { omitted: number }).omitted).toBeGreaterThan(0);
+    expect(small.text).toMatch(/^Nothing fits in max_tokens \(\d+ of \d+ tokens, \d+ omitted/);
   });
 
   it('keeps namespaces apart, with a per-call namespace override', async () => {

@@ -14,6 +14,6 @@ export { MemoryService, type MemoryServiceOptions, searchResponseOut } from './m
 export { NamespaceAccess } from './namespace-access.js';
 export { SpaceService, spaceOut } from './space-service.js';
 export { fitTimeline, nearestFirst } from './timeline-fit.js';
-export { countTokens, tokenCountKnown, tokenizerLoaded } from './token-counter.js';
+export { countTokens, countTokensUncached, tokenCountKnown, tokenizerLoaded } from './token-counter.js';
 export { TokenizerThread } from './tokenizer-thread.js';
 export type { WriteForwarder } from './write-forwarder.js';

@@ -71,3 +71,11 @@ export function countTokens(text: string): number {
   if (text.length >= CACHE_FROM_CHARS) cache.set(text, n);
   return n;
 }
+
+/**
+ * `countTokens` past the cache: for a text counted once and never again (a tool's whole answer, checked
+ * against its budget), which would only push the records' counts out of the cache.
+ */
+export function countTokensUncached(text: string): number {
+  return text.length === 0 ? 0 : o200kTokens(text);
+}

@@ -1,5 +1,7 @@
+import type { GetResponse } from '@cairn/api-contract';
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
+import { fitAnswer } from '../fit-answer.js';
 import { renderGet } from '../render.js';
 import { commonArgs, guarded, maxTokensArg, namespaceOf, type ToolContext } from '../tool-context.js';
 import { toolOk } from '../tool-result.js';
@@ -31,7 +33,25 @@ export function registerMemGet(server: McpServer, ctx: ToolContext): RegisteredT
         ids: args.ids,
         ...(args.max_tokens !== undefined ? { max_tokens: args.max_tokens } : {}),
       });
-      return toolOk(renderGet(res), res);
+      // The backend budgeted the records' texts; their headers, tags and the footer are text the model
+      // reads too. Records are given up from the end, as the backend kept them in the order given.
+      const order = [...new Set(args.ids)];
+      const shown = (n: number, used: number): GetResponse => {
+        const dropped = new Set([...res.omitted, ...res.memories.slice(n).map((m) => m.id)]);
+        return {
+          ...res,
+          memories: res.memories.slice(0, n),
+          omitted: order.filter((id) => dropped.has(id)),
+          tokens: { used, budget: res.tokens.budget, omitted: dropped.size },
+        };
+      };
+      const fit = fitAnswer(
+        res.memories.length,
+        (n, used) => renderGet(shown(n, used)),
+        args.max_tokens,
+        'its footer',
+      );
+      return toolOk(fit.text, shown(fit.n, fit.used));
     }),
   );
 }

@@ -2,6 +2,7 @@ import { DEFAULT_API_LIMITS, type SearchRequestBody } from '@cairn/api-contract'
 import { DEFAULT_INPUT_LIMITS } from '@cairn/core';
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
+import { fitAnswer } from '../fit-answer.js';
 import { renderSearch } from '../render.js';
 import { commonArgs, guarded, intArg, maxTokensArg, namespaceOf, type ToolContext } from '../tool-context.js';
 import { toolOk } from '../tool-result.js';
@@ -67,12 +68,24 @@ export function registerMemSearch(server: McpServer, ctx: ToolContext): Register
         ...(args.max_tokens !== undefined ? { max_tokens: args.max_tokens } : {}),
       });
       // The per-leg explanation is for debugging rankings; it would cost the model's context for nothing.
-      const hits = res.hits.map(({ explain: _e, ...h }) => h);
-      return toolOk(renderSearch(res), {
+      const all = res.hits.map(({ explain: _e, ...h }) => h);
+      // The backend budgeted the index lines; the header and footers are text the model reads too.
+      const usage = (n: number, used: number) => ({
+        used,
+        budget: res.tokens.budget,
+        omitted: res.tokens.omitted + all.length - n,
+      });
+      const fit = fitAnswer(
+        all.length,
+        (n, used) => renderSearch({ ...res, hits: all.slice(0, n), tokens: usage(n, used) }),
+        args.max_tokens,
+        'its header',
+      );
+      return toolOk(fit.text, {
         namespace: res.namespace,
         query: res.query,
-        hits,
-        tokens: res.tokens,
+        hits: all.slice(0, fit.n),
+        tokens: usage(fit.n, fit.used),
         degraded: res.degraded,
         ...(res.empty ? { empty: res.empty } : {}),
         ...(res.listing ? { listing: res.listing } : {}),
