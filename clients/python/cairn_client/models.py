@@ -424,6 +424,9 @@ class EmptyReason:
 @dataclass(frozen=True)
 class Listing:
     offset: int
+    next: int | None = None
+    """Where the next page starts: the first memory this page did not return (a page under
+    ``max_tokens`` stops at the first that does not fit). ``None`` from a server older than it."""
 
 
 @dataclass(frozen=True)

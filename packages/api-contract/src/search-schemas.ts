@@ -102,7 +102,15 @@ export const SearchResponseSchema = z
     degradedReasons: z.record(z.string(), z.string()),
     empty: EmptyReasonSchema.optional(),
     listing: z
-      .object({ offset: z.number().int() })
+      .object({
+        offset: z.number().int(),
+        next: z
+          .number()
+          .int()
+          .describe(
+            'the offset of the next page: the first memory this page did not return (a page under max_tokens stops at the first that does not fit)',
+          ),
+      })
       .optional()
       .describe('a blank query with filters: the memories passing them, newest first from offset, unranked'),
     relevance: SearchRelevanceSchema.optional(),

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { IndexEntry } from '@cairn/api-contract';
 import { CairnClient } from '@cairn/client';
 import { CairnEngine } from '@cairn/engine';
 import { countTokens, indexLine, MemoryService } from '@cairn/service';
@@ -434,7 +435,7 @@ describe('search and progressive disclosure', () => {
       offset: 1,
     });
     expect(listed.status).toBe(200);
-    expect(listed.body.listing).toEqual({ offset: 1 });
+    expect(listed.body.listing).toEqual({ offset: 1, next: 3 });
     expect(listed.body.hits).toHaveLength(2);
     expect(listed.body.hits[0].date >= listed.body.hits[1].date).toBe(true);
     const offsetWithWords = await call('POST', '/v1/search', {
@@ -459,6 +460,50 @@ describe('search and progressive disclosure', () => {
       explain: 'full',
     });
     expect(full.body.trace.candidates.length).toBeGreaterThan(0);
+  });
+
+  it('a listing under max_tokens stops its page at the first entry that does not fit, and the next page starts there', async () => {
+    const ns = 'team/listing';
+    // Newest first: l1, then l2, whose title of rare characters makes its index line several times
+    // longer than the others', then l3 and l4.
+    const write = await call(
+      'POST',
+      '/v1/memories',
+      {
+        namespace: ns,
+        memories: [
+          { id: 'l1', text: 'first entry', kind: 'note', ts: NOW },
+          { id: 'l2', text: 'second entry', kind: 'note', title: '𝔛ɮ⨂ꙮ'.repeat(29), ts: NOW - 1_000 },
+          { id: 'l3', text: 'third entry', kind: 'note', ts: NOW - 2_000 },
+          { id: 'l4', text: 'fourth entry', kind: 'note', ts: NOW - 3_000 },
+        ],
+      },
+      KEY_ALL,
+    );
+    expect(write.status).toBe(201);
+    const page = (offset: number, max_tokens?: number) =>
+      call(
+        'POST',
+        '/v1/search',
+        { namespace: ns, query: '', filters: { kinds: ['note'] }, k: 3, offset, max_tokens },
+        KEY_ALL,
+      );
+    const whole = await page(0);
+    const [c1, c2, c3] = (whole.body.hits as IndexEntry[]).map((h) => countTokens(indexLine(h))) as [
+      number,
+      number,
+      number,
+    ];
+    expect(c2).toBeGreaterThan(c1 + c3);
+    expect(whole.body.listing).toEqual({ offset: 0, next: 3 });
+    // Room for l1 and l3 but not l2: the page was l1 and l3, and paging by k lost l2 for good.
+    const first = await page(0, c1 + c3);
+    expect(first.body.hits.map((h: IndexEntry) => h.id)).toEqual(['l1']);
+    expect(first.body.listing).toEqual({ offset: 0, next: 1 });
+    expect(first.body.tokens).toEqual({ used: c1, budget: c1 + c3, omitted: 2 });
+    const second = await page(first.body.listing.next, c2 + c3);
+    expect(second.body.hits.map((h: IndexEntry) => h.id)).toEqual(['l2', 'l3']);
+    expect(second.body.listing).toEqual({ offset: 1, next: 3 });
   });
 
   it('refuses a huge k, a bad decay and FTS operator soup never throws', async () => {

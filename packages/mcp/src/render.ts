@@ -17,7 +17,8 @@ export function usageLine(t: Usage): string {
   return t.omitted > 0 ? `${of}, ${t.omitted} omitted (past max_tokens)` : of;
 }
 
-export function renderSearch(res: SearchResponseOut): string {
+/** `more`: a listing's page may be followed by another (it was cut, or came back full). */
+export function renderSearch(res: SearchResponseOut, opts: { more?: boolean } = {}): string {
   const head = res.listing
     ? `${res.hits.length} memor${res.hits.length === 1 ? 'y' : 'ies'} passing the filters in ${res.namespace}, newest first from ${res.listing.offset} (${usageLine(res.tokens)})`
     : `${res.hits.length} hit${res.hits.length === 1 ? '' : 's'} for "${res.query}" in ${res.namespace} (${usageLine(res.tokens)})`;
@@ -33,6 +34,8 @@ export function renderSearch(res: SearchResponseOut): string {
     );
   if (res.degraded.length)
     lines.push(`(degraded: ${res.degraded.join(', ')} leg unavailable; results may be incomplete)`);
+  if (res.listing && opts.more)
+    lines.push(`(next page: mem_search with the same filters and offset=${res.listing.next})`);
   if (res.hits.length)
     lines.push('Next: mem_timeline anchor=<id> for context around a hit, mem_get ids=[...] for full text.');
   return lines.join('\n');

@@ -91,6 +91,25 @@ describe('cairn mcp keeps every answer within max_tokens', () => {
     expect(r.text).toContain(`(${countTokens(r.text)} of 200 tokens, ${tokens.omitted} omitted`);
   });
 
+  it('mem_search: a listing cut by max_tokens says where its next page starts, and paging by it loses nothing', async () => {
+    const seen: string[] = [];
+    let offset = 0;
+    for (let page = 0; page < 10 && seen.length < ids.length; page++) {
+      const r = await call('mem_search', { query: '', tags: ['deploy'], k: 4, offset, max_tokens: 220 });
+      expect(withinBudget(r, 220)).toBeNull();
+      const hits = (r.data.hits as Array<{ id: string }>).map((h) => h.id);
+      expect(hits.length).toBeGreaterThan(0);
+      expect(hits.length).toBeLessThan(4);
+      expect(r.data.listing).toEqual({ offset, next: offset + hits.length });
+      // The last page (cut by nothing, and not full) names no next one.
+      if (offset + hits.length < ids.length) expect(r.text).toContain(`offset=${offset + hits.length})`);
+      else expect(r.text).not.toContain('next page');
+      seen.push(...hits);
+      offset += hits.length;
+    }
+    expect(seen).toEqual([...ids].reverse());
+  });
+
   it('mem_get: each record’s header and tags and the footer count (60 tokens sent 129)', async () => {
     const one = await call('mem_get', { ids: ids.slice(0, 1), max_tokens: 60 });
     expect(withinBudget(one, 60)).toBeNull();

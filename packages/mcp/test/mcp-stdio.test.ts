@@ -157,7 +157,7 @@ describe('cairn mcp over stdio', () => {
 
     // An empty query with a filter lists what passes it, newest first.
     const listed = await ok('mem_search', { query: '', kinds: ['fact'] });
-    expect(listed.data.listing).toEqual({ offset: 0 });
+    expect(listed.data.listing).toEqual({ offset: 0, next: 1 });
     expect((listed.data.hits as Array<{ id: string }>).map((h) => h.id)).toEqual(['fact:build:test-command']);
     expect(listed.text).toContain('passing the filters');
     const beyond = await ok('mem_search', { query: '', kinds: ['fact'], offset: 1 });

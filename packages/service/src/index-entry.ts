@@ -101,3 +101,23 @@ export function withinBudget<T>(
   }
   return { kept, omitted, used };
 }
+
+/**
+ * The longest run of items, from the first, whose cost fits the budget: it stops at the first that does
+ * not fit. For a page of a listing, whose next page starts where this one stops: skipping an entry that
+ * does not fit and keeping a smaller one after it would lose the skipped one from every page.
+ */
+export function leadingWithinBudget<T>(
+  items: readonly T[],
+  cost: (item: T) => number,
+  budget: number | undefined,
+): { kept: T[]; omitted: T[]; used: number } {
+  let used = 0;
+  let n = 0;
+  for (; n < items.length; n++) {
+    const c = cost(items[n]!);
+    if (budget !== undefined && used + c > budget) break;
+    used += c;
+  }
+  return { kept: items.slice(0, n), omitted: items.slice(n), used };
+}

@@ -4,6 +4,7 @@ export { HygieneService } from './hygiene-service.js';
 export {
   headline,
   indexLine,
+  leadingWithinBudget,
   recordTokens,
   renderRecord,
   toIndexEntry,

@@ -38,7 +38,14 @@ import type { CaptureProducer } from '@cairn/pipeline/distributed';
 import { z } from 'zod';
 import { buildContextPack } from './context-pack.js';
 import { HygieneService } from './hygiene-service.js';
-import { indexLine, recordTokens, toIndexEntry, toRecord, withinBudget } from './index-entry.js';
+import {
+  indexLine,
+  leadingWithinBudget,
+  recordTokens,
+  toIndexEntry,
+  toRecord,
+  withinBudget,
+} from './index-entry.js';
 import type { NamespaceAccess } from './namespace-access.js';
 import { parseInput } from './parse-input.js';
 import { SpaceService } from './space-service.js';
@@ -405,8 +412,11 @@ export function searchResponseOut(
   opts: { explain: ExplainLevel; max_tokens?: number | undefined },
 ): SearchResponseOut {
   const hits = res.hits.map((h) => toSearchHit(h, opts.explain !== 'none'));
+  // A ranked answer leaves out a hit that does not fit and may keep a smaller one after it; a listing's
+  // page stops at it instead, and the next page starts there, so paging never loses an entry.
+  const fit = res.listing ? leadingWithinBudget : withinBudget;
   // A hit's neighbours are read in full, so their text counts against the budget with the hit.
-  const budget = withinBudget(
+  const budget = fit(
     hits,
     (h) =>
       countTokens(indexLine(h)) +
@@ -425,7 +435,8 @@ export function searchResponseOut(
     tokens: { used: budget.used, budget: opts.max_tokens ?? null, omitted: budget.omitted.length },
   };
   if (res.empty) out.empty = res.empty;
-  if (res.listing) out.listing = res.listing;
+  if (res.listing)
+    out.listing = { offset: res.listing.offset, next: res.listing.offset + budget.kept.length };
   if (res.relevance) out.relevance = res.relevance;
   if (res.rerank) out.rerank = res.rerank;
   if (opts.explain === 'full') out.trace = res.explain;

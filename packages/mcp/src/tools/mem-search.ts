@@ -75,9 +75,20 @@ export function registerMemSearch(server: McpServer, ctx: ToolContext): Register
         budget: res.tokens.budget,
         omitted: res.tokens.omitted + all.length - n,
       });
+      // A listing's page is cut from its end, so the next page starts at the first entry left out.
+      const listing = (n: number) =>
+        res.listing && { offset: res.listing.offset, next: res.listing.offset + n };
+      // More may pass the filters when the page was cut or came back full.
+      const more = (n: number) => n < all.length + res.tokens.omitted || n >= (args.k ?? ctx.searchK);
+      const shown = (n: number, used: number) => ({
+        ...res,
+        hits: all.slice(0, n),
+        tokens: usage(n, used),
+        ...(res.listing ? { listing: listing(n) } : {}),
+      });
       const fit = fitAnswer(
         all.length,
-        (n, used) => renderSearch({ ...res, hits: all.slice(0, n), tokens: usage(n, used) }),
+        (n, used) => renderSearch(shown(n, used), { more: more(n) }),
         args.max_tokens,
         'its header',
       );
@@ -88,7 +99,7 @@ export function registerMemSearch(server: McpServer, ctx: ToolContext): Register
         tokens: usage(fit.n, fit.used),
         degraded: res.degraded,
         ...(res.empty ? { empty: res.empty } : {}),
-        ...(res.listing ? { listing: res.listing } : {}),
+        ...(res.listing ? { listing: listing(fit.n) } : {}),
         ...(res.relevance ? { relevance: res.relevance } : {}),
       });
     }),
