@@ -506,8 +506,8 @@ describe('cairn search', () => {
       [['reindex'], {}, /required option '--embedder <spec>' not specified/],
       [['stats'], { REDIS_URL: 'notaurl' }, /environment variable REDIS_URL: /],
       [['stats'], { CAIRN_PREVIOUS_SPACE_GRACE: '-1' }, /environment variable CAIRN_PREVIOUS_SPACE_GRACE: /],
-      [['serve', '--no-auth', '--rate-limit', 'abc'], {}, /--rate-limit must be an integer/],
-      [['serve', '--no-auth', '--rate-limit', '0'], {}, /--rate-limit must be an integer/],
+      [['serve', '--no-auth', '--rate-limit', 'abc'], {}, /--rate-limit must be an integer .*, got "abc"/],
+      [['serve', '--no-auth', '--rate-limit', '0'], {}, /--rate-limit must be an integer .*, got "0"/],
     ];
     for (const [args, env, message] of cases) {
       const r = cairn(args, env);
@@ -675,6 +675,61 @@ describe('cairn add, list, context and --version', () => {
     const frob = cairn(['spaces', 'frob', '--data-dir', typo]);
     expect(frob.code).toBe(2);
     expect(frob.stderr).toContain('unknown spaces action "frob"; use list, activate or drop');
+  });
+
+  it('refuses a bad number in every numeric flag by one parser, naming the flag and the value', () => {
+    cairn(['ingest', file('in.jsonl', memories)]);
+    const jsonl = file('one.jsonl', [memories[0]]);
+    const redis = { REDIS_URL: 'redis://127.0.0.1:1' }; // never reached: the numbers are checked first
+    const cases: Array<[string[], string, Record<string, string>?]> = [
+      [['context', '-n', 'proj'], '--max-tokens'],
+      [['list', '-n', 'proj'], '--limit'],
+      [['list', '-n', 'proj'], '--offset'],
+      [['add', 'a memory', '-n', 'proj'], '--importance'],
+      [['timeline', 'a1', '-n', 'proj'], '--before'],
+      [['timeline', 'a1', '-n', 'proj'], '--after'],
+      [['ingest', jsonl], '--batch-size'],
+      [['import', jsonl], '--batch-size'],
+      [['reindex', '--embedder', 'hash:64'], '--batch-size'],
+      [['reindex', '--embedder', 'hash:64'], '--stall-timeout'],
+      [['consolidate', '--list', '-n', 'proj'], '--limit'],
+      [['prune', '-n', 'proj', '--kind', 'turn', '--cap', '1'], '--min-access'],
+      [['prune', '-n', 'proj', '--kind', 'turn'], '--cap'],
+      [['serve', '--no-auth'], '--port'],
+      [['serve', '--no-auth'], '--rate-limit'],
+      [['serve', '--no-auth'], '--processes'],
+      [['hooks', 'install'], '--max-tokens', { HOME: dir }],
+      [['hooks', 'install'], '--timeout', { HOME: dir }],
+      [['worker'], '--concurrency', redis],
+      [['worker'], '--shutdown-timeout', redis],
+      [['worker'], '--reconcile-interval', redis],
+      [['worker'], '--embed-rate', redis],
+      [['dead-letters'], '--limit', redis],
+      ...['-k', '--pool', '--neighbors', '--rrf-k', '--context-weight', '--agent-boost', '--session-match']
+        .concat(['--session-support', '--route-weight', '--mmr'])
+        .map((flag): [string[], string] => [['search', 'redis', '-n', 'proj'], flag]),
+    ];
+    // `abc` was passed on as NaN ("got NaN"), an empty value read as 0 ("too small"), 12abc as 12 by
+    // parseInt: each flag gets one of them (a process each, so not all three).
+    const bads = ['abc', '', '12abc'];
+    for (const [i, [args, flag, env]] of cases.entries()) {
+      const bad = bads[i % bads.length]!;
+      const r = cairn([...args, flag, bad], env);
+      const name = flag === '-k' ? '--k' : flag;
+      expect(r.code, `${args.join(' ')} ${flag} ${bad}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `^cairn: error \\[INVALID_INPUT\\]: ${name} must be (an integer|a number).*, got "${bad}"\\n`,
+        ),
+      );
+    }
+    const json = JSON.parse(cairn(['context', '-n', 'proj', '--max-tokens', '', '--json']).stdout);
+    expect(json.error).toEqual({
+      code: 'INVALID_INPUT',
+      message: '--max-tokens must be an integer in [1, 100000], got ""',
+      field: 'maxTokens',
+    });
+    expect(cairn(['context', '-n', 'proj', '--max-tokens', '100']).code).toBe(0);
   });
 
   it('--explain full prints the candidate trace with each fate', () => {

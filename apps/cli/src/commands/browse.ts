@@ -1,9 +1,10 @@
 import { text as readStream } from 'node:stream/consumers';
+import { DEFAULT_API_LIMITS } from '@cairn/api-contract';
 import { CairnError } from '@cairn/core';
 import { MemoryService, NamespaceAccess } from '@cairn/service';
 import { loadDistributed } from '../distributed.js';
 import type { CliEnv } from '../env.js';
-import { filtersFromFlags, integerFlag, requireNamespace } from '../flags.js';
+import { filtersFromFlags, numberFlag, optionalNumberFlag, requireNamespace } from '../flags.js';
 import { connectQueues, withEngine } from '../open-engine.js';
 import { warn, writeJson } from '../output.js';
 import { renderMemories } from '../render.js';
@@ -36,7 +37,8 @@ export async function addCommand(textArg: string | undefined, flags: AddFlags, e
   if (flags.session) memory.session = flags.session;
   if (flags.tag?.length) memory.tags = flags.tag;
   if (flags.id) memory.id = flags.id;
-  if (flags.importance !== undefined) memory.importance = Number(flags.importance);
+  const importance = optionalNumberFlag(flags.importance, 'importance', { whole: false });
+  if (importance !== undefined) memory.importance = importance;
   // The API's own write path: the same validation and errors, and with REDIS_URL the capture queue.
   const res = await withEngine(
     flags.dataDir,
@@ -85,8 +87,8 @@ interface ListFlags {
 export async function listCommand(flags: ListFlags, env: CliEnv): Promise<void> {
   const namespace = requireNamespace(flags.namespace);
   const filters = filtersFromFlags(flags);
-  const limit = integerFlag(flags.limit, 'limit', 1, 10_000);
-  const offset = integerFlag(flags.offset, 'offset', 0, Number.MAX_SAFE_INTEGER);
+  const limit = numberFlag(flags.limit, 'limit', { min: 1, max: 10_000 });
+  const offset = numberFlag(flags.offset, 'offset', { min: 0 });
   const memories = await withEngine(
     flags.dataDir,
     env,
@@ -112,6 +114,7 @@ interface ContextFlags {
 /** `cairn context`: the session-start pack an agent gets from mem_context, within a token budget. */
 export async function contextCommand(flags: ContextFlags, env: CliEnv): Promise<void> {
   const namespace = requireNamespace(flags.namespace);
+  const maxTokens = numberFlag(flags.maxTokens, 'max-tokens', { min: 1, max: DEFAULT_API_LIMITS.maxTokens });
   const pack = await withEngine(
     flags.dataDir,
     env,
@@ -119,7 +122,7 @@ export async function contextCommand(flags: ContextFlags, env: CliEnv): Promise<
       new MemoryService({ engine }).context(NamespaceAccess.everything(), {
         namespace,
         ...(flags.query ? { query: flags.query } : {}),
-        max_tokens: Number(flags.maxTokens),
+        max_tokens: maxTokens,
       }),
     { follow: true, existing: true },
   );

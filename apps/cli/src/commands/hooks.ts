@@ -1,7 +1,9 @@
 import { appendFileSync, existsSync, mkdirSync, realpathSync, renameSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { DEFAULT_API_LIMITS } from '@cairn/api-contract';
 import { CairnError } from '@cairn/core';
 import type { CliEnv } from '../env.js';
+import { numberFlag } from '../flags.js';
 import {
   type HookTargetFlags,
   hookDataDir,
@@ -31,6 +33,11 @@ import {
 } from '../hooks/settings.js';
 import { writeJson } from '../output.js';
 import { projectNamespace } from '../project-namespace.js';
+
+/** `--timeout` of a hook: seconds, more than 0 and at most 600 (Claude Code's own limit is set above it). */
+const TIMEOUT_FLAG = { whole: false, min: 0, minExclusive: true, max: 600 };
+/** `--max-tokens` of the SessionStart hook: the API's own bounds of a budget. */
+const MAX_TOKENS_FLAG = { min: 1, max: DEFAULT_API_LIMITS.maxTokens };
 
 /** Claude Code's own limit on the command is the hook's plus this, so Cairn's cut always comes first. */
 const SETTINGS_TIMEOUT_MARGIN_S = 5;
@@ -66,9 +73,26 @@ export async function hooksRunCommand(
   flags: HooksRunFlags,
   env: CliEnv,
 ): Promise<void> {
-  const timeoutS = Number(flags.timeout);
-  const budgetMs =
-    Number.isFinite(timeoutS) && timeoutS > 0 ? timeoutS * 1_000 : DEFAULT_HOOK_TIMEOUT_S * 1_000;
+  // A hook never fails the agent's turn: a bad number is said in the log (once it is set up) and its
+  // default used. `hooks install` refuses them, so only a hand-edited settings file has one.
+  const badFlags: string[] = [];
+  const orDefault = (parse: () => number, fallback: number) => {
+    try {
+      return parse();
+    } catch (err) {
+      badFlags.push(`${(err as Error).message}; using ${fallback}`);
+      return fallback;
+    }
+  };
+  const timeoutS = orDefault(
+    () => numberFlag(flags.timeout, 'timeout', TIMEOUT_FLAG),
+    DEFAULT_HOOK_TIMEOUT_S,
+  );
+  const maxTokens = orDefault(
+    () => numberFlag(flags.maxTokens, 'max-tokens', MAX_TOKENS_FLAG),
+    DEFAULT_HOOK_MAX_TOKENS,
+  );
+  const budgetMs = timeoutS * 1_000;
   const started = Date.now();
   const remaining = () => Math.max(budgetMs - (Date.now() - started), 0);
   let event: string = eventArg ?? 'hook';
@@ -92,6 +116,7 @@ export async function hooksRunCommand(
     return existsSync(dir) ? dir : null;
   };
   logDir = logFolder(projectFolder(undefined, env));
+  for (const bad of badFlags) log(bad);
   /** What this hook is delivering to the API: kept in the outbox should the API not take it. */
   let pending: OutboxEntry | null = null;
   /** The outbox entries this hook is sending: what is left goes back should it stop part-way. */
@@ -145,7 +170,7 @@ export async function hooksRunCommand(
       /** This hook's own summary payload, delivered: an older one of its session in the outbox is stale. */
       let live: { payload: HookPayload; namespace: string; base: string } | null = null;
       if (named === 'SessionStart')
-        await startSession(backend.api, { namespace, maxTokens: flags.maxTokens, query: flags.query });
+        await startSession(backend.api, { namespace, maxTokens, query: flags.query });
       else {
         const delivery = deliveryOf(named, payload, { namespace, base });
         if (delivery && 'payload' in delivery) live = { payload: delivery.payload, namespace, base };
@@ -265,14 +290,8 @@ function cairnInvocation(flags: HooksInstallFlags): string {
 
 /** The hook commands for a settings file: each event's `… hooks run <event>` with the install's options. */
 export function hookEntries(flags: HooksInstallFlags, env: CliEnv): HookEntry[] {
-  const timeout = Number(flags.timeout);
-  if (!Number.isFinite(timeout) || timeout <= 0 || timeout > 600)
-    throw new CairnError('INVALID_INPUT', '--timeout must be a number of seconds in (0, 600]', {
-      field: 'timeout',
-    });
-  const maxTokens = Number(flags.maxTokens);
-  if (!Number.isInteger(maxTokens) || maxTokens < 1)
-    throw new CairnError('INVALID_INPUT', '--max-tokens must be a positive integer', { field: 'maxTokens' });
+  const timeout = numberFlag(flags.timeout, 'timeout', TIMEOUT_FLAG);
+  const maxTokens = numberFlag(flags.maxTokens, 'max-tokens', MAX_TOKENS_FLAG);
   if (flags.dataDir !== undefined && flags.api !== undefined)
     throw new CairnError('INVALID_INPUT', 'give --data-dir (embedded) or --api (remote), not both', {
       field: 'api',

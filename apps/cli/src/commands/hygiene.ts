@@ -4,6 +4,7 @@ import { CairnError } from '@cairn/core';
 import { HygieneService, NamespaceAccess } from '@cairn/service';
 import { type ApiTargetFlags, apiTarget } from '../api-target.js';
 import type { CliEnv } from '../env.js';
+import { numberFlag, optionalNumberFlag } from '../flags.js';
 import { withEngine } from '../open-engine.js';
 import { EXIT, warn, writeJson } from '../output.js';
 
@@ -54,6 +55,7 @@ export async function consolidateCommand(ids: string[], flags: ConsolidateFlags,
     throw new CairnError('INVALID_INPUT', '--undo and --list need --namespace', { field: 'namespace' });
   if (ids.length > 0 && !flags.undo)
     throw new CairnError('INVALID_INPUT', 'ids are for --undo', { field: 'ids' });
+  const limit = optionalNumberFlag(flags.limit, 'limit', { min: 1 });
   await withHygiene(flags, env, async (api) => {
     if (flags.undo) {
       const res = await api.undoConsolidation({
@@ -80,7 +82,7 @@ export async function consolidateCommand(ids: string[], flags: ConsolidateFlags,
     if (flags.list) {
       const res = await api.consolidations({
         namespace: flags.namespace!,
-        ...(flags.limit ? { limit: Number(flags.limit) } : {}),
+        ...(limit !== undefined ? { limit } : {}),
       });
       if (flags.json) return writeJson(res);
       for (const m of res.merges) process.stdout.write(mergeLine(m));
@@ -121,20 +123,17 @@ export async function pruneCommand(flags: PruneFlags, env: CliEnv): Promise<void
   if (!flags.namespace)
     throw new CairnError('INVALID_INPUT', '--namespace is required', { field: 'namespace' });
   if (flags.cap === undefined) throw new CairnError('INVALID_INPUT', '--cap is required', { field: 'cap' });
-  const number = (v: string, field: string) => {
-    const n = Number(v);
-    if (!Number.isInteger(n))
-      throw new CairnError('INVALID_INPUT', `--${field} must be an integer`, { field });
-    return n;
-  };
+  // Whole numbers, named here; their ranges are the API's.
+  const cap = numberFlag(flags.cap, 'cap');
+  const minAccess = optionalNumberFlag(flags.minAccess, 'min-access');
   await withHygiene(flags, env, async (api) => {
     const res: PruneResponse = await api.prune({
       namespace: flags.namespace!,
       ...(flags.slot ? { slot: flags.slot } : {}),
       ...(flags.kind ? { kind: flags.kind } : {}),
-      cap: number(flags.cap!, 'cap'),
+      cap,
       ...(flags.minAge ? { min_age: flags.minAge } : {}),
-      ...(flags.minAccess ? { min_access: number(flags.minAccess, 'min-access') } : {}),
+      ...(minAccess !== undefined ? { min_access: minAccess } : {}),
       dry_run: Boolean(flags.dryRun),
     });
     if (flags.json) return writeJson(res);

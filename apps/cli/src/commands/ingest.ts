@@ -2,7 +2,7 @@ import { asFactMemory, type CairnErrorCode, type FactFields, isCairnError } from
 import { SingleBar } from 'cli-progress';
 import { loadDistributed } from '../distributed.js';
 import type { CliEnv } from '../env.js';
-import { integerFlag } from '../flags.js';
+import { numberFlag } from '../flags.js';
 import { byWriter, waitForVectors } from '../index-progress.js';
 import { fileSize, readJsonl } from '../jsonl.js';
 import { withEngine, withQueues } from '../open-engine.js';
@@ -72,7 +72,7 @@ const PROGRESS_MIN_BYTES = 1_000_000;
 const MAX_REPORTED_ERRORS = 100;
 
 export async function ingestCommand(file: string, flags: IngestFlags, env: CliEnv): Promise<void> {
-  const batchSize = integerFlag(flags.batchSize, 'batch-size', 1, 50_000, 'batchSize');
+  const batchSize = numberFlag(flags.batchSize, 'batch-size', { min: 1, max: 50_000 });
   const size = fileSize(file);
   const showBar = flags.progress ?? (size !== null && size >= PROGRESS_MIN_BYTES);
   const bar = showBar

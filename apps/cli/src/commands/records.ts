@@ -6,7 +6,7 @@ import type { QueueCounts } from '@cairn/pipeline/distributed';
 import { type RecordedIntegrity, readRecordedIntegrity } from '@cairn/store';
 import { loadDistributed } from '../distributed.js';
 import type { CliEnv } from '../env.js';
-import { integerFlag, requireNamespace } from '../flags.js';
+import { numberFlag, requireNamespace } from '../flags.js';
 import { withEngine, withQueues } from '../open-engine.js';
 import { EXIT, warn, writeJson } from '../output.js';
 import { renderMemories } from '../render.js';
@@ -46,8 +46,9 @@ export async function timelineCommand(
 ): Promise<void> {
   const ns = requireNamespace(flags.namespace);
   // The API's bounds, so a command and a request refuse the same values.
-  const before = integerFlag(flags.before, 'before', 0, DEFAULT_API_LIMITS.maxTimelineSide);
-  const after = integerFlag(flags.after, 'after', 0, DEFAULT_API_LIMITS.maxTimelineSide);
+  const side = { min: 0, max: DEFAULT_API_LIMITS.maxTimelineSide };
+  const before = numberFlag(flags.before, 'before', side);
+  const after = numberFlag(flags.after, 'after', side);
   const res = await withEngine(flags.dataDir, env, async (e) => e.timeline(ns, anchor, before, after), {
     follow: true,
     existing: true,

@@ -13,7 +13,7 @@ import {
 import { type ApiTargetFlags, apiTarget } from '../api-target.js';
 import { loadDistributed } from '../distributed.js';
 import { type CliEnv, resolveDataDir } from '../env.js';
-import { integerFlag } from '../flags.js';
+import { numberFlag } from '../flags.js';
 import { withEngine, withQueues } from '../open-engine.js';
 import { warn, writeJson } from '../output.js';
 
@@ -196,8 +196,8 @@ function runBelowServing(): void {
 async function reindexHere(flags: ReindexFlags, env: CliEnv): Promise<ReindexSummary> {
   const distributed = Boolean(env.REDIS_URL);
   if (distributed) runBelowServing();
-  const batchSize = integerFlag(flags.batchSize, 'batch-size', 1, 100_000, 'batchSize');
-  const stallSeconds = integerFlag(flags.stallTimeout, 'stall-timeout', 1, 86_400, 'stallTimeout');
+  const batchSize = numberFlag(flags.batchSize, 'batch-size', { min: 1, max: 100_000 });
+  const stallSeconds = numberFlag(flags.stallTimeout, 'stall-timeout', { min: 1, max: 86_400 });
   return withEngine(
     flags.dataDir,
     env,

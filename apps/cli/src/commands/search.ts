@@ -2,7 +2,7 @@ import { CairnError, parseDecay, parseTimestamp, ROUTE_NAME_PATTERN, type Search
 import type { CairnEngine } from '@cairn/engine';
 import { MemoryService, NamespaceAccess, searchResponseOut, TokenizerThread } from '@cairn/service';
 import type { CliEnv } from '../env.js';
-import { filtersFromFlags, requireNamespace } from '../flags.js';
+import { filtersFromFlags, optionalNumberFlag, requireNamespace } from '../flags.js';
 import { readJsonl } from '../jsonl.js';
 import { withEngine } from '../open-engine.js';
 import { EXIT, writeJson } from '../output.js';
@@ -35,14 +35,6 @@ export interface SearchFlags {
   json?: boolean;
   dataDir?: string;
 }
-
-const int = (v: string | undefined, field: string) => {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n))
-    throw new CairnError('INVALID_INPUT', `--${field} must be an integer, got ${v}`, { field });
-  return n;
-};
 
 /** `lexical=1,vector=0.5` → weights. */
 function parseWeights(v: string): { lexical?: number; vector?: number } {
@@ -85,22 +77,24 @@ export function requestFromFlags(query: string, f: SearchFlags): SearchRequest {
       : parseTimestamp(/^\d+$/.test(f.now) ? Number(f.now) : f.now, 'now');
   const filters = filtersFromFlags(f, now);
   const req: SearchRequest = { namespace, query, filters, explain: f.explain ?? 'hits' };
-  const k = int(f.k, 'k');
-  const pool = int(f.pool, 'pool');
-  if (k !== undefined) req.k = k;
-  if (pool !== undefined) req.candidatePool = pool;
-  if (f.rrfK !== undefined) req.rrfK = Number(f.rrfK);
-  if (f.contextWeight !== undefined) req.contextWeight = Number(f.contextWeight);
-  if (f.agentBoost !== undefined) req.agentBoost = Number(f.agentBoost);
-  if (f.sessionMatch !== undefined) req.sessionMatch = Number(f.sessionMatch);
-  if (f.sessionSupport !== undefined) req.sessionSupport = Number(f.sessionSupport);
-  if (f.routeWeight !== undefined) req.routeWeight = Number(f.routeWeight);
+  // Numbers are checked for being numbers here, naming the flag; their ranges by the engine, as the API's.
+  const real = { whole: false };
+  const numbers = {
+    k: optionalNumberFlag(f.k, 'k'),
+    candidatePool: optionalNumberFlag(f.pool, 'pool'),
+    rrfK: optionalNumberFlag(f.rrfK, 'rrf-k', real),
+    contextWeight: optionalNumberFlag(f.contextWeight, 'context-weight', real),
+    agentBoost: optionalNumberFlag(f.agentBoost, 'agent-boost', real),
+    sessionMatch: optionalNumberFlag(f.sessionMatch, 'session-match', real),
+    sessionSupport: optionalNumberFlag(f.sessionSupport, 'session-support', real),
+    routeWeight: optionalNumberFlag(f.routeWeight, 'route-weight', real),
+    neighbors: optionalNumberFlag(f.neighbors, 'neighbors'),
+    mmrLambda: optionalNumberFlag(f.mmr, 'mmr', real),
+  };
+  for (const [name, n] of Object.entries(numbers)) if (n !== undefined) req[name as keyof typeof numbers] = n;
   if (f.routeWeights !== undefined) req.routeWeights = parseRouteWeights(f.routeWeights);
-  const neighbors = int(f.neighbors, 'neighbors');
-  if (neighbors !== undefined) req.neighbors = neighbors;
   if (f.weights) req.weights = parseWeights(f.weights);
   if (f.decay) req.decay = parseDecay(f.decay);
-  if (f.mmr !== undefined) req.mmrLambda = Number(f.mmr);
   if (now !== undefined) req.now = now;
   return req;
 }

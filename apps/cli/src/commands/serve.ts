@@ -11,7 +11,7 @@ import { closeInOrder } from '../close-in-order.js';
 import { loadDistributed } from '../distributed.js';
 import type { CliEnv } from '../env.js';
 import { resolveDataDir } from '../env.js';
-import { integerFlag } from '../flags.js';
+import { numberFlag } from '../flags.js';
 import { readJsonl } from '../jsonl.js';
 import { createLogger } from '../logger.js';
 import { openEngine } from '../open-engine.js';
@@ -77,11 +77,9 @@ export interface ServeFlags {
  * shared data folder the workers fill, so any number of API processes can run side by side.
  */
 export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void> {
-  const port = Number.parseInt(flags.port, 10);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535)
-    throw new CairnError('INVALID_INPUT', '--port must be 0..65535', { field: 'port' });
+  const port = numberFlag(flags.port, 'port', { min: 0, max: 65_535 });
   // `abc` or `-5` once served with the rate-limit plugin's own default, and `0` refused every request.
-  const rateLimitPerMinute = integerFlag(flags.rateLimit, 'rate-limit', 1, 100_000_000, 'rateLimit');
+  const rateLimitPerMinute = numberFlag(flags.rateLimit, 'rate-limit', { min: 1, max: 100_000_000 });
   const keys = loadApiKeys(env.raw);
   if (keys === null && flags.auth)
     throw new CairnError(
@@ -91,9 +89,7 @@ export async function serveCommand(flags: ServeFlags, env: CliEnv): Promise<void
     );
   // Before the folder is opened (which creates it): a mistyped --data-dir was left behind by a refusal.
   assertAuthAllowed(keys, flags.host);
-  const processes = Number.parseInt(flags.processes, 10);
-  if (!Number.isInteger(processes) || processes < 1 || processes > 64)
-    throw new CairnError('INVALID_INPUT', '--processes must be 1..64', { field: 'processes' });
+  const processes = numberFlag(flags.processes, 'processes', { min: 1, max: 64 });
   if (processes > 1 && cluster.isPrimary) return supervise(flags, env, processes, keys);
   const child = cluster.isWorker;
   // Before the folder is opened: opening creates it, and at a million memories takes seconds, all for a

@@ -3,7 +3,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { CairnError, type KeyedMemory } from '@cairn/core';
 import type { CairnEngine } from '@cairn/engine';
 import type { CliEnv } from '../env.js';
-import { integerFlag, requireNamespace } from '../flags.js';
+import { numberFlag, requireNamespace } from '../flags.js';
 import { byWriter, waitForVectors } from '../index-progress.js';
 import { fileSize, readJsonl } from '../jsonl.js';
 import { withEngine } from '../open-engine.js';
@@ -258,7 +258,7 @@ function accessOf(
  * until all is embedded.
  */
 export async function importCommand(file: string, flags: ImportFlags, env: CliEnv): Promise<void> {
-  const batchSize = integerFlag(flags.batchSize, 'batch-size', 1, 50_000, 'batchSize');
+  const batchSize = numberFlag(flags.batchSize, 'batch-size', { min: 1, max: 50_000 });
   if (env.REDIS_URL)
     throw new CairnError(
       'INVALID_INPUT',

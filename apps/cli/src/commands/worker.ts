@@ -3,7 +3,7 @@ import { StageWorkerHost } from '@cairn/engine/distributed';
 import { deadLetters, retryDeadLetters, STAGE_NAMES, type StageName } from '@cairn/pipeline/distributed';
 import type { CliEnv } from '../env.js';
 import { resolveDataDir } from '../env.js';
-import { integerFlag } from '../flags.js';
+import { numberFlag } from '../flags.js';
 import { createLogger } from '../logger.js';
 import { withQueues } from '../open-engine.js';
 import { EXIT, writeJson } from '../output.js';
@@ -51,19 +51,11 @@ export async function workerCommand(flags: WorkerFlags, env: CliEnv): Promise<vo
   const stages = parseStages(flags.stages);
   // Every number is checked before anything starts: a mistyped value once turned the crash-recovery sweep
   // off (NaN) or made SIGTERM exit at once without draining.
-  const concurrency = integerFlag(flags.concurrency, 'concurrency', 1, 64);
+  const concurrency = numberFlag(flags.concurrency, 'concurrency', { min: 1, max: 64 });
   const embedRate =
-    flags.embedRate === undefined
-      ? undefined
-      : integerFlag(flags.embedRate, 'embed-rate', 1, Number.MAX_SAFE_INTEGER, 'embedRate');
-  const reconcileSeconds = integerFlag(
-    flags.reconcileInterval,
-    'reconcile-interval',
-    0,
-    86_400,
-    'reconcileInterval',
-  );
-  const shutdownSeconds = integerFlag(flags.shutdownTimeout, 'shutdown-timeout', 0, 3_600, 'shutdownTimeout');
+    flags.embedRate === undefined ? undefined : numberFlag(flags.embedRate, 'embed-rate', { min: 1 });
+  const reconcileSeconds = numberFlag(flags.reconcileInterval, 'reconcile-interval', { min: 0, max: 86_400 });
+  const shutdownSeconds = numberFlag(flags.shutdownTimeout, 'shutdown-timeout', { min: 0, max: 3_600 });
   const logger = createLogger(env.CAIRN_LOG_LEVEL === 'warn' ? 'info' : env.CAIRN_LOG_LEVEL);
   const host = await StageWorkerHost.start({
     dataDir: resolveDataDir(flags.dataDir, env),
@@ -131,7 +123,7 @@ export async function deadLettersCommand(
   env: CliEnv,
 ): Promise<void> {
   requireRedis(env, 'cairn dead-letters');
-  const limit = integerFlag(flags.limit, 'limit', 1, 100_000);
+  const limit = numberFlag(flags.limit, 'limit', { min: 1, max: 100_000 });
   await withQueues(env, async (topology) => {
     if (flags.retry) {
       const n = await retryDeadLetters(topology);

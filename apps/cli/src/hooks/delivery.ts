@@ -1,6 +1,5 @@
 import type { MemoryApi, MemoryRecordOut, MemoryWrite } from '@cairn/api-contract';
 import { CairnError } from '@cairn/core';
-import { DEFAULT_HOOK_MAX_TOKENS } from './defaults.js';
 import { HOOK_AGENT, observationOf } from './observation.js';
 import type { OutboxBatch } from './outbox.js';
 import type { HookEvent, HookPayload } from './payload.js';
@@ -19,12 +18,11 @@ const OUTBOX_SEND_RESERVE_MS = 500;
 /** SessionStart: prints the project's context pack (Claude Code adds a hook's stdout to the session). */
 export async function startSession(
   api: MemoryApi,
-  o: { namespace: string; maxTokens: string; query?: string | undefined },
+  o: { namespace: string; maxTokens: number; query?: string | undefined },
 ): Promise<void> {
-  const maxTokens = Number(o.maxTokens);
   const pack = await api.context({
     namespace: o.namespace,
-    max_tokens: Number.isInteger(maxTokens) && maxTokens > 0 ? maxTokens : DEFAULT_HOOK_MAX_TOKENS,
+    max_tokens: o.maxTokens,
     ...(o.query ? { query: o.query } : {}),
   });
   // An empty namespace gives an empty pack: print nothing rather than an empty heading.
