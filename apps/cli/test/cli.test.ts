@@ -18,6 +18,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_INPUT_LIMITS } from '@cairn/core';
 import { MemoryStore } from '@cairn/store';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
@@ -636,6 +637,19 @@ describe('cairn add, list, context and --version', () => {
       memories: Array<{ text: string }>;
     };
     expect(page2.memories.map((m) => m.text)).toEqual(['we deploy with blue-green switching']);
+    // The API's limit on a listing's offset, refused alike (it was unbounded here).
+    const deepest = DEFAULT_INPUT_LIMITS.maxListingOffset;
+    expect(JSON.parse(cairn(['list', '-n', 'proj', '--offset', String(deepest), '--json']).stdout)).toEqual({
+      namespace: 'proj',
+      memories: [],
+    });
+    const tooDeep = cairn(['list', '-n', 'proj', '--offset', String(deepest + 1), '--json']);
+    expect(tooDeep.code).toBe(2);
+    expect(JSON.parse(tooDeep.stdout).error).toEqual({
+      code: 'INVALID_INPUT',
+      message: `--offset must be an integer in [0, ${deepest}], got "${deepest + 1}"`,
+      field: 'offset',
+    });
     expect(cairn(['list', '-n', 'other']).stdout).toContain('no memories in other');
 
     const pack = cairn(['context', '-n', 'proj', '-q', 'staging database', '--json']);

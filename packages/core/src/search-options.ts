@@ -320,7 +320,12 @@ export const SearchRequestSchema = z.strictObject({
   filters: SearchFiltersSchema.optional(),
   explain: z.enum(['none', 'hits', 'full']).optional(),
   minCosine: z.number().min(-1).max(1).optional(),
-  offset: z.number().min(0).max(L.maxListingOffset).int().optional(),
+  offset: z
+    .number()
+    .min(0)
+    .max(L.maxListingOffset, `offset must be at most ${L.maxListingOffset}`)
+    .int()
+    .optional(),
   /**
    * A hard recency window, like claude-mem's 90 days: memories older than this before now are left out
    * (it tightens `filters.since`). A duration: `"90d"`, `"12h"`, or ms. Off unless given.

@@ -438,6 +438,19 @@ describe('search and progressive disclosure', () => {
     expect(listed.body.listing).toEqual({ offset: 1, next: 3 });
     expect(listed.body.hits).toHaveLength(2);
     expect(listed.body.hits[0].date >= listed.body.hits[1].date).toBe(true);
+    // A listing skips at most 100,000 (as `cairn list --offset` does), said in the words k's limit has.
+    const tooDeep = await call('POST', '/v1/search', {
+      namespace: 'team/alpha',
+      query: '',
+      filters: { since: 0 },
+      offset: 100_001,
+    });
+    expect(tooDeep.status).toBe(400);
+    expect(tooDeep.body.error).toEqual({
+      code: 'INVALID_INPUT',
+      message: 'offset must be at most 100000',
+      field: 'offset',
+    });
     const offsetWithWords = await call('POST', '/v1/search', {
       namespace: 'team/alpha',
       query: 'redis',

@@ -51,6 +51,13 @@ const CASES: Case[] = [
     field: 'namespace',
     mcp: { namespace: 'secret', query: 'x' },
   },
+  {
+    name: 'a listing offset past its limit',
+    request: { query: '', filters: { kinds: ['fact'] }, offset: 100_001 },
+    code: 'INVALID_INPUT',
+    field: 'offset',
+    mcp: { query: '', kinds: ['fact'], offset: 100_001 },
+  },
   { name: 'no query', request: {}, code: 'INVALID_INPUT', field: 'query', mcp: {} },
   {
     name: 'a query over 4,096 characters',

@@ -1,6 +1,6 @@
 import { text as readStream } from 'node:stream/consumers';
 import { DEFAULT_API_LIMITS } from '@cairn/api-contract';
-import { CairnError } from '@cairn/core';
+import { CairnError, DEFAULT_INPUT_LIMITS } from '@cairn/core';
 import { MemoryService, NamespaceAccess } from '@cairn/service';
 import { loadDistributed } from '../distributed.js';
 import type { CliEnv } from '../env.js';
@@ -88,7 +88,8 @@ export async function listCommand(flags: ListFlags, env: CliEnv): Promise<void> 
   const namespace = requireNamespace(flags.namespace);
   const filters = filtersFromFlags(flags);
   const limit = numberFlag(flags.limit, 'limit', { min: 1, max: 10_000 });
-  const offset = numberFlag(flags.offset, 'offset', { min: 0 });
+  // The API's limit on a listing's offset (a deeper page is a slower scan), so both refuse the same.
+  const offset = numberFlag(flags.offset, 'offset', { min: 0, max: DEFAULT_INPUT_LIMITS.maxListingOffset });
   const memories = await withEngine(
     flags.dataDir,
     env,

@@ -28,7 +28,7 @@ const inputSchema = {
     .string()
     .optional()
     .describe('only memories before this time (ISO-8601, or a window back from now such as 12h)'),
-  offset: intArg(0, DEFAULT_INPUT_LIMITS.maxListingOffset)
+  offset: intArg(0, DEFAULT_INPUT_LIMITS.maxListingOffset, 'offset')
     .optional()
     .describe('with an empty query and a filter: skip this many of the listing (the next page)'),
   max_tokens: maxTokensArg,
