@@ -34,7 +34,7 @@ async function connect(access: NamespaceAccess, log?: McpLog) {
     await engine.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  return { call, engine };
+  return { call, engine, client };
 }
 
 const opened: Array<() => Promise<void>> = [];
@@ -103,6 +103,32 @@ describe('createCairnMcpServer', () => {
     expect(bad.isError).toBe(true);
     expect(bad.text).toContain('[INVALID_INPUT]');
     expect(bad.text).toContain('fields.text');
+  });
+
+  it('mem_save says what saving the same text again does, and does it: unchanged, or updated into the new session', async () => {
+    const { call, client } = await connect(NamespaceAccess.everything());
+    const { tools } = await client.listTools();
+    const description = tools.find((t) => t.name === 'mem_save')!.description!;
+    // It said "Saving the same text again changes nothing", and the memory then left its session.
+    expect(description).not.toContain('changes nothing');
+    expect(description).toContain('unchanged when nothing else differs');
+    expect(description).toContain('leaves its first session');
+    const text = 'Chose SQLite FTS5 for the lexical leg';
+    const first = await call('mem_save', { text, session: 'sess-1' });
+    expect(first.data).toMatchObject({ status: 'stored' });
+    expect((await call('mem_save', { text, session: 'sess-1' })).data).toMatchObject({
+      id: first.data.id,
+      status: 'unchanged',
+    });
+    const moved = await call('mem_save', { text, session: 'sess-2', tags: ['search'] });
+    expect(moved.data).toMatchObject({ id: first.data.id, status: 'updated' });
+    const got = await call('mem_get', { ids: [first.data.id] });
+    expect((got.data.memories as Array<{ session: string; tags: string[] }>)[0]).toMatchObject({
+      session: 'sess-2',
+      tags: ['search'],
+    });
+    const left = await call('mem_search', { query: '', sessions: ['sess-1'] });
+    expect(left.data.hits).toEqual([]);
   });
 
   it('reports an unexpected backend failure as an INTERNAL tool error and logs it', async () => {

@@ -38,9 +38,11 @@ export function registerMemSave(server: McpServer, ctx: ToolContext): Registered
       title: 'Save a memory',
       description:
         'Stores one memory for later sessions: a decision and its reason, a non-obvious fix, a convention, ' +
-        'the state of unfinished work. Saving the same text again changes nothing; a fact with slot and ' +
-        'key replaces the previous value of that key. Returns the id and status (stored, updated, ' +
-        'unchanged or queued). ' +
+        'the state of unfinished work. A memory is known by its kind, title and text: saving the same ' +
+        'again is unchanged when nothing else differs; otherwise it is updated and takes this save’s ' +
+        'session, tags, importance and fields in place of its old ones (so it leaves its first session). ' +
+        'A fact with slot and key replaces the previous value of that key. Returns the id and status ' +
+        '(stored, updated, unchanged or queued). ' +
         WORKFLOW,
       // Strict: an unknown argument (a misspelt `tag`, `kind` for `kinds`) is refused, never dropped.
       inputSchema: z.strictObject(inputSchema),
