@@ -51,7 +51,9 @@ async function usedLessThan(namespace: string, minAccess: number): Promise<strin
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'cairn-http-access-'));
   engine = await CairnEngine.open({ dataDir: dir, persistIntervalMs: 0, consolidation: false });
-  engine.ingest(['r/acc', 'r/probe', 'r/part', 'r/ctx', 'r/fed', 'r/get'].flatMap(walruses));
+  engine.ingest(
+    ['r/acc', 'r/probe', 'r/part', 'r/ctx', 'r/fed', 'r/get', 'r/tl', 'r/list'].flatMap(walruses),
+  );
   await engine.drain();
   app = await createHttpServer({ service: new MemoryService({ engine }), keys: null });
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -119,6 +121,37 @@ describe('access counts', () => {
     ]);
     expect(part.omitted).toEqual(['m2', 'm3']);
     expect(await usedLessThan('r/get', 2)).toEqual(['m2', 'm3']);
+  });
+
+  it('a timeline refused for its budget counts nothing; one answered counts its anchor', async () => {
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(`${base}/v1/timeline?namespace=r/tl&query=tusk&max_tokens=1`);
+      expect(res.status).toBe(400);
+    }
+    // Three refusals counted the anchor three times: enough for min_access 2 to protect it.
+    expect(await usedLessThan('r/tl', 1)).toEqual(['m1', 'm2', 'm3']);
+    const ok = await fetch(`${base}/v1/timeline?namespace=r/tl&query=tusk`);
+    expect(ok.status).toBe(200);
+    expect(await usedLessThan('r/tl', 1)).toEqual(['m1', 'm3']);
+  });
+
+  it('a listing whose first entry exceeds the budget is refused, never a page whose next page is itself', async () => {
+    const res = await fetch(`${base}/v1/search`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        namespace: 'r/list',
+        query: '',
+        filters: { kinds: ['note'] },
+        k: 2,
+        max_tokens: 1,
+      }),
+    });
+    // It answered hits [] with listing {offset: 0, next: 0}: a caller following next asked again for good.
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { message: string } };
+    expect(body.error).toMatchObject({ code: 'INVALID_INPUT', field: 'max_tokens' });
+    expect(body.error.message).toMatch(/give max_tokens of at least \d+/);
   });
 
   it('a federated search counts the hits of the merged page within its budget', async () => {

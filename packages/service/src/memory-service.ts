@@ -293,8 +293,10 @@ export class MemoryService {
     access.assert(q.namespace);
     let anchorId = q.anchor;
     if (anchorId === undefined) {
+      // Counted once the timeline is answered: a refused budget returns nothing.
       const res = await this.engine.search(
         parseSearchRequest({ namespace: q.namespace, query: q.query!, k: 1 }),
+        { countAccesses: false },
       );
       anchorId = res.hits[0]?.id;
       if (anchorId === undefined)
@@ -312,6 +314,7 @@ export class MemoryService {
       (e) => countTokens(indexLine(e)),
       q.max_tokens,
     );
+    if (q.anchor === undefined) this.engine.countAccesses(q.namespace, [anchorId]);
     return {
       namespace: q.namespace,
       scope: t.scope,
@@ -416,16 +419,13 @@ export function searchResponseOut(
   // page stops at it instead, and the next page starts there, so paging never loses an entry.
   const fit = res.listing ? leadingWithinBudget : withinBudget;
   // A hit's neighbours are read in full, so their text counts against the budget with the hit.
-  const budget = fit(
-    hits,
-    (h) =>
-      countTokens(indexLine(h)) +
-      [...(h.neighbors?.before ?? []), ...(h.neighbors?.after ?? [])].reduce(
-        (sum, n) => sum + countTokens(n.text),
-        0,
-      ),
-    opts.max_tokens,
-  );
+  const cost = (h: (typeof hits)[number]) =>
+    countTokens(indexLine(h)) +
+    [...(h.neighbors?.before ?? []), ...(h.neighbors?.after ?? [])].reduce(
+      (sum, n) => sum + countTokens(n.text),
+      0,
+    );
+  const budget = fit(hits, cost, opts.max_tokens);
   const out: SearchResponseOut = {
     namespace: res.namespace,
     query: res.query,
@@ -435,6 +435,15 @@ export function searchResponseOut(
     tokens: { used: budget.used, budget: opts.max_tokens ?? null, omitted: budget.omitted.length },
   };
   if (res.empty) out.empty = res.empty;
+  if (res.listing && budget.kept.length === 0 && hits.length > 0) {
+    // An empty page whose next page is this one: a caller following `next` would ask again for good.
+    const least = cost(hits[0]!);
+    throw new CairnError(
+      'INVALID_INPUT',
+      `max_tokens ${opts.max_tokens} cannot hold this listing's first entry (${least} tokens); give max_tokens of at least ${least}`,
+      { field: 'max_tokens' },
+    );
+  }
   if (res.listing)
     out.listing = { offset: res.listing.offset, next: res.listing.offset + budget.kept.length };
   if (res.relevance) out.relevance = res.relevance;

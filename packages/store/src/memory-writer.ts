@@ -154,8 +154,12 @@ export class MemoryWriter {
       .prepare('SELECT key FROM consolidations WHERE by_key = ? AND undone_at IS NULL')
       .pluck();
     this.forgetMerge = db.prepare('DELETE FROM consolidations WHERE key = ?');
+    // Only from a dead id: a replacement still live (a file re-run writes it again) keeps it hidden, so
+    // writing one file twice leaves what the first run left.
     this.unhide = db.prepare(
-      'UPDATE memories SET superseded_by = NULL, meta_seq = ? WHERE key = ? AND superseded_by IS NOT NULL',
+      `UPDATE memories SET superseded_by = NULL, meta_seq = ? WHERE key = ? AND superseded_by IS NOT NULL
+         AND NOT EXISTS (SELECT 1 FROM memories s WHERE s.namespace = memories.namespace
+                         AND s.id = memories.superseded_by AND s.deleted_at IS NULL)`,
     );
     this.idOf = db.prepare('SELECT id FROM memories WHERE key = ?').pluck();
     this.receipts = new WriteReceipts(db);
@@ -208,15 +212,16 @@ export class MemoryWriter {
       tombstone.run(now, ++meta, row.key);
       dropVectors.run(row.key);
       this.routes.drop(row.key);
-      // What it hid comes back (a memory named as the replacement of others, once gone, left them hidden
-      // behind a dead id that no route could clear); or, when a newer version hid it too, stays hidden
-      // behind that one. Before the merges are dissolved below, so that its copies follow the same rule.
+      // The copies the consolidation job merged into it come back, their records forgotten: duplicates of
+      // a memory that no longer answers, which the job merges again where they belong (re-pointed instead,
+      // a merge became a supersession no undo could reach).
+      this.dissolveMerges(row.key, true, () => ++meta);
+      // What it superseded comes back too (a memory named as the replacement of others, once gone, left
+      // them hidden behind a dead id that no route could clear); or, when a newer version hid it too,
+      // stays hidden behind that one.
       for (const h of this.hiddenBy(namespace, id))
         if (row.supersededBy !== null) repoint.run(row.supersededBy, ++meta, h.key, id);
         else this.restoreMerged.run(++meta, h.key, id);
-      // The consolidation job's records of what it merged into it (and of its own merge) are forgotten: a
-      // copy it absorbed came back above, as a duplicate of a memory that no longer answers.
-      this.dissolveMerges(row.key, true, () => ++meta);
       this.context.refreshNeighbours(
         { ...row, namespace },
         () => ++seq,

@@ -201,6 +201,33 @@ describe('MemoryWriter: what a delete does with what its memory hid', () => {
     expect(t.store.countLive('ns')).toBe(0);
   });
 
+  it('writes one file twice to the same state, a deleted version in it or not', () => {
+    t.store.write([v('v1', T0), v('v2', T0 + 1, ['v1'])]);
+    expect(t.store.delete('ns', 'v1')).toBe(true);
+    const supersededBy = () => t.store.get('ns', ['v1'], { touch: false }).memories[0]!.supersededBy;
+    t.store.write([v('v2', T0 + 1, ['v1']), v('v1', T0)]);
+    const first = supersededBy();
+    t.store.write([v('v2', T0 + 1, ['v1']), v('v1', T0)]);
+    expect(supersededBy()).toBe(first);
+    // v2 is live and still says it replaces v1.
+    expect(first).toBe('v2');
+  });
+
+  it('gives back the copies merged into a deleted middle of a chain as copies, for the job to merge again', () => {
+    t.store.write([
+      mem({ id: 'a', text: 'disk almost full', ts: T0 }),
+      mem({ id: 'b', text: 'disk almost full', ts: T0 + 1 }),
+      mem({ id: 'c', text: 'disk almost full', ts: T0 + 2 }),
+    ]);
+    const key = (id: string) => t.store.get('ns', [id], { touch: false }).memories[0]!.key;
+    t.store.consolidations.merge([{ key: key('a'), byKey: key('b'), cosine: 1 }]);
+    t.store.consolidations.merge([{ key: key('b'), byKey: key('c'), cosine: 1 }]);
+    expect(t.store.delete('ns', 'b')).toBe(true);
+    // Re-pointed to c, a's merge became a supersession no undo could reach, and an export made it permanent.
+    expect(t.store.get('ns', ['a'], { touch: false }).memories[0]!.supersededBy).toBeNull();
+    expect(t.store.consolidations.list('ns')).toEqual([]);
+  });
+
   it('takes only what it is told to, and gives the rest back', () => {
     t.store.write([
       mem({ id: 'd1', kind: 'decision', text: 'we ship on fridays', ts: T0 }),
