@@ -56,6 +56,15 @@ export class EmbeddingSpaces {
     space: EmbeddingSpace,
     opts: { embedder?: string; state?: 'building' | 'ready'; storage?: VectorStorage } = {},
   ): SpaceInfo {
+    // Immediate: processes opening a new folder together (hooks finishing at once) each register the space;
+    // a read-then-insert outside one write transaction let two of them insert it (a UNIQUE failure).
+    return this.db.transaction(() => this.registerSpace(space, opts)).immediate();
+  }
+
+  private registerSpace(
+    space: EmbeddingSpace,
+    opts: { embedder?: string; state?: 'building' | 'ready'; storage?: VectorStorage },
+  ): SpaceInfo {
     const existing = this.getSpace(space.id);
     if (existing) {
       if (existing.dimensions !== space.dimensions) {

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { embeddingSpaceOf, type PendingMemory } from '@cairn/core';
 import { blobToVector, vectorToBlob } from '@cairn/store';
@@ -34,6 +35,37 @@ describe('EmbeddingStore: spaces', () => {
     expect(b.active).toBe(false);
     expect(t.store.spaces.activeSpace()?.id).toBe(space.id);
     expect(t.store.spaces.listSpaces().map((s) => s.id)).toEqual([space.id, 'other/8']);
+  });
+
+  it('registers a space another process is inserting at that moment once, without a UNIQUE failure', async () => {
+    // Hooks finishing together each open a new folder and register its space: the other process's row was
+    // still uncommitted when this one looked, so a read-then-insert inserted it a second time.
+    const storeDist = new URL('../dist/index.js', import.meta.url).href;
+    const script = `const { openDatabase } = await import(${JSON.stringify(storeDist)});
+      const db = openDatabase(${JSON.stringify(t.path)});
+      db.exec('BEGIN IMMEDIATE');
+      db.prepare("INSERT INTO embedding_spaces (id, model_id, dimensions, created_at, active, state, storage) VALUES (?, ?, 4, 1, 1, 'ready', 'f32')").run(${JSON.stringify(space.id)}, ${JSON.stringify(space.modelId)});
+      process.stdout.write('held\\n');
+      const until = Date.now() + 400;
+      while (Date.now() < until) {}
+      db.exec('COMMIT');
+      db.close();`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let err = '';
+    child.stderr!.on('data', (d) => {
+      err += d;
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on('data', (d) => String(d).includes('held') && resolve());
+      child.on('exit', () => reject(new Error(`child exited before holding its write: ${err}`)));
+    });
+    const registered = t.store.spaces.ensureSpace(space);
+    expect(await exited).toBe(0);
+    expect(registered).toMatchObject({ id: space.id, active: true, state: 'ready' });
+    expect(t.store.spaces.listSpaces().map((s) => s.id)).toEqual([space.id]);
   });
 
   it('refuses to re-register a space id with other dimensions', () => {
