@@ -95,6 +95,7 @@ export function diversifyHead(
     ? (i: number, j: number, s: number | null) =>
         tagAwareRedundancy(s, tagsAt(i), tagsAt(j), opts.mmrTagWeight)
     : cosine;
+  const limit = Math.min(fused.length, Math.max(firstHead, MAX_GROWN_HEAD));
   let headSize = firstHead;
   readTags(0, headSize);
   for (;;) {
@@ -106,7 +107,6 @@ export function diversifyHead(
       { k: opts.k, lambda: opts.mmrLambda, duplicateThreshold: opts.duplicateThreshold },
       redundancy,
     );
-    const limit = Math.min(fused.length, Math.max(firstHead, MAX_GROWN_HEAD));
     if (picked.selected.length >= opts.k || headSize >= limit) return { ...picked, headRecords };
     const grown = Math.min(limit, headSize * HEAD_GROWTH);
     readTags(headSize, grown);
