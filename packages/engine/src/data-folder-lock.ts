@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { linkSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { type ExclusiveGuard, exclusiveGuardFree, tryExclusiveGuard } from '@cairn/store';
 
 export interface LockHolder {
   pid: number;
@@ -15,27 +16,39 @@ export interface LockHolder {
    * holder): taken as true.
    */
   embedsOthers?: boolean;
+  /** Written by a holder of the OS guard (every release since it); absent from older releases' files. */
+  guard?: boolean;
 }
 
 /** This process's identity in lock files. */
 const TOKEN = randomUUID();
-/** The holder refreshes the lock file's mtime this often (ms). */
+/** The holder refreshes the lock file's mtime this often (ms), for releases that judge a lock by its age. */
 const HEARTBEAT_MS = 10_000;
-/** A lock not refreshed for this long (ms) is stale whoever holds it: another host, a reused pid. */
+/** A lock file not refreshed for this long (ms) is stale, by the rule of releases before the guard. */
 const STALE_MS = 60_000;
+/** Who holds a folder whose holder has not written its lock file yet (it is between the two steps). */
+const UNKNOWN_HOLDER: LockHolder = { pid: 0, host: 'unknown', since: 0, token: '' };
 
 /**
  * The one-writer rule of an embedded data folder: one process embeds, indexes and writes the index files.
  * A second embedded writer would race the first over index generations, so it is refused (or opened as a
- * reader). The lock file is created atomically with its content (written aside, then hard-linked into
- * place). It is stale when its owner is gone: on this host at once (its pid is dead, or it is an earlier
- * process with our pid), anywhere after a minute without a heartbeat. A stale lock is renamed away before
- * it is replaced, so two processes can never both take it over.
+ * reader). What decides is an OS lock, `writer.lock.db`'s (tryExclusiveGuard): taken atomically, let go
+ * when its process dies however it dies, and never taken from a live process however long it is paused.
+ * Deciding from a lock file's pid and age instead let two processes take over a dead writer's lock at once
+ * (each renamed the other's fresh file away), and a writer paused for a minute lose it without knowing.
+ *
+ * `writer.lock` says who holds the guard (pid, host, token, whether it embeds others' writes), written
+ * after the guard is taken; it carries `guard: true`. A lock file without it is a release from before the
+ * guard, still judged as it judged itself (a live pid on this host, or a heartbeat within a minute), so
+ * the two never write one folder together; the heartbeat is kept for those releases' sake.
  */
 export class DataFolderLock {
   private readonly heartbeat: NodeJS.Timeout;
 
-  private constructor(private readonly path: string) {
+  private constructor(
+    private readonly path: string,
+    private readonly guard: ExclusiveGuard,
+  ) {
     this.heartbeat = setInterval(() => {
       if (this.ours()) {
         const now = new Date();
@@ -47,6 +60,11 @@ export class DataFolderLock {
 
   static file(dataDir: string): string {
     return join(dataDir, 'writer.lock');
+  }
+
+  /** The file whose OS lock is the writer role; never deleted (see tryExclusiveGuard). */
+  static guardFile(dataDir: string): string {
+    return join(dataDir, 'writer.lock.db');
   }
 
   /**
@@ -61,67 +79,49 @@ export class DataFolderLock {
       since: Date.now(),
       token: TOKEN,
       embedsOthers,
+      guard: true,
     };
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const aside = `${path}.${TOKEN}.new`;
-      writeFileSync(aside, JSON.stringify(me));
-      try {
-        linkSync(aside, path);
-        return new DataFolderLock(path);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      } finally {
-        rmSync(aside, { force: true });
+    // Written first: a folder that cannot be written fails here with the file system's own error code
+    // (EROFS, EACCES, ENOSPC), which the caller names; SQLite's open would only say it cannot open.
+    const aside = `${path}.${TOKEN}.new`;
+    writeFileSync(aside, JSON.stringify(me));
+    try {
+      const guard = tryExclusiveGuard(DataFolderLock.guardFile(dataDir));
+      if (!guard) return { heldBy: readHolder(path) ?? UNKNOWN_HOLDER };
+      const earlier = readHolder(path);
+      if (earlier && heldWithoutGuard(earlier, path)) {
+        guard.release();
+        return { heldBy: earlier };
       }
-      const holder = readHolder(path);
-      if (holder && !isStale(holder, path)) return { heldBy: holder };
-      // Move the stale lock out of the way atomically; whoever loses this race retries and finds the
-      // winner's fresh lock.
-      const graveyard = `${path}.${TOKEN}.stale`;
-      try {
-        renameSync(path, graveyard);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-        continue;
-      }
-      const moved = readHolder(graveyard);
-      rmSync(graveyard, { force: true });
-      // A fresh lock slipped in between our read and the rename: give it back.
-      if (moved && holder && moved.token !== holder.token && !isStale(moved, null)) {
-        writeFileSync(aside, JSON.stringify(moved));
-        try {
-          linkSync(aside, path);
-        } catch {
-          // Someone else holds it now; the next attempt sees them.
-        } finally {
-          rmSync(aside, { force: true });
-        }
-      }
+      renameSync(aside, path);
+      return new DataFolderLock(path, guard);
+    } finally {
+      rmSync(aside, { force: true });
     }
-    const holder = readHolder(path);
-    return { heldBy: holder ?? { pid: 0, host: 'unknown', since: 0, token: '' } };
   }
 
   /**
-   * Whether `acquire` could succeed now: no lock file, or a stale one. A cheap read for processes that ask
-   * every second (followers), so they write nothing while a live writer holds the folder.
+   * Whether `acquire` could succeed now. A cheap probe for processes that ask every second (followers), so
+   * they write nothing while a live writer holds the folder.
    */
   static free(dataDir: string): boolean {
-    const path = DataFolderLock.file(dataDir);
-    const holder = readHolder(path);
-    return holder === null || isStale(holder, path);
+    if (!exclusiveGuardFree(DataFolderLock.guardFile(dataDir))) return false;
+    const holder = readHolder(DataFolderLock.file(dataDir));
+    return holder === null || !heldWithoutGuard(holder, DataFolderLock.file(dataDir));
   }
 
-  /** The live process holding the folder's lock; null when none does (no lock file, or a stale one). */
+  /** The live process holding the folder's lock; null when none does. */
   static holder(dataDir: string): LockHolder | null {
     const path = DataFolderLock.file(dataDir);
-    const holder = readHolder(path);
-    return holder === null || isStale(holder, path) ? null : holder;
+    if (DataFolderLock.free(dataDir)) return null;
+    return readHolder(path) ?? UNKNOWN_HOLDER;
   }
 
   release(): void {
     clearInterval(this.heartbeat);
+    // The file first: once the guard is let go, the next holder may already be writing its own.
     if (this.ours()) rmSync(this.path, { force: true });
+    this.guard.release();
   }
 
   private ours(): boolean {
@@ -129,12 +129,19 @@ export class DataFolderLock {
   }
 }
 
-function isStale(holder: LockHolder, path: string | null): boolean {
+/**
+ * A lock file written by a release from before the guard, whose holder is alive by that release's rule.
+ * One with `guard: true` never is: its writer held the guard, and the guard was free.
+ */
+function heldWithoutGuard(holder: LockHolder, path: string): boolean {
+  return holder.guard !== true && !isStale(holder, path);
+}
+
+function isStale(holder: LockHolder, path: string): boolean {
   if (holder.host === hostname()) {
     if (holder.pid === process.pid) return holder.token !== TOKEN;
     if (!isAlive(holder.pid)) return true;
   }
-  if (path === null) return false;
   try {
     return Date.now() - statSync(path).mtimeMs > STALE_MS;
   } catch {

@@ -121,15 +121,17 @@ export async function openDataFolder(options: EngineOptions): Promise<OpenedData
           ...(opts.vectorStorage ? { storage: opts.vectorStorage } : {}),
         });
     } else {
-      const active = store.spaces.activeSpace();
+      let active = store.spaces.activeSpace();
       if (active) embedder = embedderOfSpace(active, opts.env);
       else {
         const spec = opts.embedderSpec ?? 'hash';
         embedder = await resolveEmbedder(spec, { env: opts.env });
-        store.spaces.ensureSpace(embeddingSpaceOf(embedder), {
+        active = store.spaces.ensureActiveSpace(embeddingSpaceOf(embedder), {
           embedder: spec,
           ...(opts.vectorStorage ? { storage: opts.vectorStorage } : {}),
         });
+        // Another process opening the new folder registered its embedder first: the folder's is that one.
+        if (active.id !== embeddingSpaceOf(embedder).id) embedder = embedderOfSpace(active, opts.env);
       }
       space = store.spaces.getSpace(embeddingSpaceOf(embedder).id)!;
     }

@@ -118,7 +118,8 @@ export class StageWorkerHost {
       // A fresh data folder: the first space is chosen here, once, as the embedded engine would.
       const spec = opts.embedderSpec ?? 'hash';
       const embedder = await resolveEmbedder(spec, { env: opts.env });
-      store.spaces.ensureSpace(embeddingSpaceOf(embedder), {
+      // Workers starting together may each choose one: the first registered is the folder's.
+      store.spaces.ensureActiveSpace(embeddingSpaceOf(embedder), {
         embedder: spec,
         ...(opts.vectorStorage ? { storage: opts.vectorStorage } : {}),
       });

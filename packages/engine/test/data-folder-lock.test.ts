@@ -151,6 +151,82 @@ describe('one embedded writer per data folder', () => {
     },
   );
 
+  it("one process of many taking over a dead writer's lock at the same instant gets it, every time", async () => {
+    // Each renamed the dead holder's file away and linked its own; one's rename could move another's fresh
+    // lock aside, and a third link it: two writers (2 of 40 rounds of 8 processes).
+    const engineDist = new URL('../dist/index.js', import.meta.url).href;
+    for (let round = 0; round < 3; round++) {
+      const folder = mkdtempSync(join(tmpdir(), 'cairn-lock-race-'));
+      try {
+        const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], {
+          encoding: 'utf8',
+        });
+        writeFileSync(
+          DataFolderLock.file(folder),
+          JSON.stringify({ pid: Number(dead.stdout), host: hostname(), since: 0, token: 'dead' }),
+        );
+        const at = Date.now() + 1_200;
+        const script = `const { DataFolderLock } = await import(${JSON.stringify(engineDist)});
+          while (Date.now() < ${at}) {}
+          const r = DataFolderLock.acquire(${JSON.stringify(folder)});
+          process.stdout.write(r instanceof DataFolderLock ? 'got' : 'held');
+          await new Promise((res) => setTimeout(res, 1_500));`;
+        const children = Array.from({ length: 6 }, () =>
+          spawn(process.execPath, ['--input-type=module', '-e', script], {
+            stdio: ['ignore', 'pipe', 'inherit'],
+          }),
+        );
+        const said = await Promise.all(
+          children.map(
+            (c) =>
+              new Promise<string>((resolve) => {
+                let out = '';
+                c.stdout!.on('data', (d) => {
+                  out += d;
+                });
+                c.on('exit', () => resolve(out));
+              }),
+          ),
+        );
+        expect(said.sort()).toEqual(['got', 'held', 'held', 'held', 'held', 'held']);
+      } finally {
+        rmSync(folder, { recursive: true, force: true });
+      }
+    }
+  });
+
+  it.runIf(process.platform !== 'win32')(
+    'never takes the lock of a live writer, however long it was paused (SIGSTOP, a laptop asleep)',
+    async () => {
+      const engineDist = new URL('../dist/index.js', import.meta.url).href;
+      const script = `const { DataFolderLock } = await import(${JSON.stringify(engineDist)});
+        const r = DataFolderLock.acquire(${JSON.stringify(dir)});
+        process.stdout.write(r instanceof DataFolderLock ? 'got' : 'held');
+        setInterval(() => {}, 1_000);`;
+      const writer = spawn(process.execPath, ['--input-type=module', '-e', script], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      try {
+        const [said] = (await once(writer.stdout!, 'data')) as [Buffer];
+        expect(String(said)).toBe('got');
+        writer.kill('SIGSTOP');
+        // Its heartbeat stopped five minutes ago, as far as the file can tell.
+        const old = new Date(Date.now() - 5 * 60_000);
+        utimesSync(DataFolderLock.file(dir), old, old);
+        expect(DataFolderLock.free(dir)).toBe(false);
+        expect(DataFolderLock.holder(dir)?.pid).toBe(writer.pid);
+        await expect(engine()).rejects.toMatchObject({ code: 'WRITER_ELSEWHERE' });
+        // Once it is gone, however it went, the folder is free at once.
+        writer.kill('SIGKILL');
+        await once(writer, 'exit');
+        expect(DataFolderLock.free(dir)).toBe(true);
+        expect((await engine()).writerRole.role).toBe('writer');
+      } finally {
+        writer.kill('SIGKILL');
+      }
+    },
+  );
+
   it('respects a fresh lock from another host, and takes over one that stopped beating', async () => {
     const file = DataFolderLock.file(dir);
     writeFileSync(file, JSON.stringify({ pid: 1, host: 'elsewhere', since: Date.now(), token: 'remote' }));

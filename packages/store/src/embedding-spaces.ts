@@ -95,6 +95,19 @@ export class EmbeddingSpaces {
     return this.getSpace(space.id)!;
   }
 
+  /**
+   * The active space; when there is none, `space` registered as it. The look and the insert are one
+   * transaction: processes opening a new folder together, each configured with another embedder, agree on
+   * the first one's, where each registering its own made the later ones inactive spaces to build, which a
+   * writer then reindexed the folder into unasked.
+   */
+  ensureActiveSpace(
+    space: EmbeddingSpace,
+    opts: { embedder?: string; storage?: VectorStorage } = {},
+  ): SpaceInfo {
+    return this.db.transaction(() => this.activeSpace() ?? this.registerSpace(space, opts)).immediate();
+  }
+
   /** How `spaceId` keeps its vectors (f32 for a space not recorded: what every space was before). */
   storageOf(spaceId: string): VectorStorage {
     const s = this.statements.get('SELECT storage FROM embedding_spaces WHERE id = ?').pluck().get(spaceId);

@@ -22,6 +22,7 @@ export {
   type SpaceProgress,
 } from './embedding-spaces.js';
 export { EmbeddingStore, type StoredEmbedding } from './embedding-store.js';
+export { type ExclusiveGuard, exclusiveGuardFree, tryExclusiveGuard } from './exclusive-guard.js';
 export { liveFilterSql, type SqlFragment } from './filter-sql.js';
 export {
   DEFAULT_FTS_QUERY_OPTIONS,

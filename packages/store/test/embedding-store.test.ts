@@ -68,6 +68,45 @@ describe('EmbeddingStore: spaces', () => {
     expect(t.store.spaces.listSpaces().map((s) => s.id)).toEqual([space.id]);
   });
 
+  it("a new folder's first space is the first registered: another process's, committed while this one looked", async () => {
+    // Processes opening a new folder with different embedders each saw no active space and registered
+    // their own; the later ones became inactive spaces to build, which a writer reindexed into unasked.
+    const storeDist = new URL('../dist/index.js', import.meta.url).href;
+    const theirs = embeddingSpaceOf({ modelId: 'their-model', dimensions: 8 });
+    const script = `const { openDatabase } = await import(${JSON.stringify(storeDist)});
+      const db = openDatabase(${JSON.stringify(t.path)});
+      db.exec('BEGIN IMMEDIATE');
+      db.prepare("INSERT INTO embedding_spaces (id, model_id, dimensions, created_at, active, state, storage) VALUES (?, ?, 8, 1, 1, 'ready', 'f32')").run(${JSON.stringify(theirs.id)}, ${JSON.stringify(theirs.modelId)});
+      process.stdout.write('held\\n');
+      const until = Date.now() + 400;
+      while (Date.now() < until) {}
+      db.exec('COMMIT');
+      db.close();`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    await new Promise<void>((resolve) =>
+      child.stdout!.on('data', (d) => String(d).includes('held') && resolve()),
+    );
+    expect(t.store.spaces.activeSpace()).toBeUndefined();
+    const active = t.store.spaces.ensureActiveSpace(space);
+    expect(await exited).toBe(0);
+    expect(active).toMatchObject({ id: theirs.id, active: true });
+    expect(t.store.spaces.listSpaces().map((s) => s.id)).toEqual([theirs.id]);
+    // On a folder with none, it registers the one given, active.
+    const fresh = openTempStore('cairn-embeddings-');
+    try {
+      expect(fresh.store.spaces.ensureActiveSpace(space)).toMatchObject({
+        id: space.id,
+        active: true,
+        state: 'ready',
+      });
+    } finally {
+      fresh.cleanup();
+    }
+  });
+
   it('refuses to re-register a space id with other dimensions', () => {
     t.store.spaces.ensureSpace(space);
     const err = cairnErrorFrom(() => t.store.spaces.ensureSpace({ ...space, dimensions: 5 }));
