@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Embedder } from '@cairn/core';
 import { describe, expect, it } from 'vitest';
@@ -364,6 +364,11 @@ describe('a new data folder', () => {
     // And out of other local accounts' reach: it was 0755, its database 0644.
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     engine.ingest([{ namespace: 'a', id: '1', text: 'kept out of git' }]);
+    await engine.drain();
+    // Its index files' folders alike (they were 0755).
+    const spaces = readdirSync(join(dir, 'vectors'));
+    expect(spaces.length).toBeGreaterThan(0);
+    for (const s of spaces) expect(statSync(join(dir, 'vectors', s)).mode & 0o777).toBe(0o700);
     // A folder the user made (their own, perhaps with other files) is left as it was.
     const own = engines.tempDir();
     chmodSync(own, 0o750);

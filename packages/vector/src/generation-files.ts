@@ -62,7 +62,8 @@ export class GenerationFiles {
     private readonly buildThreads = 1,
   ) {
     this.dir = GenerationFiles.spaceDir(root, space.id);
-    mkdirSync(this.dir, { recursive: true });
+    // The user's only, as the data folder is (what a graph holds is derived from every tenant's memories).
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
   }
 
   /** The folder of one embedding space's index files under `root` (for deleting a dropped space's files). */
