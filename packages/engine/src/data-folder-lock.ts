@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { linkSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { type ExclusiveGuard, exclusiveGuardFree, tryExclusiveGuard } from '@cairn/store';
@@ -26,6 +26,8 @@ const TOKEN = randomUUID();
 const HEARTBEAT_MS = 10_000;
 /** A lock file not refreshed for this long (ms) is stale, by the rule of releases before the guard. */
 const STALE_MS = 60_000;
+/** How long `acquire` waits for a guard that no live holder claims (ms): a probe holds it for an instant. */
+const GUARD_WAIT_MS = 250;
 /** Who holds a folder whose holder has not written its lock file yet (it is between the two steps). */
 const UNKNOWN_HOLDER: LockHolder = { pid: 0, host: 'unknown', since: 0, token: '' };
 
@@ -86,15 +88,35 @@ export class DataFolderLock {
     const aside = `${path}.${TOKEN}.new`;
     writeFileSync(aside, JSON.stringify(me));
     try {
-      const guard = tryExclusiveGuard(DataFolderLock.guardFile(dataDir));
-      if (!guard) return { heldBy: readHolder(path) ?? UNKNOWN_HOLDER };
-      const earlier = readHolder(path);
-      if (earlier && heldWithoutGuard(earlier, path)) {
-        guard.release();
-        return { heldBy: earlier };
+      const guardFile = DataFolderLock.guardFile(dataDir);
+      let guard = tryExclusiveGuard(guardFile);
+      if (!guard) {
+        const holder = readHolder(path);
+        if (holder?.guard && !isStale(holder, path)) return { heldBy: holder };
+        // No live holder says it holds the guard: a follower's probe (free) holds it for an instant, or a
+        // holder is between taking it and writing its file. Either lets go within milliseconds.
+        guard = tryExclusiveGuard(guardFile, { waitMs: GUARD_WAIT_MS });
+        if (!guard) return { heldBy: readHolder(path) ?? UNKNOWN_HOLDER };
       }
-      renameSync(aside, path);
-      return new DataFolderLock(path, guard);
+      // Linked, not renamed over: an older release links its file when none is there, so a file found in
+      // place is read first. Ours from a dead holder of the guard (or a stale older one) is removed.
+      for (let attempt = 0; ; attempt++) {
+        try {
+          linkSync(aside, path);
+          return new DataFolderLock(path, guard);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt === 3) {
+            guard.release();
+            throw err;
+          }
+        }
+        const earlier = readHolder(path);
+        if (earlier && heldWithoutGuard(earlier, path)) {
+          guard.release();
+          return { heldBy: earlier };
+        }
+        rmSync(path, { force: true });
+      }
     } finally {
       rmSync(aside, { force: true });
     }

@@ -55,8 +55,8 @@ export class FolderRole {
   }
 
   /**
-   * A follower asks for the writer lock: it is free once the writer exited, and at once when the writer
-   * died on this host (its pid is gone). Returns who held it when this process took it now, else null.
+   * A follower asks for the writer lock: it is free once the writer exited or died (the OS lets go of a
+   * dead process's lock), never while it lives. Returns who held it when this process took it now, else null.
    */
   takeOverIfFree(): { was: string | null } | null {
     if (this.current !== 'follower' || !DataFolderLock.free(this.dataDir)) return null;

@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -224,6 +224,76 @@ describe('one embedded writer per data folder', () => {
       } finally {
         writer.kill('SIGKILL');
       }
+    },
+  );
+
+  it("a follower's probe of the lock never makes a writer starting at that instant refuse a free folder", async () => {
+    // free() takes the guard for an instant; an acquire at that instant was refused, naming no one
+    // (4,729 of 11,124 beside a probe in a tight loop).
+    const engineDist = new URL('../dist/index.js', import.meta.url).href;
+    const prober = spawn(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const { DataFolderLock } = await import(${JSON.stringify(engineDist)});
+         process.stdout.write('probing');
+         const tick = () => { DataFolderLock.free(${JSON.stringify(dir)}); setImmediate(tick); };
+         tick();`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    try {
+      await once(prober.stdout!, 'data');
+      const refused: unknown[] = [];
+      for (let i = 0; i < 400; i++) {
+        const r = DataFolderLock.acquire(dir);
+        if (r instanceof DataFolderLock) r.release();
+        else refused.push(r.heldBy);
+      }
+      expect(refused).toEqual([]);
+    } finally {
+      prober.kill('SIGKILL');
+    }
+  });
+
+  // Root writes any file, so the case needs another user: here, or through runuser where it can read the build.
+  const nobodyCanRun =
+    process.getuid?.() === 0 &&
+    spawnSync('runuser', [
+      '-u',
+      'nobody',
+      '--',
+      'test',
+      '-r',
+      new URL('../dist/index.js', import.meta.url).pathname,
+    ]).status === 0;
+  it.runIf(process.platform === 'linux' && (process.getuid?.() !== 0 || nobodyCanRun))(
+    'a guard file this user cannot write is a named error, not a lock that excludes no one',
+    async () => {
+      // SQLite opened it read-only without a word, and a read-only BEGIN IMMEDIATE excludes nobody: every
+      // process of that user held "the" guard.
+      chmodSync(dir, 0o777);
+      // The guard file, made by this user (root's, 0644, when the other user is nobody).
+      const taken = DataFolderLock.acquire(dir);
+      expect(taken).toBeInstanceOf(DataFolderLock);
+      (taken as DataFolderLock).release();
+      const engineDist = new URL('../dist/index.js', import.meta.url).href;
+      const script = `const { CairnEngine } = await import(${JSON.stringify(engineDist)});
+        try { await CairnEngine.open({ dataDir: ${JSON.stringify(dir)}, persistIntervalMs: 0, refreshIntervalMs: 0 }); process.stdout.write('opened'); }
+        catch (e) { process.stdout.write(e.code + ' ' + e.message); }`;
+      if (process.getuid?.() !== 0) chmodSync(DataFolderLock.guardFile(dir), 0o444);
+      const r = spawnSync(
+        process.getuid?.() === 0 ? 'runuser' : process.execPath,
+        [
+          ...(process.getuid?.() === 0 ? ['-u', 'nobody', '--', process.execPath] : []),
+          '--input-type=module',
+          '-e',
+          script,
+        ],
+        { encoding: 'utf8' },
+      );
+      expect(r.stdout).toMatch(/^STORAGE_ERROR .*cannot be written \((EACCES|EPERM)\)/);
     },
   );
 

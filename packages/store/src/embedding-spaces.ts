@@ -56,6 +56,10 @@ export class EmbeddingSpaces {
     space: EmbeddingSpace,
     opts: { embedder?: string; state?: 'building' | 'ready'; storage?: VectorStorage } = {},
   ): SpaceInfo {
+    // Most opens find it as it is, and take no write lock for that (one would wait behind a long write).
+    const existing = this.getSpace(space.id);
+    if (existing && existing.dimensions === space.dimensions && (!opts.embedder || existing.embedder))
+      return existing;
     // Immediate: processes opening a new folder together (hooks finishing at once) each register the space;
     // a read-then-insert outside one write transaction let two of them insert it (a UNIQUE failure).
     return this.db.transaction(() => this.registerSpace(space, opts)).immediate();
