@@ -26,6 +26,37 @@ function embedAll(items: PendingMemory[] = t.store.embeddings.pending(space.id, 
   );
 }
 
+/**
+ * Another process inserts `s` as the active space and holds its transaction open 400 ms: resolves once it
+ * holds it, with that process's exit code to come.
+ */
+async function holdInsertOfSpace(path: string, s: { id: string; modelId: string; dimensions: number }) {
+  const storeDist = new URL('../dist/index.js', import.meta.url).href;
+  const script = `const { openDatabase } = await import(${JSON.stringify(storeDist)});
+    const db = openDatabase(${JSON.stringify(path)});
+    db.exec('BEGIN IMMEDIATE');
+    db.prepare("INSERT INTO embedding_spaces (id, model_id, dimensions, created_at, active, state, storage) VALUES (?, ?, ?, 1, 1, 'ready', 'f32')").run(${JSON.stringify(s.id)}, ${JSON.stringify(s.modelId)}, ${s.dimensions});
+    process.stdout.write('held\\n');
+    const until = Date.now() + 400;
+    while (Date.now() < until) {}
+    db.exec('COMMIT');
+    db.close();`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  child.stderr!.on('data', (d) => {
+    err += d;
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d) => String(d).includes('held') && resolve());
+    child.on('exit', () => reject(new Error(`the other process exited before holding its write: ${err}`)));
+  });
+  // Wrapped: an async function returning the promise itself would wait for it.
+  return { exited };
+}
+
 describe('EmbeddingStore: spaces', () => {
   it('registers a space idempotently and makes the first one active', () => {
     const a = t.store.spaces.ensureSpace(space);
@@ -40,28 +71,7 @@ describe('EmbeddingStore: spaces', () => {
   it('registers a space another process is inserting at that moment once, without a UNIQUE failure', async () => {
     // Hooks finishing together each open a new folder and register its space: the other process's row was
     // still uncommitted when this one looked, so a read-then-insert inserted it a second time.
-    const storeDist = new URL('../dist/index.js', import.meta.url).href;
-    const script = `const { openDatabase } = await import(${JSON.stringify(storeDist)});
-      const db = openDatabase(${JSON.stringify(t.path)});
-      db.exec('BEGIN IMMEDIATE');
-      db.prepare("INSERT INTO embedding_spaces (id, model_id, dimensions, created_at, active, state, storage) VALUES (?, ?, 4, 1, 1, 'ready', 'f32')").run(${JSON.stringify(space.id)}, ${JSON.stringify(space.modelId)});
-      process.stdout.write('held\\n');
-      const until = Date.now() + 400;
-      while (Date.now() < until) {}
-      db.exec('COMMIT');
-      db.close();`;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let err = '';
-    child.stderr!.on('data', (d) => {
-      err += d;
-    });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-    await new Promise<void>((resolve, reject) => {
-      child.stdout!.on('data', (d) => String(d).includes('held') && resolve());
-      child.on('exit', () => reject(new Error(`child exited before holding its write: ${err}`)));
-    });
+    const { exited } = await holdInsertOfSpace(t.path, space);
     const registered = t.store.spaces.ensureSpace(space);
     expect(await exited).toBe(0);
     expect(registered).toMatchObject({ id: space.id, active: true, state: 'ready' });
@@ -71,24 +81,8 @@ describe('EmbeddingStore: spaces', () => {
   it("a new folder's first space is the first registered: another process's, committed while this one looked", async () => {
     // Processes opening a new folder with different embedders each saw no active space and registered
     // their own; the later ones became inactive spaces to build, which a writer reindexed into unasked.
-    const storeDist = new URL('../dist/index.js', import.meta.url).href;
     const theirs = embeddingSpaceOf({ modelId: 'their-model', dimensions: 8 });
-    const script = `const { openDatabase } = await import(${JSON.stringify(storeDist)});
-      const db = openDatabase(${JSON.stringify(t.path)});
-      db.exec('BEGIN IMMEDIATE');
-      db.prepare("INSERT INTO embedding_spaces (id, model_id, dimensions, created_at, active, state, storage) VALUES (?, ?, 8, 1, 1, 'ready', 'f32')").run(${JSON.stringify(theirs.id)}, ${JSON.stringify(theirs.modelId)});
-      process.stdout.write('held\\n');
-      const until = Date.now() + 400;
-      while (Date.now() < until) {}
-      db.exec('COMMIT');
-      db.close();`;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-    await new Promise<void>((resolve) =>
-      child.stdout!.on('data', (d) => String(d).includes('held') && resolve()),
-    );
+    const { exited } = await holdInsertOfSpace(t.path, theirs);
     expect(t.store.spaces.activeSpace()).toBeUndefined();
     const active = t.store.spaces.ensureActiveSpace(space);
     expect(await exited).toBe(0);
