@@ -27,7 +27,7 @@ const HEARTBEAT_MS = 10_000;
 /** A lock file not refreshed for this long (ms) is stale, by the rule of releases before the guard. */
 const STALE_MS = 60_000;
 /** How long `acquire` waits for a guard that no live holder claims (ms): a probe holds it for an instant. */
-const GUARD_WAIT_MS = 250;
+const GUARD_WAIT_MS = 1_000;
 /** Who holds a folder whose holder has not written its lock file yet (it is between the two steps). */
 const UNKNOWN_HOLDER: LockHolder = { pid: 0, host: 'unknown', since: 0, token: '' };
 
