@@ -427,16 +427,15 @@ export class KeyCatalog {
   }
 
   /**
-   * A function from key to the key's session (an interned id; 0 when the key is not a live memory of
-   * `namespace` or has no session); null when off. Call `sync` first.
+   * What tells each key's session (an interned id; 0 when the memory has none) and whether it is a live
+   * memory of `namespace` (`live[key] === member`), as arrays read in place by a caller that asks for every
+   * match of a query (see `SessionNumbering`). Valid until the next `sync`; null when off.
    */
-  sessionsOf(namespace: string): ((key: number) => number) | null {
+  sessionArrays(namespace: string): { live: Int32Array; member: number; sessions: Int32Array } | null {
     if (this.off) return null;
     const ns = this.strings.get(namespace);
-    if (ns === undefined) return () => 0;
-    const live = this.live;
-    const session = this.session;
-    return (key) => (key < live.length && live[key] === ns + 1 ? session[key]! : 0);
+    // -1 is never a live entry: no memory counts.
+    return { live: this.live, member: ns === undefined ? -1 : ns + 1, sessions: this.session };
   }
 
   /**

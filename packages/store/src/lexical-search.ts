@@ -24,7 +24,7 @@ import { OWN_COLUMNS, wordsSaidBy } from './query-coverage.js';
 import { SavedTermPostings } from './saved-term-postings.js';
 import { scopeToken } from './scope-token.js';
 import { Accumulator, isMatch } from './score-accumulator.js';
-import { SessionMatch } from './session-match.js';
+import { SessionMatch, type SessionNumbering } from './session-match.js';
 import { StatementCache } from './statement-cache.js';
 import { TermPostingsCache } from './term-postings.js';
 import { COSTLY_TERM_MATCHES, type TermPostingsOptions } from './term-postings-options.js';
@@ -341,15 +341,22 @@ export class LexicalSearch implements LexicalLeg {
     const filtered = hasFilters(filters);
     try {
       const catalogServes = this.catalog?.sync() ?? false;
+      // With the catalog, sessions are known before the terms are summed: session match sees each
+      // match in the same walk. Without it, they are looked up for the matches summed.
+      const sessionOf =
+        req.sessionWeight > 0 && catalogServes ? this.sessionsFromCatalog(namespace, filters) : null;
+      if (sessionOf) this.sessions.begin(sessionOf);
       const truncatedBelow = this.postings.accumulate(
         terms,
         this.sums,
         catalogServes ? this.catalog!.seenStamp : undefined,
+        sessionOf ? this.sessions : undefined,
       );
       const matches = this.sums.touched;
-      const sessionShare =
-        req.sessionWeight > 0
-          ? this.addSessionMatch(terms, namespace, filters, req.sessionWeight, catalogServes)
+      const sessionShare = sessionOf
+        ? this.sessions.spread(this.sums, req.sessionWeight)
+        : req.sessionWeight > 0 && !catalogServes
+          ? this.addSessionMatchFromSql(terms, namespace, filters, req.sessionWeight)
           : NO_SHARE;
       // A session's memories are few and indexed: listing them beats testing every match.
       if (filtered && filters.sessions?.length) {
@@ -395,31 +402,32 @@ export class LexicalSearch implements LexicalLeg {
   }
 
   /**
-   * Adds each matching memory's session match (see session-match.ts) to its sum, and returns each key's
-   * share. Only the namespace's live memories that pass the filters count: a filter (a time window, a
-   * kind) bounds what judges a session as well as what is returned. Sessions come from the key catalog,
-   * or, while it is not serving (loading, or off), from SQLite for the memories that matched, when they
-   * are few enough to look up (otherwise the query goes without session match).
+   * Numbers the sessions that session match counts (see session-match.ts): only the namespace's live
+   * memories that pass the filters count, so a filter (a time window, a kind) bounds what judges a session
+   * as well as what is returned. From the key catalog; null when no memory can count.
    */
-  private addSessionMatch(
+  private sessionsFromCatalog(namespace: string, filters: SearchFilters): SessionNumbering | null {
+    const catalog = this.catalog!;
+    const f = catalog.compile(namespace, filters);
+    if (!f) return null;
+    const arrays = catalog.sessionArrays(namespace);
+    if (!arrays) return null;
+    return { ...arrays, accept: hasFilters(filters) ? (key) => catalog.passes(key, f) : null };
+  }
+
+  /**
+   * Session match while the key catalog does not serve (loading, or off): the sessions of the memories
+   * that matched are looked up in SQLite when they are few enough (otherwise the query goes without), then
+   * the terms are walked again for them. Adds each match's share to its sum and returns each key's share.
+   */
+  private addSessionMatchFromSql(
     terms: TermQuery[],
     namespace: string,
     filters: SearchFilters,
     weight: number,
-    catalogServes: boolean,
   ): (key: number) => number {
-    let sessionOf: ((key: number) => number) | null = null;
-    if (catalogServes && this.catalog) {
-      const f = this.catalog.compile(namespace, filters);
-      if (!f) return NO_SHARE;
-      const of = this.catalog.sessionsOf(namespace);
-      const catalog = this.catalog;
-      if (of) sessionOf = hasFilters(filters) ? (key) => (catalog.passes(key, f) ? of(key) : 0) : of;
-    } else if (this.sums.touched <= MAX_SQL_SESSION_LOOKUP) {
-      sessionOf = this.sessionsFromSql(namespace, filters, this.sums.keys());
-    }
-    if (!sessionOf) return NO_SHARE;
-    this.sessions.begin(sessionOf);
+    if (this.sums.touched > MAX_SQL_SESSION_LOOKUP) return NO_SHARE;
+    this.sessions.begin(this.sessionsFromSql(namespace, filters, this.sums.keys()));
     this.postings.visit(terms, this.sessions);
     return this.sessions.spread(this.sums, weight);
   }

@@ -2,12 +2,27 @@ import { type Accumulator, isMatch } from './score-accumulator.js';
 import type { TermVisitor } from './term-postings.js';
 
 /**
+ * Which memories count toward a session and which session each is in: the key catalog's arrays as they are
+ * (a memory counts when `live[key] === member` and `accept`, if any, takes it; `sessions[key]`, 0 for
+ * none, numbers its session), read in place because this is asked for every match of every term; or a
+ * function from key to session number (0: does not count).
+ */
+export type SessionNumbering =
+  | {
+      live: Int32Array;
+      member: number;
+      sessions: Int32Array;
+      accept: ((key: number) => boolean) | null;
+    }
+  | ((key: number) => number);
+
+/**
  * Sessions scored as documents: a session's score is the sum, over the query's terms, of the best
  * contribution any of its memories makes to that term (bm25 units, negative: lower is better). A session
  * whose memories between them say most of the query's words scores high even when no single memory says
  * them all — the case of a multi-hop question, or of a question answered across a few turns.
  *
- * Sessions are numbers given by `sessionOf` (0: no session, or not a live memory of the namespace searched
+ * Sessions are numbers given by a `SessionNumbering` (0: no session, or not a live memory of the namespace searched
  * that passes the search's filters; never counted), so nothing crosses a namespace or a filter: only those
  * memories add to a session, and only they receive its score.
  *
@@ -30,14 +45,35 @@ export class SessionMatch implements TermVisitor {
   private inTermCount = 0;
   private touched = new Int32Array(256);
   private touchedCount = 0;
-  private sessionOf: (key: number) => number = () => 0;
+  /** The numbering as a function (see `SessionNumbering`); null when read from the catalog's arrays. */
+  private numbering: ((key: number) => number) | null = () => 0;
+  private live: Int32Array = new Int32Array(0);
+  private member = 0;
+  private sessionIds: Int32Array = new Int32Array(0);
+  private accept: ((key: number) => boolean) | null = null;
 
-  /** Starts a query: `sessionOf` numbers the sessions of the memories that may count. */
-  begin(sessionOf: (key: number) => number): void {
+  /** Starts a query: `numbering` numbers the sessions of the memories that may count. */
+  begin(numbering: SessionNumbering): void {
     for (let i = 0; i < this.touchedCount; i++) this.total[this.touched[i]!] = 0;
     this.touchedCount = 0;
     this.inTermCount = 0;
-    this.sessionOf = sessionOf;
+    if (typeof numbering === 'function') {
+      this.numbering = numbering;
+      return;
+    }
+    this.numbering = null;
+    this.live = numbering.live;
+    this.member = numbering.member;
+    this.sessionIds = numbering.sessions;
+    this.accept = numbering.accept;
+  }
+
+  /** The session `key` counts in; 0 when none. */
+  sessionOf(key: number): number {
+    if (this.numbering) return this.numbering(key);
+    if (key >= this.live.length || this.live[key] !== this.member) return 0;
+    const s = this.sessionIds[key]!;
+    return s !== 0 && (this.accept === null || this.accept(key)) ? s : 0;
   }
 
   beginTerm(): void {
@@ -85,13 +121,21 @@ export class SessionMatch implements TermVisitor {
    * query's scores, so it is valid until the next `begin`.
    */
   spread(acc: Accumulator, weight: number): (key: number) => number {
-    const { sessionOf } = this;
     acc.forEachKey((key) => {
-      const s = sessionOf(key);
+      const s = this.sessionOf(key);
       if (s === 0 || !isMatch(acc.get(key))) return;
       const share = weight * this.scoreOf(s);
       if (share !== 0) acc.add(key, share);
     });
+    // The explain of the keys returned reads the numbering as it was: the next `begin` replaces it.
+    const { numbering, live, member, sessionIds, accept } = this;
+    const sessionOf =
+      numbering ??
+      ((key: number) => {
+        if (key >= live.length || live[key] !== member) return 0;
+        const s = sessionIds[key]!;
+        return s !== 0 && (accept === null || accept(key)) ? s : 0;
+      });
     return (key) => {
       const s = sessionOf(key);
       return s === 0 ? 0 : weight * this.scoreOf(s);

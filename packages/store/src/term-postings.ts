@@ -128,8 +128,10 @@ export class TermPostingsCache {
    * `NamespaceIdf.weight`), bringing the terms up to date first. Returns the
    * highest key below which some term's matches were left out (0: every match of every term was summed).
    * `metaSeq`: the store's highest meta_seq, just read by the caller (the key catalog), if known.
+   * `visitor`, when given, is shown each term's contributions as `visit` would show them, in the same walk
+   * (session match walked every match of every term a second time).
    */
-  accumulate(terms: readonly TermQuery[], acc: Accumulator, metaSeq?: number): number {
+  accumulate(terms: readonly TermQuery[], acc: Accumulator, metaSeq?: number, visitor?: TermVisitor): number {
     // Every statement that moves a change_seq also stamps a new meta_seq: while the store's highest
     // meta_seq is the one seen before the last probe, nothing changed and the probe is skipped.
     if (metaSeq === undefined || metaSeq !== this.metaSeqAtSync) {
@@ -142,13 +144,20 @@ export class TermPostingsCache {
       truncatedBelow = Math.max(truncatedBelow, p.truncatedBelow);
       const { keys, scores } = p;
       const w = this.idf.weight(t, p, this.changes.seq);
-      if (w === 1) for (let i = 0; i < p.length; i++) acc.add(keys[i]!, scores[i]!);
+      if (visitor) {
+        visitor.beginTerm();
+        sumAndVisit(p, w, acc, visitor);
+      } else if (w === 1) for (let i = 0; i < p.length; i++) acc.add(keys[i]!, scores[i]!);
       else for (let i = 0; i < p.length; i++) acc.add(keys[i]!, scores[i]! * w);
       for (const [key, score] of p.patch) {
         const i = indexOf(keys, p.length, key);
         if (i >= 0) acc.add(key, -scores[i]! * w);
-        if (!Number.isNaN(score)) acc.add(key, score * w);
+        if (!Number.isNaN(score)) {
+          acc.add(key, score * w);
+          visitor?.add(key, score * w);
+        }
       }
+      visitor?.endTerm();
     }
     return truncatedBelow;
   }
@@ -458,6 +467,29 @@ export class TermPostingsCache {
       savedLength: -1,
     };
   }
+}
+
+/**
+ * A term's base entries into `acc` and `visitor` in one walk. The visitor skips keys the term's patch
+ * replaces (the caller shows it their patched scores), as `visit` does; `acc` takes every base entry, and
+ * the patch loop corrects it.
+ */
+function sumAndVisit(p: Postings, w: number, acc: Accumulator, visitor: TermVisitor): void {
+  const { keys, scores, patch } = p;
+  if (patch.size === 0)
+    for (let i = 0; i < p.length; i++) {
+      const key = keys[i]!;
+      const score = scores[i]! * w;
+      acc.add(key, score);
+      visitor.add(key, score);
+    }
+  else
+    for (let i = 0; i < p.length; i++) {
+      const key = keys[i]!;
+      const score = scores[i]! * w;
+      acc.add(key, score);
+      if (!patch.has(key)) visitor.add(key, score);
+    }
 }
 
 /** The cache's identity of a term: the bm25 call and the rendered MATCH. */
