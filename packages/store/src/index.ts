@@ -6,6 +6,7 @@ export {
   type CatalogChunkReader,
   readCatalogChunk,
 } from './catalog-chunk.js';
+export type { CompiledFilter } from './catalog-columns.js';
 export {
   type ChangeStamps,
   type ConsolidationCandidate,
@@ -46,12 +47,7 @@ export {
   type SpaceVectorCounts,
 } from './kept-counts.js';
 export { keptCountsDriftOfFile, recountKeptCountsOfFile } from './kept-counts-file.js';
-export {
-  type CompiledFilter,
-  DEFAULT_KEY_CATALOG_OPTIONS,
-  KeyCatalog,
-  type KeyCatalogOptions,
-} from './key-catalog.js';
+export { DEFAULT_KEY_CATALOG_OPTIONS, KeyCatalog, type KeyCatalogOptions } from './key-catalog.js';
 export { DEFAULT_LEXICAL_OPTIONS, type LexicalOptions, LexicalSearch } from './lexical-search.js';
 export type { UpkeepReport } from './lexical-upkeep.js';
 export {

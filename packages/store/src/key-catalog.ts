@@ -1,13 +1,12 @@
 import type { ScoringFields, SearchFilters } from '@cairn/core';
 import {
-  type CatalogChunk,
   type CatalogChunkReader,
   CATALOG_COLUMNS as COLUMNS,
   catalogChunkOf,
   type CatalogRow as Row,
 } from './catalog-chunk.js';
+import { CatalogColumns, type CompiledFilter } from './catalog-columns.js';
 import { highestKey } from './highest-key.js';
-import { PackedIds } from './packed-ids.js';
 import type { StatementCache } from './statement-cache.js';
 
 /** Rows a sync applies per block when it reads them here. */
@@ -46,26 +45,13 @@ export const DEFAULT_KEY_CATALOG_OPTIONS: Readonly<KeyCatalogOptions> = Object.f
   readerChunk: 20_000,
 });
 
-/** A filter with its strings turned into the catalog's numbers, checked once per key. */
-export interface CompiledFilter {
-  /** The namespace's interned id + 1, as the catalog stores it for a live memory. */
-  namespace: number;
-  kinds: Int32Array | null;
-  sessions: Int32Array | null;
-  agents: Int32Array | null;
-  tags: Int32Array | null;
-  slots: Int32Array | null;
-  since: number;
-  until: number;
-  /** NaN: no as-of time. */
-  asOf: number;
-}
-
 /**
  * What every search asks of each candidate, held in memory by key: its namespace, whether it is live, its
  * time and importance, and the facets filters test (kind, session, agent, tags). Each leg checks hundreds
  * of candidates per query; asking SQLite cost ~20% of a search at 100k memories, while a typed-array read
  * costs nanoseconds, and it lets a filter be tested against every lexical match instead of a few winners.
+ *
+ * The columns themselves are `CatalogColumns`; this class keeps them current and says when they serve.
  *
  * Freshness: each writer statement stamps the rows it changes with a new `meta_seq` (inserts, rewrites,
  * metadata updates, supersession, deletion), so every call first compares the store's highest stamp with
@@ -74,28 +60,7 @@ export interface CompiledFilter {
  */
 export class KeyCatalog {
   private readonly opts: KeyCatalogOptions;
-  /** Interned namespace id + 1 while the memory is live; 0 when it is absent, superseded or deleted. */
-  private live = new Int32Array(0);
-  private ts = new Float64Array(0);
-  /** The row's `meta_seq` when last applied. */
-  private stamp = new Float64Array(0);
-  private importance = new Float64Array(0);
-  /** NaN when the writer stated none. */
-  private confidence = new Float64Array(0);
-  /** Interned fact slot; 0 when none. */
-  private slot = new Int32Array(0);
-  /** The validity window; ±Infinity for an open end. */
-  private validFrom = new Float64Array(0);
-  private validTo = new Float64Array(0);
-  private kind = new Int32Array(0);
-  /** Interned session / agent; 0 when the memory has none. */
-  private session = new Int32Array(0);
-  private agent = new Int32Array(0);
-  private tags: Array<Int32Array | undefined> = [];
-  private readonly ids = new PackedIds();
-  private readonly strings = new Map<string, number>();
-  /** The interned strings by id (index 0 unused), to name a memory's session and agent back. */
-  private readonly names: string[] = [''];
+  private readonly columns = new CatalogColumns();
   /** Highest `meta_seq` applied; -1 before the first load. */
   private seq = -1;
   private off = false;
@@ -165,11 +130,11 @@ export class KeyCatalog {
     for (const r of rows as Iterable<Row>) {
       block.push(r);
       if (block.length === SYNC_BLOCK) {
-        this.applyChunk(catalogChunkOf(block));
+        this.columns.apply(catalogChunkOf(block));
         block.length = 0;
       }
     }
-    this.applyChunk(catalogChunkOf(block));
+    this.columns.apply(catalogChunkOf(block));
     this.seq = head;
     return true;
   }
@@ -227,7 +192,7 @@ export class KeyCatalog {
         try {
           const rows = await reader!({ afterKey: load.after, limit: load.chunk });
           if (this.loading !== load || this.stopped) return;
-          this.applyChunk(rows);
+          this.columns.apply(rows);
           this.rowsFromReader += rows.keys.length;
           this.advance(load, rows.keys.length, rows.keys.at(-1), rows.stamp.at(-1));
         } catch {
@@ -265,7 +230,7 @@ export class KeyCatalog {
       this.loading = null;
       return;
     }
-    this.applyChunk(catalogChunkOf(rows));
+    this.columns.apply(catalogChunkOf(rows));
     const last = rows.at(-1);
     this.advance(load, rows.length, last?.[0], last?.[14]);
   }
@@ -313,12 +278,10 @@ export class KeyCatalog {
     const maxKey = highestKey(this.statements);
     if (maxKey > this.opts.maxKeys) {
       this.off = true;
-      this.live = new Int32Array(0);
-      this.tags = [];
-      this.ids.clear();
+      this.columns.clear();
       return false;
     }
-    this.ensure(this.seq < 0 ? maxKey + Math.ceil(maxKey / 8) : maxKey);
+    this.columns.ensure(this.seq < 0 ? maxKey + Math.ceil(maxKey / 8) : maxKey);
     return true;
   }
 
@@ -327,117 +290,48 @@ export class KeyCatalog {
     return this.seq;
   }
 
-  /** The filter in the catalog's numbers; null when nothing can pass (a namespace or value never seen). */
-  compile(namespace: string, filters: SearchFilters): CompiledFilter | null {
-    const ns = this.strings.get(namespace);
-    if (ns === undefined) return null;
-    // Filter lists are short: a scan of a few ints beats hashing, and this runs once per lexical match.
-    const set = (values: readonly string[] | undefined): Int32Array | null | false => {
-      if (!values?.length) return null;
-      const ids = new Set<number>();
-      for (const v of values) {
-        const id = this.strings.get(v);
-        if (id !== undefined) ids.add(id);
-      }
-      return ids.size > 0 ? Int32Array.from(ids) : false;
-    };
-    const kinds = set(filters.kinds);
-    const sessions = set(filters.sessions);
-    const agents = set(filters.agents);
-    const tags = set(filters.tags);
-    const slots = set(filters.slots);
-    if (kinds === false || sessions === false || agents === false || tags === false || slots === false)
-      return null;
-    return {
-      namespace: ns + 1,
-      kinds,
-      sessions,
-      agents,
-      tags,
-      slots,
-      since: filters.since ?? Number.NEGATIVE_INFINITY,
-      until: filters.until ?? Number.POSITIVE_INFINITY,
-      asOf: filters.asOf ?? Number.NaN,
-    };
-  }
-
-  /** Whether the memory stored under `key` is live, of the filter's namespace, and passes it. */
-  passes(key: number, f: CompiledFilter): boolean {
-    if (key >= this.live.length || this.live[key] !== f.namespace) return false;
-    const ts = this.ts[key]!;
-    if (ts < f.since || ts >= f.until) return false;
-    if (f.kinds && !includes(f.kinds, this.kind[key]!)) return false;
-    if (f.sessions && !includes(f.sessions, this.session[key]!)) return false;
-    if (f.agents && !includes(f.agents, this.agent[key]!)) return false;
-    if (f.slots && !includes(f.slots, this.slot[key]!)) return false;
-    if (!Number.isNaN(f.asOf) && (this.validFrom[key]! > f.asOf || this.validTo[key]! <= f.asOf))
-      return false;
-    if (f.tags) {
-      const tags = this.tags[key];
-      if (!tags) return false;
-      let any = false;
-      for (let i = 0; i < tags.length && !any; i++) any = includes(f.tags, tags[i]!);
-      if (!any) return false;
-    }
-    return true;
-  }
-
   /** The subset of `keys` that are live memories of `namespace` passing `filters`; null when off. */
   allowed(namespace: string, keys: readonly number[], filters: SearchFilters): Set<number> | null {
     if (!this.sync()) return null;
-    return this.allowedAsOfLastSync(namespace, keys, filters);
+    return this.columns.allowed(namespace, keys, filters);
   }
 
   /** As `allowed`, without bringing the catalog up to date first (the caller just did). */
   allowedAsOfLastSync(namespace: string, keys: readonly number[], filters: SearchFilters): Set<number> {
-    const out = new Set<number>();
-    const f = this.compile(namespace, filters);
-    if (!f) return out;
-    for (const k of keys) if (this.passes(k, f)) out.add(k);
-    return out;
+    return this.columns.allowed(namespace, keys, filters);
+  }
+
+  /** The filter in the catalog's numbers; null when nothing can pass (a namespace or value never seen). */
+  compile(namespace: string, filters: SearchFilters): CompiledFilter | null {
+    return this.columns.compile(namespace, filters);
+  }
+
+  /** Whether the memory stored under `key` is live, of the filter's namespace, and passes it. */
+  passes(key: number, f: CompiledFilter): boolean {
+    return this.columns.passes(key, f);
   }
 
   /** The `meta_seq` the row had when the catalog last read it (call after `sync`). */
   stampOf(key: number): number {
-    return key < this.stamp.length ? this.stamp[key]! : -1;
+    return this.columns.stampOf(key);
   }
 
   /**
-   * The share of the namespace's live memories passing `filters`, from keys probed evenly over the whole
-   * key range (time filters follow the key order, so the probes must span it); null when the catalog is
-   * off or fewer than 64 probes landed in the namespace (a small namespace among large ones).
+   * The share of the namespace's live memories passing `filters` (see `CatalogColumns.passRate`); null when
+   * the catalog is off or the namespace too small among others to tell.
    */
   passRate(namespace: string, filters: SearchFilters, probes = 4_096): number | null {
     if (!this.sync()) return null;
-    const f = this.compile(namespace, filters);
-    const ns = this.strings.get(namespace);
-    if (ns === undefined) return null;
-    if (!f) return 0;
-    const n = this.live.length;
-    const count = Math.min(n, probes);
-    let inNamespace = 0;
-    let passing = 0;
-    for (let i = 0; i < count; i++) {
-      const key = Math.floor((i * n) / count);
-      if (this.live[key] !== ns + 1) continue;
-      inNamespace++;
-      if (this.passes(key, f)) passing++;
-    }
-    return inNamespace >= 64 ? passing / inNamespace : null;
+    return this.columns.passRate(namespace, filters, probes);
   }
 
   /**
-   * What tells each key's session (an interned id; 0 when the memory has none) and whether it is a live
-   * memory of `namespace` (`live[key] === member`), as arrays read in place by a caller that asks for every
-   * match of a query (see `SessionNumbering`). Valid until the next `sync`; null when off.
+   * What tells each key's session and whether it is a live memory of `namespace`, as arrays read in place
+   * (see `CatalogColumns.sessionArrays`). Valid until the next `sync`; null when off.
    */
   sessionArrays(namespace: string): { live: Int32Array; member: number; sessions: Int32Array } | null {
-    if (this.off) return null;
-    const ns = this.strings.get(namespace);
-    // -1 is never a live entry: no memory counts.
-    return { live: this.live, member: ns === undefined ? -1 : ns + 1, sessions: this.session };
+    return this.off ? null : this.columns.sessionArrays(namespace);
   }
-
   /**
    * A test of whether a key is a live memory of `namespace`, as of the last `sync`; 'loading' during a load
    * or a catch-up, null when the catalog does not serve otherwise (off, or never loaded). It does not sync
@@ -448,102 +342,12 @@ export class KeyCatalog {
     if (this.off) return null;
     if (this.loading) return 'loading';
     if (this.seq < 0) return null;
-    const ns = this.strings.get(namespace);
-    if (ns === undefined) return () => false;
-    const live = this.live;
-    return (key) => key < live.length && live[key] === ns + 1;
+    return this.columns.membersOf(namespace);
   }
 
   /** Scoring fields of the live memories of `namespace` among `keys`; null when off. */
   scoring(namespace: string, keys: readonly number[]): Map<number, ScoringFields> | null {
     if (!this.sync()) return null;
-    const out = new Map<number, ScoringFields>();
-    const ns = this.strings.get(namespace);
-    if (ns === undefined) return out;
-    for (const key of keys) {
-      if (key >= this.live.length || this.live[key] !== ns + 1) continue;
-      const session = this.session[key]!;
-      const agent = this.agent[key]!;
-      out.set(key, {
-        key,
-        id: this.ids.get(key)!,
-        ts: this.ts[key]!,
-        kind: this.names[this.kind[key]!]!,
-        importance: this.importance[key]!,
-        confidence: Number.isNaN(this.confidence[key]!) ? null : this.confidence[key]!,
-        session: session === 0 ? null : this.names[session]!,
-        agent: agent === 0 ? null : this.names[agent]!,
-      });
-    }
-    return out;
+    return this.columns.scoring(namespace, keys);
   }
-
-  /** Applies a chunk of rows, read here or on a reader thread (see `catalogChunkOf`). */
-  private applyChunk(c: CatalogChunk): void {
-    const n = c.keys.length;
-    if (n === 0) return;
-    // A load's chunk is in key order; a catch-up's, in change order.
-    let maxKey = c.keys[n - 1]!;
-    for (let i = 0; i < n; i++) if (c.keys[i]! > maxKey) maxKey = c.keys[i]!;
-    this.ensure(maxKey);
-    // The chunk's own string numbers, in the catalog's (0 stays "none").
-    const ids = new Int32Array(c.names.length + 1);
-    for (let i = 0; i < c.names.length; i++) ids[i + 1] = this.intern(c.names[i]!);
-    for (let i = 0; i < n; i++) {
-      const k = c.keys[i]!;
-      this.stamp[k] = c.stamp[i]!;
-      this.live[k] = c.live[i] ? ids[c.namespace[i]!]! + 1 : 0;
-      this.ts[k] = c.ts[i]!;
-      this.importance[k] = c.importance[i]!;
-      this.confidence[k] = c.confidence[i]!;
-      this.slot[k] = ids[c.slot[i]!]!;
-      this.validFrom[k] = c.validFrom[i]!;
-      this.validTo[k] = c.validTo[i]!;
-      this.kind[k] = ids[c.kind[i]!]!;
-      this.session[k] = ids[c.session[i]!]!;
-      this.agent[k] = ids[c.agent[i]!]!;
-      const from = c.tagStart[i]!;
-      const to = c.tagStart[i + 1]!;
-      this.tags[k] = to > from ? Int32Array.from(c.tagValues.subarray(from, to), (t) => ids[t]!) : undefined;
-      this.ids.setBytes(k, c.idBytes, i === 0 ? 0 : c.idEnds[i - 1]!, c.idEnds[i]!);
-    }
-  }
-
-  /** Strings get ids from 1 up, so 0 can mean "none". */
-  private intern(s: string): number {
-    let id = this.strings.get(s);
-    if (id === undefined) {
-      id = this.strings.size + 1;
-      this.strings.set(s, id);
-      this.names[id] = s;
-    }
-    return id;
-  }
-
-  private ensure(maxKey: number): void {
-    if (maxKey < this.live.length) return;
-    const cap = Math.max(maxKey + 1, Math.ceil(this.live.length * 1.5), 1024);
-    const grow = <T extends Int32Array | Float64Array>(a: T, make: (n: number) => T): T => {
-      const b = make(cap);
-      b.set(a);
-      return b;
-    };
-    this.live = grow(this.live, (n) => new Int32Array(n));
-    this.ts = grow(this.ts, (n) => new Float64Array(n));
-    this.stamp = grow(this.stamp, (n) => new Float64Array(n));
-    this.importance = grow(this.importance, (n) => new Float64Array(n));
-    this.confidence = grow(this.confidence, (n) => new Float64Array(n));
-    this.slot = grow(this.slot, (n) => new Int32Array(n));
-    this.validFrom = grow(this.validFrom, (n) => new Float64Array(n));
-    this.validTo = grow(this.validTo, (n) => new Float64Array(n));
-    this.kind = grow(this.kind, (n) => new Int32Array(n));
-    this.session = grow(this.session, (n) => new Int32Array(n));
-    this.agent = grow(this.agent, (n) => new Int32Array(n));
-    this.ids.ensure(cap - 1);
-  }
-}
-
-function includes(list: Int32Array, value: number): boolean {
-  for (let i = 0; i < list.length; i++) if (list[i] === value) return true;
-  return false;
 }

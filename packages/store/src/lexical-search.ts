@@ -24,7 +24,8 @@ import { OWN_COLUMNS, wordsSaidBy } from './query-coverage.js';
 import { SavedTermPostings } from './saved-term-postings.js';
 import { scopeToken } from './scope-token.js';
 import { Accumulator, isMatch } from './score-accumulator.js';
-import { SessionMatch, type SessionNumbering } from './session-match.js';
+import { SessionMatch } from './session-match.js';
+import { sessionsFromCatalog, sessionsFromSql } from './session-numbering.js';
 import { StatementCache } from './statement-cache.js';
 import { TermPostingsCache } from './term-postings.js';
 import { COSTLY_TERM_MATCHES, type TermPostingsOptions } from './term-postings-options.js';
@@ -344,7 +345,9 @@ export class LexicalSearch implements LexicalLeg {
       // With the catalog, sessions are known before the terms are summed: session match sees each
       // match in the same walk. Without it, they are looked up for the matches summed.
       const sessionOf =
-        req.sessionWeight > 0 && catalogServes ? this.sessionsFromCatalog(namespace, filters) : null;
+        req.sessionWeight > 0 && catalogServes
+          ? sessionsFromCatalog(this.catalog!, namespace, filters)
+          : null;
       if (sessionOf) this.sessions.begin(sessionOf);
       const truncatedBelow = this.postings.accumulate(
         terms,
@@ -402,20 +405,6 @@ export class LexicalSearch implements LexicalLeg {
   }
 
   /**
-   * Numbers the sessions that session match counts (see session-match.ts): only the namespace's live
-   * memories that pass the filters count, so a filter (a time window, a kind) bounds what judges a session
-   * as well as what is returned. From the key catalog; null when no memory can count.
-   */
-  private sessionsFromCatalog(namespace: string, filters: SearchFilters): SessionNumbering | null {
-    const catalog = this.catalog!;
-    const f = catalog.compile(namespace, filters);
-    if (!f) return null;
-    const arrays = catalog.sessionArrays(namespace);
-    if (!arrays) return null;
-    return { ...arrays, accept: hasFilters(filters) ? (key) => catalog.passes(key, f) : null };
-  }
-
-  /**
    * Session match while the key catalog does not serve (loading, or off): the sessions of the memories
    * that matched are looked up in SQLite when they are few enough (otherwise the query goes without), then
    * the terms are walked again for them. Adds each match's share to its sum and returns each key's share.
@@ -427,36 +416,9 @@ export class LexicalSearch implements LexicalLeg {
     weight: number,
   ): (key: number) => number {
     if (this.sums.touched > MAX_SQL_SESSION_LOOKUP) return NO_SHARE;
-    this.sessions.begin(this.sessionsFromSql(namespace, filters, this.sums.keys()));
+    this.sessions.begin(sessionsFromSql(this.statements, namespace, filters, this.sums.keys()));
     this.postings.visit(terms, this.sessions);
     return this.sessions.spread(this.sums, weight);
-  }
-
-  /** Each live memory of the namespace passing `filters` among `keys`, with its session numbered locally. */
-  private sessionsFromSql(
-    namespace: string,
-    filters: SearchFilters,
-    keys: readonly number[],
-  ): (key: number) => number {
-    const where = liveFilterSql(namespace, filters);
-    const rows = this.statements
-      .get(
-        `SELECT m.key, m.session FROM memories m
-         WHERE m.key IN (SELECT value FROM json_each(?)) AND m.session IS NOT NULL AND ${where.sql}`,
-      )
-      .raw()
-      .all(JSON.stringify(keys), ...where.params) as Array<[number, string]>;
-    const ids = new Map<string, number>();
-    const byKey = new Map<number, number>();
-    for (const [key, session] of rows) {
-      let id = ids.get(session);
-      if (id === undefined) {
-        id = ids.size + 1;
-        ids.set(session, id);
-      }
-      byKey.set(key, id);
-    }
-    return (key) => byKey.get(key) ?? 0;
   }
 
   /** The memories passing the filter, when they are few, ranked by their summed scores; null when many. */
