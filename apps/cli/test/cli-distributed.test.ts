@@ -445,7 +445,10 @@ describe('cairn with REDIS_URL', () => {
         new Promise((_, reject) => setTimeout(() => reject(new Error(`still running:\n${log}`)), 30_000)),
       ])) as [number | null];
       expect(code, log).toBe(0);
-      expect(log).toMatch(/"graceful":false.*"msg":"worker stopped"/);
+      // Usually `graceful: false` (nothing can be reported done without Redis). A loaded machine can deliver
+      // the signal before the worker's connection has seen Redis go (CI did once: EPIPE logged, status still
+      // ready): its close then resolves as a graceful one. Either way it stops, which is what is guarded.
+      expect(log).toMatch(/"graceful":(false|true).*"msg":"worker stopped"/);
       expect(log).not.toContain('did not stop in time');
     } finally {
       await own.close().catch(() => {});
