@@ -17,6 +17,7 @@ import {
   renderFtsQuery,
 } from './fts-query.js';
 import { type PlannedQuery, type ScoredRow, searchInFts5, smallAllowedSet } from './fts5-plans.js';
+import { Fts5Terms } from './fts5-terms.js';
 import { highestKey } from './highest-key.js';
 import type { KeyCatalog } from './key-catalog.js';
 import type { NamespaceTermCounts } from './namespace-idf.js';
@@ -106,6 +107,8 @@ export class LexicalSearch implements LexicalLeg {
   readonly postings: TermPostingsCache;
   private readonly sums = new Accumulator();
   private readonly sessions = new SessionMatch();
+  /** What FTS5 indexes for a word, asked of its tokenizer (a query's word coverage: see `wordsSaidBy`). */
+  private readonly terms = new Fts5Terms();
   private scorer: TermScorer | null = null;
 
   /**
@@ -439,8 +442,13 @@ export class LexicalSearch implements LexicalLeg {
       .terms.filter((t) => !t.includes(' '))
       .map((t) => t.slice(1, -1));
     const idf = this.stats.idf(namespace, words);
-    const matched = wordsSaidBy(this.statements, namespace, words, keys);
+    const matched = wordsSaidBy(this.statements, namespace, words, keys, this.terms);
     return { words: words.map((word) => ({ word, idf: idf.get(word) ?? 0 })), matched };
+  }
+
+  /** Gives back what the leg holds outside the store's file (the store is closing). */
+  close(): void {
+    this.terms.close();
   }
 
   /** idf of words within a namespace, for weighting the query side of a term-weighted embedder. */

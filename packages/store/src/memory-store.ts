@@ -509,6 +509,7 @@ export class MemoryStore implements MemorySource {
   close(): void {
     this.catalog?.stop();
     this.routes.clear();
+    this.lexical.close();
     if (this.db.open) {
       // Best effort: statistics for the next process. A damaged or full file must not stop the close.
       if (!this.db.readonly)
