@@ -127,17 +127,8 @@ export class SessionMatch implements TermVisitor {
       const share = weight * this.scoreOf(s);
       if (share !== 0) acc.add(key, share);
     });
-    // The explain of the keys returned reads the numbering as it was: the next `begin` replaces it.
-    const { numbering, live, member, sessionIds, accept } = this;
-    const sessionOf =
-      numbering ??
-      ((key: number) => {
-        if (key >= live.length || live[key] !== member) return 0;
-        const s = sessionIds[key]!;
-        return s !== 0 && (accept === null || accept(key)) ? s : 0;
-      });
     return (key) => {
-      const s = sessionOf(key);
+      const s = this.sessionOf(key);
       return s === 0 ? 0 : weight * this.scoreOf(s);
     };
   }
